@@ -1,0 +1,73 @@
+"""Helpers that build content blocks and messages in their wire shape.
+
+Every helper returns the plain dict the protocol carries, so results can be combined, inspected and
+returned from handlers as they are: ``return [text("done"), image(png_bytes, "image/png")]``.
+"""
+
+import base64
+import mimetypes
+from typing import Any, Dict, Optional, Union
+
+from . import types as t
+
+__all__ = ["text", "image", "audio", "resource", "resource_link", "message", "b64"]
+
+
+def b64(data: Union[bytes, str]) -> str:
+    """Base64 text for binary data (a str is taken as already encoded)."""
+    return data if isinstance(data, str) else base64.b64encode(data).decode("ascii")
+
+
+def _extras(block: Dict[str, Any], annotations: Optional[t.Annotations], meta: Optional[Dict[str, Any]]) -> Any:
+    if annotations:
+        block["annotations"] = annotations
+    if meta:
+        block["_meta"] = meta
+    return block
+
+
+def text(value: str, *, annotations: Optional[t.Annotations] = None,
+         meta: Optional[Dict[str, Any]] = None) -> t.TextContent:
+    return _extras({"type": "text", "text": value}, annotations, meta)
+
+
+def image(data: Union[bytes, str], mime_type: str = "image/png", *, annotations: Optional[t.Annotations] = None,
+          meta: Optional[Dict[str, Any]] = None) -> t.ImageContent:
+    return _extras({"type": "image", "data": b64(data), "mimeType": mime_type}, annotations, meta)
+
+
+def audio(data: Union[bytes, str], mime_type: str = "audio/wav", *, annotations: Optional[t.Annotations] = None,
+          meta: Optional[Dict[str, Any]] = None) -> t.AudioContent:
+    return _extras({"type": "audio", "data": b64(data), "mimeType": mime_type}, annotations, meta)
+
+
+def resource(uri: str, content: Union[str, bytes], mime_type: Optional[str] = None, *,
+             annotations: Optional[t.Annotations] = None, meta: Optional[Dict[str, Any]] = None
+             ) -> t.EmbeddedResource:
+    """An embedded resource: ``str`` content is text, ``bytes`` a base64 blob."""
+    contents: Dict[str, Any] = {"uri": uri}
+    mime_type = mime_type or mimetypes.guess_type(uri)[0]
+    if mime_type:
+        contents["mimeType"] = mime_type
+    if isinstance(content, str):
+        contents["text"] = content
+    else:
+        contents["blob"] = b64(content)
+    return _extras({"type": "resource", "resource": contents}, annotations, meta)
+
+
+def resource_link(uri: str, name: Optional[str] = None, *, title: Optional[str] = None,
+                  description: Optional[str] = None, mime_type: Optional[str] = None, size: Optional[int] = None,
+                  annotations: Optional[t.Annotations] = None, meta: Optional[Dict[str, Any]] = None
+                  ) -> t.ResourceLink:
+    """A link to a resource the client may read (2025-06-18)."""
+    block: Dict[str, Any] = {"type": "resource_link", "uri": uri, "name": name or uri}
+    for key, value in (("title", title), ("description", description), ("mimeType", mime_type), ("size", size)):
+        if value is not None:
+            block[key] = value
+    return _extras(block, annotations, meta)
+
+
+def message(content: Union[str, Dict[str, Any]], role: str = "user") -> t.PromptMessage:
+    """A prompt or sampling message; a str becomes text content."""
+    return {"role": role, "content": text(content) if isinstance(content, str) else content}  # type: ignore

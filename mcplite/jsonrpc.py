@@ -1,0 +1,138 @@
+"""JSON-RPC 2.0 envelopes: build, encode, decode and check messages. Pure: no I/O, no threads.
+
+Messages stay plain dicts from the wire to the user; this module only decides what kind of message a dict
+is and whether its envelope is valid. Anything invalid raises `InvalidMessage`, which knows the error
+response to send back (with the request's id when it could be read, else ``null``).
+"""
+
+import json
+from typing import Any, Dict, List, Optional, Union
+
+from .errors import INVALID_REQUEST, PARSE_ERROR, RemoteProtocolError
+
+__all__ = [
+    "RequestId", "Message", "REQUEST", "NOTIFICATION", "RESPONSE", "ERROR", "InvalidMessage",
+    "request", "notification", "result", "error", "encode", "decode", "kind_of", "is_valid_id",
+]
+
+RequestId = Union[str, int]
+Message = Dict[str, Any]
+
+# The four kinds of message, as returned by `kind_of`.
+REQUEST = "request"
+NOTIFICATION = "notification"
+RESPONSE = "response"
+ERROR = "error"
+
+# One encoder and decoder for the process: building them per call costs more than the encoding itself.
+# allow_nan=False because NaN/Infinity are not JSON and other peers' parsers reject them.
+_encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+_decode = json.JSONDecoder().decode
+
+
+class InvalidMessage(RemoteProtocolError):
+    """The peer sent something that is not a valid JSON-RPC message.
+
+    ``code`` is the JSON-RPC error code to answer with and ``id`` the id to answer to (``None`` when it
+    could not be read, which goes on the wire as ``null``). ``respond`` is false when the offending
+    message must not be answered at all (a malformed response: answering it could loop).
+    """
+
+    def __init__(self, code: int, message: str, id: Optional[RequestId] = None, respond: bool = True) -> None:
+        super().__init__(message)
+        self.code = code
+        self.id = id
+        self.respond = respond
+
+    def response(self) -> Message:
+        return error(self.id, self.code, str(self))
+
+
+def request(id: RequestId, method: str, params: Optional[Dict[str, Any]] = None) -> Message:
+    msg: Message = {"jsonrpc": "2.0", "id": id, "method": method}
+    if params is not None:
+        msg["params"] = params
+    return msg
+
+
+def notification(method: str, params: Optional[Dict[str, Any]] = None) -> Message:
+    msg: Message = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        msg["params"] = params
+    return msg
+
+
+def result(id: RequestId, value: Dict[str, Any]) -> Message:
+    return {"jsonrpc": "2.0", "id": id, "result": value}
+
+
+def error(id: Optional[RequestId], code: int, message: str, data: Any = None) -> Message:
+    err: Dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        err["data"] = data
+    return {"jsonrpc": "2.0", "id": id, "error": err}
+
+
+def encode(message: Union[Message, List[Message]]) -> str:
+    """Compact JSON text with no newline in it (stdio frames on newlines; json escapes them in strings)."""
+    return _encoder.encode(message)
+
+
+def decode(data: Union[bytes, str]) -> Any:
+    """Parse JSON text (UTF-8 bytes or str); raise `InvalidMessage` with -32700 when it is not JSON."""
+    try:
+        if isinstance(data, (bytes, bytearray, memoryview)):
+            data = bytes(data).decode("utf-8")
+        return _decode(data)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise InvalidMessage(PARSE_ERROR, f"Parse error: {exc}") from None
+
+
+def is_valid_id(value: Any) -> bool:
+    """Request ids are strings or integers: never bool (a subclass of int in Python), never null."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def kind_of(msg: Any) -> str:
+    """Check one decoded message's envelope and return its kind: REQUEST, NOTIFICATION, RESPONSE or ERROR.
+
+    Raises `InvalidMessage` (-32600) naming what is wrong, carrying the id when it is a valid one.
+    """
+    if not isinstance(msg, dict):
+        raise InvalidMessage(INVALID_REQUEST, "Invalid Request: a message must be a JSON object")
+    raw_id = msg.get("id")
+    id = raw_id if is_valid_id(raw_id) else None
+    if msg.get("jsonrpc") != "2.0":
+        raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"', id)
+    if "method" in msg:
+        method = msg["method"]
+        if not isinstance(method, str) or not method:
+            raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "method" must be a non-empty string', id)
+        params = msg.get("params")
+        if params is not None and not isinstance(params, dict):
+            # MCP only ever uses by-name params; JSON-RPC's positional arrays have no meaning here.
+            raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "params" must be an object', id)
+        if "id" not in msg:
+            return NOTIFICATION
+        if id is None:
+            raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer')
+        if "result" in msg or "error" in msg:
+            raise InvalidMessage(INVALID_REQUEST, "Invalid Request: a request cannot carry a result", id)
+        return REQUEST
+    # A response. It is never answered, whatever is wrong with it.
+    if "result" in msg:
+        if "error" in msg:
+            raise InvalidMessage(INVALID_REQUEST, "Invalid response: both result and error", id, respond=False)
+        if id is None:
+            raise InvalidMessage(INVALID_REQUEST, "Invalid response: bad id", id, respond=False)
+        if not isinstance(msg["result"], dict):
+            raise InvalidMessage(INVALID_REQUEST, "Invalid response: result must be an object", id, respond=False)
+        return RESPONSE
+    if "error" in msg:
+        err = msg["error"]
+        if not (isinstance(err, dict) and isinstance(err.get("code"), int) and isinstance(err.get("message"), str)):
+            raise InvalidMessage(INVALID_REQUEST, "Invalid error response: bad error object", id, respond=False)
+        if raw_id is not None and id is None:
+            raise InvalidMessage(INVALID_REQUEST, "Invalid error response: bad id", None, respond=False)
+        return ERROR
+    raise InvalidMessage(INVALID_REQUEST, "Invalid Request: no method, result or error", id)

@@ -1,0 +1,659 @@
+"""Sessions: the only place in mcplite that owns threads.
+
+A `Session` is one JSON-RPC endpoint over one `Transport`. It matches responses to the requests we sent,
+runs the peer's requests on a handler pool, delivers the peer's notifications in order, and implements the
+MCP utilities that every session has: ping, cancellation, progress, timeouts, and failing everything at
+once when the connection dies. `ClientSession` and `ServerSession` add the lifecycle (initialize,
+version and capability negotiation). They know no other MCP method: `Server` and `Client` supply handlers.
+
+Threads, and what each may do:
+
+- the transport's **reader** thread calls `receive`. It resolves responses, answers ping, sets cancel
+  events, and queues everything else. It never runs user code, so a slow handler cannot stall replies.
+- the **dispatcher** thread runs user callbacks for notifications (and the responses of requests that
+  have a progress callback) one at a time in arrival order, so progress is seen before the result.
+- the **handler pool** runs request handlers, so a handler may itself make blocking requests to the peer
+  (sampling, elicitation, roots) while the reader keeps reading.
+"""
+
+import logging
+import queue
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from . import jsonrpc
+from . import types as t
+from .errors import (
+    INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, CapabilityError, ConnectionClosed,
+    LocalProtocolError, MCPError, RemoteError, RemoteProtocolError, RequestCancelled, RequestTimeout, RPCError,
+    VersionMismatch,
+)
+from .jsonrpc import InvalidMessage, Message, RequestId
+from .transport import MessageSink, Transport
+from .versions import (
+    LATEST_VERSION, SUPPORTED_VERSIONS, Revision, is_supported, missing_capability, negotiate, revision,
+)
+
+__all__ = [
+    "DEFAULT_TIMEOUT", "RequestContext", "PendingRequest", "Session", "ClientSession", "ServerSession",
+]
+
+log = logging.getLogger("mcplite")
+
+#: Seconds a request waits for its answer unless the caller says otherwise.
+DEFAULT_TIMEOUT = 60.0
+_DEFAULT: Any = object()  # "use the session's default timeout" (None means "wait forever")
+
+RequestHandler = Callable[["RequestContext"], Dict[str, Any]]
+NotificationHandler = Callable[[str, Dict[str, Any]], None]
+ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
+
+
+class RequestContext:
+    """One incoming request while it is being handled: what the handler may know and do about it."""
+
+    __slots__ = ("session", "id", "method", "params", "cancelled", "batch", "transport_info")
+
+    def __init__(self, session: "Session", id: RequestId, method: str, params: Dict[str, Any]) -> None:
+        self.session = session
+        self.id = id
+        self.method = method
+        self.params = params
+        #: Set when the peer cancels the request or the connection dies; handlers should check it.
+        self.cancelled = threading.Event()
+        self.batch: Optional["_Batch"] = None
+        #: What the transport knows about this request (HTTP: headers, auth claims); None on streams.
+        self.transport_info: Optional[Dict[str, Any]] = None
+
+    @property
+    def meta(self) -> Dict[str, Any]:
+        meta = self.params.get("_meta")
+        return meta if isinstance(meta, dict) else {}
+
+    @property
+    def progress_token(self) -> Any:
+        """The token the requester asked progress to be reported under, or None."""
+        return self.meta.get("progressToken")
+
+
+class PendingRequest:
+    """A request we sent and whose answer has not been taken yet.
+
+    `result()` blocks for the answer; `cancel()` gives up on it and tells the peer. Exactly one of the
+    answer, a cancellation, a timeout or the connection's end settles it: whoever removes it from the
+    session's pending map settles it, so there is no double settlement and no lost wake-up.
+    """
+
+    __slots__ = ("id", "method", "on_progress", "_session", "_done", "_settled", "_value", "_error")
+
+    def __init__(self, session: "Session", id: RequestId, method: str,
+                 on_progress: Optional[ProgressCallback]) -> None:
+        self.id = id
+        self.method = method
+        self.on_progress = on_progress
+        self._session = session
+        # A lock held from birth and released once when settled: the cheapest one-shot wake-up there is.
+        self._done = threading.Lock()
+        self._done.acquire()
+        self._settled = False
+        self._value: Optional[Dict[str, Any]] = None
+        self._error: Optional[BaseException] = None
+
+    def _settle(self, value: Optional[Dict[str, Any]], error: Optional[BaseException]) -> None:
+        self._value, self._error = value, error
+        self._settled = True
+        self._done.release()
+
+    def done(self) -> bool:
+        return self._settled
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """Wait up to ``timeout`` seconds (None: forever) for the answer; True if it has come."""
+        if self._settled:
+            return True
+        if self._done.acquire(timeout=-1 if timeout is None else max(timeout, 0)):
+            self._done.release()  # let any other waiter through too
+            return True
+        return self._settled
+
+    def result(self, timeout: Any = _DEFAULT) -> Dict[str, Any]:
+        """The result, blocking up to ``timeout`` seconds (default: the session's).
+
+        Raises:
+            RemoteError: the peer answered with a JSON-RPC error.
+            RequestTimeout: no answer in time; the request is cancelled on the peer.
+            RequestCancelled: `cancel()` was called.
+            ConnectionClosed: the connection ended first.
+        """
+        if timeout is _DEFAULT:
+            timeout = self._session.default_timeout
+        if not self.wait(timeout):
+            self._session._abandon(self, RequestTimeout(f"{self.method} timed out after {timeout} s"),
+                                   f"timed out after {timeout} s")
+            # Either we settled it with the timeout, or the answer won the race by a hair.
+            self.wait(self._session.default_timeout)
+        if self._error is not None:
+            raise self._error
+        assert self._value is not None
+        return self._value
+
+    def cancel(self, reason: Optional[str] = None) -> bool:
+        """Stop waiting and send `notifications/cancelled`; False if the answer had already come."""
+        return self._session._abandon(self, RequestCancelled(f"{self.method} was cancelled"), reason)
+
+
+class _Batch:
+    """Collects the answers to one incoming JSON-RPC batch (2025-03-26) and sends them as one array."""
+
+    def __init__(self, session: "Session") -> None:
+        self._session = session
+        self._lock = threading.Lock()  # guards _responses and _open
+        self._responses: List[Message] = []
+        self._open = 1  # the batch itself until sealed, plus one per request being handled
+
+    def expect(self) -> None:
+        with self._lock:
+            self._open += 1
+
+    def add(self, response: Optional[Message]) -> None:
+        with self._lock:
+            if response is not None:
+                self._responses.append(response)
+            self._open -= 1
+            finished = self._open == 0
+        if finished and self._responses:
+            self._session._send(self._responses)
+
+    def seal(self) -> None:
+        self.add(None)
+
+
+class Session(MessageSink):
+    """A JSON-RPC endpoint with MCP's utilities, over one transport.
+
+    Args:
+        transport: the connection; `start()` begins reading from it.
+        handle_request: runs on the handler pool for every request from the peer that the session does
+            not answer itself; returns the result dict or raises `RPCError`.
+        handle_notification: runs on the dispatcher thread, in arrival order, for every notification
+            that the session does not consume itself.
+        max_workers: size of the handler pool (concurrent requests from the peer).
+        default_timeout: seconds a request waits for its answer when the caller gives no timeout.
+    """
+
+    #: The peer is a server (True for ClientSession); decides which capability table applies.
+    peer_is_server = False
+
+    def __init__(self, transport: Transport, *, handle_request: Optional[RequestHandler] = None,
+                 handle_notification: Optional[NotificationHandler] = None, max_workers: int = 16,
+                 default_timeout: float = DEFAULT_TIMEOUT, name: str = "mcplite") -> None:
+        self._transport = transport
+        self._handle_request = handle_request or _method_not_found
+        self._handle_notification = handle_notification or _ignore_notification
+        self.default_timeout = default_timeout
+        self._name = name
+        self._max_workers = max_workers
+        #: The negotiated revision; None until the handshake is done.
+        self.revision: Optional[Revision] = None
+        #: What the peer declared at initialize.
+        self.peer_capabilities: Dict[str, Any] = {}
+        # Guards _pending, _in_flight, _next_id, _closed and the lazy creation of _pool. Never held while
+        # calling the transport or user code.
+        self._lock = threading.Lock()
+        self._pending: Dict[RequestId, PendingRequest] = {}
+        self._in_flight: Dict[RequestId, RequestContext] = {}
+        self._next_id = 0
+        self._closed = False
+        self._pool: Optional[ThreadPoolExecutor] = None
+        self._callbacks: "queue.SimpleQueue[Optional[Tuple[Callable[..., None], tuple]]]" = queue.SimpleQueue()
+        self._dispatcher = threading.Thread(target=self._dispatch_loop, name=f"{name}-dispatcher", daemon=True)
+        self.closed = threading.Event()
+        #: Why the connection ended (None for an orderly close).
+        self.close_reason: Optional[BaseException] = None
+        self._close_hooks: List[Callable[[], None]] = []
+
+    # ---- lifetime ---------------------------------------------------------------------------------------
+    def start(self) -> None:
+        self._dispatcher.start()
+        self._transport.start(self)
+
+    def close(self) -> None:
+        """Close the transport; every pending request fails with `ConnectionClosed`."""
+        self._transport.close()
+        # Transports report connection_lost themselves; this covers one whose reader never started.
+        self.connection_lost(None)
+
+    def on_close(self, hook: Callable[[], None]) -> None:
+        """Call ``hook`` (on the reader thread) once the connection has ended."""
+        self._close_hooks.append(hook)
+
+    @property
+    def is_closed(self) -> bool:
+        return self._closed
+
+    def connection_lost(self, exc: Optional[BaseException]) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            pending = list(self._pending.values())
+            self._pending.clear()
+            in_flight = list(self._in_flight.values())
+        self.close_reason = exc
+        message = f"connection closed: {exc}" if exc else "connection closed"
+        for request in pending:
+            error = ConnectionClosed(f"{request.method}: {message}")
+            if request.on_progress is not None:
+                self._callbacks.put((request._settle, (None, error)))  # after its queued progress
+            else:
+                request._settle(None, error)
+        for ctx in in_flight:
+            ctx.cancelled.set()
+        self._callbacks.put(None)  # the dispatcher ends after what is already queued
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+        self.closed.set()
+        for hook in self._close_hooks:
+            try:
+                hook()
+            except Exception:  # a hook must not stop the others
+                log.exception("close hook failed")
+
+    # ---- sending ----------------------------------------------------------------------------------------
+    def _send(self, message: Any, related_request_id: Optional[RequestId] = None) -> None:
+        self._transport.send(message, related_request_id=related_request_id)
+
+    def send_request(self, method: str, params: Optional[Dict[str, Any]] = None, *,
+                     progress: Optional[ProgressCallback] = None,
+                     related_request_id: Optional[RequestId] = None) -> PendingRequest:
+        """Send a request and return at once; the answer is taken with `PendingRequest.result()`.
+
+        Raises:
+            LocalProtocolError: the session is not in a state to send ``method``.
+            CapabilityError: the peer did not declare the capability ``method`` needs.
+            ConnectionClosed: the connection is gone.
+        """
+        self._check_outgoing_request(method)
+        with self._lock:
+            if self._closed:
+                raise ConnectionClosed(f"{method}: connection closed")
+            request_id = self._next_id
+            self._next_id += 1
+            pending = PendingRequest(self, request_id, method, progress)
+            # Registered before sending, so a fast answer always finds it.
+            self._pending[request_id] = pending
+        if progress is not None:
+            params = dict(params or {})
+            params["_meta"] = {**(params.get("_meta") or {}), "progressToken": request_id}
+        try:
+            self._send(jsonrpc.request(request_id, method, params), related_request_id)
+        except BaseException:
+            with self._lock:
+                self._pending.pop(request_id, None)
+            raise
+        return pending
+
+    def request(self, method: str, params: Optional[Dict[str, Any]] = None, *, timeout: Any = _DEFAULT,
+                progress: Optional[ProgressCallback] = None,
+                related_request_id: Optional[RequestId] = None) -> Dict[str, Any]:
+        """Send a request and block for its result (see `PendingRequest.result` for what it raises)."""
+        return self.send_request(method, params, progress=progress,
+                                 related_request_id=related_request_id).result(timeout)
+
+    def notify(self, method: str, params: Optional[Dict[str, Any]] = None, *,
+               related_request_id: Optional[RequestId] = None) -> None:
+        """Send a notification. Raises `ConnectionClosed` when the connection is gone."""
+        self._check_outgoing_notification(method)
+        self._send(jsonrpc.notification(method, params), related_request_id)
+
+    def ping(self, timeout: Any = _DEFAULT) -> None:
+        self.request(t.PING, timeout=timeout)
+
+    def _abandon(self, pending: PendingRequest, error: BaseException, reason: Optional[str]) -> bool:
+        """Settle ``pending`` with ``error`` and tell the peer to stop, unless its answer came first."""
+        with self._lock:
+            if self._pending.pop(pending.id, None) is None:
+                return False
+        pending._settle(None, error)
+        if pending.method != t.INITIALIZE:  # the spec forbids cancelling initialize
+            params: Dict[str, Any] = {"requestId": pending.id}
+            if reason:
+                params["reason"] = reason
+            try:
+                self._send(jsonrpc.notification(t.CANCELLED, params))
+            except MCPError:
+                pass  # the connection is gone: nothing left to cancel
+        return True
+
+    # ---- receiving (reader thread) ----------------------------------------------------------------------
+    def receive(self, value: Any, *, inline: bool = False, transport_info: Optional[Dict[str, Any]] = None) -> None:
+        """Take one decoded JSON value from the transport.
+
+        ``inline=True`` runs a request's handler in the calling thread instead of the pool: for transports
+        that already give each incoming request a thread of its own (HTTP). ``transport_info`` is handed
+        to the request's handler (`RequestContext.transport_info`).
+        """
+        if isinstance(value, list):
+            self._receive_batch(value)
+            return
+        try:
+            kind = jsonrpc.kind_of(value)
+        except InvalidMessage as exc:
+            self.receive_invalid(exc)
+            return
+        if kind is jsonrpc.REQUEST:
+            self._accept_request(value, None, inline, transport_info)
+        elif kind is jsonrpc.NOTIFICATION:
+            self._accept_notification(value)
+        else:
+            self._accept_response(value, kind)
+
+    def receive_invalid(self, exc: InvalidMessage, batch: Optional[_Batch] = None) -> None:
+        log.warning("%s: invalid message from peer: %s", self._name, exc)
+        if not exc.respond:
+            return
+        if batch is not None:
+            batch.add(exc.response())
+            return
+        try:
+            self._send(exc.response())
+        except MCPError:
+            pass
+
+    def _receive_batch(self, items: List[Any]) -> None:
+        if self.revision is None or not self.revision.batching:
+            version = self.revision.version if self.revision else "the handshake"
+            self.receive_invalid(InvalidMessage(INVALID_REQUEST, f"Invalid Request: batches are not allowed in {version}"))
+            return
+        if not items:
+            self.receive_invalid(InvalidMessage(INVALID_REQUEST, "Invalid Request: empty batch"))
+            return
+        batch = _Batch(self)
+        for item in items:
+            try:
+                kind = jsonrpc.kind_of(item)
+            except InvalidMessage as exc:
+                batch.expect()
+                self.receive_invalid(exc, batch)
+                continue
+            if kind is jsonrpc.REQUEST:
+                batch.expect()
+                self._accept_request(item, batch, False)
+            elif kind is jsonrpc.NOTIFICATION:
+                self._accept_notification(item)
+            else:
+                self._accept_response(item, kind)
+        batch.seal()
+
+    def _accept_response(self, msg: Message, kind: str) -> None:
+        with self._lock:
+            pending = self._pending.pop(msg.get("id"), None)
+        if pending is None:
+            # Late (we timed out or cancelled), or an error about something unparseable we sent.
+            log.debug("%s: answer to no pending request: %r", self._name, msg)
+            return
+        if kind is jsonrpc.RESPONSE:
+            value, error = msg["result"], None
+        else:
+            err = msg["error"]
+            value, error = None, RemoteError(err["code"], err["message"], err.get("data"))
+        if pending.on_progress is not None:
+            # Through the dispatcher, so the caller sees every progress report queued before the result.
+            self._callbacks.put((pending._settle, (value, error)))
+        else:
+            pending._settle(value, error)
+
+    def _accept_request(self, msg: Message, batch: Optional[_Batch], inline: bool,
+                        transport_info: Optional[Dict[str, Any]] = None) -> None:
+        params = msg.get("params")
+        ctx = RequestContext(self, msg["id"], msg["method"], params if params is not None else {})
+        ctx.batch = batch
+        ctx.transport_info = transport_info
+        refusal = self._check_incoming_request(ctx.method)
+        if refusal is None and ctx.method == t.PING:
+            self._respond(ctx, jsonrpc.result(ctx.id, {}))
+            return
+        with self._lock:
+            if self._closed:
+                return
+            if refusal is None and ctx.id in self._in_flight:
+                refusal = RPCError(INVALID_REQUEST, f"Invalid Request: id {ctx.id!r} is already in use")
+            if refusal is None:
+                self._in_flight[ctx.id] = ctx
+                if not inline and self._pool is None:
+                    self._pool = ThreadPoolExecutor(self._max_workers, thread_name_prefix=f"{self._name}-handler")
+        if refusal is not None:
+            self._respond(ctx, jsonrpc.error(ctx.id, refusal.code, refusal.message, refusal.data))
+        elif inline:
+            self._run_handler(ctx)
+        else:
+            assert self._pool is not None
+            try:
+                self._pool.submit(self._run_handler, ctx)
+            except RuntimeError:  # the pool shut down because the connection closed meanwhile
+                pass
+
+    def _run_handler(self, ctx: RequestContext) -> None:
+        try:
+            response = jsonrpc.result(ctx.id, self._answer(ctx))
+        except RPCError as exc:
+            response = jsonrpc.error(ctx.id, exc.code, exc.message, exc.data)
+        except Exception as exc:
+            log.exception("%s: handler for %s failed", self._name, ctx.method)
+            response = jsonrpc.error(ctx.id, INTERNAL_ERROR, f"Internal error: {exc}" if str(exc) else
+                                     f"Internal error: {type(exc).__name__}")
+        finally:
+            with self._lock:
+                self._in_flight.pop(ctx.id, None)
+        if ctx.cancelled.is_set():
+            # Cancelled by the peer: it has stopped waiting, and the spec says not to answer.
+            if ctx.batch is not None:
+                ctx.batch.add(None)
+            return
+        self._respond(ctx, response)
+
+    def _answer(self, ctx: RequestContext) -> Dict[str, Any]:
+        """The result for a request the session does not answer itself (overridden for initialize)."""
+        return self._handle_request(ctx)
+
+    def _respond(self, ctx: RequestContext, response: Message) -> None:
+        if ctx.batch is not None:
+            ctx.batch.add(response)
+            return
+        try:
+            self._send(response, ctx.id)
+        except ValueError as exc:  # the handler's result is not JSON (NaN, a set, an object)
+            log.error("%s: result of %s cannot be encoded: %s", self._name, ctx.method, exc)
+            self._send(jsonrpc.error(ctx.id, INTERNAL_ERROR, f"Internal error: result is not JSON: {exc}"), ctx.id)
+        except MCPError:
+            pass  # the connection is gone; nobody is waiting
+
+    def _accept_notification(self, msg: Message) -> None:
+        method = msg["method"]
+        params = msg.get("params")
+        if params is None:
+            params = {}
+        if method == t.CANCELLED:
+            with self._lock:
+                ctx = self._in_flight.get(params.get("requestId"))  # type: ignore[arg-type]
+            if ctx is not None and ctx.method != t.INITIALIZE:
+                ctx.cancelled.set()
+            return
+        if method == t.PROGRESS:
+            with self._lock:
+                pending = self._pending.get(params.get("progressToken"))  # type: ignore[arg-type]
+            if pending is not None and pending.on_progress is not None:
+                self._callbacks.put((_call_progress, (pending.on_progress, params)))
+                return
+        self._notification_received(method, params)
+        self._callbacks.put((self._handle_notification, (method, params)))
+
+    # ---- the dispatcher thread --------------------------------------------------------------------------
+    def dispatch(self, callback: Callable[..., None], *args: Any) -> None:
+        """Run ``callback(*args)`` on the dispatcher thread, after everything already queued there."""
+        self._callbacks.put((callback, args))
+
+    def _dispatch_loop(self) -> None:
+        while True:
+            item = self._callbacks.get()
+            if item is None:
+                return
+            callback, args = item
+            try:
+                callback(*args)
+            except Exception:
+                log.exception("%s: notification callback failed", self._name)
+
+    # ---- lifecycle hooks (subclasses) -------------------------------------------------------------------
+    def _check_outgoing_request(self, method: str) -> None:
+        """Raise `LocalProtocolError` if ``method`` may not be sent now."""
+        if self.revision is not None:
+            missing = missing_capability(method, self.peer_capabilities, self.revision,
+                                         peer_is_server=self.peer_is_server)
+            if missing is not None:
+                raise CapabilityError(f"{method}: the peer did not declare the {missing!r} capability")
+
+    def _check_outgoing_notification(self, method: str) -> None:
+        """Raise `LocalProtocolError` if ``method`` may not be sent now (nothing by default)."""
+
+    def _check_incoming_request(self, method: str) -> Optional[RPCError]:
+        """An error to answer with instead of handling the request, or None."""
+        return None
+
+    def _notification_received(self, method: str, params: Dict[str, Any]) -> None:
+        """Lifecycle bookkeeping for a notification, on the reader thread."""
+
+
+def _call_progress(callback: ProgressCallback, params: Dict[str, Any]) -> None:
+    callback(params.get("progress", 0), params.get("total"), params.get("message"))
+
+
+def _method_not_found(ctx: RequestContext) -> Dict[str, Any]:
+    raise RPCError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
+
+
+def _ignore_notification(method: str, params: Dict[str, Any]) -> None:
+    pass
+
+
+class ClientSession(Session):
+    """The client end: sends `initialize`, checks the server's answer, then the server's capabilities."""
+
+    peer_is_server = True
+
+    def __init__(self, transport: Transport, **kwargs: Any) -> None:
+        super().__init__(transport, **kwargs)
+        self.server_info: Dict[str, Any] = {}
+        self.instructions: Optional[str] = None
+        self.initialize_result: Dict[str, Any] = {}
+
+    def initialize(self, client_info: Dict[str, Any], capabilities: Dict[str, Any], *,
+                   protocol_version: str = LATEST_VERSION, timeout: Any = _DEFAULT) -> Dict[str, Any]:
+        """Run the handshake and return the server's `InitializeResult`.
+
+        Raises:
+            VersionMismatch: the server answered with a revision we do not speak (the session is closed).
+            RemoteError: the server refused to initialize.
+        """
+        if self.revision is not None:
+            raise LocalProtocolError("the session is already initialized")
+        result = self.request(t.INITIALIZE, {"protocolVersion": protocol_version, "capabilities": capabilities,
+                                             "clientInfo": client_info}, timeout=timeout)
+        version = result.get("protocolVersion")
+        if not is_supported(version):
+            self.close()
+            raise VersionMismatch(f"the server answered with protocol version {version!r}; this client speaks "
+                                  f"{', '.join(SUPPORTED_VERSIONS)}", requested=protocol_version,
+                                  offered=version if isinstance(version, str) else None)
+        if not isinstance(result.get("capabilities"), dict):
+            self.close()
+            raise RemoteProtocolError("initialize result has no capabilities object")
+        self.initialize_result = result
+        self.peer_capabilities = result["capabilities"]
+        self.server_info = result.get("serverInfo") or {}
+        self.instructions = result.get("instructions")
+        self.revision = revision(version)  # type: ignore[arg-type]
+        self.notify(t.INITIALIZED)
+        return result
+
+    def _check_outgoing_request(self, method: str) -> None:
+        if self.revision is None and method not in (t.INITIALIZE, t.PING):
+            raise LocalProtocolError(f"{method}: the session is not initialized")
+        super()._check_outgoing_request(method)
+
+
+class ServerSession(Session):
+    """The server end: answers `initialize` and refuses other requests until it has.
+
+    Args:
+        initialize_result: builds our `InitializeResult` (minus ``protocolVersion``) for a client's
+            initialize params; called on the reader thread, so it must not block.
+        supported_versions: the revisions this server accepts, newest first.
+    """
+
+    def __init__(self, transport: Transport, *,
+                 initialize_result: Callable[[Dict[str, Any]], Dict[str, Any]],
+                 supported_versions: Optional[Tuple[str, ...]] = None, **kwargs: Any) -> None:
+        super().__init__(transport, **kwargs)
+        self._initialize_result = initialize_result
+        self._supported_versions = supported_versions or SUPPORTED_VERSIONS
+        self.client_info: Dict[str, Any] = {}
+        #: True once the client has sent `notifications/initialized`.
+        self.initialized = threading.Event()
+
+    def assume_initialized(self, version: str, client_capabilities: Optional[Dict[str, Any]] = None) -> None:
+        """Start already past the handshake (stateless HTTP: every request stands alone)."""
+        self.revision = revision(version)
+        self.peer_capabilities = client_capabilities or {}
+        self.initialized.set()
+
+    def _check_incoming_request(self, method: str) -> Optional[RPCError]:
+        if method == t.INITIALIZE:
+            if self.revision is not None:
+                return RPCError(INVALID_REQUEST, "Invalid Request: the session is already initialized")
+            return None
+        if self.revision is None and method != t.PING:
+            return RPCError(INVALID_REQUEST, f"Invalid Request: {method} before initialize")
+        return None
+
+    def _accept_request(self, msg: Message, batch: Optional[_Batch], inline: bool,
+                        transport_info: Optional[Dict[str, Any]] = None) -> None:
+        if msg["method"] == t.INITIALIZE and batch is not None:
+            self._respond_error(msg["id"], INVALID_REQUEST, "Invalid Request: initialize cannot be batched", batch)
+            return
+        if msg["method"] == t.INITIALIZE and self.revision is None:
+            # Answered here on the reader thread, so no request can overtake the handshake.
+            self._initialize(msg)
+            return
+        super()._accept_request(msg, batch, inline, transport_info)
+
+    def _respond_error(self, id: RequestId, code: int, message: str, batch: Optional[_Batch],
+                       data: Any = None) -> None:
+        ctx = RequestContext(self, id, "", {})
+        ctx.batch = batch
+        self._respond(ctx, jsonrpc.error(id, code, message, data))
+
+    def _initialize(self, msg: Message) -> None:
+        params = msg.get("params") or {}
+        requested = params.get("protocolVersion")
+        if not isinstance(requested, str) or not isinstance(params.get("capabilities", {}), dict):
+            self._respond_error(msg["id"], INVALID_PARAMS, "Invalid params: initialize needs protocolVersion "
+                                "(a string) and capabilities (an object)", None)
+            return
+        version = negotiate(requested, self._supported_versions)
+        self.client_info = params.get("clientInfo") or {}
+        self.peer_capabilities = params.get("capabilities") or {}
+        self.revision = revision(version)
+        result = {"protocolVersion": version, **self._initialize_result(params)}
+        self._respond(RequestContext(self, msg["id"], t.INITIALIZE, params), jsonrpc.result(msg["id"], result))
+
+    def _notification_received(self, method: str, params: Dict[str, Any]) -> None:
+        if method == t.INITIALIZED:
+            self.initialized.set()
+
+    def _check_outgoing_request(self, method: str) -> None:
+        # Before `initialized` the spec allows the server only pings (and log notifications).
+        if not self.initialized.is_set() and method != t.PING:
+            raise LocalProtocolError(f"{method}: the client has not finished initializing")
+        super()._check_outgoing_request(method)

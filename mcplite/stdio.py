@@ -1,0 +1,247 @@
+"""The stdio transport: newline-delimited UTF-8 JSON over a child process's pipes.
+
+`StdioClientTransport` spawns the server and owns its lifetime: closing it closes the server's stdin,
+waits, then terminates and finally kills, so no server process is ever left behind.
+`StdioServerTransport` serves this process's stdin/stdout; while it runs, file descriptor 1 points at
+stderr, so a stray ``print`` (or a child process) in a handler cannot corrupt the protocol stream.
+"""
+
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Union
+
+from .errors import ConnectionClosed, TransportError
+from .jsonrpc import RequestId, encode
+from .transport import MessageSink, Transport, deliver_bytes
+
+__all__ = ["StdioClientTransport", "StdioServerTransport", "DEFAULT_SHUTDOWN_TIMEOUT"]
+
+log = logging.getLogger("mcplite")
+
+#: Seconds each shutdown step (EOF on stdin, then SIGTERM) waits before the next, harsher one.
+DEFAULT_SHUTDOWN_TIMEOUT = 2.0
+#: A line longer than this is a broken peer, not a message we want in memory.
+MAX_LINE = 64 * 1024 * 1024
+
+StderrTarget = Union[None, IO[Any], Callable[[str], None]]
+
+
+class _LineChannel:
+    """Reads lines from one pipe on a thread of its own and writes whole messages to another."""
+
+    def __init__(self, reader: IO[bytes], writer: IO[bytes], name: str) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._name = name
+        # Serialises writes (one message, newline included, is one write) and guards _closed.
+        self._write_lock = threading.Lock()
+        self._closed = False
+        self._thread: Optional[threading.Thread] = None
+
+    def start(self, sink: MessageSink, on_eof: Callable[[], Optional[BaseException]]) -> None:
+        self._thread = threading.Thread(target=self._read, args=(sink, on_eof), name=f"mcplite-{self._name}-reader",
+                                        daemon=True)
+        self._thread.start()
+
+    def _read(self, sink: MessageSink, on_eof: Callable[[], Optional[BaseException]]) -> None:
+        error: Optional[BaseException] = None
+        try:
+            readline = self._reader.readline
+            while True:
+                line = readline(MAX_LINE)
+                if not line:
+                    break
+                if line.endswith(b"\n") or len(line) < MAX_LINE:
+                    if line.strip():
+                        deliver_bytes(line, sink)
+                else:
+                    error = TransportError(f"{self._name}: a line longer than {MAX_LINE} bytes")
+                    break
+        except (OSError, ValueError) as exc:  # ValueError: the pipe was closed under us
+            error = exc
+        reason = on_eof() or error
+        sink.connection_lost(reason)
+
+    def send(self, message: Any) -> None:
+        data = encode(message).encode("utf-8") + b"\n"
+        with self._write_lock:
+            if self._closed:
+                raise ConnectionClosed(f"{self._name}: connection closed")
+            try:
+                self._writer.write(data)
+                self._writer.flush()
+            except (OSError, ValueError) as exc:
+                self._closed = True
+                raise ConnectionClosed(f"{self._name}: cannot write: {exc}") from exc
+
+    def close_writer(self) -> None:
+        with self._write_lock:
+            if self._closed:
+                return
+            self._closed = True
+            try:
+                self._writer.close()
+            except OSError:
+                pass
+
+    def join(self, timeout: float) -> None:
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+
+def resolve_command(argv: Sequence[str]) -> List[str]:
+    """The argv to spawn: on Windows ``npx`` must become ``npx.cmd``, which only a PATH search finds."""
+    if not argv:
+        raise ValueError("the server command is empty")
+    args = list(argv)
+    if os.name == "nt":  # pragma: no cover - exercised on Windows only
+        found = shutil.which(args[0])
+        if found:
+            args[0] = found
+    return args
+
+
+class StdioClientTransport(Transport):
+    """Spawns ``argv`` and talks to it over its stdin/stdout.
+
+    Args:
+        argv: the server command line.
+        env: extra environment variables, laid over this process's environment.
+        cwd: the working directory for the server.
+        stderr: where the server's stderr goes: None (ours, the default), a file object, or a callable that
+            receives each line (without the newline) on a thread of its own.
+        shutdown_timeout: seconds each shutdown step waits before the next.
+    """
+
+    def __init__(self, argv: Sequence[str], *, env: Optional[Dict[str, str]] = None, cwd: Optional[str] = None,
+                 stderr: StderrTarget = None, shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT) -> None:
+        self.argv = resolve_command(argv)
+        self._env = None if env is None else {**os.environ, **env}
+        self._cwd = cwd
+        self._stderr = stderr
+        self._shutdown_timeout = shutdown_timeout
+        self.process: Optional["subprocess.Popen[bytes]"] = None
+        self._channel: Optional[_LineChannel] = None
+        self._stderr_thread: Optional[threading.Thread] = None
+        self._closing = False
+
+    def start(self, sink: MessageSink) -> None:
+        if callable(self._stderr):
+            stderr_arg: Any = subprocess.PIPE
+        elif self._stderr is None:
+            stderr_arg = None
+        else:
+            stderr_arg = self._stderr
+        try:
+            self.process = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                            stderr=stderr_arg, env=self._env, cwd=self._cwd, bufsize=0)
+        except OSError as exc:
+            raise TransportError(f"cannot start {self.argv[0]!r}: {exc}") from exc
+        assert self.process.stdin is not None and self.process.stdout is not None
+        if callable(self._stderr):
+            self._stderr_thread = threading.Thread(target=_pump_lines, args=(self.process.stderr, self._stderr),
+                                                   name="mcplite-stdio-stderr", daemon=True)
+            self._stderr_thread.start()
+        self._channel = _LineChannel(self.process.stdout, self.process.stdin, "stdio-client")
+        self._channel.start(sink, self._exit_reason)
+
+    def _exit_reason(self) -> Optional[BaseException]:
+        """Called at EOF on the server's stdout: why the connection ended."""
+        assert self.process is not None
+        try:
+            code = self.process.wait(timeout=0.5)  # EOF usually means it is exiting right now
+        except subprocess.TimeoutExpired:
+            return None if self._closing else ConnectionClosed("the server closed its stdout")
+        if self._closing or code == 0:
+            return None
+        return ConnectionClosed(f"the server exited with code {code}")
+
+    def send(self, message: Any, *, related_request_id: Optional[RequestId] = None) -> None:
+        if self._channel is None:
+            raise ConnectionClosed("the transport is not started")
+        self._channel.send(message)
+
+    def close(self) -> None:
+        """Stop the server: EOF on its stdin, then SIGTERM, then SIGKILL, each after a timeout."""
+        self._closing = True
+        if self.process is None or self._channel is None:
+            return
+        self._channel.close_writer()
+        try:
+            self.process.wait(self._shutdown_timeout)
+        except subprocess.TimeoutExpired:
+            self.process.terminate()
+            try:
+                self.process.wait(self._shutdown_timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._channel.join(self._shutdown_timeout)
+        if self._stderr_thread is not None:
+            self._stderr_thread.join(self._shutdown_timeout)
+        for pipe in (self.process.stdout, self.process.stderr):
+            if pipe is not None:
+                pipe.close()
+
+
+def _pump_lines(pipe: Optional[IO[bytes]], callback: Callable[[str], None]) -> None:
+    if pipe is None:
+        return
+    for raw in iter(pipe.readline, b""):
+        try:
+            callback(raw.decode("utf-8", "replace").rstrip("\r\n"))
+        except Exception:
+            log.exception("stderr callback failed")
+
+
+class StdioServerTransport(Transport):
+    """Serves this process's stdin and stdout (or the given binary streams).
+
+    When serving the real fd 1, the protocol keeps a private duplicate of it and fd 1 itself is pointed at
+    stderr (and ``sys.stdout`` at ``sys.stderr``) until `close()`, so nothing else can write to the stream.
+    """
+
+    def __init__(self, stdin: Optional[IO[bytes]] = None, stdout: Optional[IO[bytes]] = None) -> None:
+        self._stdin = stdin
+        self._stdout = stdout
+        self._restore: Optional[Callable[[], None]] = None
+        self._channel: Optional[_LineChannel] = None
+        self._lock = threading.Lock()  # guards _restore, so it runs once
+
+    def start(self, sink: MessageSink) -> None:
+        stdin = self._stdin if self._stdin is not None else sys.stdin.buffer
+        stdout = self._stdout if self._stdout is not None else self._take_stdout()
+        self._channel = _LineChannel(stdin, stdout, "stdio-server")
+        self._channel.start(sink, lambda: None)
+
+    def _take_stdout(self) -> IO[bytes]:
+        sys.stdout.flush()
+        saved_fd = os.dup(1)
+        os.dup2(2, 1)  # fd 1 is now stderr: prints, C extensions and child processes land there
+        saved_stdout = sys.stdout
+        sys.stdout = sys.stderr
+
+        def restore() -> None:
+            sys.stdout = saved_stdout
+            os.dup2(saved_fd, 1)
+            os.close(saved_fd)
+
+        self._restore = restore
+        return os.fdopen(os.dup(saved_fd), "wb", buffering=0)
+
+    def send(self, message: Any, *, related_request_id: Optional[RequestId] = None) -> None:
+        if self._channel is None:
+            raise ConnectionClosed("the transport is not started")
+        self._channel.send(message)
+
+    def close(self) -> None:
+        if self._channel is not None:
+            self._channel.close_writer()
+        with self._lock:
+            restore, self._restore = self._restore, None
+        if restore is not None:
+            restore()

@@ -1,0 +1,67 @@
+"""The contract between a transport and the session that uses it.
+
+A transport moves whole JSON-RPC messages and knows nothing of MCP. The session hands it a `MessageSink`
+once (`start`); from then on the transport calls the sink from its reader thread, in arrival order:
+
+- ``receive(value)`` for every decoded JSON value (one message, or a list for a JSON-RPC batch);
+- ``receive_invalid(exc)`` for bytes that were not JSON, so the session can answer -32700;
+- ``connection_lost(exc)`` exactly once, when nothing more will arrive (EOF, peer death, `close()`).
+
+`send` may be called from any thread; each transport serialises its own writes.
+"""
+
+import abc
+from typing import Any, Optional
+
+from .jsonrpc import InvalidMessage, RequestId, decode
+
+__all__ = ["MessageSink", "Transport", "deliver_bytes"]
+
+
+class MessageSink(abc.ABC):
+    """What a transport delivers to (implemented by `session.Session`)."""
+
+    @abc.abstractmethod
+    def receive(self, value: Any) -> None:
+        """One decoded JSON value from the peer."""
+
+    @abc.abstractmethod
+    def receive_invalid(self, exc: InvalidMessage) -> None:
+        """Bytes from the peer that did not decode."""
+
+    @abc.abstractmethod
+    def connection_lost(self, exc: Optional[BaseException]) -> None:
+        """Nothing more will arrive; ``exc`` says why when it was not an orderly close."""
+
+
+class Transport(abc.ABC):
+    """Moves JSON-RPC messages between this process and one peer."""
+
+    @abc.abstractmethod
+    def start(self, sink: MessageSink) -> None:
+        """Begin delivering incoming messages to ``sink``. Called once."""
+
+    @abc.abstractmethod
+    def send(self, message: Any, *, related_request_id: Optional[RequestId] = None) -> None:
+        """Send one message (or a batch list). Thread-safe.
+
+        ``related_request_id`` names the incoming request this message belongs to (progress, logs and
+        server requests made while handling it); transports with per-request streams route by it.
+        Raises `ConnectionClosed` when the connection is gone.
+        """
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Close the connection (idempotent). The sink then gets ``connection_lost`` if it has not yet."""
+
+
+def deliver_bytes(data: bytes, sink: MessageSink) -> None:
+    """Decode one framed message and hand it to ``sink`` (the common path of the stream transports)."""
+    try:
+        value = decode(data)
+    except InvalidMessage as exc:
+        sink.receive_invalid(exc)
+    else:
+        sink.receive(value)
+
+

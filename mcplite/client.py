@@ -1,0 +1,342 @@
+"""`Client`: connect to an MCP server and call it with plain blocking methods.
+
+    with Client.stdio(["python3", "server.py"]) as client:
+        client.call_tool("add", {"a": 1, "b": 2})
+
+A `Client` is a context manager: entering connects and runs the handshake, leaving closes the connection
+(and stops a stdio server process). Every method blocks until the answer arrives or its ``timeout``
+(default: the client's) runs out. The server's requests (sampling, elicitation, roots) and notifications
+reach the callbacks given to the constructor, on the session's threads, never the caller's.
+"""
+
+import logging
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
+
+from . import types as t
+from .errors import METHOD_NOT_FOUND, LocalProtocolError, RemoteError, RemoteProtocolError, RPCError
+from .memory import memory_pair
+from .schema import ValidationError, validate
+from .session import _DEFAULT, DEFAULT_TIMEOUT, ClientSession, PendingRequest, ProgressCallback, RequestContext
+from .transport import Transport
+from .versions import LATEST_VERSION
+
+__all__ = ["Client"]
+
+log = logging.getLogger("mcplite")
+
+CLIENT_INFO: Dict[str, Any] = {"name": "mcplite", "version": "0.1.0"}
+
+SamplingCallback = Callable[[Dict[str, Any]], Dict[str, Any]]
+ElicitationCallback = Callable[[Dict[str, Any]], Dict[str, Any]]
+RootsSource = Union[Sequence[t.Root], Callable[[], Sequence[t.Root]]]
+
+
+class Client:
+    """A connection to one MCP server.
+
+    Args:
+        target: a `Server` (served in memory, in this process), an ``http(s)://`` URL (Streamable HTTP, or
+            the legacy HTTP+SSE transport for old servers), or a `Transport`. For a subprocess over stdio
+            use `Client.stdio`.
+        client_info: our `Implementation` (name, version, ...).
+        protocol_version: the revision to offer; the server may answer with an older one we also speak.
+        timeout: default seconds for every request.
+        sampling: answers `sampling/createMessage` (params dict -> `CreateMessageResult` dict).
+        elicitation: answers `elicitation/create` (params dict -> `ElicitResult` dict).
+        elicitation_modes: the elicitation modes to declare (2025-11-25): "form" and/or "url".
+        roots: the roots to offer, or a function returning them.
+        on_log: called with each `notifications/message` params dict.
+        on_resource_updated: called with the URI of a subscribed resource that changed.
+        on_list_changed: called with "tools", "resources" or "prompts" when the server's list changed.
+        on_notification: called with (method, params) for every other notification.
+        http_options: keyword arguments for the HTTP transport (headers, auth, ssl_context, transport, ...).
+    """
+
+    def __init__(self, target: Any = None, *, client_info: Optional[Dict[str, Any]] = None,
+                 protocol_version: str = LATEST_VERSION, timeout: float = DEFAULT_TIMEOUT,
+                 sampling: Optional[SamplingCallback] = None, elicitation: Optional[ElicitationCallback] = None,
+                 elicitation_modes: Sequence[str] = ("form",), roots: Optional[RootsSource] = None,
+                 on_log: Optional[Callable[[Dict[str, Any]], None]] = None,
+                 on_resource_updated: Optional[Callable[[str], None]] = None,
+                 on_list_changed: Optional[Callable[[str], None]] = None,
+                 on_notification: Optional[Callable[[str, Dict[str, Any]], None]] = None,
+                 transport: Optional[Transport] = None, **http_options: Any) -> None:
+        self._transport = transport or _transport_for(target, http_options, timeout)
+        self.client_info = {**CLIENT_INFO, **(client_info or {})}
+        self._offered_version = protocol_version
+        self.timeout = timeout
+        self._sampling = sampling
+        self._elicitation = elicitation
+        self._elicitation_modes = tuple(elicitation_modes)
+        self._roots = roots
+        self._on_log = on_log
+        self._on_resource_updated = on_resource_updated
+        self._on_list_changed = on_list_changed
+        self._on_notification = on_notification
+        self._output_schemas: Optional[Dict[str, Optional[Dict[str, Any]]]] = None
+        self.session = ClientSession(self._transport, handle_request=self._handle_request,
+                                     handle_notification=self._handle_notification, default_timeout=timeout,
+                                     name="mcplite-client")
+
+    @classmethod
+    def stdio(cls, argv: Sequence[str], *, env: Optional[Dict[str, str]] = None, cwd: Optional[str] = None,
+              stderr: Any = None, shutdown_timeout: Optional[float] = None, **options: Any) -> "Client":
+        """A client for a server process spawned from ``argv`` and spoken to over its stdin/stdout.
+
+        ``env`` is laid over this process's environment; ``stderr`` is None (pass the server's stderr
+        through), a file, or a callable taking each line.
+        """
+        from .stdio import DEFAULT_SHUTDOWN_TIMEOUT, StdioClientTransport
+        transport = StdioClientTransport(argv, env=env, cwd=cwd, stderr=stderr,
+                                         shutdown_timeout=shutdown_timeout or DEFAULT_SHUTDOWN_TIMEOUT)
+        return cls(transport=transport, **options)
+
+    # ---- lifetime ---------------------------------------------------------------------------------------
+    def connect(self, timeout: Any = _DEFAULT) -> "Client":
+        """Start the transport and run the handshake (what ``with`` does)."""
+        self.session.start()
+        try:
+            self.session.initialize(self.client_info, self.capabilities(), protocol_version=self._offered_version,
+                                    timeout=timeout)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def close(self) -> None:
+        """Close the connection; pending calls fail with `ConnectionClosed`."""
+        self.session.close()
+
+    def __enter__(self) -> "Client":
+        return self.connect()
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    def capabilities(self) -> Dict[str, Any]:
+        """The `ClientCapabilities` we declare: what the callbacks given to the constructor can answer."""
+        caps: Dict[str, Any] = {}
+        if self._sampling is not None:
+            caps["sampling"] = {}
+        if self._elicitation is not None:
+            caps["elicitation"] = {mode: {} for mode in self._elicitation_modes}
+        if self._roots is not None:
+            caps["roots"] = {"listChanged": True}
+        return caps
+
+    # ---- what the handshake told us ---------------------------------------------------------------------
+    @property
+    def protocol_version(self) -> Optional[str]:
+        return self.session.revision.version if self.session.revision else None
+
+    @property
+    def server_info(self) -> Dict[str, Any]:
+        return self.session.server_info
+
+    @property
+    def server_capabilities(self) -> Dict[str, Any]:
+        return self.session.peer_capabilities
+
+    @property
+    def instructions(self) -> Optional[str]:
+        return self.session.instructions
+
+    # ---- generic requests -------------------------------------------------------------------------------
+    def request(self, method: str, params: Optional[Dict[str, Any]] = None, *, timeout: Any = _DEFAULT,
+                progress: Optional[ProgressCallback] = None) -> Dict[str, Any]:
+        """Send any request and return its raw result."""
+        return self.session.request(method, params, timeout=timeout, progress=progress)
+
+    def send_request(self, method: str, params: Optional[Dict[str, Any]] = None, *,
+                     progress: Optional[ProgressCallback] = None) -> PendingRequest:
+        """Send any request without waiting; the `PendingRequest` can be waited on or cancelled."""
+        return self.session.send_request(method, params, progress=progress)
+
+    def notify(self, method: str, params: Optional[Dict[str, Any]] = None) -> None:
+        self.session.notify(method, params)
+
+    def ping(self, *, timeout: Any = _DEFAULT) -> None:
+        self.session.ping(timeout)
+
+    # ---- tools ------------------------------------------------------------------------------------------
+    def iter_tools(self, *, timeout: Any = _DEFAULT) -> Iterator[t.Tool]:
+        """Every tool, fetching pages as the iteration reaches them."""
+        return self._iterate(t.TOOLS_LIST, "tools", timeout)
+
+    def list_tools(self, *, timeout: Any = _DEFAULT) -> List[t.Tool]:
+        """Every tool (all pages). Also remembers their output schemas for `call_tool`'s check."""
+        tools = list(self.iter_tools(timeout=timeout))
+        self._output_schemas = {tool["name"]: tool.get("outputSchema") for tool in tools}
+        return tools
+
+    def call_tool(self, name: str, arguments: Optional[Dict[str, Any]] = None, *, timeout: Any = _DEFAULT,
+                  progress: Optional[ProgressCallback] = None, meta: Optional[Dict[str, Any]] = None,
+                  raise_on_error: bool = False) -> t.CallToolResult:
+        """Call a tool and return its `CallToolResult`.
+
+        A tool that fails returns a result with ``isError: true``; ``raise_on_error=True`` raises
+        `RemoteError` instead. When the tool declares an ``outputSchema``, ``structuredContent`` is checked
+        against it (`RemoteProtocolError` when it does not match).
+
+        Args:
+            progress: called with ``(progress, total, message)`` for each progress report, before the
+                result is returned.
+        """
+        return self.finish_tool_call(name, self.start_tool_call(name, arguments, progress=progress, meta=meta),
+                                     timeout=timeout, raise_on_error=raise_on_error)
+
+    def start_tool_call(self, name: str, arguments: Optional[Dict[str, Any]] = None, *,
+                        progress: Optional[ProgressCallback] = None,
+                        meta: Optional[Dict[str, Any]] = None) -> PendingRequest:
+        """Send a `tools/call` without waiting: the returned request can be cancelled or waited on."""
+        params: Dict[str, Any] = {"name": name, "arguments": arguments or {}}
+        if meta:
+            params["_meta"] = meta
+        return self.session.send_request(t.TOOLS_CALL, params, progress=progress)
+
+    def finish_tool_call(self, name: str, pending: PendingRequest, *, timeout: Any = _DEFAULT,
+                         raise_on_error: bool = False) -> t.CallToolResult:
+        """Wait for a call from `start_tool_call` and check its result as `call_tool` does."""
+        result: Dict[str, Any] = pending.result(timeout)
+        if result.get("isError"):
+            if raise_on_error:
+                raise RemoteError(0, _result_text(result) or f"tool {name} failed", result)
+            return result  # type: ignore[return-value]
+        self._check_structured(name, result, timeout)
+        return result  # type: ignore[return-value]
+
+    def _check_structured(self, name: str, result: Dict[str, Any], timeout: Any) -> None:
+        revision = self.session.revision
+        if revision is None or not revision.structured_output:
+            return
+        if self._output_schemas is None or name not in self._output_schemas:
+            self.list_tools(timeout=timeout)  # learn the tool's output schema once
+        schema = (self._output_schemas or {}).get(name)
+        if schema is None:
+            return
+        if "structuredContent" not in result:
+            raise RemoteProtocolError(f"tool {name} declares an outputSchema but returned no structuredContent")
+        try:
+            validate(result["structuredContent"], schema)
+        except ValidationError as exc:
+            raise RemoteProtocolError(f"tool {name} returned structuredContent that does not match its "
+                                      f"outputSchema: {exc}") from None
+
+    # ---- resources --------------------------------------------------------------------------------------
+    def iter_resources(self, *, timeout: Any = _DEFAULT) -> Iterator[t.Resource]:
+        return self._iterate(t.RESOURCES_LIST, "resources", timeout)
+
+    def list_resources(self, *, timeout: Any = _DEFAULT) -> List[t.Resource]:
+        return list(self.iter_resources(timeout=timeout))
+
+    def iter_resource_templates(self, *, timeout: Any = _DEFAULT) -> Iterator[t.ResourceTemplate]:
+        return self._iterate(t.RESOURCES_TEMPLATES_LIST, "resourceTemplates", timeout)
+
+    def list_resource_templates(self, *, timeout: Any = _DEFAULT) -> List[t.ResourceTemplate]:
+        return list(self.iter_resource_templates(timeout=timeout))
+
+    def read_resource(self, uri: str, *, timeout: Any = _DEFAULT) -> t.ReadResourceResult:
+        """The resource's `ReadResourceResult` (``{"contents": [...]}``)."""
+        return self.request(t.RESOURCES_READ, {"uri": uri}, timeout=timeout)  # type: ignore[return-value]
+
+    def subscribe_resource(self, uri: str, *, timeout: Any = _DEFAULT) -> None:
+        """Ask for `on_resource_updated` calls when ``uri`` changes."""
+        self.request(t.RESOURCES_SUBSCRIBE, {"uri": uri}, timeout=timeout)
+
+    def unsubscribe_resource(self, uri: str, *, timeout: Any = _DEFAULT) -> None:
+        self.request(t.RESOURCES_UNSUBSCRIBE, {"uri": uri}, timeout=timeout)
+
+    # ---- prompts ----------------------------------------------------------------------------------------
+    def iter_prompts(self, *, timeout: Any = _DEFAULT) -> Iterator[t.Prompt]:
+        return self._iterate(t.PROMPTS_LIST, "prompts", timeout)
+
+    def list_prompts(self, *, timeout: Any = _DEFAULT) -> List[t.Prompt]:
+        return list(self.iter_prompts(timeout=timeout))
+
+    def get_prompt(self, name: str, arguments: Optional[Dict[str, str]] = None, *,
+                   timeout: Any = _DEFAULT) -> t.GetPromptResult:
+        params: Dict[str, Any] = {"name": name}
+        if arguments:
+            params["arguments"] = {key: value if isinstance(value, str) else str(value)
+                                   for key, value in arguments.items()}
+        return self.request(t.PROMPTS_GET, params, timeout=timeout)  # type: ignore[return-value]
+
+    # ---- completion and logging -------------------------------------------------------------------------
+    def complete(self, ref: Dict[str, Any], argument: str, value: str = "", *,
+                 context: Optional[Dict[str, str]] = None, timeout: Any = _DEFAULT) -> Dict[str, Any]:
+        """Completions for one argument: ``ref`` is ``{"type": "ref/prompt", "name"}`` or
+        ``{"type": "ref/resource", "uri"}``. Returns the ``completion`` object (``values``, ...)."""
+        params: Dict[str, Any] = {"ref": ref, "argument": {"name": argument, "value": value}}
+        if context:
+            params["context"] = {"arguments": context}
+        return self.request(t.COMPLETE, params, timeout=timeout)["completion"]
+
+    def set_logging_level(self, level: str, *, timeout: Any = _DEFAULT) -> None:
+        if level not in t.LOGGING_LEVELS:
+            raise LocalProtocolError(f"unknown log level {level!r}; use one of {', '.join(t.LOGGING_LEVELS)}")
+        self.request(t.LOGGING_SET_LEVEL, {"level": level}, timeout=timeout)
+
+    def notify_roots_changed(self) -> None:
+        """Tell the server our roots changed (it will ask for them again)."""
+        self.notify(t.ROOTS_LIST_CHANGED)
+
+    # ---- pagination -------------------------------------------------------------------------------------
+    def _iterate(self, method: str, key: str, timeout: Any) -> Iterator[Any]:
+        cursor: Optional[str] = None
+        seen = set()
+        while True:
+            page = self.request(method, {"cursor": cursor} if cursor is not None else None, timeout=timeout)
+            yield from page.get(key, [])
+            cursor = page.get("nextCursor")
+            if not cursor:
+                return
+            if cursor in seen:  # a server that hands out the same cursor again would loop us forever
+                raise RemoteProtocolError(f"{method}: the server repeated cursor {cursor!r}")
+            seen.add(cursor)
+
+    # ---- the server's requests and notifications (session threads) --------------------------------------
+    def _handle_request(self, ctx: RequestContext) -> Dict[str, Any]:
+        if ctx.method == t.SAMPLING_CREATE and self._sampling is not None:
+            return self._sampling(ctx.params)
+        if ctx.method == t.ELICIT and self._elicitation is not None:
+            return self._elicitation(ctx.params)
+        if ctx.method == t.ROOTS_LIST and self._roots is not None:
+            roots = self._roots() if callable(self._roots) else self._roots
+            return {"roots": list(roots)}
+        raise RPCError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
+
+    def _handle_notification(self, method: str, params: Dict[str, Any]) -> None:
+        if method == t.LOG_MESSAGE and self._on_log is not None:
+            self._on_log(params)
+        elif method == t.RESOURCE_UPDATED and self._on_resource_updated is not None:
+            self._on_resource_updated(params.get("uri", ""))
+        elif method in _LIST_CHANGED:
+            if method == t.TOOLS_LIST_CHANGED:
+                self._output_schemas = None
+            if self._on_list_changed is not None:
+                self._on_list_changed(_LIST_CHANGED[method])
+        elif self._on_notification is not None:
+            self._on_notification(method, params)
+
+
+_LIST_CHANGED = {t.TOOLS_LIST_CHANGED: "tools", t.RESOURCES_LIST_CHANGED: "resources",
+                 t.PROMPTS_LIST_CHANGED: "prompts"}
+
+
+def _result_text(result: Dict[str, Any]) -> str:
+    return "\n".join(block.get("text", "") for block in result.get("content", []) if block.get("type") == "text")
+
+
+def _transport_for(target: Any, http_options: Dict[str, Any], timeout: float) -> Transport:
+    from .server import Server  # the API layer may know its sibling
+    if isinstance(target, Transport):
+        return target
+    if isinstance(target, Server):
+        client_end, server_end = memory_pair()
+        target.connect(server_end)
+        return client_end
+    if isinstance(target, str) and target.startswith(("http://", "https://")):
+        from .http_client import HTTPClientTransport  # only those who use HTTP pay for importing it
+        return HTTPClientTransport(target, timeout=timeout, **http_options)
+    raise TypeError(f"Client() takes a Server, an http(s):// URL or a Transport, not {target!r}; "
+                    "use Client.stdio(argv) for a subprocess")

@@ -1,0 +1,76 @@
+"""The JSON-RPC envelope: every way a message can be malformed gets the precise error."""
+
+import pytest
+
+from mcplite import jsonrpc
+from mcplite.errors import INVALID_REQUEST, PARSE_ERROR
+from mcplite.jsonrpc import ERROR, NOTIFICATION, REQUEST, RESPONSE, InvalidMessage
+
+
+@pytest.mark.parametrize("msg, kind", [
+    ({"jsonrpc": "2.0", "id": 1, "method": "ping"}, REQUEST),
+    ({"jsonrpc": "2.0", "id": "a", "method": "ping", "params": {}}, REQUEST),
+    ({"jsonrpc": "2.0", "id": 0, "method": "x"}, REQUEST),
+    ({"jsonrpc": "2.0", "method": "notifications/initialized"}, NOTIFICATION),
+    ({"jsonrpc": "2.0", "id": 1, "result": {}}, RESPONSE),
+    ({"jsonrpc": "2.0", "id": 1, "error": {"code": -1, "message": "no"}}, ERROR),
+    ({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse"}}, ERROR),
+])
+def test_valid_messages_are_classified(msg, kind):
+    assert jsonrpc.kind_of(msg) == kind
+
+
+@pytest.mark.parametrize("msg, answer_id, respond", [
+    ([], None, True),
+    ("text", None, True),
+    ({"id": 1, "method": "ping"}, 1, True),                                   # no jsonrpc member
+    ({"jsonrpc": "1.0", "id": 1, "method": "ping"}, 1, True),
+    ({"jsonrpc": "2.0", "id": True, "method": "ping"}, None, True),           # bool is not an id
+    ({"jsonrpc": "2.0", "id": None, "method": "ping"}, None, True),           # null id in a request
+    ({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}, None, True),
+    ({"jsonrpc": "2.0", "id": 7, "method": 3}, 7, True),
+    ({"jsonrpc": "2.0", "id": 7, "method": ""}, 7, True),
+    ({"jsonrpc": "2.0", "id": 7, "method": "x", "params": [1, 2]}, 7, True),  # by-position params
+    ({"jsonrpc": "2.0", "id": 7, "method": "x", "result": {}}, 7, True),
+    ({"jsonrpc": "2.0", "id": 7}, 7, True),
+    ({"jsonrpc": "2.0", "id": 1, "result": {}, "error": {"code": 1, "message": "m"}}, 1, False),
+    ({"jsonrpc": "2.0", "id": 1, "result": [1]}, 1, False),
+    ({"jsonrpc": "2.0", "id": 1, "error": {"code": "x", "message": "m"}}, 1, False),
+    ({"jsonrpc": "2.0", "id": {}, "error": {"code": 1, "message": "m"}}, None, False),
+    ({"jsonrpc": "2.0", "result": {}}, None, False),
+])
+def test_invalid_messages_name_the_id_to_answer(msg, answer_id, respond):
+    with pytest.raises(InvalidMessage) as info:
+        jsonrpc.kind_of(msg)
+    assert info.value.code == INVALID_REQUEST
+    assert info.value.id == answer_id
+    assert info.value.respond is respond
+    response = info.value.response()
+    assert response["id"] == answer_id and response["error"]["code"] == INVALID_REQUEST
+
+
+@pytest.mark.parametrize("data", [b"{", b"", b"\xff\xfe", "nul", b'{"a": NaN', "[1,]"])
+def test_parse_errors_answer_with_null_id(data):
+    with pytest.raises(InvalidMessage) as info:
+        jsonrpc.decode(data)
+    assert info.value.code == PARSE_ERROR
+    assert info.value.response() == {"jsonrpc": "2.0", "id": None,
+                                      "error": {"code": PARSE_ERROR, "message": str(info.value)}}
+
+
+def test_encode_is_compact_single_line_utf8():
+    text = jsonrpc.encode(jsonrpc.request(1, "x", {"s": "line\nbreak é"}))
+    assert text == '{"jsonrpc":"2.0","id":1,"method":"x","params":{"s":"line\\nbreak é"}}'
+    assert jsonrpc.decode(text.encode("utf-8"))["params"]["s"] == "line\nbreak é"
+
+
+def test_encode_refuses_values_json_cannot_carry():
+    with pytest.raises(ValueError):
+        jsonrpc.encode({"x": float("nan")})
+
+
+def test_builders():
+    assert jsonrpc.notification("n") == {"jsonrpc": "2.0", "method": "n"}
+    assert jsonrpc.result(3, {"a": 1}) == {"jsonrpc": "2.0", "id": 3, "result": {"a": 1}}
+    assert jsonrpc.error(3, -1, "m", {"d": 1}) == {"jsonrpc": "2.0", "id": 3,
+                                                     "error": {"code": -1, "message": "m", "data": {"d": 1}}}

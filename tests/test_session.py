@@ -1,0 +1,277 @@
+"""The session: matching, concurrency, cancellation, timeouts, progress order, peer death, lifecycle."""
+
+import threading
+import time
+
+import pytest
+
+from mcplite import jsonrpc
+from mcplite.errors import (
+    INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, CapabilityError, ConnectionClosed, LocalProtocolError,
+    RemoteError, RequestCancelled, RequestTimeout, VersionMismatch,
+)
+from mcplite.memory import memory_pair
+from mcplite.session import ClientSession, ServerSession, Session
+
+from support import WAIT
+
+INIT_RESULT = {"capabilities": {"tools": {}}, "serverInfo": {"name": "t", "version": "1"}}
+
+
+def make_pair(server_handler, client_handler=None, server_caps=None, **server_kwargs):
+    client_end, server_end = memory_pair()
+    server = ServerSession(server_end, initialize_result=lambda p: {
+        "capabilities": server_caps if server_caps is not None else {"tools": {}},
+        "serverInfo": {"name": "t", "version": "1"}}, handle_request=server_handler, **server_kwargs)
+    client = ClientSession(client_end, handle_request=client_handler, default_timeout=WAIT)
+    server.start()
+    client.start()
+    client.initialize({"name": "c", "version": "1"}, {"sampling": {}})
+    assert server.initialized.wait(WAIT)
+    return client, server
+
+
+def echo(ctx):
+    return {"echo": ctx.params}
+
+
+def test_roundtrip_and_negotiated_state():
+    client, server = make_pair(echo)
+    assert client.request("tools/call", {"x": 1}) == {"echo": {"x": 1}}
+    assert client.revision.version == "2025-11-25" == server.revision.version
+    assert server.client_info == {"name": "c", "version": "1"}
+    assert server.peer_capabilities == {"sampling": {}}
+    client.close()
+
+
+def test_hundred_concurrent_calls_from_eight_threads_each_get_their_own_answer():
+    def slow_echo(ctx):
+        time.sleep(0.001 * (ctx.params["n"] % 5))  # answers finish out of order
+        return {"n": ctx.params["n"]}
+
+    client, server = make_pair(slow_echo)
+    errors = []
+
+    def worker(base):
+        for i in range(base, base + 100):
+            if client.request("tools/call", {"n": i})["n"] != i:
+                errors.append(i)
+
+    threads = [threading.Thread(target=worker, args=(k * 1000,)) for k in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(WAIT * 3)
+    assert not any(th.is_alive() for th in threads)
+    assert errors == []
+    client.close()
+
+
+def test_timeout_raises_and_cancels_the_handler_whose_late_answer_is_dropped():
+    started, cancelled = threading.Event(), threading.Event()
+
+    def stuck(ctx):
+        started.set()
+        if ctx.cancelled.wait(WAIT):
+            cancelled.set()
+        return {"late": True}
+
+    client, server = make_pair(stuck)
+    with pytest.raises(RequestTimeout):
+        client.request("tools/call", {}, timeout=0.2)
+    assert started.is_set() and cancelled.wait(WAIT)
+    assert client.request("ping") == {}  # still usable
+    client.close()
+
+
+def test_cancel_pending_request():
+    entered = threading.Event()
+
+    def stuck(ctx):
+        entered.set()
+        ctx.cancelled.wait(WAIT)
+        return {}
+
+    client, server = make_pair(stuck)
+    pending = client.send_request("tools/call", {})
+    assert entered.wait(WAIT)
+    assert pending.cancel("user gave up") is True
+    with pytest.raises(RequestCancelled):
+        pending.result()
+    assert pending.cancel() is False
+    client.close()
+
+
+def test_progress_is_delivered_before_the_result_in_order():
+    def work(ctx):
+        for i in range(50):
+            ctx.session.notify("notifications/progress", {"progressToken": ctx.progress_token, "progress": i,
+                                                         "total": 50})
+        return {"done": True}
+
+    client, server = make_pair(work)
+    seen = []
+    result = client.request("tools/call", {}, progress=lambda p, total, msg: seen.append(p))
+    assert result == {"done": True}
+    assert seen == list(range(50))
+    client.close()
+
+
+def test_handler_can_make_nested_blocking_requests_to_the_peer():
+    def ask_back(ctx):
+        answer = ctx.session.request("sampling/createMessage", {"q": ctx.params["q"]}, timeout=WAIT)
+        return {"answer": answer["a"]}
+
+    client, server = make_pair(ask_back, client_handler=lambda ctx: {"a": ctx.params["q"] * 2})
+    assert client.request("tools/call", {"q": 21}) == {"answer": 42}
+    client.close()
+
+
+def test_peer_death_fails_every_pending_call_at_once():
+    gate = threading.Event()
+    client, server = make_pair(lambda ctx: gate.wait(WAIT) and {})
+    pendings = [client.send_request("tools/call", {}) for _ in range(5)]
+    start = time.monotonic()
+    server.close()
+    for pending in pendings:
+        with pytest.raises(ConnectionClosed):
+            pending.result(WAIT)
+    assert time.monotonic() - start < 2
+    with pytest.raises(ConnectionClosed):
+        client.request("ping")
+    gate.set()
+
+
+def test_requests_before_initialize_are_refused(raw_pair):
+    ours, peer = raw_pair
+    server = ServerSession(ours, initialize_result=lambda p: INIT_RESULT, handle_request=echo)
+    server.start()
+    answer = peer.request(1, "tools/list")
+    assert answer["error"]["code"] == INVALID_REQUEST
+    assert peer.request(2, "ping") == {"jsonrpc": "2.0", "id": 2, "result": {}}
+    init = peer.initialize()
+    assert init["result"]["protocolVersion"] == "2025-11-25"
+    again = peer.request(3, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}})
+    assert again["error"]["code"] == INVALID_REQUEST
+
+
+def test_server_counter_offers_its_latest_version_for_an_unknown_one(raw_pair):
+    ours, peer = raw_pair
+    ServerSession(ours, initialize_result=lambda p: INIT_RESULT).start()
+    assert peer.initialize("1999-01-01")["result"]["protocolVersion"] == "2025-11-25"
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
+def test_server_echoes_each_supported_version(raw_pair, version):
+    ours, peer = raw_pair
+    ServerSession(ours, initialize_result=lambda p: INIT_RESULT).start()
+    assert peer.initialize(version)["result"]["protocolVersion"] == version
+
+
+def test_client_refuses_a_version_it_does_not_speak(raw_pair):
+    ours, peer = raw_pair
+    client = ClientSession(ours, default_timeout=WAIT)
+    client.start()
+
+    def answer():
+        request = peer.next()
+        peer.send(jsonrpc.result(request["id"], {"protocolVersion": "2099-01-01", "capabilities": {},
+                                                 "serverInfo": {"name": "x", "version": "1"}}))
+
+    threading.Thread(target=answer).start()
+    with pytest.raises(VersionMismatch) as info:
+        client.initialize({"name": "c", "version": "1"}, {})
+    assert info.value.offered == "2099-01-01"
+    assert client.closed.wait(WAIT)
+
+
+def test_capability_checks_happen_before_anything_is_sent():
+    client, server = make_pair(echo, server_caps={"tools": {}})
+    with pytest.raises(CapabilityError, match="prompts"):
+        client.request("prompts/list")
+    with pytest.raises(CapabilityError, match="resources.subscribe"):
+        client.request("resources/subscribe", {"uri": "x"})
+    with pytest.raises(LocalProtocolError):
+        ClientSession(memory_pair()[0]).send_request("tools/list")
+    client.close()
+
+
+def test_server_may_not_send_requests_the_client_did_not_declare():
+    client, server = make_pair(echo)
+    with pytest.raises(CapabilityError, match="roots"):
+        server.request("roots/list")
+    client.close()
+
+
+def test_parse_error_answered_with_null_id_and_connection_stays_usable(raw_pair):
+    ours, peer = raw_pair
+    ServerSession(ours, initialize_result=lambda p: INIT_RESULT, handle_request=echo).start()
+    peer.initialize()
+    peer.send_raw(b"{not json")
+    answer = peer.next()
+    assert answer["id"] is None and answer["error"]["code"] == PARSE_ERROR
+    peer.send({"jsonrpc": "2.0", "id": 5, "method": 7})
+    assert peer.next()["error"] == {"code": INVALID_REQUEST, "message": 'Invalid Request: "method" must be a non-empty string'}
+    assert peer.request(6, "tools/call", {"k": 1})["result"] == {"echo": {"k": 1}}
+
+
+def test_unknown_method_and_duplicate_in_flight_id(raw_pair):
+    ours, peer = raw_pair
+    gate = threading.Event()
+    session = ServerSession(ours, initialize_result=lambda p: INIT_RESULT,
+                            handle_request=lambda ctx: gate.wait(WAIT) and {"ok": True})
+    session.start()
+    peer.initialize()
+    peer.send(jsonrpc.request(9, "slow"))
+    peer.send(jsonrpc.request(9, "slow"))
+    assert peer.next()["error"]["code"] == INVALID_REQUEST
+    gate.set()
+    assert peer.next() == {"jsonrpc": "2.0", "id": 9, "result": {"ok": True}}
+
+
+def test_a_session_without_handlers_answers_method_not_found(raw_pair):
+    ours, peer = raw_pair
+    Session(ours).start()
+    assert peer.request(1, "anything")["error"]["code"] == METHOD_NOT_FOUND
+
+
+def test_batches_only_in_2025_03_26(raw_pair):
+    ours, peer = raw_pair
+    ServerSession(ours, initialize_result=lambda p: INIT_RESULT, handle_request=echo).start()
+    peer.initialize("2025-03-26")
+    peer.send([jsonrpc.request(1, "a", {"i": 1}), jsonrpc.notification("n"), jsonrpc.request(2, "ping"),
+               {"jsonrpc": "2.0", "id": 3}])
+    answers = peer.next()
+    assert isinstance(answers, list)
+    by_id = {a["id"]: a for a in answers}
+    assert by_id[1]["result"] == {"echo": {"i": 1}}
+    assert by_id[2]["result"] == {}
+    assert by_id[3]["error"]["code"] == INVALID_REQUEST
+    peer.send([])
+    assert peer.next()["error"]["code"] == INVALID_REQUEST
+
+
+def test_batches_refused_after_2025_03_26(raw_pair):
+    ours, peer = raw_pair
+    ServerSession(ours, initialize_result=lambda p: INIT_RESULT, handle_request=echo).start()
+    peer.initialize("2025-06-18")
+    peer.send([jsonrpc.request(1, "a")])
+    answer = peer.next()
+    assert answer["id"] is None and answer["error"]["code"] == INVALID_REQUEST
+
+
+def test_handler_errors_become_json_rpc_errors():
+    def fail(ctx):
+        if ctx.params.get("rpc"):
+            from mcplite.errors import RPCError
+            raise RPCError(-32099, "custom", {"why": 1})
+        raise ValueError("boom")
+
+    client, server = make_pair(fail)
+    with pytest.raises(RemoteError) as info:
+        client.request("tools/call", {"rpc": True})
+    assert (info.value.code, info.value.message, info.value.data) == (-32099, "custom", {"why": 1})
+    with pytest.raises(RemoteError) as info:
+        client.request("tools/call", {})
+    assert info.value.code == -32603 and "boom" in info.value.message
+    client.close()

@@ -207,7 +207,9 @@ class Session(MessageSink):
         self._closed = False
         self._pool: Optional[ThreadPoolExecutor] = None
         self._callbacks: "queue.SimpleQueue[Optional[Tuple[Callable[..., None], tuple]]]" = queue.SimpleQueue()
-        self._dispatcher = threading.Thread(target=self._dispatch_loop, name=f"{name}-dispatcher", daemon=True)
+        # Started on first use (under _lock): a stateless HTTP request that sends no notification never
+        # pays for a thread.
+        self._dispatcher: Optional[threading.Thread] = None
         self.closed = threading.Event()
         #: Why the connection ended (None for an orderly close).
         self.close_reason: Optional[BaseException] = None
@@ -215,7 +217,6 @@ class Session(MessageSink):
 
     # ---- lifetime ---------------------------------------------------------------------------------------
     def start(self) -> None:
-        self._dispatcher.start()
         self._transport.start(self)
 
     def close(self) -> None:
@@ -245,12 +246,12 @@ class Session(MessageSink):
         for request in pending:
             error = ConnectionClosed(f"{request.method}: {message}")
             if request.on_progress is not None:
-                self._callbacks.put((request._settle, (None, error)))  # after its queued progress
+                self.dispatch(request._settle, None, error)  # after its queued progress
             else:
                 request._settle(None, error)
         for ctx in in_flight:
             ctx.cancelled.set()
-        self._callbacks.put(None)  # the dispatcher ends after what is already queued
+        self._callbacks.put(None)  # the dispatcher (if any) ends after what is already queued
         if self._pool is not None:
             self._pool.shutdown(wait=False)
         self.closed.set()
@@ -400,7 +401,7 @@ class Session(MessageSink):
             value, error = None, RemoteError(err["code"], err["message"], err.get("data"))
         if pending.on_progress is not None:
             # Through the dispatcher, so the caller sees every progress report queued before the result.
-            self._callbacks.put((pending._settle, (value, error)))
+            self.dispatch(pending._settle, value, error)
         else:
             pending._settle(value, error)
 
@@ -484,14 +485,20 @@ class Session(MessageSink):
             with self._lock:
                 pending = self._pending.get(params.get("progressToken"))  # type: ignore[arg-type]
             if pending is not None and pending.on_progress is not None:
-                self._callbacks.put((_call_progress, (pending.on_progress, params)))
+                self.dispatch(_call_progress, pending.on_progress, params)
                 return
         self._notification_received(method, params)
-        self._callbacks.put((self._handle_notification, (method, params)))
+        self.dispatch(self._handle_notification, method, params)
 
     # ---- the dispatcher thread --------------------------------------------------------------------------
     def dispatch(self, callback: Callable[..., None], *args: Any) -> None:
         """Run ``callback(*args)`` on the dispatcher thread, after everything already queued there."""
+        if self._dispatcher is None:
+            with self._lock:
+                if self._dispatcher is None:
+                    self._dispatcher = threading.Thread(target=self._dispatch_loop, name=f"{self._name}-dispatcher",
+                                                        daemon=True)
+                    self._dispatcher.start()
         self._callbacks.put((callback, args))
 
     def _dispatch_loop(self) -> None:

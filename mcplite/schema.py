@@ -22,6 +22,7 @@ import enum
 import functools
 import inspect
 import json
+import math
 import operator
 import re
 import textwrap
@@ -208,10 +209,10 @@ def _class_schema(cls: type, defs: _Definitions) -> Schema:
     properties: Schema = {}
     if _is_dataclass(cls):
         fields = [field for field in dataclasses.fields(cls) if field.init]
-        required = [f.name for f in fields if f.default is dataclasses.MISSING
-                    and f.default_factory is dataclasses.MISSING]
-        defaults = {f.name: f.default for f in fields if f.default is not dataclasses.MISSING}
         names = [field.name for field in fields]
+        defaults = {field.name: field.default for field in fields if field.default is not dataclasses.MISSING}
+        required = [field.name for field in fields
+                    if field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING]
     else:
         names = list(hints)
         required = [name for name in names if name in cls.__required_keys__]  # type: ignore[attr-defined]
@@ -430,6 +431,8 @@ def _inspect_callable(fn: Callable[..., Any]) -> Tuple[str, Optional[str], Calla
         target = target.func
     if inspect.isroutine(target):
         name, doc = target.__name__, target.__doc__
+    elif inspect.isclass(target):  # calling a class runs its __init__
+        name, doc, target = target.__name__, target.__doc__, target.__init__
     else:  # a callable object: its class's __call__ carries the annotations
         cls = type(target)
         name, doc, target = cls.__name__, cls.__call__.__doc__ or cls.__doc__, cls.__call__
@@ -819,7 +822,11 @@ def _child(path: str, key: Any) -> str:
 
 
 def _show(value: Any, limit: int = 60) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=repr)
+    """A value as (shortened) JSON text for messages."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):  # keys JSON cannot hold; a value nested in itself
+        text = repr(value)
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
@@ -929,7 +936,7 @@ def _parse_as(text: str, json_type: str) -> Any:
             return int(text)
         except ValueError:
             number = float(text)
-            if number != number or number in (float("inf"), float("-inf")):
+            if not math.isfinite(number):  # float() accepts "nan" and "inf"; JSON has neither
                 raise ValueError("not a finite number") from None
             return number
     if json_type == "boolean":

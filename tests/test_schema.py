@@ -5,7 +5,8 @@ import functools
 import sys
 from dataclasses import dataclass, field
 from typing import (
-    AbstractSet, Any, Dict, FrozenSet, List, Mapping, NewType, Optional, Sequence, Set, Tuple, TypedDict, Union,
+    AbstractSet, Any, Callable, Dict, FrozenSet, List, Mapping, NewType, Optional, Sequence, Set, Tuple, TypedDict,
+    Union,
 )
 from typing import Annotated, Literal
 
@@ -211,6 +212,7 @@ def test_type_schema_of_a_typeddict_with_not_required_keys() -> None:
     (List[bytes], "bytes"),
     (Dict[int, str], "keys"),
     (object, "object"),
+    (Callable[[int], int], "Callable"),
 ])
 def test_type_schema_rejects_unsupported_types(annotation: Any, message: str) -> None:
     with pytest.raises(TypeError, match=message):
@@ -366,6 +368,10 @@ def test_function_schema_of_methods_partials_and_callable_objects() -> None:
     assert (obj.name, obj.description) == ("Calculator", "Double x.")
     assert obj.input_schema == {"type": "object", "properties": {"x": {"type": "number"}}, "required": ["x"]}
 
+    cls = function_schema(Point)
+    assert (cls.name, cls.input_schema) == ("Point", {"type": "object", "properties": POINT_DEF["properties"],
+                                                      "required": ["x"]})
+
     partial = function_schema(functools.partial(scale, 2.0, offset=5))
     assert (partial.name, partial.description) == ("scale", "Scale a value.")
     assert partial.input_schema == {"type": "object", "properties": {
@@ -493,17 +499,18 @@ def test_docstring_arguments_become_parameter_descriptions(fn: Any, description:
 # --- function_schema: output ----------------------------------------------------------------------------
 
 
+_NO_ANNOTATION = object()
+
+
 def _returning(annotation: Any) -> Any:
+    """A function whose return annotation is `annotation` (none at all for _NO_ANNOTATION)."""
     def fn() -> None:
         pass
-    if annotation is not _NO_ANNOTATION:
-        fn.__annotations__["return"] = annotation
-    else:
+    if annotation is _NO_ANNOTATION:
         del fn.__annotations__["return"]
+    else:
+        fn.__annotations__["return"] = annotation
     return fn
-
-
-_NO_ANNOTATION = object()
 
 
 def _wrapped(schema: Dict[str, Any]) -> Dict[str, Any]:
@@ -748,6 +755,9 @@ INVALID = [
      ["$: 0 is not >= 1 (minimum)", "$: 0 is not <= -1 (maximum)"]),
     ({"a": {"a": {"a": 1}}}, {"type": "object", "properties": {"a": {"$ref": "#"}}},
      ["$.a.a.a: expected object, got integer"]),
+    ("x", {"$defs": {"pair": [{"type": "integer"}]}, "$ref": "#/$defs/pair/0"},
+     ["$: expected integer, got string"]),
+    ({(1, 2): "v"}, {"const": 1}, ["$: expected 1, got {(1, 2): 'v'}"]),  # not JSON: shown as Python
     # several problems at once
     ({"a": "x", "b": [1, "y"]}, {"properties": {"a": {"type": "integer"}, "b": {"items": {"type": "integer"}}},
                                  "required": ["c"]},
@@ -795,6 +805,8 @@ VALID = [
     (2, {"oneOf": [{"type": "integer"}, {"type": "string"}]}),
     ("a", {"not": {"type": "integer"}}),
     (1, {"exclusiveMinimum": True}),  # draft-4 boolean form: not a bound
+    ({"a": 1}, {"properties": {"a": 5}}),  # not a schema: nothing to check
+    (1e300, {"multipleOf": 0.7}),  # beyond Decimal's precision: not judged
 ]
 
 
@@ -848,6 +860,8 @@ COERCIONS = [
      {"x": 1}),
     ("3", {"$defs": {"loop": {"$ref": "#/$defs/loop"}}, "$ref": "#/$defs/loop"}, 3),
     ("red", {"type": "string", "enum": ["red"]}, "red"),
+    ("[1]", {"type": "mystery"}, [1]),
+    ("x", {"type": "mystery"}, "x"),
 ]
 
 

@@ -111,8 +111,7 @@ class Context:
 
     def log(self, level: str, data: Any, logger: Optional[str] = None) -> None:
         """Send a log message to the client, unless its chosen level filters it out."""
-        if level not in t.LOGGING_LEVELS:
-            raise ValueError(f"unknown log level {level!r}; use one of {', '.join(t.LOGGING_LEVELS)}")
+        _check_log_level(level)
         if self._connection.wants_log(level):
             self.session.notify(t.LOG_MESSAGE, _log_params(level, data, logger), related_request_id=self.request_id)
 
@@ -193,6 +192,11 @@ def _flat_object_schema(cls: Any) -> Dict[str, Any]:
     if "$ref" in schema:
         schema = defs[schema["$ref"].rsplit("/", 1)[-1]]
     return schema
+
+
+def _check_log_level(level: str) -> None:
+    if level not in t.LOGGING_LEVELS:
+        raise ValueError(f"unknown log level {level!r}; use one of {', '.join(t.LOGGING_LEVELS)}")
 
 
 def _log_params(level: str, data: Any, logger: Optional[str]) -> Dict[str, Any]:
@@ -448,6 +452,7 @@ class Server:
 
     def log(self, level: str, data: Any, logger: Optional[str] = None) -> None:
         """Send a log message not tied to any request to every connected client that wants it."""
+        _check_log_level(level)
         self._notify_all(t.LOG_MESSAGE, _log_params(level, data, logger), only=lambda conn: conn.wants_log(level))
 
     # ---- connections ------------------------------------------------------------------------------------

@@ -1,0 +1,551 @@
+"""The command line: talk to any MCP server, or serve a `Server` of yours.
+
+    python -m mcplite [--timeout S] [--protocol-version V] [--header K:V ...] COMMAND [ARGS] -- TARGET
+    python -m mcplite serve FILE_OR_MODULE[:OBJECT] [--http HOST:PORT] [--stateless] [--json-response]
+
+TARGET, after the first ``--``, is one ``http(s)://`` URL or a server command line (spawned and spoken to
+over stdio); ``--config FILE --server NAME`` takes it from an ``mcpServers`` JSON file instead. Results are
+JSON on stdout (indented on a terminal); server logs and progress go to stderr. Exit codes: 0 success,
+1 a tool result with ``isError``, 2 a usage error, 3 a protocol or connection error.
+"""
+
+import argparse
+import functools
+import importlib
+import importlib.util
+import json
+import os
+import sys
+from typing import IO, Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple
+
+from .client import Client
+from .errors import MCPError
+from .schema import ValidationError, coerce_from_string
+from .server import Server
+from .versions import LATEST_VERSION, SUPPORTED_VERSIONS
+
+__all__ = ["main", "UsageError", "Target", "split_target", "parse_target", "target_from_config",
+           "tool_arguments", "load_server"]
+
+EXIT_OK = 0
+EXIT_TOOL_ERROR = 1
+EXIT_USAGE = 2
+EXIT_PROTOCOL = 3
+EXIT_INTERRUPTED = 130  # the shell's convention for a Ctrl-C
+
+SEPARATOR = "--"
+
+
+class UsageError(Exception):
+    """The command line is wrong (exit code 2); the message says how."""
+
+
+class Target:
+    """The server to talk to: a URL (with HTTP headers) or a command line (with environment and cwd)."""
+
+    def __init__(self, *, url: Optional[str] = None, argv: Optional[List[str]] = None,
+                 headers: Optional[Dict[str, str]] = None, env: Optional[Dict[str, str]] = None,
+                 cwd: Optional[str] = None) -> None:
+        self.url = url
+        self.argv = argv
+        self.headers = headers or {}
+        self.env = env
+        self.cwd = cwd
+
+    def __repr__(self) -> str:
+        return f"Target(url={self.url!r})" if self.url else f"Target(argv={self.argv!r})"
+
+
+# ---- the target ---------------------------------------------------------------------------------------
+def split_target(argv: Sequence[str]) -> Tuple[List[str], Optional[List[str]]]:
+    """Split the command line at the first ``--``: (our arguments, the target's words or None)."""
+    words = list(argv)
+    if SEPARATOR not in words:
+        return words, None
+    index = words.index(SEPARATOR)
+    return words[:index], words[index + 1:]
+
+
+def parse_target(words: Sequence[str]) -> Target:
+    """The target named by the words after ``--``: one http(s) URL, or a command line to spawn."""
+    if not words:
+        raise UsageError("nothing after --: give a server URL or a command line")
+    if len(words) == 1 and words[0].startswith(("http://", "https://")):
+        return Target(url=words[0])
+    return Target(argv=list(words))
+
+
+def target_from_config(path: str, name: Optional[str]) -> Target:
+    """The server ``name`` of an ``mcpServers`` JSON file (the format desktop MCP hosts use).
+
+    Each entry has ``command`` (with optional ``args``, ``env``, ``cwd``) or ``url`` (with optional
+    ``headers``). ``name`` may be None when the file has exactly one server.
+    """
+    try:
+        with open(path, encoding="utf-8") as file:
+            document = json.load(file)
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise UsageError(f"{path} is not valid JSON: {exc}") from None
+    servers = document.get("mcpServers") if isinstance(document, dict) else None
+    if not isinstance(servers, dict) or not servers:
+        raise UsageError(f'{path} has no "mcpServers" object')
+    if name is None:
+        if len(servers) != 1:
+            raise UsageError(f"{path} has several servers; choose one with --server ({', '.join(servers)})")
+        name = next(iter(servers))
+    entry = servers.get(name)
+    if not isinstance(entry, dict):
+        raise UsageError(f"{path} has no server {name!r} (it has: {', '.join(servers)})")
+    if isinstance(entry.get("url"), str):
+        return Target(url=entry["url"], headers=_string_map(entry, "headers", path, name))
+    if isinstance(entry.get("command"), str):
+        args = entry.get("args", [])
+        if not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
+            raise UsageError(f'{path}: server {name!r}: "args" must be a list of strings')
+        cwd = entry.get("cwd")
+        return Target(argv=[entry["command"], *args], env=_string_map(entry, "env", path, name) or None,
+                      cwd=cwd if isinstance(cwd, str) else None)
+    raise UsageError(f'{path}: server {name!r} has neither "command" nor "url"')
+
+
+def _string_map(entry: Dict[str, Any], key: str, path: str, name: str) -> Dict[str, str]:
+    value = entry.get(key, {})
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise UsageError(f'{path}: server {name!r}: "{key}" must be an object of strings')
+    return dict(value)
+
+
+def parse_header(text: str) -> Tuple[str, str]:
+    """``"Name: value"`` -> ``("Name", "value")``."""
+    name, colon, value = text.partition(":")
+    if not colon or not name.strip():
+        raise UsageError(f"--header {text!r}: expected NAME:VALUE")
+    return name.strip(), value.strip()
+
+
+# ---- arguments ----------------------------------------------------------------------------------------
+def parse_assignments(pairs: Sequence[str]) -> Dict[str, str]:
+    """``["a=1", "b=x"]`` -> ``{"a": "1", "b": "x"}`` (values are still text)."""
+    assignments = {}
+    for pair in pairs:
+        key, equals, value = pair.partition("=")
+        if not equals or not key:
+            raise UsageError(f"{pair!r}: expected key=value")
+        assignments[key] = value
+    return assignments
+
+
+def tool_arguments(pairs: Sequence[str], args_json: Optional[str], input_schema: Dict[str, Any]) -> Dict[str, Any]:
+    """The arguments of a tool call: ``--args`` JSON, overlaid by ``key=value`` pairs.
+
+    Each value is parsed by the schema of its property (a string-typed field stays text, an integer field
+    becomes an int); a key the schema does not describe is parsed as JSON when it is JSON, else kept.
+
+    Raises:
+        UsageError: bad syntax, ``--args`` that is not a JSON object, or a value its schema cannot parse.
+    """
+    arguments: Dict[str, Any] = {}
+    if args_json is not None:
+        try:
+            arguments = json.loads(args_json)
+        except ValueError as exc:
+            raise UsageError(f"--args is not valid JSON: {exc}") from None
+        if not isinstance(arguments, dict):
+            raise UsageError("--args must be a JSON object")
+    properties = input_schema.get("properties")
+    properties = properties if isinstance(properties, dict) else {}
+    defs = {key: input_schema[key] for key in ("$defs", "definitions") if key in input_schema}
+    for key, text in parse_assignments(pairs).items():
+        schema = properties.get(key, True)
+        if isinstance(schema, dict) and defs:
+            schema = {**schema, **defs}  # so the property's "$ref"s resolve
+        try:
+            arguments[key] = coerce_from_string(text, schema)
+        except ValidationError as exc:
+            # The path is always "$" (the value itself): name the argument instead.
+            reasons = "; ".join(error[len("$: "):] if error.startswith("$: ") else error for error in exc.errors)
+            raise UsageError(f"{key}={text}: {reasons}") from None
+    return arguments
+
+
+# ---- stdout and stderr --------------------------------------------------------------------------------
+def emit(value: Any, stream: Optional[IO[str]] = None) -> None:
+    """Print a result as JSON: indented for a person at a terminal, one line for a pipe."""
+    stream = stream or sys.stdout
+    indent = 2 if stream.isatty() else None
+    stream.write(json.dumps(value, indent=indent, ensure_ascii=False) + "\n")
+    stream.flush()
+
+
+class StderrReporter:
+    """Shows the server's log messages and progress on stderr: a progress bar on a terminal, lines otherwise.
+
+    Its methods are called on the client session's dispatcher thread, one at a time.
+    """
+
+    BAR_WIDTH = 30
+
+    def __init__(self, stream: Optional[IO[str]] = None) -> None:
+        self.stream = stream or sys.stderr
+        self.is_terminal = self.stream.isatty()
+        self._bar_shown = False
+
+    def log(self, params: Dict[str, Any]) -> None:
+        data = params.get("data")
+        text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+        logger = f"{params['logger']}: " if params.get("logger") else ""
+        self._line(f"[{params.get('level', 'info')}] {logger}{text}")
+
+    def progress(self, done: float, total: Optional[float], message: Optional[str]) -> None:
+        amount = f"{done:g}/{total:g}" if total else f"{done:g}"
+        suffix = f" {message}" if message else ""
+        if not self.is_terminal:
+            self._line(f"progress: {amount}{suffix}")
+            return
+        filled = int(self.BAR_WIDTH * min(done / total, 1.0)) if total else 0
+        bar = "#" * filled + "-" * (self.BAR_WIDTH - filled)
+        self.stream.write(f"\r\033[K[{bar}] {amount}{suffix}")
+        self.stream.flush()
+        self._bar_shown = True
+
+    def finish(self) -> None:
+        """End the progress bar's line, if one is shown."""
+        if self._bar_shown:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._bar_shown = False
+
+    def error(self, message: str) -> None:
+        self._line(f"mcplite: {message}")
+
+    def _line(self, text: str) -> None:
+        self.finish()
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+
+# ---- the commands that talk to a server ---------------------------------------------------------------
+Command = Callable[[Client, argparse.Namespace, StderrReporter], int]
+
+
+def _info(client: Client, args: argparse.Namespace, reporter: StderrReporter) -> int:
+    emit({"protocolVersion": client.protocol_version, "serverInfo": client.server_info,
+          "capabilities": client.server_capabilities, "instructions": client.instructions})
+    return EXIT_OK
+
+
+_LISTS = {  # what `list` takes -> (the Client method, the result's key)
+    "tools": (Client.list_tools, "tools"),
+    "resources": (Client.list_resources, "resources"),
+    "templates": (Client.list_resource_templates, "resourceTemplates"),
+    "prompts": (Client.list_prompts, "prompts"),
+}
+
+
+def _list(client: Client, args: argparse.Namespace, reporter: StderrReporter) -> int:
+    method, key = _LISTS[args.kind]
+    emit({key: method(client)})
+    return EXIT_OK
+
+
+def _call(client: Client, args: argparse.Namespace, reporter: StderrReporter) -> int:
+    # The tool's input schema says how to read each key=value, so the list comes first.
+    tools = {tool["name"]: tool for tool in client.list_tools()}
+    if args.tool not in tools:
+        raise UsageError(f"the server has no tool {args.tool!r} (it has: {', '.join(tools) or 'none'})")
+    arguments = tool_arguments(args.arguments, args.args_json, tools[args.tool].get("inputSchema") or {})
+    try:
+        result = client.call_tool(args.tool, arguments, progress=reporter.progress)
+    finally:
+        reporter.finish()
+    emit(result)
+    if result.get("isError"):
+        texts = [block.get("text", "") for block in result.get("content", []) if block.get("type") == "text"]
+        summary = " ".join(" ".join(texts).split())  # one line, however many the tool wrote
+        reporter.error(f"tool {args.tool} returned an error" + (f": {summary}" if summary else ""))
+        return EXIT_TOOL_ERROR
+    return EXIT_OK
+
+
+def _read(client: Client, args: argparse.Namespace, reporter: StderrReporter) -> int:
+    emit(client.read_resource(args.uri))
+    return EXIT_OK
+
+
+def _prompt(client: Client, args: argparse.Namespace, reporter: StderrReporter) -> int:
+    emit(client.get_prompt(args.name, parse_assignments(args.arguments)))  # prompt arguments are text
+    return EXIT_OK
+
+
+def _complete(client: Client, args: argparse.Namespace, reporter: StderrReporter) -> int:
+    ref = {"type": "ref/prompt", "name": args.ref} if args.kind == "prompt" else {"type": "ref/resource", "uri": args.ref}
+    completion = client.complete(ref, args.argument, args.value, context=parse_assignments(args.context) or None)
+    emit({"completion": completion})
+    return EXIT_OK
+
+
+def _ping(client: Client, args: argparse.Namespace, reporter: StderrReporter) -> int:
+    client.ping()
+    emit({})
+    return EXIT_OK
+
+
+COMMANDS: Dict[str, Command] = {
+    "info": _info, "list": _list, "call": _call, "read": _read, "prompt": _prompt, "complete": _complete,
+    "ping": _ping,
+}
+
+
+def resolve_target(args: argparse.Namespace, target_words: Optional[List[str]]) -> Target:
+    """The target from the words after ``--`` or from ``--config``/``--server``, with ``--header``s."""
+    if args.config is not None:
+        if target_words is not None:
+            raise UsageError("give the server either after -- or with --config, not both")
+        target = target_from_config(args.config, args.server)
+    elif args.server is not None:
+        raise UsageError("--server needs --config FILE")
+    elif target_words is None:
+        raise UsageError("no server: end the command with -- URL or -- COMMAND [ARGS], or use --config")
+    else:
+        target = parse_target(target_words)
+    if args.headers:
+        if target.url is None:
+            raise UsageError("--header only applies to an http(s) server")
+        target.headers.update(parse_header(text) for text in args.headers)
+    return target
+
+
+def connect(target: Target, args: argparse.Namespace, reporter: StderrReporter) -> Client:
+    """A connected `Client` for ``target`` (the handshake is done)."""
+    options: Dict[str, Any] = {"protocol_version": args.protocol_version, "on_log": reporter.log}
+    if args.timeout is not None:
+        options["timeout"] = args.timeout
+    if target.url is not None:
+        if target.headers:
+            options["headers"] = target.headers
+        client = Client(target.url, **options)
+    else:
+        assert target.argv is not None
+        client = Client.stdio(target.argv, env=target.env, cwd=target.cwd, **options)
+    return client.connect()
+
+
+# ---- serve --------------------------------------------------------------------------------------------
+def load_server(spec: str) -> Server:
+    """The `Server` named by ``FILE_OR_MODULE[:OBJECT]``.
+
+    A path to a ``.py`` file is run as a module (its folder first on ``sys.path``, as ``python FILE``
+    would); anything else is imported as a module name. Without ``:OBJECT``, the module must hold exactly
+    one `Server`. ``OBJECT`` may be dotted (``app.server``).
+
+    Raises:
+        UsageError: the file or module cannot be loaded, or holds no (or several) servers.
+    """
+    location, object_path = _split_object(spec)
+    module = _load_module(location)
+    if object_path:
+        try:
+            found = functools.reduce(getattr, object_path.split("."), module)
+        except AttributeError:
+            raise UsageError(f"{location} has no {object_path!r}") from None
+        if not isinstance(found, Server):
+            raise UsageError(f"{location}:{object_path} is a {type(found).__name__}, not a Server")
+        return found
+    servers: Dict[int, Tuple[str, Server]] = {}  # by identity: one server may have several names
+    for name, value in vars(module).items():
+        if isinstance(value, Server):
+            servers.setdefault(id(value), (name, value))
+    if len(servers) == 1:
+        return next(iter(servers.values()))[1]
+    if not servers:
+        raise UsageError(f"{location} defines no Server object")
+    names = ", ".join(sorted(name for name, _ in servers.values()))
+    raise UsageError(f"{location} defines several Server objects ({names}); choose one with {location}:NAME")
+
+
+def _split_object(spec: str) -> Tuple[str, Optional[str]]:
+    location, colon, object_path = spec.rpartition(":")
+    # Only a dotted name after the colon is an object: "C:\\servers\\x.py" is a path, not "C:" + object.
+    if colon and location and all(part.isidentifier() for part in object_path.split(".")):
+        return location, object_path
+    return spec, None
+
+
+def _load_module(location: str) -> Any:
+    is_file = location.endswith(".py") or os.sep in location or (os.altsep or os.sep) in location
+    try:
+        if is_file:
+            return _load_file(location)
+        if os.getcwd() not in sys.path:  # `python -m` would find modules in the current folder too
+            sys.path.insert(0, os.getcwd())
+        return importlib.import_module(location)
+    except UsageError:
+        raise
+    except Exception as exc:  # the module's own failure: report it as the reason it cannot be served
+        raise UsageError(f"cannot load {location}: {type(exc).__name__}: {exc}") from None
+
+
+def _load_file(path: str) -> Any:
+    path = os.path.abspath(path)
+    if not os.path.isfile(path):
+        raise UsageError(f"no such file: {path}")
+    name = os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise UsageError(f"cannot load {path} as Python")
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, os.path.dirname(path))
+    # Registered under its name, as an imported module is: dataclasses and string annotations in it look
+    # their module up there. A name already taken (a file called json.py) is left alone.
+    sys.modules.setdefault(name, module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _serve(args: argparse.Namespace) -> int:
+    server = load_server(args.target)
+    options: Dict[str, Any] = {}
+    if args.stateless:
+        options["stateless"] = True
+    if args.json_response:
+        options["json_response"] = True
+    if options and args.http is None:
+        raise UsageError("--stateless and --json-response need --http HOST:PORT")
+    server.run(http=args.http, **options)
+    return EXIT_OK
+
+
+# ---- the parser ---------------------------------------------------------------------------------------
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser that raises `UsageError` rather than printing usage and exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+_TARGET_HELP = """\
+the server (TARGET, after --):
+  -- http://host:port/mcp          an HTTP server (Streamable HTTP, or legacy HTTP+SSE)
+  -- COMMAND [ARGS...]             a server process, spoken to over its stdin and stdout
+  --config FILE --server NAME      a server of an "mcpServers" JSON file, as desktop MCP hosts use:
+                                   {"mcpServers": {"NAME": {"command", "args", "env", "cwd"} or {"url", "headers"}}}
+
+exit status: 0 success, 1 the tool returned isError, 2 usage error, 3 protocol or connection error"""
+
+_EXAMPLES = {
+    "info": "{prog} info -- python3 server.py",
+    "list": "{prog} list tools -- http://127.0.0.1:8000/mcp",
+    "call": "{prog} call add a=2 b=3 -- python3 -m mcplite serve examples/everything_server.py\n"
+            "  {prog} call search --args '{{\"query\": \"mcp\", \"limit\": 5}}' -- http://127.0.0.1:8000/mcp",
+    "read": "{prog} read test://static-text -- python3 server.py",
+    "prompt": "{prog} prompt test_prompt_with_arguments arg1=hello arg2=world -- python3 server.py",
+    "complete": "{prog} complete prompt test_prompt_with_arguments arg1 pa -- python3 server.py\n"
+                "  {prog} complete resource 'test://template/{{id}}/data' id 1 -- python3 server.py",
+    "ping": "{prog} ping --config ~/.config/mcp.json --server weather",
+    "serve": "{prog} serve examples/everything_server.py --http 127.0.0.1:8000\n"
+             "  {prog} serve mypackage.server:app",
+}
+
+
+_OVERVIEW_EXAMPLES = """\
+  {prog} call add a=2 b=3 -- python3 -m mcplite serve examples/everything_server.py
+  {prog} --timeout 10 list tools -- http://127.0.0.1:8000/mcp
+  {prog} --header 'Authorization: Bearer TOKEN' info -- https://example.com/mcp
+  {prog} serve examples/everything_server.py --http 127.0.0.1:8000"""
+
+
+def _program_name() -> str:
+    return "python -m mcplite" if os.path.basename(sys.argv[0]) == "__main__.py" else "mcplite"
+
+
+def build_parser(prog: str = "mcplite") -> argparse.ArgumentParser:
+    """The argument parser for everything before the ``--`` (the target is split off first)."""
+    formatter = argparse.RawDescriptionHelpFormatter
+    parser = _Parser(
+        prog=prog, formatter_class=formatter,
+        description="Talk to an MCP server from the command line, or serve one.\n"
+                    "Results are JSON on stdout; the server's logs and progress go to stderr.\n"
+                    "Run COMMAND --help for the help of each command.",
+        epilog=_TARGET_HELP + "\n\nexamples:\n" + _OVERVIEW_EXAMPLES.format(prog=prog))
+    parser.add_argument("--timeout", type=float, metavar="S", help="seconds to wait for each answer (default 60)")
+    parser.add_argument("--protocol-version", choices=SUPPORTED_VERSIONS, default=LATEST_VERSION, metavar="V",
+                        help=f"the protocol revision to offer (default {LATEST_VERSION}; "
+                             f"one of {', '.join(SUPPORTED_VERSIONS)})")
+    parser.add_argument("--header", action="append", default=[], dest="headers", metavar="K:V",
+                        help="an HTTP header to send with every request (repeatable)")
+    parser.add_argument("--config", metavar="FILE", help='an "mcpServers" JSON file to take the server from')
+    parser.add_argument("--server", metavar="NAME", help="the server's name in --config")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands.required = True
+
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        return commands.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".",
+                                   prog=f"{prog} {name}", formatter_class=formatter,
+                                   epilog="examples:\n  " + _EXAMPLES[name].format(prog=prog))
+
+    command("info", "print the server's protocolVersion, serverInfo, capabilities and instructions")
+    listing = command("list", "list the server's tools, resources, resource templates or prompts (all pages)")
+    listing.add_argument("kind", choices=list(_LISTS))
+    call = command("call", "call a tool and print its CallToolResult")
+    call.add_argument("tool", metavar="TOOL")
+    call.add_argument("arguments", nargs="*", metavar="key=value",
+                      help="an argument; the value is read by the tool's input schema (text stays text)")
+    call.add_argument("--args", dest="args_json", metavar="JSON", help="arguments as one JSON object")
+    read = command("read", "read a resource and print its contents")
+    read.add_argument("uri", metavar="URI")
+    prompt = command("prompt", "get a prompt and print its messages")
+    prompt.add_argument("name", metavar="NAME")
+    prompt.add_argument("arguments", nargs="*", metavar="key=value", help="a prompt argument")
+    complete = command("complete", "ask for completions of a prompt argument or a resource template variable")
+    complete.add_argument("kind", choices=["prompt", "resource"])
+    complete.add_argument("ref", metavar="NAME_OR_URI", help="the prompt's name or the resource template")
+    complete.add_argument("argument", metavar="ARGUMENT", help="the argument (or template variable) to complete")
+    complete.add_argument("value", nargs="?", default="", metavar="VALUE", help="what has been typed so far")
+    complete.add_argument("--context", action="append", default=[], metavar="key=value",
+                          help="an argument already chosen (repeatable)")
+    command("ping", "check that the server answers")
+    serve = command("serve", "serve a Server object over stdio, or over HTTP with --http")
+    serve.add_argument("target", metavar="FILE_OR_MODULE[:OBJECT]",
+                       help="a .py file or a module name; OBJECT names the Server when there are several")
+    serve.add_argument("--http", metavar="HOST:PORT",
+                       help="serve Streamable HTTP at /mcp (and legacy HTTP+SSE at /sse) instead of stdio")
+    serve.add_argument("--stateless", action="store_true", help="HTTP without sessions: each request stands alone")
+    serve.add_argument("--json-response", action="store_true",
+                       help="answer HTTP requests with JSON bodies rather than SSE streams")
+    return parser
+
+
+# ---- entry point --------------------------------------------------------------------------------------
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the command line; returns the exit status (the console script exits with it)."""
+    words, target_words = split_target(sys.argv[1:] if argv is None else argv)
+    reporter = StderrReporter()
+    try:
+        args = build_parser(_program_name()).parse_args(words)
+        if args.command == "serve":
+            if target_words is not None:
+                raise UsageError("serve takes no server after --")
+            return _serve(args)
+        target = resolve_target(args, target_words)
+        client = connect(target, args, reporter)
+        try:
+            return COMMANDS[args.command](client, args, reporter)
+        finally:
+            client.close()
+    except UsageError as exc:
+        reporter.error(str(exc))
+        return EXIT_USAGE
+    except (MCPError, OSError) as exc:  # the server, the protocol or the connection failed
+        reporter.error(f"{type(exc).__name__}: {_one_line(exc)}")
+        return EXIT_PROTOCOL
+    except KeyboardInterrupt:
+        reporter.finish()
+        return EXIT_INTERRUPTED
+    except SystemExit as exc:  # --help
+        return exc.code if isinstance(exc.code, int) else EXIT_OK
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__

@@ -517,13 +517,27 @@ def build_parser(prog: str = "mcplite") -> argparse.ArgumentParser:
     return parser
 
 
+def parse_arguments(parser: argparse.ArgumentParser, words: List[str]) -> argparse.Namespace:
+    """Parse our words; ``key=value`` pairs may also come after options (``call t --args J k=v``).
+
+    argparse gives a ``nargs="*"`` positional only the words before the first option, so the pairs it
+    leaves over are added here; any other leftover word is an error.
+    """
+    args, extra = parser.parse_known_args(words)
+    if extra and hasattr(args, "arguments") and all("=" in word and not word.startswith("-") for word in extra):
+        args.arguments += extra
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
 # ---- entry point --------------------------------------------------------------------------------------
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command line; returns the exit status (the console script exits with it)."""
     words, target_words = split_target(sys.argv[1:] if argv is None else argv)
     reporter = StderrReporter()
     try:
-        args = build_parser(_program_name()).parse_args(words)
+        args = parse_arguments(build_parser(_program_name()), words)
         if args.command == "serve":
             if target_words is not None:
                 raise UsageError("serve takes no server after --")

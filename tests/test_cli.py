@@ -1,0 +1,481 @@
+"""The command line (`mcplite.cli`): its pieces, then every command against the fixture server.
+
+Most tests run `main([...])` in this process (stdout and stderr captured) against the fixture
+`examples/everything_server.py` spawned over stdio by `python -m mcplite serve`, so each command crosses a
+real process boundary. The HTTP tests serve the same fixture with `serve --http` and are skipped until
+`mcplite.http_server` exists.
+"""
+
+import importlib.util
+import io
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterator, List, Tuple
+
+import pytest
+
+from mcplite import Server
+from mcplite.cli import (
+    StderrReporter, UsageError, emit, load_server, main, parse_header, parse_target, split_target,
+    target_from_config, tool_arguments,
+)
+
+from support import ROOT, WAIT
+
+FIXTURE = str(ROOT / "examples" / "everything_server.py")
+SERVE_FIXTURE = [sys.executable, "-m", "mcplite", "serve", FIXTURE]
+
+
+@pytest.fixture(autouse=True)
+def importable_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Spawned servers import mcplite from this checkout, wherever pytest runs."""
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+
+
+def run(capsys: pytest.CaptureFixture, *argv: str) -> Tuple[int, str, str]:
+    """main(argv) -> (exit status, stdout, stderr)."""
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def run_json(capsys: pytest.CaptureFixture, *argv: str) -> Any:
+    status, out, err = run(capsys, *argv)
+    assert status == 0, err
+    return json.loads(out)
+
+
+# ---- the target ---------------------------------------------------------------------------------------
+def test_split_target_at_the_first_separator_only() -> None:
+    assert split_target(["call", "x", "--", "srv", "--", "y"]) == (["call", "x"], ["srv", "--", "y"])
+    assert split_target(["ping"]) == (["ping"], None)
+
+
+def test_parse_target_url_or_command() -> None:
+    assert parse_target(["http://h:1/mcp"]).url == "http://h:1/mcp"
+    assert parse_target(["https://h/mcp"]).url == "https://h/mcp"
+    assert parse_target(["python3", "s.py"]).argv == ["python3", "s.py"]
+    assert parse_target(["server"]).argv == ["server"]
+    with pytest.raises(UsageError):
+        parse_target([])
+
+
+def write_config(tmp_path: Path, servers: Any) -> str:
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": servers}))
+    return str(path)
+
+
+def test_config_command_entry(tmp_path: Path) -> None:
+    path = write_config(tmp_path, {"a": {"command": "py", "args": ["s.py", "-v"], "env": {"K": "V"}, "cwd": "/tmp"},
+                                   "b": {"url": "http://h/mcp", "headers": {"X-Key": "1"}}})
+    target = target_from_config(path, "a")
+    assert (target.argv, target.env, target.cwd, target.url) == (["py", "s.py", "-v"], {"K": "V"}, "/tmp", None)
+    target = target_from_config(path, "b")
+    assert (target.url, target.headers, target.argv) == ("http://h/mcp", {"X-Key": "1"}, None)
+
+
+def test_config_with_one_server_needs_no_name(tmp_path: Path) -> None:
+    assert target_from_config(write_config(tmp_path, {"only": {"command": "x"}}), None).argv == ["x"]
+
+
+@pytest.mark.parametrize("servers, name, message", [
+    ({"a": {"command": "x"}, "b": {"command": "y"}}, None, "choose one with --server (a, b)"),
+    ({"a": {"command": "x"}}, "zz", "no server 'zz' (it has: a)"),
+    ({"a": {"args": []}}, "a", 'neither "command" nor "url"'),
+    ({"a": {"command": "x", "args": "s.py"}}, "a", '"args" must be a list of strings'),
+    ({"a": {"url": "http://h", "headers": {"n": 1}}}, "a", '"headers" must be an object of strings'),
+    ({}, None, 'no "mcpServers" object'),
+])
+def test_config_errors(tmp_path: Path, servers: Any, name: Any, message: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        target_from_config(write_config(tmp_path, servers), name)
+    assert message in str(caught.value)
+
+
+def test_config_file_problems(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="cannot read"):
+        target_from_config(str(tmp_path / "missing.json"), None)
+    bad = tmp_path / "bad.json"
+    bad.write_text("{nope")
+    with pytest.raises(UsageError, match="not valid JSON"):
+        target_from_config(str(bad), None)
+
+
+def test_parse_header() -> None:
+    assert parse_header("Authorization: Bearer a:b") == ("Authorization", "Bearer a:b")
+    for bad in ("no-colon", ": value"):
+        with pytest.raises(UsageError):
+            parse_header(bad)
+
+
+# ---- argument coercion --------------------------------------------------------------------------------
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "count": {"type": "integer"},
+        "ratio": {"type": "number"},
+        "flag": {"type": "boolean"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "where": {"$ref": "#/$defs/place"},
+    },
+    "$defs": {"place": {"type": "object", "properties": {"city": {"type": "string"}}}},
+}
+
+
+def test_values_are_read_by_their_schema() -> None:
+    arguments = tool_arguments(["name=007", "count=7", "ratio=0.5", "flag=true", 'tags=["a","b"]',
+                                'where={"city": "Oslo"}'], None, SCHEMA)
+    assert arguments == {"name": "007", "count": 7, "ratio": 0.5, "flag": True, "tags": ["a", "b"],
+                         "where": {"city": "Oslo"}}
+
+
+def test_a_string_field_keeps_text_that_looks_like_json() -> None:
+    assert tool_arguments(["name=true", "name2=true"], None, SCHEMA) == {"name": "true", "name2": True}
+
+
+def test_keys_the_schema_does_not_describe_are_json_when_they_parse() -> None:
+    assert tool_arguments(["n=12", "s=hello", "o={\"a\": 1}", "e="], None, {}) == {
+        "n": 12, "s": "hello", "o": {"a": 1}, "e": ""}
+
+
+def test_args_json_is_overlaid_by_pairs() -> None:
+    assert tool_arguments(["count=2"], '{"count": 1, "name": "x"}', SCHEMA) == {"count": 2, "name": "x"}
+
+
+@pytest.mark.parametrize("pairs, args_json, message", [
+    (["count=many"], None, 'count=many: cannot parse "many" as integer'),
+    (["novalue"], None, "'novalue': expected key=value"),
+    (["=1"], None, "expected key=value"),
+    ([], "[1]", "--args must be a JSON object"),
+    ([], "{", "--args is not valid JSON"),
+])
+def test_argument_errors(pairs: List[str], args_json: Any, message: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        tool_arguments(pairs, args_json, SCHEMA)
+    assert message in str(caught.value)
+
+
+# ---- stdout and stderr --------------------------------------------------------------------------------
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_emit_is_indented_only_on_a_terminal() -> None:
+    pipe, terminal = io.StringIO(), Terminal()
+    emit({"a": [1]}, pipe)
+    emit({"a": [1]}, terminal)
+    assert pipe.getvalue() == '{"a": [1]}\n'
+    assert terminal.getvalue() == '{\n  "a": [\n    1\n  ]\n}\n'
+
+
+def test_reporter_writes_lines_to_a_pipe() -> None:
+    stream = io.StringIO()
+    reporter = StderrReporter(stream)
+    reporter.progress(1, 4, "one")
+    reporter.log({"level": "warning", "logger": "db", "data": {"rows": 3}})
+    reporter.progress(2, None, None)
+    reporter.finish()
+    assert stream.getvalue() == 'progress: 1/4 one\n[warning] db: {"rows": 3}\nprogress: 2\n'
+
+
+def test_reporter_draws_a_bar_on_a_terminal() -> None:
+    stream = Terminal()
+    reporter = StderrReporter(stream)
+    reporter.progress(50, 100, None)
+    assert stream.getvalue().endswith("[" + "#" * 15 + "-" * 15 + "] 50/100")
+    reporter.log({"level": "info", "data": "hello"})  # a log line starts below the bar
+    assert stream.getvalue().endswith("50/100\n[info] hello\n")
+    reporter.progress(100, 100, "done")
+    reporter.finish()
+    assert stream.getvalue().endswith("[" + "#" * 30 + "] 100/100 done\n")
+
+
+# ---- serve: finding the Server ------------------------------------------------------------------------
+def write_module(tmp_path: Path, name: str, body: str) -> str:
+    path = tmp_path / f"{name}.py"
+    path.write_text("from mcplite import Server\n" + body)
+    return str(path)
+
+
+def test_load_server_finds_the_only_server(tmp_path: Path) -> None:
+    path = write_module(tmp_path, "one_server", "app = Server('one')\nalias = app\n")
+    server = load_server(path)
+    assert isinstance(server, Server) and server.name == "one"
+
+
+def test_load_server_by_object_name(tmp_path: Path) -> None:
+    path = write_module(tmp_path, "two_servers", "a = Server('a')\nclass Box:\n    b = Server('b')\n")
+    assert load_server(f"{path}:Box.b").name == "b"
+    assert load_server(f"{path}:a").name == "a"
+
+
+def test_load_server_by_module_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_module(tmp_path, "cli_module_server", "srv = Server('by-module')\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    assert load_server("cli_module_server").name == "by-module"
+
+
+@pytest.mark.parametrize("body, suffix, message", [
+    ("a = Server('a')\nb = Server('b')\n", "", "several Server objects (a, b)"),
+    ("x = 1\n", "", "defines no Server object"),
+    ("x = 1\n", ":x", "is a int, not a Server"),
+    ("x = 1\n", ":y", "has no 'y'"),
+    ("raise RuntimeError('broken at import')\n", "", "RuntimeError: broken at import"),
+])
+def test_load_server_errors(tmp_path: Path, body: str, suffix: str, message: str) -> None:
+    path = write_module(tmp_path, f"bad_{abs(hash(body + suffix))}", body)
+    with pytest.raises(UsageError) as caught:
+        load_server(path + suffix)
+    assert message in str(caught.value)
+
+
+def test_load_server_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="no such file"):
+        load_server(str(tmp_path / "absent.py"))
+
+
+def test_serve_options_need_http(capsys: pytest.CaptureFixture) -> None:
+    status, out, err = run(capsys, "serve", FIXTURE, "--stateless")
+    assert status == 2 and "need --http" in err
+
+
+# ---- every command, over stdio ------------------------------------------------------------------------
+def test_info(capsys: pytest.CaptureFixture) -> None:
+    info = run_json(capsys, "info", "--", *SERVE_FIXTURE)
+    assert info["protocolVersion"] == "2025-11-25"
+    assert info["serverInfo"]["name"] == "mcplite-everything"
+    assert set(info["capabilities"]) >= {"tools", "resources", "prompts", "logging", "completions"}
+    assert info["instructions"].startswith("The conformance suite's fixture")
+
+
+def test_protocol_version_option(capsys: pytest.CaptureFixture) -> None:
+    info = run_json(capsys, "--protocol-version", "2025-03-26", "info", "--", *SERVE_FIXTURE)
+    assert info["protocolVersion"] == "2025-03-26"
+
+
+@pytest.mark.parametrize("kind, key, expected", [
+    ("tools", "tools", {"add", "test_simple_text", "test_reconnection", "json_schema_2020_12_tool"}),
+    ("resources", "resources", {"test://static-text", "test://static-binary", "test://watched-resource"}),
+    ("templates", "resourceTemplates", {"test://template/{id}/data"}),
+    ("prompts", "prompts", {"test_simple_prompt", "test_prompt_with_arguments", "test_prompt_with_image"}),
+])
+def test_list(capsys: pytest.CaptureFixture, kind: str, key: str, expected: set) -> None:
+    listed = run_json(capsys, "list", kind, "--", *SERVE_FIXTURE)
+    assert list(listed) == [key]
+    names = {item.get("name") if kind in ("tools", "prompts") else item.get("uri", item.get("uriTemplate"))
+             for item in listed[key]}
+    assert expected <= names
+
+
+def test_call_coerces_by_the_input_schema(capsys: pytest.CaptureFixture) -> None:
+    result = run_json(capsys, "call", "add", "a=2", "b=40", "--", *SERVE_FIXTURE)
+    assert result["structuredContent"] == {"result": 42}
+
+
+def test_call_keeps_string_fields_text_and_follows_refs(capsys: pytest.CaptureFixture) -> None:
+    # json_schema_2020_12_tool lists name as a string and address as a "$ref" into "$defs".
+    result = run_json(capsys, "call", "json_schema_2020_12_tool", "name=007", 'address={"city": "Oslo"}',
+                      "--", *SERVE_FIXTURE)
+    echoed = json.loads(result["content"][0]["text"].split("with: ", 1)[1])
+    assert echoed == {"name": "007", "address": {"city": "Oslo"}}
+
+
+def test_call_with_args_json(capsys: pytest.CaptureFixture) -> None:
+    result = run_json(capsys, "call", "add", "--args", '{"a": 1, "b": 1}', "b=5", "--", *SERVE_FIXTURE)
+    assert result["structuredContent"] == {"result": 6}
+
+
+def test_call_tool_error_exits_1(capsys: pytest.CaptureFixture) -> None:
+    status, out, err = run(capsys, "call", "test_error_handling", "--", *SERVE_FIXTURE)
+    assert status == 1
+    assert json.loads(out)["isError"] is True
+    assert err.strip() == ("mcplite: tool test_error_handling returned an error: "
+                           "This tool intentionally returns an error for testing")
+
+
+def test_call_progress_goes_to_stderr(capsys: pytest.CaptureFixture) -> None:
+    status, out, err = run(capsys, "call", "test_tool_with_progress", "--", *SERVE_FIXTURE)
+    assert status == 0 and json.loads(out)["content"][0]["text"] == "Tool with progress executed successfully"
+    assert [line for line in err.splitlines() if line.startswith("progress:")] == [
+        "progress: 0/100 Completed step 0 of 100", "progress: 50/100 Completed step 50 of 100",
+        "progress: 100/100 Completed step 100 of 100"]
+
+
+def test_call_logs_go_to_stderr(capsys: pytest.CaptureFixture) -> None:
+    status, out, err = run(capsys, "call", "test_tool_with_logging", "--", *SERVE_FIXTURE)
+    assert status == 0 and "Tool with logging executed successfully" in out
+    assert [line for line in err.splitlines() if line.startswith("[info]")] == [
+        "[info] Tool execution started", "[info] Tool processing data", "[info] Tool execution completed"]
+
+
+def test_read(capsys: pytest.CaptureFixture) -> None:
+    result = run_json(capsys, "read", "test://template/42/data", "--", *SERVE_FIXTURE)
+    assert result["contents"][0]["uri"] == "test://template/42/data"
+    assert json.loads(result["contents"][0]["text"])["id"] == "42"
+
+
+def test_prompt_arguments_stay_text(capsys: pytest.CaptureFixture) -> None:
+    result = run_json(capsys, "prompt", "test_prompt_with_arguments", "arg1=1", "arg2=x y", "--", *SERVE_FIXTURE)
+    assert result["messages"][0]["content"]["text"] == "Prompt with arguments: arg1='1', arg2='x y'"
+
+
+def test_complete_prompt_argument(capsys: pytest.CaptureFixture) -> None:
+    result = run_json(capsys, "complete", "prompt", "test_prompt_with_arguments", "arg1", "par", "--", *SERVE_FIXTURE)
+    assert result == {"completion": {"values": ["paris", "park", "party"]}}
+
+
+def test_complete_template_variable(capsys: pytest.CaptureFixture) -> None:
+    result = run_json(capsys, "complete", "resource", "test://template/{id}/data", "id", "4",
+                      "--context", "other=1", "--", *SERVE_FIXTURE)
+    assert result == {"completion": {"values": ["42"]}}
+
+
+def test_ping(capsys: pytest.CaptureFixture) -> None:
+    assert run_json(capsys, "ping", "--", *SERVE_FIXTURE) == {}
+
+
+def test_config_file_target(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
+    path = write_config(tmp_path, {"everything": {"command": sys.executable,
+                                                  "args": ["-m", "mcplite", "serve", FIXTURE],
+                                                  "env": {"UNUSED": "1"}, "cwd": str(tmp_path)},
+                                   "other": {"url": "http://127.0.0.1:9/mcp"}})
+    result = run_json(capsys, "--config", path, "--server", "everything", "call", "add", "a=1", "b=2")
+    assert result["structuredContent"] == {"result": 3}
+
+
+# ---- exit codes ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("argv, message", [
+    (["call", "no_such_tool", "--", *SERVE_FIXTURE], "the server has no tool 'no_such_tool'"),
+    (["call", "add", "a=one", "--", *SERVE_FIXTURE], 'a=one: cannot parse "one" as integer'),
+    (["ping"], "no server"),
+    (["--header", "K: V", "ping", "--", *SERVE_FIXTURE], "--header only applies to an http(s) server"),
+    (["--server", "x", "ping"], "--server needs --config"),
+    (["--config", "x.json", "ping", "--", "srv"], "not both"),
+    (["frobnicate", "--", "srv"], "invalid choice: 'frobnicate'"),
+    (["list", "things", "--", "srv"], "invalid choice: 'things'"),
+    (["--protocol-version", "1999-01-01", "ping", "--", "srv"], "invalid choice: '1999-01-01'"),
+    (["serve", FIXTURE, "--", "x"], "serve takes no server after --"),
+])
+def test_usage_errors_exit_2_with_one_line(capsys: pytest.CaptureFixture, argv: List[str], message: str) -> None:
+    status, out, err = run(capsys, *argv)
+    assert status == 2 and out == ""
+    assert len(err.splitlines()) == 1 and err.startswith("mcplite: ") and message in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["read", "test://nowhere", "--", *SERVE_FIXTURE], "RemoteError: Resource not found: test://nowhere"),
+    (["ping", "--", sys.executable, "-c", "pass"], "Connection"),  # the server exits at once
+    (["ping", "--", str(ROOT / "no-such-server")], "TransportError: cannot start"),
+    (["--timeout", "0.001", "ping", "--", *SERVE_FIXTURE], "RequestTimeout"),
+])
+def test_protocol_and_connection_errors_exit_3(capsys: pytest.CaptureFixture, argv: List[str], message: str) -> None:
+    status, out, err = run(capsys, *argv)
+    assert status == 3 and out == ""
+    assert len(err.splitlines()) == 1 and message in err
+
+
+@pytest.mark.parametrize("command", ["info", "list", "call", "read", "prompt", "complete", "ping", "serve"])
+def test_every_command_has_help_with_an_example(capsys: pytest.CaptureFixture, command: str) -> None:
+    status, out, err = run(capsys, command, "--help")
+    assert status == 0
+    examples = out.split("examples:\n", 1)[1]
+    assert f"mcplite {command} " in examples
+
+
+def test_python_dash_m_entry_point() -> None:
+    """`python -m mcplite` runs main and exits with its status."""
+    done = subprocess.run([sys.executable, "-m", "mcplite", "call", "add", "a=3", "b=4", "--", *SERVE_FIXTURE],
+                          capture_output=True, text=True, timeout=WAIT, cwd=str(ROOT))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["structuredContent"] == {"result": 7}
+    done = subprocess.run([sys.executable, "-m", "mcplite", "--help"], capture_output=True, text=True,
+                          timeout=WAIT, cwd=str(ROOT))
+    assert done.returncode == 0 and done.stdout.startswith("usage: python -m mcplite")
+
+
+# ---- over HTTP ----------------------------------------------------------------------------------------
+needs_http = pytest.mark.skipif(importlib.util.find_spec("mcplite.http_server") is None,
+                                reason="mcplite.http_server is not written yet")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_for_port(port: int, process: "subprocess.Popen[bytes]") -> None:
+    """Block until the server accepts connections (or fail after WAIT seconds)."""
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "the server exited before listening"
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.05)  # the server is still starting: nothing to be notified by but the port itself
+    pytest.fail(f"nothing listened on port {port} within {WAIT} s")
+
+
+def http_fixture(*options: str) -> Iterator[str]:
+    port = free_port()
+    process = subprocess.Popen([*SERVE_FIXTURE, "--http", f"127.0.0.1:{port}", *options],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port, process)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        try:
+            process.wait(WAIT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(WAIT)
+
+
+@pytest.fixture
+def http_server() -> Iterator[str]:
+    yield from http_fixture()
+
+
+@needs_http
+def test_http_commands(capsys: pytest.CaptureFixture, http_server: str) -> None:
+    url = f"{http_server}/mcp"
+    assert run_json(capsys, "info", "--", url)["serverInfo"]["name"] == "mcplite-everything"
+    assert "add" in {tool["name"] for tool in run_json(capsys, "list", "tools", "--", url)["tools"]}
+    assert run_json(capsys, "--header", "X-Test: 1", "call", "add", "a=1", "b=2", "--", url)[
+        "structuredContent"] == {"result": 3}
+    assert run_json(capsys, "read", "test://static-text", "--", url)["contents"][0]["text"].startswith("This is")
+    assert run_json(capsys, "ping", "--", url) == {}
+    status, out, err = run(capsys, "call", "test_tool_with_progress", "--", url)
+    assert status == 0 and err.count("progress:") == 3
+
+
+@needs_http
+def test_http_legacy_sse_endpoint(capsys: pytest.CaptureFixture, http_server: str) -> None:
+    result = run_json(capsys, "--protocol-version", "2024-11-05", "call", "add", "a=2", "b=2", "--",
+                      f"{http_server}/sse")
+    assert result["content"][0]["text"] == "4"
+
+
+@needs_http
+@pytest.mark.parametrize("option", ["--stateless", "--json-response"])
+def test_http_serve_modes(capsys: pytest.CaptureFixture, option: str) -> None:
+    for base in http_fixture(option):
+        assert run_json(capsys, "call", "add", "a=5", "b=5", "--", f"{base}/mcp")["structuredContent"] == {
+            "result": 10}
+
+
+@needs_http
+def test_http_connection_refused_exits_3(capsys: pytest.CaptureFixture) -> None:
+    status, out, err = run(capsys, "ping", "--", f"http://127.0.0.1:{free_port()}/mcp")
+    assert status == 3 and out == "" and len(err.splitlines()) == 1

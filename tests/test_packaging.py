@@ -1,0 +1,130 @@
+"""The package's promises about itself: standard library only, relative imports only (so it can be vendored
+under another name), and an `__all__` that names only what exists."""
+
+import ast
+import importlib
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import textwrap
+from pathlib import Path
+from typing import Iterator, List, Set, Tuple
+
+import pytest
+
+from support import ROOT, WAIT
+
+PACKAGE = ROOT / "mcplite"
+MODULES = sorted(PACKAGE.rglob("*.py"))
+
+
+def stdlib_module_names() -> Set[str]:
+    """Top-level names of the standard library: exact from 3.10, found in the stdlib folder on 3.9."""
+    names = getattr(sys, "stdlib_module_names", None)
+    if names is not None:
+        return set(names)
+    found = set(sys.builtin_module_names)
+    for folder in (Path(sysconfig.get_paths()["stdlib"]), Path(sysconfig.get_paths()["platstdlib"]) / "lib-dynload"):
+        for entry in folder.iterdir():
+            # site-packages lives in the same folder on some layouts; its name is no module name, so it
+            # never passes isidentifier(), and third-party code is never a direct child here.
+            if entry.suffix == ".py" or (entry.is_dir() and (entry / "__init__.py").exists()):
+                found.add(entry.stem if entry.suffix == ".py" else entry.name)
+            elif entry.suffix in (".so", ".pyd"):
+                found.add(entry.name.split(".")[0])
+    return {name for name in found if name.isidentifier()}
+
+
+def imports(path: Path) -> Iterator[Tuple[int, str, int]]:
+    """(line, module, relative level) for every import statement in a file, wherever it is."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name, 0
+        elif isinstance(node, ast.ImportFrom):
+            yield node.lineno, node.module or "", node.level
+
+
+def package_depth(path: Path) -> int:
+    """How many packages contain the module: 1 for mcplite/x.py, 2 for mcplite/sub/x.py."""
+    return len(path.relative_to(PACKAGE).parts)
+
+
+def test_the_fallback_list_of_standard_modules_knows_the_usual_ones():
+    names = stdlib_module_names()
+    assert {"json", "threading", "subprocess", "typing", "http", "urllib", "sys", "_thread"} <= names
+    assert not {"pytest", "mcplite", "site-packages"} & names
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_modules_import_only_the_standard_library_and_themselves_relatively(path):
+    stdlib = stdlib_module_names()
+    problems: List[str] = []
+    for line, module, level in imports(path):
+        top = module.split(".")[0]
+        if level == 0 and top == "mcplite":
+            problems.append(f"line {line}: absolute import of {module} (use a relative import)")
+        elif level == 0 and top not in stdlib:
+            problems.append(f"line {line}: {module} is not in the standard library")
+        elif level > package_depth(path):
+            problems.append(f"line {line}: relative import reaches outside the package")
+    assert problems == []
+
+
+def test_no_module_reaches_mcplite_by_name_at_run_time():
+    """importlib.import_module("mcplite.x") and __import__ would survive the ast check above."""
+    offenders = [str(path.relative_to(PACKAGE)) for path in MODULES
+                 if any(text in path.read_text(encoding="utf-8")
+                        for text in ('import_module("mcplite', "import_module('mcplite", '__import__("mcplite'))]
+    assert offenders == []
+
+
+def test_the_package_works_vendored_under_another_name(tmp_path):
+    vendor = tmp_path / "vendorpkg" / "_vendor"
+    shutil.copytree(PACKAGE, vendor / "mcplite", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "vendorpkg" / "__init__.py").write_text("")
+    (vendor / "__init__.py").write_text("")
+    script = tmp_path / "use_vendored.py"
+    script.write_text(textwrap.dedent("""
+        import sys
+
+        from vendorpkg._vendor.mcplite import Client, Server
+        from vendorpkg._vendor.mcplite import content
+
+        server = Server("vendored")
+
+        @server.tool
+        def add(a: int, b: int) -> int:
+            return a + b
+
+        with Client(server, timeout=10) as client:
+            result = client.call_tool("add", {"a": 2, "b": 3})
+        assert result["structuredContent"] == {"result": 5}, result
+        assert content.text("x") == {"type": "text", "text": "x"}
+        leaked = sorted(name for name in sys.modules if name == "mcplite" or name.startswith("mcplite."))
+        assert not leaked, leaked
+        print("vendored ok")
+    """))
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    env["PYTHONPATH"] = str(tmp_path)
+    # -s: no user site-packages; cwd is tmp_path, so the checkout's own mcplite is not importable.
+    completed = subprocess.run([sys.executable, "-s", str(script)], cwd=str(tmp_path), env=env,
+                               capture_output=True, text=True, timeout=WAIT * 3)
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip() == "vendored ok"
+
+
+@pytest.mark.parametrize("path", [path for path in MODULES if path.name != "__main__.py"],  # it runs the CLI
+                         ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_every_name_in_all_exists(path):
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+    module = importlib.import_module(name)
+    exported = getattr(module, "__all__", None)
+    if exported is None:
+        pytest.skip(f"{name} has no __all__")
+    assert len(exported) == len(set(exported)), "duplicates in __all__"
+    assert [item for item in exported if not hasattr(module, item)] == []
+

@@ -1,0 +1,241 @@
+"""stdio against real subprocesses: `Client.stdio` and the server side in tests/fixtures/stdio_server.py.
+
+Each test starts a real Python process (sys.executable) and checks what a user would see: answers, the
+server's stderr, how fast a dead server is noticed, and that no process outlives its client.
+"""
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+
+from mcplite import Client, ConnectionClosed, RequestCancelled, TransportError
+from mcplite.stdio import StdioClientTransport
+
+from support import WAIT
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURE = str(FIXTURES / "stdio_server.py")
+SERVER = [sys.executable, FIXTURE]
+SHUTDOWN = 0.5  # each shutdown step's timeout in the tests that measure shutdown
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="the fixtures use POSIX signals and echo")
+
+
+def pid_is_gone(pid: int) -> bool:
+    """True once no process has this pid (our children are reaped by the transport's wait)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+class Lines:
+    """A stderr callback that queues each line, read with a timeout."""
+
+    def __init__(self) -> None:
+        self.lines: "queue.Queue[str]" = queue.Queue()
+
+    def __call__(self, line: str) -> None:
+        self.lines.put(line)
+
+    def until(self, wanted: str) -> List[str]:
+        seen = []
+        while True:
+            line = self.lines.get(timeout=WAIT)
+            seen.append(line)
+            if line == wanted:
+                return seen
+
+
+def text_of(result: Dict[str, Any]) -> str:
+    return result["content"][0]["text"]
+
+
+def test_a_call_over_stdio_and_the_server_exits_cleanly_on_stdin_eof():
+    transport = StdioClientTransport(SERVER, shutdown_timeout=WAIT)
+    with Client(transport, timeout=WAIT) as client:
+        assert client.server_info == {"name": "stdio-fixture", "version": "1.0"}
+        assert client.call_tool("echo", {"n": 7})["structuredContent"] == {"result": 7}
+        pid = client.call_tool("pid")["structuredContent"]["result"]
+        assert pid == transport.process.pid
+        start = time.monotonic()
+    # Closing stdin was enough: the server exited by itself, with status 0, long before any SIGTERM.
+    assert transport.process.returncode == 0
+    assert time.monotonic() - start < WAIT / 2
+    assert pid_is_gone(pid)
+
+
+def test_env_is_laid_over_ours_and_cwd_is_used(tmp_path):
+    with Client.stdio(SERVER, env={"MCPLITE_TEST_VALUE": "from the test"}, cwd=str(tmp_path),
+                      timeout=WAIT) as client:
+        assert text_of(client.call_tool("environment", {"name": "MCPLITE_TEST_VALUE"})) == "from the test"
+        assert text_of(client.call_tool("environment", {"name": "PATH"})) == os.environ["PATH"]
+        assert os.path.realpath(text_of(client.call_tool("cwd"))) == os.path.realpath(str(tmp_path))
+
+
+def test_the_server_environment_is_ours_when_no_env_is_given(monkeypatch):
+    monkeypatch.setenv("MCPLITE_INHERITED", "inherited")
+    with Client.stdio(SERVER, timeout=WAIT) as client:
+        assert text_of(client.call_tool("environment", {"name": "MCPLITE_INHERITED"})) == "inherited"
+
+
+def test_stderr_lines_reach_the_callback():
+    stderr = Lines()
+    with Client.stdio(SERVER, stderr=stderr, timeout=WAIT) as client:
+        assert text_of(client.call_tool("to_stderr", {"lines": 3})) == "written"
+        assert stderr.until("stderr line 2")[-3:] == ["stderr line 0", "stderr line 1", "stderr line 2"]
+
+
+def test_stderr_can_go_to_a_file(tmp_path):
+    path = tmp_path / "server.log"
+    with open(path, "w") as log_file:
+        with Client.stdio(SERVER, stderr=log_file, timeout=WAIT) as client:
+            client.call_tool("to_stderr", {"lines": 2})
+    assert "stderr line 0\nstderr line 1\n" in path.read_text()
+
+
+def test_stdout_writes_in_a_tool_go_to_stderr_and_leave_the_stream_intact():
+    stderr = Lines()
+    with Client.stdio(SERVER, stderr=stderr, timeout=WAIT) as client:
+        assert text_of(client.call_tool("noisy")) == "quiet on stdout"
+        assert set(stderr.until("child process noise")) >= {
+            "print noise", "sys.stdout noise", "fd 1 noise", "child process noise"}
+        assert client.call_tool("echo", {"n": 1})["structuredContent"] == {"result": 1}
+
+
+def test_the_server_writes_nothing_but_protocol_messages_to_stdout():
+    """Drive the fixture by hand and read its raw stdout: every line must be a JSON-RPC message."""
+    process = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        messages = [
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "noisy", "arguments": {}}},
+        ]
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+        process.stdin.flush()
+        lines = [process.stdout.readline(), process.stdout.readline()]  # the two answers, in this order
+        rest, errors = process.communicate(timeout=WAIT)  # closes stdin: the server must now exit by itself
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(WAIT)
+    answers = [json.loads(line) for line in lines]
+    assert [a["id"] for a in answers] == [1, 2]
+    assert answers[1]["result"]["content"] == [{"type": "text", "text": "quiet on stdout"}]
+    assert rest == b""
+    assert b"print noise" in errors and b"child process noise" in errors
+    assert process.returncode == 0
+
+
+def test_a_server_killed_mid_call_fails_the_call_promptly():
+    stderr = Lines()
+    client = Client.stdio(SERVER, stderr=stderr, timeout=WAIT).connect()
+    try:
+        pid = client.call_tool("pid")["structuredContent"]["result"]
+        pending = client.start_tool_call("block")
+        stderr.until("blocking")
+        os.kill(pid, signal.SIGKILL)
+        start = time.monotonic()
+        with pytest.raises(ConnectionClosed, match="code -9"):
+            pending.result(WAIT)
+        assert time.monotonic() - start < 2.0
+        with pytest.raises(ConnectionClosed):
+            client.ping()
+    finally:
+        client.close()
+    assert pid_is_gone(pid)
+
+
+def test_cancelling_a_call_reaches_the_server_process():
+    stderr = Lines()
+    with Client.stdio(SERVER, stderr=stderr, timeout=WAIT) as client:
+        pending = client.start_tool_call("block")
+        stderr.until("blocking")
+        pending.cancel()
+        with pytest.raises(RequestCancelled):
+            pending.result(WAIT)
+        # The handler saw its cancel event and returned, freeing its worker; the server still answers.
+        assert client.call_tool("echo", {"n": 3})["structuredContent"] == {"result": 3}
+
+
+def test_closing_with_a_call_in_flight_leaves_no_process_behind():
+    stderr = Lines()
+    client = Client.stdio(SERVER, stderr=stderr, timeout=WAIT, shutdown_timeout=SHUTDOWN).connect()
+    pid = client.call_tool("pid")["structuredContent"]["result"]
+    pending = client.start_tool_call("block")
+    stderr.until("blocking")
+    start = time.monotonic()
+    client.close()
+    assert time.monotonic() - start < 3 * SHUTDOWN + 1.0
+    with pytest.raises(ConnectionClosed):
+        pending.result(WAIT)
+    assert pid_is_gone(pid)
+
+
+@pytest.mark.parametrize("flags, signal_number, steps", [
+    (["--stubborn"], signal.SIGTERM, 1),  # ignores EOF: SIGTERM after one timeout
+    (["--stubborn", "--ignore-sigterm"], signal.SIGKILL, 2),  # ignores SIGTERM too: SIGKILL after two
+])
+def test_a_server_that_ignores_stdin_eof_is_terminated_then_killed(flags, signal_number, steps):
+    transport = StdioClientTransport(SERVER + flags, shutdown_timeout=SHUTDOWN)
+    with Client(transport, timeout=WAIT) as client:
+        assert client.call_tool("echo", {"n": 2})["structuredContent"] == {"result": 2}
+        start = time.monotonic()
+    elapsed = time.monotonic() - start
+    assert transport.process.returncode == -signal_number
+    assert steps * SHUTDOWN <= elapsed < (steps + 2) * SHUTDOWN + 1.0
+    assert pid_is_gone(transport.process.pid)
+
+
+def test_a_hundred_concurrent_calls_from_eight_threads_over_one_connection():
+    failures: List[Any] = []
+    errors: List[BaseException] = []
+    with Client.stdio(SERVER, timeout=WAIT) as client:
+        def worker(numbers: List[int]) -> None:
+            try:
+                for n in numbers:
+                    if client.call_tool("echo", {"n": n})["structuredContent"] != {"result": n}:
+                        failures.append(n)
+            except BaseException as exc:  # reported below: a thread's exception would be lost
+                errors.append(exc)
+
+        threads = [threading.Thread(target=worker, args=(list(range(k, 100, 8)),)) for k in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(WAIT * 3)
+        assert not any(thread.is_alive() for thread in threads)
+    assert errors == [] and failures == []
+
+
+def test_a_command_that_does_not_exist_is_a_transport_error(tmp_path):
+    missing = str(tmp_path / "no-such-server")
+    with pytest.raises(TransportError, match="no-such-server"):
+        with Client.stdio([missing], timeout=WAIT):
+            pass  # pragma: no cover - never reached
+
+
+def test_an_empty_command_is_refused():
+    with pytest.raises(ValueError):
+        Client.stdio([])
+
+
+def test_a_server_that_exits_at_once_is_a_closed_connection():
+    client = Client.stdio([sys.executable, str(FIXTURES / "exits_at_once.py")], timeout=WAIT)
+    start = time.monotonic()
+    with pytest.raises(ConnectionClosed, match="code 3"):
+        client.connect()
+    assert time.monotonic() - start < WAIT / 2

@@ -8,7 +8,8 @@ signature into the input schema, its docstring into the description and its retu
 Serve it over stdio:           python3 -m mcplite serve examples/everything_server.py
 or over Streamable HTTP:       python3 -m mcplite serve examples/everything_server.py --http 127.0.0.1:8000
                                (at /mcp; the legacy HTTP+SSE transport at /sse)
-Try it from the command line:  python3 -m mcplite call add a=2 b=3 -- python3 -m mcplite serve examples/everything_server.py
+Try it from the command line:  python3 -m mcplite call add a=2 b=3 -- \
+                                   python3 -m mcplite serve examples/everything_server.py
 """
 
 import base64
@@ -181,13 +182,14 @@ def test_elicitation_sep1330_enums(ctx: Context) -> str:
                              "oneOf": choices("value", ["First Option", "Second Option", "Third Option"])},
             # the deprecated way to title an enum, still accepted
             "legacyEnum": {"type": "string", "description": "Select one option (legacy)",
-                           "enum": ["opt1", "opt2", "opt3"], "enumNames": ["Option One", "Option Two", "Option Three"]},
+                           "enum": ["opt1", "opt2", "opt3"],
+                           "enumNames": ["Option One", "Option Two", "Option Three"]},
             # several choices, untitled: an array of an enum
-            "untitledMulti": {"type": "array", "description": "Select multiple options", "minItems": 1,
-                              "maxItems": 3, "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+            "untitledMulti": {"type": "array", "description": "Select multiple options", "minItems": 1, "maxItems": 3,
+                              "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
             # several choices with titles: an array of anyOf const/title pairs
-            "titledMulti": {"type": "array", "description": "Select multiple options with titles", "minItems": 1,
-                            "maxItems": 3,
+            "titledMulti": {"type": "array", "description": "Select multiple options with titles",
+                            "minItems": 1, "maxItems": 3,
                             "items": {"anyOf": choices("value", ["First Choice", "Second Choice", "Third Choice"])}},
         },
         "required": [],

@@ -16,6 +16,7 @@ import importlib.util
 import json
 import os
 import sys
+from dataclasses import dataclass, field
 from typing import IO, Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple
 
 from .client import Client
@@ -24,8 +25,8 @@ from .schema import ValidationError, coerce_from_string
 from .server import Server
 from .versions import LATEST_VERSION, SUPPORTED_VERSIONS
 
-__all__ = ["main", "UsageError", "Target", "split_target", "parse_target", "target_from_config",
-           "tool_arguments", "load_server"]
+__all__ = ["main", "build_parser", "UsageError", "Target", "split_target", "parse_target", "target_from_config",
+           "parse_header", "parse_assignments", "tool_arguments", "emit", "StderrReporter", "load_server"]
 
 EXIT_OK = 0
 EXIT_TOOL_ERROR = 1
@@ -40,20 +41,15 @@ class UsageError(Exception):
     """The command line is wrong (exit code 2); the message says how."""
 
 
+@dataclass
 class Target:
     """The server to talk to: a URL (with HTTP headers) or a command line (with environment and cwd)."""
 
-    def __init__(self, *, url: Optional[str] = None, argv: Optional[List[str]] = None,
-                 headers: Optional[Dict[str, str]] = None, env: Optional[Dict[str, str]] = None,
-                 cwd: Optional[str] = None) -> None:
-        self.url = url
-        self.argv = argv
-        self.headers = headers or {}
-        self.env = env
-        self.cwd = cwd
-
-    def __repr__(self) -> str:
-        return f"Target(url={self.url!r})" if self.url else f"Target(argv={self.argv!r})"
+    url: Optional[str] = None
+    argv: Optional[List[str]] = None
+    headers: Dict[str, str] = field(default_factory=dict)
+    env: Optional[Dict[str, str]] = None
+    cwd: Optional[str] = None
 
 
 # ---- the target ---------------------------------------------------------------------------------------
@@ -280,7 +276,10 @@ def _prompt(client: Client, args: argparse.Namespace, reporter: StderrReporter) 
 
 
 def _complete(client: Client, args: argparse.Namespace, reporter: StderrReporter) -> int:
-    ref = {"type": "ref/prompt", "name": args.ref} if args.kind == "prompt" else {"type": "ref/resource", "uri": args.ref}
+    if args.kind == "prompt":
+        ref = {"type": "ref/prompt", "name": args.ref}
+    else:
+        ref = {"type": "ref/resource", "uri": args.ref}
     completion = client.complete(ref, args.argument, args.value, context=parse_assignments(args.context) or None)
     emit({"completion": completion})
     return EXIT_OK

@@ -324,7 +324,10 @@ def connect(target: Target, args: argparse.Namespace, reporter: StderrReporter) 
     if target.url is not None:
         if target.headers:
             options["headers"] = target.headers
-        client = Client(target.url, **options)
+        try:
+            client = Client(target.url, **options)
+        except ValueError as exc:  # a URL the HTTP transport cannot use
+            raise UsageError(f"{target.url}: {exc}") from None
     else:
         assert target.argv is not None
         client = Client.stdio(target.argv, env=target.env, cwd=target.cwd, **options)

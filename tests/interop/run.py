@@ -1,0 +1,256 @@
+"""Interoperability with the official MCP SDKs: their clients against our server, our client against theirs.
+
+    python3 tests/interop/run.py          (from anywhere; CI runs it from the repository root)
+
+Installs the official Python SDK (PyPI ``mcp``, in a venv) and TypeScript SDK (npm
+``@modelcontextprotocol/sdk``) under ``.peers/`` (git-ignored) unless the pinned versions are already
+there, then runs every pair below over every transport in `TRANSPORTS`:
+
+    python-sdk client      -> mcplite server (examples/interop_server.py)
+    typescript-sdk client  -> mcplite server
+    mcplite client         -> python-sdk server (py_server.py)
+    mcplite client         -> typescript-sdk server (ts_server.mjs)
+
+Every server implements the same contract and every client makes the same checks (contract.json; the
+checks are in checks.py and ts_client.mjs): tools with structured output, progress, logging, sampling
+and elicitation callbacks, resources and templates, prompts. One line per check, then
+``interop: N passed, M failed``; the exit status is 1 if anything failed.
+
+Environment:
+    INTEROP_PY_SDK_VERSION  the ``mcp`` version to install (default: PY_SDK_VERSION below).
+    INTEROP_TS_SDK_VERSION  the ``@modelcontextprotocol/sdk`` version (default: TS_SDK_VERSION below).
+    INTEROP_PYTHON          the Python (>= 3.10) for the Python SDK's venv (default: this one if new enough,
+                            else the newest python3.1x on PATH).
+    INTEROP_PEERS_DIR       where to install the peers (default: .peers in the repository).
+    INTEROP_TIMEOUT         seconds one client run may take (default 120).
+"""
+
+import glob
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Dict, List, NamedTuple, Optional, Tuple
+
+#: The peer versions this suite was last run and passed with.
+PY_SDK_VERSION = "2.3.0"
+TS_SDK_VERSION = "1.32.2"
+
+#: The transports every pair runs over.
+TRANSPORTS = ("stdio",)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+PEERS = os.environ.get("INTEROP_PEERS_DIR") or os.path.join(ROOT, ".peers")
+PY_PEER = os.path.join(PEERS, "py")
+TS_PEER = os.path.join(PEERS, "ts")
+PY_PEER_PYTHON = os.path.join(PY_PEER, "bin", "python")
+CLIENT_TIMEOUT = float(os.environ.get("INTEROP_TIMEOUT", "120"))
+INSTALL_TIMEOUT = 600.0
+CHECKS: List[str] = json.load(open(os.path.join(HERE, "contract.json"), encoding="utf-8"))["checks"]
+
+
+class Tally:
+    """Counts and prints check outcomes, one line each."""
+
+    def __init__(self) -> None:
+        self.passed = 0
+        self.failed = 0
+
+    def record(self, ok: bool, name: str, detail: str = "") -> None:
+        if ok:
+            self.passed += 1
+        else:
+            self.failed += 1
+        print(f"{'PASS' if ok else 'FAIL'} {name}{': ' + detail if detail else ''}", flush=True)
+
+
+# ---- installing the peers -------------------------------------------------------------------------------
+def run_logged(argv: List[str], log_path: str, timeout: float) -> Optional[str]:
+    """Run an install step with its output in ``log_path``; None on success, else why it failed."""
+    with open(log_path, "ab") as log:
+        log.write(f"$ {' '.join(argv)}\n".encode())
+        log.flush()
+        try:
+            code = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                  timeout=timeout).returncode
+        except subprocess.TimeoutExpired:
+            return f"{argv[0]} {argv[1]} took longer than {timeout:.0f} s (see {log_path})"
+        except OSError as exc:
+            return f"cannot run {argv[0]}: {exc}"
+    return None if code == 0 else f"{' '.join(argv[:3])}... exited with {code} (see {log_path})"
+
+
+def peer_python() -> Optional[str]:
+    """A Python >= 3.10 for the Python SDK (which needs it): this one when new enough, else the first
+    that runs of python3.11 (the one the pins were tested with), 3.12, 3.13, 3.10, python3."""
+    chosen = os.environ.get("INTEROP_PYTHON")
+    if chosen:
+        return chosen
+    if sys.version_info >= (3, 10):
+        return sys.executable
+    for name in ("python3.11", "python3.12", "python3.13", "python3.10", "python3"):
+        found = shutil.which(name)
+        if found is None:
+            continue
+        # A version manager's shim may be on PATH for a version it does not activate: ask the Python itself.
+        try:
+            probe = subprocess.run([found, "-c", "import sys; sys.exit(sys.version_info < (3, 10))"],
+                                   stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if probe.returncode == 0:
+            return found
+    return None
+
+
+def installed_py_sdk() -> Optional[str]:
+    """The version of ``mcp`` in the peer venv, read from its dist-info (no process needed)."""
+    found = glob.glob(os.path.join(PY_PEER, "lib", "python3*", "site-packages", "mcp-*.dist-info"))
+    return found[0].rsplit("mcp-", 1)[1][:-len(".dist-info")] if found and os.path.exists(PY_PEER_PYTHON) else None
+
+
+def install_py_sdk(version: str) -> Tuple[Optional[str], str]:
+    """Make the venv hold ``mcp==version``. Returns (error or None, what was done)."""
+    if installed_py_sdk() == version:
+        return None, "already installed"
+    log_path = os.path.join(PEERS, "py-install.log")
+    if not os.path.exists(PY_PEER_PYTHON):
+        python = peer_python()
+        if python is None:
+            return "no Python >= 3.10 found for the Python SDK (set INTEROP_PYTHON)", ""
+        error = run_logged([python, "-m", "venv", "--clear", PY_PEER], log_path, INSTALL_TIMEOUT)
+        if error:
+            return error, ""
+    error = run_logged([PY_PEER_PYTHON, "-m", "pip", "install", "--disable-pip-version-check", "-q",
+                        f"mcp=={version}"], log_path, INSTALL_TIMEOUT)
+    return error, "installed"
+
+
+def installed_ts_sdk() -> Optional[str]:
+    try:
+        with open(os.path.join(TS_PEER, "node_modules", "@modelcontextprotocol", "sdk", "package.json")) as f:
+            return json.load(f).get("version")
+    except (OSError, ValueError):
+        return None
+
+
+def install_ts_sdk(version: str) -> Tuple[Optional[str], str]:
+    """Make .peers/ts hold ``@modelcontextprotocol/sdk@version``. Returns (error or None, what was done)."""
+    if installed_ts_sdk() == version:
+        return None, "already installed"
+    npm = shutil.which("npm")
+    if npm is None:
+        return "npm is not on PATH", ""
+    error = run_logged([npm, "install", "--prefix", TS_PEER, "--no-audit", "--no-fund", "--save-exact",
+                        f"@modelcontextprotocol/sdk@{version}"], os.path.join(PEERS, "ts-install.log"),
+                       INSTALL_TIMEOUT)
+    return error, "installed"
+
+
+# ---- running one client against one server ----------------------------------------------------------
+class Side(NamedTuple):
+    """One implementation: the argv that starts its client (before the transport arguments) and its server."""
+
+    name: str
+    client: List[str]
+    server: List[str]
+
+
+def sides() -> Dict[str, Side]:
+    node = shutil.which("node") or "node"
+    return {
+        "mcplite": Side("mcplite", [sys.executable, os.path.join(HERE, "mcplite_client.py")],
+                        [sys.executable, "-m", "examples.interop_server"]),
+        "python-sdk": Side("python-sdk", [PY_PEER_PYTHON, os.path.join(HERE, "py_client.py")],
+                           [PY_PEER_PYTHON, os.path.join(HERE, "py_server.py")]),
+        "typescript-sdk": Side("typescript-sdk", [node, os.path.join(HERE, "ts_client.mjs")],
+                               [node, os.path.join(HERE, "ts_server.mjs")]),
+    }
+
+
+def child_env() -> Dict[str, str]:
+    """mcplite importable from the repository; the TypeScript scripts told where the SDK is."""
+    env = dict(os.environ, INTEROP_TS_PEER=TS_PEER, PYTHONUNBUFFERED="1")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, env.get("PYTHONPATH")) if p)
+    return env
+
+
+def run_client(argv: List[str]) -> Tuple[Optional[int], str, str]:
+    """Run a client to the end or the timeout; returns (exit code or None on timeout, stdout, stderr).
+
+    The client runs in a process group of its own, which a timeout kills: that takes the server with it
+    unless the client put the server in a group of its own, in which case the server sees its stdin
+    close. Output goes to files, not pipes, so a server that outlives its client cannot keep us waiting
+    for the end of a pipe it inherited.
+    """
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        process = subprocess.Popen(argv, cwd=ROOT, env=child_env(), stdin=subprocess.DEVNULL, stdout=out,
+                                   stderr=err, start_new_session=True)
+        try:
+            code: Optional[int] = process.wait(timeout=CLIENT_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+            code = None
+        out.seek(0)
+        err.seek(0)
+        return code, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace")
+
+
+def run_pair(tally: Tally, transport: str, client: Side, server: Side) -> None:
+    """Run ``client`` against ``server`` and record one outcome per contract check."""
+    label = f"[{transport}] {client.name} client -> {server.name} server"
+    started = time.monotonic()
+    code, out, err = run_client([*client.client, transport, "--", *server.server])
+    outcomes: Dict[str, Tuple[bool, str]] = {}
+    for line in out.splitlines():
+        verdict, _, rest = line.partition(" ")
+        name, _, detail = rest.partition(": ")
+        if verdict in ("PASS", "FAIL") and name in CHECKS:
+            outcomes[name] = (verdict == "PASS", detail)
+    ended = "timed out" if code is None else f"exited with {code}"
+    for name in CHECKS:
+        ok, detail = outcomes.get(name, (False, f"no result (the client {ended})"))
+        tally.record(ok, f"{label}: {name}", detail)
+    all_passed = len(outcomes) == len(CHECKS) and all(ok for ok, _ in outcomes.values())
+    if all_passed and code != 0:
+        tally.record(False, f"{label}: client exit status", f"every check passed but the client {ended}")
+    if (not all_passed or code != 0) and err.strip():
+        # For whoever reads the log: the client's stderr, which also holds the server's.
+        print("\n".join(f"    | {line}" for line in err.strip().splitlines()[-40:]), flush=True)
+    print(f"     {label}: {time.monotonic() - started:.1f} s", flush=True)
+
+
+def main() -> int:
+    started = time.monotonic()
+    tally = Tally()
+    os.makedirs(PEERS, exist_ok=True)
+    py_version = os.environ.get("INTEROP_PY_SDK_VERSION") or PY_SDK_VERSION
+    ts_version = os.environ.get("INTEROP_TS_SDK_VERSION") or TS_SDK_VERSION
+    installs = (("python-sdk", f"mcp=={py_version}", install_py_sdk, py_version),
+                ("typescript-sdk", f"@modelcontextprotocol/sdk@{ts_version}", install_ts_sdk, ts_version))
+    peers = []
+    for name, package, install, version in installs:
+        error, done = install(version)
+        tally.record(error is None, f"install {name} {package}", error or done)
+        if error is None:
+            peers.append(name)
+
+    every = sides()
+    ours = every["mcplite"]
+    for transport in TRANSPORTS:
+        for name in peers:
+            run_pair(tally, transport, every[name], ours)
+            run_pair(tally, transport, ours, every[name])
+    print(f"interop: took {time.monotonic() - started:.1f} s", flush=True)
+    print(f"interop: {tally.passed} passed, {tally.failed} failed", flush=True)
+    return 1 if tally.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

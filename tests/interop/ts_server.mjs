@@ -1,0 +1,103 @@
+// The interop contract (see examples/interop_server.py) served by the official TypeScript SDK
+// (npm @modelcontextprotocol/sdk, 1.x), loaded from $INTEROP_TS_PEER (default .peers/ts).
+//
+//     node tests/interop/ts_server.mjs          (stdio)
+
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const peer = process.env.INTEROP_TS_PEER ?? resolve(here, '../../.peers/ts');
+const require = createRequire(join(peer, 'package.json'));
+const { McpServer, ResourceTemplate } = require('@modelcontextprotocol/sdk/server/mcp.js');
+const { StdioServerTransport } = require('@modelcontextprotocol/sdk/server/stdio.js');
+const { z } = require('zod');
+
+function text(value) {
+    return { content: [{ type: 'text', text: value }] };
+}
+
+function structured(value) {
+    return { content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value };
+}
+
+const server = new McpServer({ name: 'interop-typescript-sdk', version: '1.0.0' },
+    { capabilities: { logging: {} } });
+
+server.registerTool('add', {
+    description: 'Add two integers.',
+    inputSchema: { a: z.number().int(), b: z.number().int() },
+    outputSchema: { result: z.number().int() },
+}, ({ a, b }) => structured({ result: a + b }));
+
+server.registerTool('echo', {
+    description: 'Echo the text back with its length.',
+    inputSchema: { text: z.string() },
+    outputSchema: { text: z.string(), length: z.number().int() },
+}, ({ text: value }) => structured({ text: value, length: value.length }));
+
+server.registerTool('countdown', {
+    description: 'Report progress and log once per step.',
+    inputSchema: { steps: z.number().int() },
+}, async ({ steps }, extra) => {
+    const progressToken = extra._meta?.progressToken;
+    for (let step = 1; step <= steps; step++) {
+        if (progressToken !== undefined) {
+            await extra.sendNotification({
+                method: 'notifications/progress',
+                params: { progressToken, progress: step, total: steps, message: `step ${step}` },
+            });
+        }
+        await extra.sendNotification({
+            method: 'notifications/message',
+            params: { level: 'info', logger: 'countdown', data: `step ${step} of ${steps}` },
+        });
+    }
+    return text(`counted ${steps}`);
+});
+
+server.registerTool('ask_model', {
+    description: "Ask the client's model (sampling) and return what it said.",
+    inputSchema: { prompt: z.string() },
+}, async ({ prompt }, extra) => {
+    const reply = await server.server.createMessage({
+        messages: [{ role: 'user', content: { type: 'text', text: prompt } }],
+        maxTokens: 50,
+        systemPrompt: 'Answer briefly.',
+    }, { relatedRequestId: extra.requestId });
+    return text(`${reply.model}: ${reply.content.text}`);
+});
+
+server.registerTool('ask_user', {
+    description: "Ask the client's user who they are (form elicitation) and return the answer.",
+    inputSchema: {},
+}, async (_args, extra) => {
+    const answer = await server.server.elicitInput({
+        message: 'Who are you?',
+        requestedSchema: {
+            type: 'object',
+            properties: { name: { type: 'string' }, age: { type: 'integer' } },
+            required: ['name', 'age'],
+        },
+    }, { relatedRequestId: extra.requestId });
+    if (answer.action !== 'accept') return text(answer.action);
+    return text(`accept: ${answer.content.name}, ${answer.content.age}`);
+});
+
+server.registerResource('static_resource', 'interop://static',
+    { description: 'A fixed text resource.', mimeType: 'text/plain' },
+    uri => ({ contents: [{ uri: uri.href, mimeType: 'text/plain', text: 'static text' }] }));
+
+server.registerResource('greeting', new ResourceTemplate('interop://greeting/{name}', { list: undefined }),
+    { description: 'A greeting for anyone (a resource template).', mimeType: 'text/plain' },
+    (uri, { name }) => ({ contents: [{ uri: uri.href, mimeType: 'text/plain', text: `Hello, ${name}!` }] }));
+
+server.registerPrompt('greet', {
+    description: 'A prompt asking to greet someone.',
+    argsSchema: { name: z.string() },
+}, ({ name }) => ({
+    messages: [{ role: 'user', content: { type: 'text', text: `Please greet ${name} warmly.` } }],
+}));
+
+await server.connect(new StdioServerTransport());

@@ -6,13 +6,14 @@ waits, then terminates and finally kills, so no server process is ever left behi
 stderr, so a stray ``print`` (or a child process) in a handler cannot corrupt the protocol stream.
 """
 
+import io
 import logging
 import os
 import shutil
 import subprocess
 import sys
 import threading
-from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Union
+from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Union, cast
 
 from .errors import ConnectionClosed, TransportError
 from .jsonrpc import RequestId, encode
@@ -143,10 +144,11 @@ class StdioClientTransport(Transport):
             raise TransportError(f"cannot start {self.argv[0]!r}: {exc}") from exc
         assert self.process.stdin is not None and self.process.stdout is not None
         if callable(self._stderr):
-            self._stderr_thread = threading.Thread(target=_pump_lines, args=(self.process.stderr, self._stderr),
+            self._stderr_thread = threading.Thread(target=_pump_lines,
+                                                   args=(_buffered(self.process.stderr), self._stderr),
                                                    name="mcplite-stdio-stderr", daemon=True)
             self._stderr_thread.start()
-        self._channel = _LineChannel(self.process.stdout, self.process.stdin, "stdio-client")
+        self._channel = _LineChannel(_buffered(self.process.stdout), self.process.stdin, "stdio-client")
         self._channel.start(sink, self._exit_reason)
 
     def _exit_reason(self) -> Optional[BaseException]:
@@ -186,6 +188,15 @@ class StdioClientTransport(Transport):
         for pipe in (self.process.stdout, self.process.stderr):
             if pipe is not None:
                 pipe.close()
+
+
+def _buffered(pipe: Optional[IO[bytes]]) -> IO[bytes]:
+    """A buffered reader over one of the child's pipes.
+
+    The pipes are unbuffered (bufsize=0), so closing one never waits for a reader blocked on it; but lines
+    read from a raw pipe cost a system call per byte, so each reader thread reads through a buffer.
+    """
+    return io.BufferedReader(cast(io.RawIOBase, pipe))
 
 
 def _pump_lines(pipe: Optional[IO[bytes]], callback: Callable[[str], None]) -> None:

@@ -200,6 +200,29 @@ def test_a_server_that_ignores_stdin_eof_is_terminated_then_killed(flags, signal
     assert pid_is_gone(transport.process.pid)
 
 
+def test_an_orphan_holding_the_servers_pipes_does_not_hold_up_close():
+    stderr = Lines()
+    client = Client.stdio(SERVER + ["--orphan"], stderr=stderr, timeout=WAIT, shutdown_timeout=SHUTDOWN).connect()
+    orphans = client.call_tool("orphan_pids")["structuredContent"]["result"]
+    try:
+        start = time.monotonic()
+        client.close()  # the server exits at EOF, but its pipes stay open in the orphan
+        assert time.monotonic() - start < 3 * SHUTDOWN + 1.0
+    finally:
+        for pid in orphans:
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_large_messages_arrive_whole_and_fast():
+    size = 8 * 1024 * 1024
+    with Client.stdio(SERVER, timeout=WAIT) as client:
+        start = time.monotonic()
+        text = text_of(client.call_tool("big", {"size": size}))
+        elapsed = time.monotonic() - start
+    assert text == "x" * size
+    assert elapsed < 4.0  # a line read byte by byte from a raw pipe takes several seconds here
+
+
 def test_a_hundred_concurrent_calls_from_eight_threads_over_one_connection():
     failures: List[Any] = []
     errors: List[BaseException] = []

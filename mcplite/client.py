@@ -88,7 +88,8 @@ class Client:
         """
         from .stdio import DEFAULT_SHUTDOWN_TIMEOUT, StdioClientTransport
         transport = StdioClientTransport(argv, env=env, cwd=cwd, stderr=stderr,
-                                         shutdown_timeout=shutdown_timeout or DEFAULT_SHUTDOWN_TIMEOUT)
+                                         shutdown_timeout=DEFAULT_SHUTDOWN_TIMEOUT if shutdown_timeout is None
+                                         else shutdown_timeout)
         return cls(transport=transport, **options)
 
     # ---- lifetime ---------------------------------------------------------------------------------------

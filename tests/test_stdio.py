@@ -223,6 +223,14 @@ def test_large_messages_arrive_whole_and_fast():
     assert elapsed < 4.0  # a line read byte by byte from a raw pipe takes several seconds here
 
 
+def test_a_zero_shutdown_timeout_stops_the_server_at_once():
+    with Client.stdio(SERVER + ["--stubborn"], timeout=WAIT, shutdown_timeout=0) as client:
+        pid = client.call_tool("pid")["structuredContent"]["result"]
+        start = time.monotonic()
+    assert time.monotonic() - start < 1.0
+    assert pid_is_gone(pid)
+
+
 def test_a_hundred_concurrent_calls_from_eight_threads_over_one_connection():
     failures: List[Any] = []
     errors: List[BaseException] = []

@@ -1,0 +1,1242 @@
+"""mcplite.oauth: the spec rules, the I/O-free flow against canned responses and the in-process test
+server, storage, the loopback listener, and full sign-ins over real sockets."""
+
+import json
+import logging
+import os
+import socket
+import stat
+import threading
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+
+from mcplite import jose
+from mcplite.errors import AuthError, TransportError
+from mcplite.oauth import (
+    AuthorizationResponse, BearerChallenge, BrowserAuthorizer, ClientCredentials, ClientRegistration,
+    CrossAppAccess, FileTokenStorage, HTTPRequest, HTTPResponse, LoopbackRedirectCatcher, MemoryTokenStorage,
+    OAuth, Tokens, add_step_up_scopes, application_type_for, apply_offline_access,
+    authorization_server_metadata_urls, canonical_resource_uri, check_authorization_response,
+    check_authorization_response_issuer, check_pkce_support, choose_token_endpoint_auth_method, drive,
+    is_insufficient_scope,
+    legacy_default_endpoints, legacy_metadata_url, parse_bearer_challenge, pkce_challenge, pkce_pair,
+    protected_resource_metadata_urls, resource_matches, rule_applies, select_scopes, send_with_http_client,
+)
+from oauth_server import (  # tests/ is on sys.path under pytest's default import mode
+    OAuthTestServer, decode_form, decode_query, follow_authorization_redirect, jsonrpc_request, split_basic,
+)
+
+SOCKET_TIMEOUT = 5.0
+THREAD_TIMEOUT = 10.0
+REDIRECT_URI = "http://127.0.0.1:8976/callback"  # registered, never contacted: tests read the 302 itself
+
+
+class Clock:
+    def __init__(self, now: float = 1_700_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def json_response(status: int, value: Any, headers: Optional[Dict[str, str]] = None) -> HTTPResponse:
+    return HTTPResponse(status, {"content-type": "application/json", **(headers or {})}, json.dumps(value).encode())
+
+
+def without_query(url: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+
+
+Route = Union[HTTPResponse, Callable[[HTTPRequest], HTTPResponse]]
+
+
+class Canned:
+    """A scripted network: a response per (method, URL without query), 404 for anything else."""
+
+    def __init__(self, routes: Dict[Tuple[str, str], Route]) -> None:
+        self.routes = routes
+        self.requests: List[HTTPRequest] = []
+
+    def __call__(self, request: HTTPRequest) -> HTTPResponse:
+        self.requests.append(request)
+        route = self.routes.get((request.method, without_query(request.url)))
+        if route is None:
+            return HTTPResponse(404, {}, b"")
+        return route(request) if callable(route) else route
+
+    def calls(self) -> List[str]:
+        return [f"{r.method} {without_query(r.url)}" for r in self.requests]
+
+
+def bearer_of(request: HTTPRequest) -> Optional[str]:
+    value = {k.lower(): v for k, v in request.headers.items()}.get("authorization", "")
+    return value[len("Bearer "):] if value.startswith("Bearer ") else None
+
+
+# A canned deployment: MCP server with a path, an authorization server whose issuer has a path.
+MCP = "https://api.example.com/v1/mcp"
+PRM_HEADER_URL = "https://api.example.com/custom/prm"
+ISSUER = "https://auth.example.com/tenant1"
+
+
+def as_metadata(issuer: str = ISSUER, **overrides: Any) -> Dict[str, Any]:
+    metadata = {
+        "issuer": issuer,
+        "authorization_endpoint": f"{issuer}/authorize",
+        "token_endpoint": f"{issuer}/token",
+        "registration_endpoint": f"{issuer}/register",
+        "code_challenge_methods_supported": ["S256"],
+        "token_endpoint_auth_methods_supported": ["none"],
+    }
+    metadata.update(overrides)
+    return {k: v for k, v in metadata.items() if v is not None}
+
+
+def protected_mcp(good_token: str = "tok-1", challenge: str = f'Bearer resource_metadata="{PRM_HEADER_URL}"') -> Route:
+    def handle(request: HTTPRequest) -> HTTPResponse:
+        if bearer_of(request) == good_token:
+            return json_response(200, {"ok": True})
+        return json_response(401, {"error": "invalid_token"}, {"www-authenticate": challenge})
+    return handle
+
+
+def redirect_back(code: str = "code-1", iss: Optional[str] = None) -> Callable[[str], str]:
+    """An authorize callback that consents at once and echoes the state, like a well-behaved AS."""
+    def authorize(url: str) -> str:
+        query = decode_query(url)
+        extra = f"&iss={iss}" if iss else ""
+        return f"{query['redirect_uri']}?code={code}&state={query['state']}{extra}"
+    return authorize
+
+
+def canned_deployment(**metadata_overrides: Any) -> Canned:
+    return Canned({
+        ("POST", MCP): protected_mcp(),
+        ("GET", PRM_HEADER_URL): json_response(200, {"resource": MCP, "authorization_servers": [ISSUER]}),
+        ("GET", "https://auth.example.com/tenant1/.well-known/openid-configuration"):
+            json_response(200, as_metadata(**metadata_overrides)),
+        ("POST", f"{ISSUER}/register"): json_response(201, {"client_id": "dyn-1"}),
+        ("POST", f"{ISSUER}/token"): json_response(200, {"access_token": "tok-1", "token_type": "Bearer"}),
+    })
+
+
+def canned_oauth(**kwargs: Any) -> OAuth:
+    kwargs.setdefault("authorize", redirect_back())
+    kwargs.setdefault("redirect_uri", REDIRECT_URI)
+    return OAuth(**kwargs)
+
+
+def server_oauth(server: OAuthTestServer, **kwargs: Any) -> OAuth:
+    kwargs.setdefault("authorize", follow_authorization_redirect(server.send))
+    kwargs.setdefault("redirect_uri", REDIRECT_URI)
+    return OAuth(**kwargs)
+
+
+def call(auth: Any, send: Callable[[HTTPRequest], HTTPResponse], url: str) -> HTTPResponse:
+    return drive(auth.auth_flow(jsonrpc_request(url)), send)
+
+
+class CountingAuthorize:
+    def __init__(self, inner: Callable[[str], Any]) -> None:
+        self.inner = inner
+        self.urls: List[str] = []
+
+    def __call__(self, url: str) -> Any:
+        self.urls.append(url)
+        return self.inner(url)
+
+    def scopes(self) -> List[Optional[str]]:
+        return [decode_query(url).get("scope") for url in self.urls]
+
+
+# ======================================================================================================
+# Spec rules as pure functions
+# ======================================================================================================
+
+
+def test_pkce_challenge_matches_rfc7636_appendix_b() -> None:
+    assert pkce_challenge("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk") == "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+
+
+def test_pkce_pair_is_fresh_and_consistent() -> None:
+    (v1, c1), (v2, _) = pkce_pair(), pkce_pair()
+    assert v1 != v2 and 43 <= len(v1) <= 128
+    assert pkce_challenge(v1) == c1
+
+
+@pytest.mark.parametrize("verifier", ["short", "a" * 129, "a" * 42 + "!"])
+def test_pkce_challenge_refuses_invalid_verifiers(verifier: str) -> None:
+    with pytest.raises(ValueError):
+        pkce_challenge(verifier)
+
+
+def test_protected_resource_metadata_urls_header_then_path_then_root() -> None:
+    assert protected_resource_metadata_urls(MCP, PRM_HEADER_URL) == [
+        PRM_HEADER_URL,
+        "https://api.example.com/.well-known/oauth-protected-resource/v1/mcp",
+        "https://api.example.com/.well-known/oauth-protected-resource",
+    ]
+    assert protected_resource_metadata_urls("https://api.example.com/mcp/") == [
+        "https://api.example.com/.well-known/oauth-protected-resource/mcp",
+        "https://api.example.com/.well-known/oauth-protected-resource",
+    ]
+    assert protected_resource_metadata_urls("https://API.example.com") == [
+        "https://api.example.com/.well-known/oauth-protected-resource"]
+
+
+def test_authorization_server_metadata_urls_with_and_without_issuer_path() -> None:
+    assert authorization_server_metadata_urls("https://auth.ex/tenant1") == [
+        "https://auth.ex/.well-known/oauth-authorization-server/tenant1",
+        "https://auth.ex/.well-known/openid-configuration/tenant1",
+        "https://auth.ex/tenant1/.well-known/openid-configuration",
+    ]
+    assert authorization_server_metadata_urls("https://auth.ex") == [
+        "https://auth.ex/.well-known/oauth-authorization-server",
+        "https://auth.ex/.well-known/openid-configuration",
+    ]
+
+
+def test_legacy_2025_03_26_urls_drop_the_mcp_path() -> None:
+    assert legacy_metadata_url(MCP) == "https://api.example.com/.well-known/oauth-authorization-server"
+    assert legacy_default_endpoints(MCP) == {
+        "issuer": "https://api.example.com",
+        "authorization_endpoint": "https://api.example.com/authorize",
+        "token_endpoint": "https://api.example.com/token",
+        "registration_endpoint": "https://api.example.com/register",
+    }
+
+
+def test_canonical_resource_uri() -> None:
+    assert canonical_resource_uri("HTTPS://API.Example.COM:443/v1/mcp#frag") == "https://api.example.com/v1/mcp"
+    assert canonical_resource_uri("https://api.example.com/") == "https://api.example.com"
+    assert canonical_resource_uri("http://127.0.0.1:8080/mcp?x=1") == "http://127.0.0.1:8080/mcp?x=1"
+    assert canonical_resource_uri("http://[::1]:80/mcp") == "http://[::1]/mcp"
+
+
+@pytest.mark.parametrize("resource, expected", [
+    ("https://api.example.com/v1/mcp", True),
+    ("https://api.example.com/v1/mcp/", True),
+    ("https://api.example.com", True),  # a parent resource covers the endpoint
+    ("https://api.example.com/v1", True),
+    ("https://api.example.com/v1/mc", False),  # not a path segment boundary
+    ("https://api.example.com/v2", False),
+    ("https://evil.example.com/v1/mcp", False),
+    ("http://api.example.com/v1/mcp", False),
+    ("https://api.example.com:8443/v1/mcp", False),
+])
+def test_resource_matches(resource: str, expected: bool) -> None:
+    assert resource_matches(resource, MCP) is expected
+
+
+def test_parse_bearer_challenge() -> None:
+    header = ('Basic realm="x", Bearer realm="mcp", error="insufficient_scope", '
+              'scope="files:read files:write", resource_metadata="https://a.example/prm?x=1,2", '
+              'error_description="need \\"more\\""')
+    assert parse_bearer_challenge(header) == BearerChallenge(
+        error="insufficient_scope", error_description='need "more"', scope="files:read files:write",
+        resource_metadata="https://a.example/prm?x=1,2")
+    assert parse_bearer_challenge("bearer scope=a, Basic realm=b") == BearerChallenge(scope="a")
+    assert parse_bearer_challenge('Bearer') == BearerChallenge()
+    assert parse_bearer_challenge('Basic realm="x"') is None
+    assert parse_bearer_challenge(None) is None
+
+
+def test_insufficient_scope_detection() -> None:
+    assert is_insufficient_scope(403, BearerChallenge(error="insufficient_scope", scope="a"))
+    assert is_insufficient_scope(403, BearerChallenge(scope="a b"))  # servers that leave out error=
+    assert not is_insufficient_scope(403, BearerChallenge(error="invalid_token", scope="a"))
+    assert not is_insufficient_scope(403, BearerChallenge())
+    assert not is_insufficient_scope(403, None)
+    assert not is_insufficient_scope(401, BearerChallenge(error="insufficient_scope"))
+
+
+def test_scope_selection_priority() -> None:
+    assert select_scopes(["a"], ["b"], ["c", "d"]) == ["a"]
+    assert select_scopes(None, ["b"], ["c", "d"]) == ["b"]
+    assert select_scopes([], None, ["c", "d", "c"]) == ["c", "d"]
+    assert select_scopes(None, None, None) == []
+
+
+def test_step_up_requests_the_union() -> None:
+    assert add_step_up_scopes(["read"], ["read", "write"]) == ["read", "write"]
+    assert add_step_up_scopes(["read", "admin"], ["write"]) == ["read", "admin", "write"]
+
+
+def test_offline_access_only_when_the_authorization_server_lists_it() -> None:
+    assert apply_offline_access(["a", "offline_access"], ["a"], wanted=True) == ["a"]
+    assert apply_offline_access(["a"], ["a", "offline_access"], wanted=True) == ["a", "offline_access"]
+    assert apply_offline_access(["a"], ["a", "offline_access"], wanted=False) == ["a"]
+    assert apply_offline_access([], ["offline_access"], wanted=True) == []
+
+
+@pytest.mark.parametrize("advertised, iss, accepted", [
+    (True, "https://as.example", True),
+    (True, "https://evil.example", False),
+    (True, None, False),
+    (False, "https://as.example", True),
+    (False, "https://evil.example", False),
+    (False, None, True),
+    (True, "https://as.example/", False),  # exact string comparison, no normalization
+])
+def test_rfc9207_iss_table(advertised: bool, iss: Optional[str], accepted: bool) -> None:
+    if accepted:
+        check_authorization_response_issuer(iss, "https://as.example", advertised)
+    else:
+        with pytest.raises(AuthError):
+            check_authorization_response_issuer(iss, "https://as.example", advertised)
+
+
+def test_iss_is_checked_on_error_responses_too() -> None:
+    response = AuthorizationResponse(state="s", iss="https://evil.example", error="access_denied")
+    with pytest.raises(AuthError, match="issuer"):
+        check_authorization_response(response, expected_state="s", issuer="https://as.example", iss_advertised=False)
+
+
+def test_pkce_support_check_per_revision() -> None:
+    check_pkce_support({"code_challenge_methods_supported": ["plain", "S256"]}, "2025-11-25")
+    check_pkce_support({}, "2025-06-18")  # silent metadata: tolerated before 2025-11-25
+    with pytest.raises(AuthError, match="does not advertise"):
+        check_pkce_support({}, "2025-11-25")
+    with pytest.raises(AuthError, match="S256"):
+        check_pkce_support({"code_challenge_methods_supported": ["plain"]}, "2025-06-18")
+
+
+def test_revision_rules() -> None:
+    assert not rule_applies("resource_parameter", "2025-03-26")
+    assert rule_applies("resource_parameter", "2025-06-18")
+    assert not rule_applies("pkce_methods_advertised", "2025-06-18")
+    assert rule_applies("pkce_methods_advertised", "2026-07-28")
+
+
+def test_token_endpoint_auth_method_choice() -> None:
+    choose = choose_token_endpoint_auth_method
+    assert choose("client_secret_post", ["client_secret_basic"], has_secret=True, has_private_key=False) == "client_secret_post"
+    assert choose(None, None, has_secret=True, has_private_key=False) == "client_secret_basic"  # RFC 8414 default
+    assert choose(None, ["client_secret_post"], has_secret=True, has_private_key=False) == "client_secret_post"
+    assert choose(None, ["none"], has_secret=True, has_private_key=False) == "none"
+    assert choose(None, ["private_key_jwt", "client_secret_basic"], has_secret=True, has_private_key=True) == "private_key_jwt"
+    assert choose(None, None, has_secret=False, has_private_key=True) == "private_key_jwt"
+    assert choose(None, None, has_secret=False, has_private_key=False) == "none"
+
+
+def test_application_type() -> None:
+    assert application_type_for("http://127.0.0.1:5000/cb") == "native"
+    assert application_type_for("http://localhost/cb") == "native"
+    assert application_type_for("com.example.app:/cb") == "native"
+    assert application_type_for("https://app.example.com/cb") == "web"
+
+
+# ======================================================================================================
+# Discovery, against canned responses
+# ======================================================================================================
+
+
+def test_full_discovery_order_with_header_and_issuer_path() -> None:
+    network = canned_deployment()
+    auth = canned_oauth()
+    response = call(auth, network, MCP)
+    assert response.status == 200
+    assert network.calls() == [
+        f"POST {MCP}",
+        f"GET {PRM_HEADER_URL}",
+        "GET https://auth.example.com/.well-known/oauth-authorization-server/tenant1",
+        "GET https://auth.example.com/.well-known/openid-configuration/tenant1",
+        "GET https://auth.example.com/tenant1/.well-known/openid-configuration",
+        f"POST {ISSUER}/register",
+        f"POST {ISSUER}/token",
+        f"POST {MCP}",
+    ]
+    discovery = [r for r in network.requests if r.method == "GET"]
+    assert all(r.headers["MCP-Protocol-Version"] == "2025-11-25" for r in discovery)
+    assert bearer_of(network.requests[-1]) == "tok-1"
+
+
+def test_protected_resource_metadata_path_specific_then_root_without_header() -> None:
+    network = canned_deployment()
+    network.routes[("POST", MCP)] = protected_mcp(challenge="Bearer")
+    del network.routes[("GET", PRM_HEADER_URL)]
+    network.routes[("GET", "https://api.example.com/.well-known/oauth-protected-resource")] = json_response(
+        200, {"resource": "https://api.example.com", "authorization_servers": [ISSUER]})
+    authorize = CountingAuthorize(redirect_back())
+    assert call(canned_oauth(authorize=authorize), network, MCP).status == 200
+    assert network.calls()[1:3] == [
+        "GET https://api.example.com/.well-known/oauth-protected-resource/v1/mcp",
+        "GET https://api.example.com/.well-known/oauth-protected-resource",
+    ]
+    # The resource named in the metadata is what goes into the RFC 8707 parameter.
+    assert decode_query(authorize.urls[0])["resource"] == "https://api.example.com"
+
+
+def test_header_url_failure_falls_back_to_well_known() -> None:
+    network = canned_deployment()
+    network.routes[("GET", "https://api.example.com/.well-known/oauth-protected-resource/v1/mcp")] = (
+        network.routes.pop(("GET", PRM_HEADER_URL)))
+    assert call(canned_oauth(), network, MCP).status == 200
+    assert network.calls()[1:3] == [
+        f"GET {PRM_HEADER_URL}", "GET https://api.example.com/.well-known/oauth-protected-resource/v1/mcp"]
+
+
+def test_issuer_mismatch_in_metadata_is_refused() -> None:
+    network = canned_deployment(issuer="https://auth.example.com/other")
+    authorize = CountingAuthorize(redirect_back())
+    with pytest.raises(AuthError, match="issuer"):
+        call(canned_oauth(authorize=authorize), network, MCP)
+    assert authorize.urls == [] and not any("/register" in c or "/token" in c for c in network.calls())
+
+
+def test_resource_mismatch_is_refused_before_contacting_any_authorization_server() -> None:
+    network = canned_deployment()
+    network.routes[("GET", PRM_HEADER_URL)] = json_response(
+        200, {"resource": "https://evil.example.com/v1/mcp", "authorization_servers": [ISSUER]})
+    with pytest.raises(AuthError, match="evil.example.com"):
+        call(canned_oauth(), network, MCP)
+    assert not any("auth.example.com" in c for c in network.calls())
+
+
+def test_resource_metadata_without_authorization_servers_is_refused() -> None:
+    network = canned_deployment()
+    network.routes[("GET", PRM_HEADER_URL)] = json_response(200, {"resource": MCP, "authorization_servers": []})
+    with pytest.raises(AuthError, match="authorization_servers"):
+        call(canned_oauth(), network, MCP)
+
+
+def test_no_authorization_server_metadata_anywhere_is_an_error() -> None:
+    network = canned_deployment()
+    del network.routes[("GET", "https://auth.example.com/tenant1/.well-known/openid-configuration")]
+    with pytest.raises(AuthError, match="no authorization server metadata"):
+        call(canned_oauth(), network, MCP)
+
+
+def legacy_deployment() -> Canned:
+    origin = "https://api.example.com"
+    return Canned({
+        ("POST", MCP): protected_mcp(challenge="Bearer"),
+        ("POST", f"{origin}/register"): json_response(201, {"client_id": "legacy-1"}),
+        ("POST", f"{origin}/token"): json_response(200, {"access_token": "tok-1", "token_type": "bearer"}),
+    })
+
+
+def test_2025_03_26_origin_rooted_metadata_when_there_is_no_resource_metadata() -> None:
+    network = legacy_deployment()
+    network.routes[("GET", "https://api.example.com/.well-known/oauth-authorization-server")] = json_response(
+        200, as_metadata("https://api.example.com", authorization_endpoint="https://api.example.com/oauth/authz"))
+    authorize = CountingAuthorize(redirect_back())
+    assert call(canned_oauth(authorize=authorize), network, MCP).status == 200
+    assert network.calls()[1:4] == [
+        "GET https://api.example.com/.well-known/oauth-protected-resource/v1/mcp",
+        "GET https://api.example.com/.well-known/oauth-protected-resource",
+        "GET https://api.example.com/.well-known/oauth-authorization-server",
+    ]
+    assert network.requests[3].headers["MCP-Protocol-Version"] == "2025-11-25"
+    assert without_query(authorize.urls[0]) == "https://api.example.com/oauth/authz"
+
+
+@pytest.mark.parametrize("protocol_version, resource", [
+    ("2025-03-26", None),  # that revision has no resource parameter
+    ("2025-11-25", MCP),
+])
+def test_2025_03_26_default_endpoints_when_metadata_is_404(protocol_version: str, resource: Optional[str]) -> None:
+    network = legacy_deployment()
+    authorize = CountingAuthorize(redirect_back())
+    auth = canned_oauth(authorize=authorize, protocol_version=protocol_version)
+    assert call(auth, network, MCP).status == 200
+    assert network.calls()[3:] == [
+        "GET https://api.example.com/.well-known/oauth-authorization-server",
+        "POST https://api.example.com/register",
+        "POST https://api.example.com/token",
+        f"POST {MCP}",
+    ]
+    assert without_query(authorize.urls[0]) == "https://api.example.com/authorize"
+    assert decode_query(authorize.urls[0]).get("resource") == resource
+    assert decode_form(network.requests[-2]).get("resource") == resource
+
+
+def test_2025_03_26_metadata_server_error_is_an_auth_error() -> None:
+    network = legacy_deployment()
+    network.routes[("GET", "https://api.example.com/.well-known/oauth-authorization-server")] = HTTPResponse(500, {}, b"")
+    with pytest.raises(AuthError, match="HTTP 500"):
+        call(canned_oauth(), network, MCP)
+
+
+def test_responses_that_need_no_authorization_pass_through() -> None:
+    network = Canned({("POST", MCP): json_response(500, {"oops": True})})
+    assert call(canned_oauth(), network, MCP).status == 500
+    assert network.calls() == [f"POST {MCP}"]
+
+
+def test_a_403_without_insufficient_scope_is_not_a_step_up() -> None:
+    network = Canned({("POST", MCP): json_response(403, {}, {"www-authenticate": 'Bearer error="invalid_token"'})})
+    assert call(canned_oauth(), network, MCP).status == 403
+    assert len(network.requests) == 1
+
+
+def test_existing_authorization_header_is_replaced_whatever_its_case() -> None:
+    network = canned_deployment()
+    request = jsonrpc_request(MCP)
+    request.headers["authorization"] = "Bearer stale"
+    assert drive(canned_oauth().auth_flow(request), network).status == 200
+    final = network.requests[-1].headers
+    assert [k for k in final if k.lower() == "authorization"] == ["Authorization"]
+    assert final["Authorization"] == "Bearer tok-1"
+
+
+# ======================================================================================================
+# Registration
+# ======================================================================================================
+
+
+def test_dynamic_registration_body() -> None:
+    server = OAuthTestServer()
+    auth = server_oauth(server, client_name="Test App")
+    assert call(auth, server.send, server.mcp_url).status == 200
+    registration = server.clients["client-1"].registration
+    assert registration["client_name"] == "Test App"
+    assert registration["redirect_uris"] == [REDIRECT_URI]
+    assert registration["application_type"] == "native"
+    assert "refresh_token" in registration["grant_types"] and "authorization_code" in registration["grant_types"]
+    assert registration["token_endpoint_auth_method"] == "none"  # a public client where the AS allows it
+
+
+def test_preregistered_client_is_used_without_registering() -> None:
+    server = OAuthTestServer()
+    server.add_client("pre-1", secret="s3cret", redirect_uris=[REDIRECT_URI])
+    assert call(server_oauth(server, client_id="pre-1", client_secret="s3cret"), server.send, server.mcp_url).status == 200
+    assert "/register" not in server.paths()
+    token_request = next(r for r in server.requests if r.url.endswith("/token"))
+    assert split_basic(token_request.headers["Authorization"]) == ("pre-1", "s3cret")
+
+
+def test_client_id_metadata_document_when_supported() -> None:
+    network = canned_deployment(client_id_metadata_document_supported=True)
+    authorize = CountingAuthorize(redirect_back())
+    cimd = "https://app.example.com/oauth/client.json"
+    assert call(canned_oauth(authorize=authorize, client_metadata_url=cimd), network, MCP).status == 200
+    assert f"POST {ISSUER}/register" not in network.calls()
+    assert decode_query(authorize.urls[0])["client_id"] == cimd
+    assert decode_form(network.requests[-2])["client_id"] == cimd
+
+
+def test_client_id_metadata_document_is_not_used_when_unsupported() -> None:
+    network = canned_deployment()
+    authorize = CountingAuthorize(redirect_back())
+    auth = canned_oauth(authorize=authorize, client_metadata_url="https://app.example.com/oauth/client.json")
+    assert call(auth, network, MCP).status == 200
+    assert f"POST {ISSUER}/register" in network.calls()
+    assert decode_query(authorize.urls[0])["client_id"] == "dyn-1"
+
+
+@pytest.mark.parametrize("url", ["http://app.example.com/c.json", "https://app.example.com", "https://app.example.com/"])
+def test_client_metadata_url_must_be_https_with_a_path(url: str) -> None:
+    with pytest.raises(ValueError):
+        OAuth(client_metadata_url=url, authorize=redirect_back(), redirect_uri=REDIRECT_URI)
+
+
+def test_no_registration_endpoint_and_no_client_is_an_error() -> None:
+    network = canned_deployment(registration_endpoint=None)
+    with pytest.raises(AuthError, match="client_id="):
+        call(canned_oauth(), network, MCP)
+
+
+def test_registration_is_reused_with_the_same_authorization_server() -> None:
+    server = OAuthTestServer()
+    storage = MemoryTokenStorage()
+    assert call(server_oauth(server, storage=storage), server.send, server.mcp_url).status == 200
+    server.access_tokens.clear()
+    server.refresh_tokens.clear()
+    assert call(server_oauth(server, storage=storage), server.send, server.mcp_url).status == 200
+    assert server.paths().count("/register") == 1
+    assert storage.get_client(server.issuer) == ClientRegistration(
+        "client-1", None, "none", [REDIRECT_URI], None)
+
+
+def test_a_new_redirect_uri_means_a_new_registration() -> None:
+    server = OAuthTestServer()
+    storage = MemoryTokenStorage()
+    call(server_oauth(server, storage=storage), server.send, server.mcp_url)
+    server.access_tokens.clear()
+    server.refresh_tokens.clear()
+    other = "http://127.0.0.1:8977/callback"
+    assert call(server_oauth(server, storage=storage, redirect_uri=other), server.send, server.mcp_url).status == 200
+    assert server.paths().count("/register") == 2
+    assert server.clients["client-2"].redirect_uris == [other]
+
+
+def test_authorization_server_migration_registers_again_and_never_reuses_credentials() -> None:
+    as1, as2 = "https://as1.example", "https://as2.example"
+    state = {"current": as1}
+
+    def prm(request: HTTPRequest) -> HTTPResponse:
+        return json_response(200, {"resource": MCP, "authorization_servers": [state["current"]]})
+
+    def mcp(request: HTTPRequest) -> HTTPResponse:
+        if bearer_of(request) == f"tok-{state['current']}":
+            return json_response(200, {})
+        return json_response(401, {}, {"www-authenticate": f'Bearer resource_metadata="{PRM_HEADER_URL}"'})
+
+    routes: Dict[Tuple[str, str], Route] = {("POST", MCP): mcp, ("GET", PRM_HEADER_URL): prm}
+    for issuer in (as1, as2):
+        routes[("GET", f"{issuer}/.well-known/oauth-authorization-server")] = json_response(200, as_metadata(issuer))
+        routes[("POST", f"{issuer}/register")] = json_response(201, {"client_id": f"client-of-{issuer}"})
+        routes[("POST", f"{issuer}/token")] = json_response(200, {"access_token": f"tok-{issuer}", "refresh_token": f"rt-{issuer}"})
+    network = Canned(routes)
+    authorize = CountingAuthorize(redirect_back())
+    storage = MemoryTokenStorage()
+    auth = canned_oauth(authorize=authorize, storage=storage)
+    assert call(auth, network, MCP).status == 200
+    state["current"] = as2
+    assert call(auth, network, MCP).status == 200
+    assert f"POST {as2}/register" in network.calls()
+    at_as2 = [r for r in network.requests if r.url.startswith(as2)]
+    sent_to_as2 = [value for r in at_as2 for value in list(decode_query(r.url).values()) + list(decode_form(r).values())]
+    assert f"client-of-{as1}" not in sent_to_as2
+    assert f"rt-{as1}" not in sent_to_as2  # no refresh with the old server's token either
+    assert decode_query(authorize.urls[1])["client_id"] == f"client-of-{as2}"
+    assert storage.get_client(as1) is not None and storage.get_client(as2) is not None
+
+
+def test_tokens_from_the_previous_authorization_server_are_not_refreshed_at_the_new_one() -> None:
+    as1, as2 = "https://as1.example", "https://as2.example"
+    state = {"current": as1}
+    routes: Dict[Tuple[str, str], Route] = {
+        ("GET", PRM_HEADER_URL): lambda r: json_response(
+            200, {"resource": MCP, "authorization_servers": [state["current"]]}),
+        ("POST", MCP): lambda r: json_response(200, {}) if bearer_of(r) == f"tok-{state['current']}" else json_response(
+            401, {}, {"www-authenticate": f'Bearer resource_metadata="{PRM_HEADER_URL}"'}),
+    }
+    for issuer in (as1, as2):
+        routes[("GET", f"{issuer}/.well-known/oauth-authorization-server")] = json_response(200, as_metadata(issuer))
+        routes[("POST", f"{issuer}/token")] = json_response(200, {"access_token": f"tok-{issuer}", "refresh_token": f"rt-{issuer}"})
+    network = Canned(routes)
+    auth = canned_oauth(client_id="same-client-at-both")  # pre-registered: a refresh would be possible
+    call(auth, network, MCP)
+    state["current"] = as2
+    assert call(auth, network, MCP).status == 200
+    grants_at_as2 = [decode_form(r) for r in network.requests if r.url == f"{as2}/token"]
+    assert [form["grant_type"] for form in grants_at_as2] == ["authorization_code"]
+
+
+# ======================================================================================================
+# PKCE, state, iss, resource
+# ======================================================================================================
+
+
+def test_authorization_and_token_requests_carry_pkce_state_and_resource() -> None:
+    server = OAuthTestServer()
+    authorize = CountingAuthorize(follow_authorization_redirect(server.send))
+    assert call(server_oauth(server, authorize=authorize), server.send, server.mcp_url).status == 200
+    query = decode_query(authorize.urls[0])
+    assert query["code_challenge_method"] == "S256" and len(query["state"]) >= 32
+    assert query["resource"] == server.mcp_url and query["scope"] == "mcp:read"
+    token_form = decode_form(next(r for r in server.requests if r.url.endswith("/token")))
+    assert pkce_challenge(token_form["code_verifier"]) == query["code_challenge"]
+    assert token_form["resource"] == server.mcp_url and token_form["redirect_uri"] == REDIRECT_URI
+
+
+@pytest.mark.parametrize("methods", [None, ["plain"]])
+def test_authorization_refused_without_s256_support(methods: Optional[List[str]]) -> None:
+    server = OAuthTestServer()
+    server.code_challenge_methods = methods
+    with pytest.raises(AuthError):
+        call(server_oauth(server), server.send, server.mcp_url)
+    assert "/authorize" not in server.paths() and "/register" not in server.paths()
+
+
+def test_silent_pkce_metadata_is_tolerated_by_a_2025_06_18_client() -> None:
+    server = OAuthTestServer()
+    server.code_challenge_methods = None
+    assert call(server_oauth(server, protocol_version="2025-06-18"), server.send, server.mcp_url).status == 200
+
+
+def test_state_mismatch_is_refused_before_redeeming_the_code() -> None:
+    server = OAuthTestServer()
+    follow = follow_authorization_redirect(server.send)
+
+    def tampered(url: str) -> str:
+        return follow(url).replace("state=", "state=x")
+
+    with pytest.raises(AuthError, match="state"):
+        call(server_oauth(server, authorize=tampered), server.send, server.mcp_url)
+    assert "/token" not in server.paths()
+
+
+@pytest.mark.parametrize("advertise, sent, ok", [
+    (True, "correct", True), (True, "omit", False), (True, "wrong", False),
+    (False, "omit", True), (False, "wrong", False),
+])
+def test_iss_in_the_redirect(advertise: bool, sent: str, ok: bool) -> None:
+    server = OAuthTestServer()
+    server.advertise_iss, server.iss_in_redirect = advertise, sent
+    if ok:
+        assert call(server_oauth(server), server.send, server.mcp_url).status == 200
+    else:
+        with pytest.raises(AuthError):
+            call(server_oauth(server), server.send, server.mcp_url)
+        assert "/authorize" in server.paths() and "/token" not in server.paths()
+
+
+def test_refused_consent_is_reported() -> None:
+    def deny(url: str) -> AuthorizationResponse:
+        return AuthorizationResponse(state=decode_query(url)["state"], error="access_denied", error_description="no")
+
+    with pytest.raises(AuthError, match="access_denied"):
+        call(canned_oauth(authorize=deny), canned_deployment(), MCP)
+
+
+def test_authorize_may_return_an_authorization_response() -> None:
+    def consent(url: str) -> AuthorizationResponse:
+        return AuthorizationResponse(code="code-1", state=decode_query(url)["state"])
+
+    assert call(canned_oauth(authorize=consent), canned_deployment(), MCP).status == 200
+
+
+# ======================================================================================================
+# Token endpoint authentication
+# ======================================================================================================
+
+
+@pytest.mark.parametrize("method", ["client_secret_basic", "client_secret_post", "none"])
+def test_token_endpoint_authentication_follows_the_registration(method: str) -> None:
+    server = OAuthTestServer()
+    server.token_endpoint_auth_methods = [method]
+    assert call(server_oauth(server), server.send, server.mcp_url).status == 200
+    token_request = next(r for r in server.requests if r.url.endswith("/token"))
+    form = decode_form(token_request)
+    client = server.clients["client-1"]
+    if method == "client_secret_basic":
+        assert split_basic(token_request.headers["Authorization"]) == (client.client_id, client.secret)
+        assert "client_secret" not in form
+    elif method == "client_secret_post":
+        assert (form["client_id"], form["client_secret"]) == (client.client_id, client.secret)
+        assert "Authorization" not in token_request.headers
+    else:
+        assert form["client_id"] == client.client_id and "client_secret" not in form
+        assert "Authorization" not in token_request.headers
+
+
+@pytest.mark.parametrize("key", [jose.ECPrivateKey.generate(), None], ids=["ES256", "RS256"])
+def test_private_key_jwt_with_a_preregistered_client(key: Optional[jose.PrivateKey]) -> None:
+    from test_jose import RFC7515_RSA_JWK
+
+    private = key if key is not None else jose.load_private_key(RFC7515_RSA_JWK)
+    server = OAuthTestServer()
+    server.add_client("jwt-1", auth_method="private_key_jwt", redirect_uris=[REDIRECT_URI], public_key=private.public_key)
+    auth = server_oauth(server, client_id="jwt-1", private_key=private)
+    assert call(auth, server.send, server.mcp_url).status == 200
+    form = decode_form(next(r for r in server.requests if r.url.endswith("/token")))
+    header, claims = jose.jwt_decode(form["client_assertion"], private.public_key)
+    assert header["alg"] == private.algorithm
+    assert (claims["iss"], claims["sub"], claims["aud"]) == ("jwt-1", "jwt-1", server.issuer)
+    assert claims["exp"] > claims["iat"]
+
+
+def test_dynamic_registration_with_private_key_jwt_sends_the_public_key() -> None:
+    server = OAuthTestServer()
+    server.token_endpoint_auth_methods = ["private_key_jwt"]
+    key = jose.ECPrivateKey.generate()
+    assert call(server_oauth(server, private_key=key.to_jwk()), server.send, server.mcp_url).status == 200
+    assert server.clients["client-1"].public_key == key.public_key
+
+
+# ======================================================================================================
+# Refresh, step-up and retries
+# ======================================================================================================
+
+
+def test_token_about_to_expire_is_refreshed_before_sending() -> None:
+    clock = Clock()
+    server = OAuthTestServer(clock=clock)
+    server.token_lifetime = 100
+    auth = server_oauth(server, clock=clock)
+    call(auth, server.send, server.mcp_url)
+    clock.advance(90)  # inside the refresh margin, not yet expired
+    before = len(server.requests)
+    assert call(auth, server.send, server.mcp_url).status == 200
+    assert server.paths()[before:] == ["/token", "/mcp"]
+    assert decode_form(server.requests[before])["grant_type"] == "refresh_token"
+
+
+def test_rejected_token_is_refreshed_then_retried() -> None:
+    server = OAuthTestServer()
+    authorize = CountingAuthorize(follow_authorization_redirect(server.send))
+    auth = server_oauth(server, authorize=authorize)
+    call(auth, server.send, server.mcp_url)
+    server.access_tokens.clear()  # revoked
+    before = len(server.requests)
+    assert call(auth, server.send, server.mcp_url).status == 200
+    paths = server.paths()[before:]
+    assert paths[0] == "/mcp" and paths[-2:] == ["/token", "/mcp"] and "/authorize" not in paths
+    assert len(authorize.urls) == 1
+
+
+def test_rotated_refresh_tokens_are_kept() -> None:
+    server = OAuthTestServer()
+    auth = server_oauth(server)
+    call(auth, server.send, server.mcp_url)
+    for _ in range(3):  # the server accepts each refresh token once, so each refresh needs the newest
+        server.access_tokens.clear()
+        assert call(auth, server.send, server.mcp_url).status == 200
+    assert server.paths().count("/authorize") == 1
+
+
+def test_failed_refresh_falls_back_to_a_new_sign_in() -> None:
+    server = OAuthTestServer()
+    authorize = CountingAuthorize(follow_authorization_redirect(server.send))
+    auth = server_oauth(server, authorize=authorize)
+    call(auth, server.send, server.mcp_url)
+    server.access_tokens.clear()
+    server.refresh_tokens.clear()
+    assert call(auth, server.send, server.mcp_url).status == 200
+    assert len(authorize.urls) == 2
+
+
+def test_refresh_keeps_the_old_refresh_token_unless_rotated() -> None:
+    old = Tokens("at-1", refresh_token="rt-1", scope="a")
+    kept = Tokens.from_token_response({"access_token": "at-2", "expires_in": "60"}, now=10, previous=old)
+    assert (kept.refresh_token, kept.scope, kept.expires_at) == ("rt-1", "a", 70)
+    rotated = Tokens.from_token_response({"access_token": "at-3", "refresh_token": "rt-2"}, now=10, previous=old)
+    assert rotated.refresh_token == "rt-2"
+
+
+def test_token_responses_that_are_not_bearer_are_refused() -> None:
+    with pytest.raises(AuthError, match="DPoP"):
+        Tokens.from_token_response({"access_token": "x", "token_type": "DPoP"}, now=0)
+    with pytest.raises(AuthError, match="access_token"):
+        Tokens.from_token_response({"token_type": "Bearer"}, now=0)
+
+
+def test_step_up_asks_for_the_union_of_scopes() -> None:
+    server = OAuthTestServer()
+    authorize = CountingAuthorize(follow_authorization_redirect(server.send))
+    auth = server_oauth(server, authorize=authorize)
+    assert call(auth, server.send, server.mcp_url).status == 200
+    server.required_scopes = ["mcp:write"]
+    assert call(auth, server.send, server.mcp_url).status == 200
+    assert authorize.scopes() == ["mcp:read", "mcp:read mcp:write"]
+
+
+def test_step_up_gives_up_after_max_step_up_sign_ins() -> None:
+    def always_insufficient(request: HTTPRequest) -> HTTPResponse:
+        if bearer_of(request) is None:
+            return json_response(401, {}, {"www-authenticate": f'Bearer resource_metadata="{PRM_HEADER_URL}"'})
+        return json_response(403, {}, {"www-authenticate": 'Bearer error="insufficient_scope", scope="admin"'})
+
+    network = canned_deployment()
+    network.routes[("POST", MCP)] = always_insufficient
+    authorize = CountingAuthorize(redirect_back())
+    with pytest.raises(AuthError, match="3 step-up"):
+        call(canned_oauth(authorize=authorize), network, MCP)
+    assert len(authorize.urls) == 1 + 3  # the first sign-in, then three step-ups
+    assert authorize.scopes()[1:] == ["admin"] * 3
+
+
+def test_a_401_after_a_fresh_sign_in_ends_with_an_error_not_a_loop() -> None:
+    network = canned_deployment()
+    network.routes[("POST", MCP)] = protected_mcp(good_token="never")
+    authorize = CountingAuthorize(redirect_back())
+    with pytest.raises(AuthError, match="just issued"):
+        call(canned_oauth(authorize=authorize), network, MCP)
+    assert len(authorize.urls) == 1
+
+
+def test_scopes_from_protected_resource_metadata_when_the_challenge_has_none() -> None:
+    server = OAuthTestServer()
+    server.scope_in_challenge = False
+    authorize = CountingAuthorize(follow_authorization_redirect(server.send))
+    assert call(server_oauth(server, authorize=authorize), server.send, server.mcp_url).status == 200
+    assert authorize.scopes() == ["mcp:read mcp:write"]
+
+
+def test_scope_is_omitted_when_nothing_names_one() -> None:
+    server = OAuthTestServer()
+    server.scope_in_challenge = False
+    server.scopes_supported = []
+    server.required_scopes = []
+    authorize = CountingAuthorize(follow_authorization_redirect(server.send))
+    assert call(server_oauth(server, authorize=authorize), server.send, server.mcp_url).status == 200
+    assert authorize.scopes() == [None]
+
+
+def test_configured_scopes_are_used_when_the_challenge_has_none() -> None:
+    server = OAuthTestServer()
+    server.scope_in_challenge = False
+    authorize = CountingAuthorize(follow_authorization_redirect(server.send))
+    auth = server_oauth(server, authorize=authorize, scopes="mcp:read")
+    assert call(auth, server.send, server.mcp_url).status == 200
+    assert authorize.scopes() == ["mcp:read"]
+
+
+def test_offline_access_requested_only_where_listed() -> None:
+    server = OAuthTestServer()
+    server.scopes_supported = ["mcp:read", "offline_access"]
+    authorize = CountingAuthorize(follow_authorization_redirect(server.send))
+    call(server_oauth(server, authorize=authorize), server.send, server.mcp_url)
+    other = OAuthTestServer()
+    other_authorize = CountingAuthorize(follow_authorization_redirect(other.send))
+    call(server_oauth(other, authorize=other_authorize), other.send, other.mcp_url)
+    assert authorize.scopes() == ["mcp:read offline_access"]
+    assert other_authorize.scopes() == ["mcp:read"]
+
+
+# ======================================================================================================
+# Storage and redaction
+# ======================================================================================================
+
+
+@pytest.mark.parametrize("make", [lambda p: MemoryTokenStorage(), lambda p: FileTokenStorage(p / "tokens.json")],
+                         ids=["memory", "file"])
+def test_storage_round_trip(tmp_path: Any, make: Callable[[Any], Any]) -> None:
+    storage = make(tmp_path)
+    tokens = Tokens("at", refresh_token="rt", scope="a b", expires_at=5.0, issued_at=1.0)
+    client = ClientRegistration("cid", "secret", "client_secret_post", ["http://127.0.0.1/cb"], 0)
+    assert storage.get_tokens("https://as", "https://rs") is None
+    storage.set_tokens("https://as", "https://rs", tokens)
+    storage.set_client("https://as", client)
+    assert storage.get_tokens("https://as", "https://rs") == tokens
+    assert storage.get_tokens("https://other-as", "https://rs") is None
+    assert storage.get_client("https://as") == client
+    storage.set_tokens("https://as", "https://rs", None)
+    storage.set_client("https://as", None)
+    assert storage.get_tokens("https://as", "https://rs") is None and storage.get_client("https://as") is None
+
+
+def test_file_storage_is_private_and_written_atomically(tmp_path: Any) -> None:
+    path = tmp_path / "state" / "tokens.json"
+    storage = FileTokenStorage(path)
+    storage.set_tokens("https://as", "https://rs", Tokens("at"))
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
+    assert os.listdir(path.parent) == ["tokens.json"]  # no temporary file left behind
+    assert FileTokenStorage(path).get_tokens("https://as", "https://rs") == Tokens("at")
+
+
+def test_corrupt_token_file_is_an_auth_error(tmp_path: Any) -> None:
+    path = tmp_path / "tokens.json"
+    path.write_text("{not json")
+    with pytest.raises(AuthError, match="token file"):
+        FileTokenStorage(path).get_tokens("https://as", "https://rs")
+
+
+def test_a_new_process_uses_stored_tokens_without_signing_in_again(tmp_path: Any) -> None:
+    server = OAuthTestServer()
+    path = tmp_path / "tokens.json"
+    assert call(server_oauth(server, storage=FileTokenStorage(path)), server.send, server.mcp_url).status == 200
+
+    def must_not_sign_in(url: str) -> str:
+        raise AssertionError("signed in again")
+
+    fresh = server_oauth(server, storage=FileTokenStorage(path), authorize=must_not_sign_in)
+    before = len(server.requests)
+    assert call(fresh, server.send, server.mcp_url).status == 200
+    assert server.paths()[before:] == [
+        "/mcp", "/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-authorization-server", "/mcp"]
+
+
+def test_reprs_hide_tokens_secrets_and_codes() -> None:
+    shown = repr(Tokens("AT-SECRET", refresh_token="RT-SECRET", scope="a"))
+    shown += repr(ClientRegistration("cid", "CLIENT-SECRET"))
+    shown += repr(AuthorizationResponse(code="CODE-SECRET", state="s"))
+    assert "Tokens(" in shown and "cid" in shown
+    for secret in ("AT-SECRET", "RT-SECRET", "CLIENT-SECRET", "CODE-SECRET"):
+        assert secret not in shown
+
+
+def test_tokens_never_appear_in_urls_or_logs(caplog: Any) -> None:
+    server = OAuthTestServer()
+    auth = server_oauth(server)
+    with caplog.at_level(logging.DEBUG, logger="mcplite"):
+        call(auth, server.send, server.mcp_url)
+        server.access_tokens.clear()
+        call(auth, server.send, server.mcp_url)  # a refresh too
+    secrets_seen = list(server.refresh_tokens) + [
+        t for r in server.requests for t in [decode_form(r).get("refresh_token"), decode_form(r).get("code")] if t]
+    secrets_seen += [token for token in map(bearer_of, server.requests) if token]
+    assert secrets_seen and caplog.records
+    for secret in secrets_seen:
+        assert all(secret not in r.url for r in server.requests if not r.url.startswith(REDIRECT_URI))
+        assert secret not in caplog.text
+
+
+def test_token_endpoint_errors_carry_only_the_server_error() -> None:
+    network = canned_deployment()
+    network.routes[("POST", f"{ISSUER}/token")] = json_response(
+        400, {"error": "invalid_grant", "error_description": "expired code"})
+    with pytest.raises(AuthError) as info:
+        call(canned_oauth(), network, MCP)
+    assert str(info.value) == "the authorization_code token request failed with HTTP 400: invalid_grant (expired code)"
+
+
+# ======================================================================================================
+# Concurrency and driving
+# ======================================================================================================
+
+
+def run_in_thread(target: Callable[[], Any]) -> Tuple[threading.Thread, Dict[str, Any]]:
+    outcome: Dict[str, Any] = {}
+
+    def runner() -> None:
+        try:
+            outcome["result"] = target()
+        except BaseException as exc:  # reported to the test thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=runner, daemon=True)
+    thread.start()
+    return thread, outcome
+
+
+def test_one_sign_in_serves_threads_that_were_waiting_for_it() -> None:
+    server = OAuthTestServer()
+    follow = follow_authorization_redirect(server.send)
+    in_consent, release = threading.Event(), threading.Event()
+
+    def slow_consent(url: str) -> str:
+        in_consent.set()
+        assert release.wait(THREAD_TIMEOUT)
+        return follow(url)
+
+    authorize = CountingAuthorize(slow_consent)
+    auth = server_oauth(server, authorize=authorize)
+    first, first_outcome = run_in_thread(lambda: call(auth, server.send, server.mcp_url))
+    assert in_consent.wait(THREAD_TIMEOUT)
+    second, second_outcome = run_in_thread(lambda: call(auth, server.send, server.mcp_url))
+    release.set()
+    first.join(THREAD_TIMEOUT)
+    second.join(THREAD_TIMEOUT)
+    assert not first.is_alive() and not second.is_alive()
+    assert first_outcome["result"].status == 200 and second_outcome["result"].status == 200
+    assert len(authorize.urls) == 1
+    # The waiting thread retried with the new token straight away, without discovering again.
+    assert server.paths().count("/.well-known/oauth-protected-resource/mcp") == 1
+
+
+def test_drive_releases_the_flow_when_sending_fails() -> None:
+    server = OAuthTestServer()
+    auth = server_oauth(server)
+
+    def failing_token_endpoint(request: HTTPRequest) -> HTTPResponse:
+        if request.url.endswith("/token"):
+            raise TransportError("connection reset")
+        return server.send(request)
+
+    with pytest.raises(TransportError) as failure:
+        call(auth, failing_token_endpoint, server.mcp_url)
+    # The traceback keeps drive's frame, and with it the flow, alive: only an explicit close releases it.
+    thread, outcome = run_in_thread(lambda: call(auth, server.send, server.mcp_url))
+    thread.join(THREAD_TIMEOUT)
+    assert failure.value.__traceback__ is not None
+    assert not thread.is_alive(), "the failed flow kept its lock"
+    assert outcome["result"].status == 200
+
+
+# ======================================================================================================
+# Client credentials and cross-app access
+# ======================================================================================================
+
+
+def test_client_credentials_with_a_secret() -> None:
+    server = OAuthTestServer()
+    server.add_client("svc", secret="svc-secret")
+    auth = ClientCredentials(client_id="svc", client_secret="svc-secret")
+    assert call(auth, server.send, server.mcp_url).status == 200
+    token_request = next(r for r in server.requests if r.url.endswith("/token"))
+    form = decode_form(token_request)
+    assert form == {"grant_type": "client_credentials", "scope": "mcp:read", "resource": server.mcp_url}
+    assert split_basic(token_request.headers["Authorization"]) == ("svc", "svc-secret")
+
+
+def test_client_credentials_with_a_pem_key() -> None:
+    from test_jose import EC_PKCS8_PEM
+
+    key = jose.load_private_key(EC_PKCS8_PEM)
+    server = OAuthTestServer()
+    server.add_client("svc", auth_method="private_key_jwt", public_key=key.public_key)
+    auth = ClientCredentials(client_id="svc", private_key=EC_PKCS8_PEM, scopes=["mcp:read"])
+    assert call(auth, server.send, server.mcp_url).status == 200
+    form = decode_form(next(r for r in server.requests if r.url.endswith("/token")))
+    assert form["client_assertion_type"] == "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+    assert "client_secret" not in form
+
+
+def test_client_credentials_need_a_secret_or_a_key() -> None:
+    with pytest.raises(ValueError):
+        ClientCredentials(client_id="svc")
+
+
+IDP = "https://idp.example.com"
+
+
+def cross_app_network() -> Canned:
+    def idp_token(request: HTTPRequest) -> HTTPResponse:
+        return json_response(200, {
+            "access_token": "id-jag-1", "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+            "token_type": "N_A"})
+
+    network = canned_deployment(token_endpoint_auth_methods_supported=["client_secret_basic"])
+    network.routes[("POST", f"{IDP}/token")] = idp_token
+    network.routes[("GET", f"{IDP}/.well-known/openid-configuration")] = json_response(
+        200, {"issuer": IDP, "token_endpoint": f"{IDP}/token"})
+    return network
+
+
+@pytest.mark.parametrize("idp", [{"idp_token_endpoint": f"{IDP}/token"}, {"idp_issuer": IDP}])
+def test_cross_app_access_exchanges_the_id_token_then_uses_the_jwt_bearer_grant(idp: Dict[str, Any]) -> None:
+    network = cross_app_network()
+    auth = CrossAppAccess(
+        client_id="mcp-client", client_secret="mcp-secret", id_token=lambda: "user-id-token",
+        idp_client_id="idp-client", scopes="files:read", **idp)
+    assert call(auth, network, MCP).status == 200
+    exchange = next(r for r in network.requests if r.url == f"{IDP}/token")
+    assert decode_form(exchange) == {
+        "grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",
+        "requested_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+        "audience": ISSUER, "resource": MCP, "scope": "files:read",
+        "subject_token": "user-id-token", "subject_token_type": "urn:ietf:params:oauth:token-type:id_token",
+        "client_id": "idp-client",
+    }
+    grant = next(r for r in network.requests if r.url == f"{ISSUER}/token")
+    assert decode_form(grant) == {
+        "grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer", "assertion": "id-jag-1",
+        "scope": "files:read", "resource": MCP,
+    }
+    assert split_basic(grant.headers["Authorization"]) == ("mcp-client", "mcp-secret")
+    assert network.calls().index(f"POST {IDP}/token") < network.calls().index(f"POST {ISSUER}/token")
+
+
+def test_cross_app_access_refuses_a_response_without_an_id_jag() -> None:
+    network = cross_app_network()
+    network.routes[("POST", f"{IDP}/token")] = json_response(200, {"access_token": "x", "issued_token_type": "other"})
+    auth = CrossAppAccess(client_id="c", client_secret="s", id_token="t", idp_token_endpoint=f"{IDP}/token")
+    with pytest.raises(AuthError, match="ID-JAG"):
+        call(auth, network, MCP)
+
+
+# ======================================================================================================
+# The loopback listener and real sockets
+# ======================================================================================================
+
+
+def get(url: str) -> HTTPResponse:
+    return send_with_http_client(HTTPRequest("GET", url, {}, None), timeout=SOCKET_TIMEOUT)
+
+
+def test_loopback_catcher_returns_the_redirect_and_ignores_other_paths() -> None:
+    with LoopbackRedirectCatcher(timeout=THREAD_TIMEOUT) as catcher:
+        base = f"http://127.0.0.1:{catcher.port}"
+        thread, outcome = run_in_thread(lambda: (get(f"{base}/favicon.ico"), get(f"{base}/callback?code=c&state=s")))
+        redirect = catcher.wait()
+        thread.join(THREAD_TIMEOUT)
+    assert redirect == f"{base}/callback?code=c&state=s"
+    favicon, callback = outcome["result"]
+    assert favicon.status == 404 and callback.status == 200 and b"close this window" in callback.body
+
+
+def test_loopback_catcher_times_out() -> None:
+    with LoopbackRedirectCatcher(timeout=0.2) as catcher:
+        with pytest.raises(AuthError, match="no authorization redirect"):
+            catcher.wait()
+
+
+def test_browser_authorizer_opens_the_url_and_returns_the_redirect() -> None:
+    opened: List[str] = []
+
+    def fake_browser(url: str) -> bool:
+        opened.append(url)
+        run_in_thread(lambda: get(decode_query(url)["redirect_uri"] + "?code=c&state=s"))
+        return True
+
+    authorizer = BrowserAuthorizer(open_browser=fake_browser, timeout=THREAD_TIMEOUT)
+    redirect_uri = authorizer.redirect_uri
+    assert redirect_uri.startswith("http://127.0.0.1:") and redirect_uri.endswith("/callback")
+    result = authorizer(f"https://as.example/authorize?redirect_uri={redirect_uri}")
+    assert result == f"{redirect_uri}?code=c&state=s" and len(opened) == 1
+    assert authorizer.redirect_uri == redirect_uri  # the same port again for the next sign-in
+    authorizer.close()
+
+
+def serve_one_raw_response(raw: bytes) -> Tuple[int, threading.Thread]:
+    """A one-shot server that answers the first request with ``raw`` bytes (to send what http.server can't)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(SOCKET_TIMEOUT)
+
+    def answer() -> None:
+        with listener:
+            connection, _ = listener.accept()
+            with connection:
+                connection.settimeout(SOCKET_TIMEOUT)
+                connection.recv(65536)
+                connection.sendall(raw)
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    return listener.getsockname()[1], thread
+
+
+def test_send_with_http_client_joins_repeated_headers_and_lowercases_names() -> None:
+    port, thread = serve_one_raw_response(
+        b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"x\"\r\n"
+        b"WWW-Authenticate: Bearer scope=\"a b\"\r\nContent-Length: 2\r\nConnection: close\r\n\r\nno")
+    response = get(f"http://127.0.0.1:{port}/mcp")
+    thread.join(THREAD_TIMEOUT)
+    assert response.status == 401 and response.body == b"no"
+    assert response.headers["www-authenticate"] == 'Basic realm="x", Bearer scope="a b"'
+    challenge = parse_bearer_challenge(response.headers["www-authenticate"])
+    assert challenge is not None and challenge.scopes == ["a", "b"]
+
+
+def test_the_built_in_browser_sign_in_listens_where_the_redirect_uri_says() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    auth = OAuth(redirect_uri=f"http://127.0.0.1:{port}/oauth/done")
+    authorizer = auth.authorize
+    assert isinstance(authorizer, BrowserAuthorizer)
+    assert authorizer.redirect_uri == f"http://127.0.0.1:{port}/oauth/done"
+    authorizer.close()
+    with pytest.raises(ValueError, match="authorize="):
+        OAuth(redirect_uri="https://app.example.com/callback")
+
+
+def test_send_with_http_client_reports_connection_failures() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(TransportError, match="failed") as failure:
+        get(f"http://127.0.0.1:{port}/?code=secret-code")
+    assert "secret-code" not in str(failure.value)  # query strings can carry codes: kept out of messages
+
+
+def test_full_sign_in_refresh_and_reuse_over_real_sockets() -> None:
+    clock = Clock()
+
+    def send(request: HTTPRequest) -> HTTPResponse:
+        return send_with_http_client(request, timeout=SOCKET_TIMEOUT)
+
+    with OAuthTestServer(clock=clock) as server:
+        server.token_lifetime = 60
+        authorize = CountingAuthorize(follow_authorization_redirect(send))  # reads the 302, never follows it
+        auth = OAuth(authorize=authorize, redirect_uri=REDIRECT_URI, clock=clock)
+        first = call(auth, send, server.mcp_url)
+        assert first.status == 200 and json.loads(first.body)["result"] == {"ok": True}
+        assert server.paths() == [
+            "/mcp", "/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-authorization-server",
+            "/register", "/authorize", "/token", "/mcp"]
+        assert call(auth, send, server.mcp_url).status == 200
+        clock.advance(61)
+        assert call(auth, send, server.mcp_url).status == 200
+        assert server.paths()[-3:] == ["/mcp", "/token", "/mcp"]
+        assert len(authorize.urls) == 1
+
+
+def test_client_credentials_with_private_key_jwt_over_real_sockets() -> None:
+    key = jose.ECPrivateKey.generate()
+    with OAuthTestServer() as server:
+        server.add_client("svc", auth_method="private_key_jwt", public_key=key.public_key)
+        auth = ClientCredentials(client_id="svc", private_key=key)
+        response = call(auth, lambda r: send_with_http_client(r, timeout=SOCKET_TIMEOUT), server.mcp_url)
+    assert response.status == 200

@@ -1,0 +1,1082 @@
+"""The HTTP client transport: Streamable HTTP (2025-03-26 .. 2025-11-25), and the 2024-11-05 HTTP+SSE
+transport for old servers. Standard library only: `http.client` for the wire, `urllib` for proxies.
+
+    HTTPClientTransport("https://host/mcp")       # what Client("https://host/mcp") builds
+
+Every message is POSTed to the MCP endpoint. The answer to a request is either JSON or an SSE stream that
+may carry the server's own requests and notifications before the response; responses and notifications
+are answered 202. The transport watches the `initialize` exchange go by to learn the session id
+(``MCP-Session-Id``) and the negotiated revision (``MCP-Protocol-Version``), then opens the GET stream
+for server-initiated messages. The session above never knows which transport is in use.
+
+Threads, and why:
+
+- the caller's thread POSTs, and when the answer is JSON it delivers it itself: the common case costs no
+  hand-off at all;
+- an SSE answer is read by a thread from a small pool of reusable daemon threads, so `send` returns as
+  soon as the stream opens. Reading it on the caller's thread would be cheaper by one wake-up, but the
+  caller would then be stuck inside `send` for the whole tool call, where the session's timeout and
+  `PendingRequest.cancel()` cannot reach it;
+- one daemon thread reads the GET stream (or, for an old server, the one HTTP+SSE stream).
+
+Every HTTP failure becomes an exception carrying the status and body: `HTTPError` from `send` (status 0
+when no response arrived), `SessionExpired` when the server forgot our session, or, for a stream that
+breaks after `send` returned, a JSON-RPC error answer (code -32000, ``data: {status, body}``) delivered for
+each request it was carrying, so the caller's `result()` raises. Every socket read has a timeout.
+"""
+
+import base64
+import http.client
+import logging
+import queue
+import re
+import socket
+import ssl
+import threading
+import time
+import urllib.parse
+import urllib.request
+from typing import Any, Callable, Dict, Generator, List, NamedTuple, Optional, Set, Tuple
+
+from . import types as t
+from .errors import (
+    CONNECTION_CLOSED, ConnectionClosed, HTTPError, MCPError, RemoteProtocolError, SessionExpired,
+)
+from .jsonrpc import InvalidMessage, RequestId, decode, encode
+from .jsonrpc import error as error_response
+from .sse import Event, SSEParser
+from .transport import MessageSink, Transport
+from .versions import is_supported, revision
+
+__all__ = [
+    "HTTPClientTransport", "HTTPRequest", "HTTPResponse", "AuthFlow", "DEFAULT_TIMEOUT",
+    "DEFAULT_SSE_READ_TIMEOUT", "DEFAULT_RETRY_MS", "DEFAULT_POOL_SIZE", "DEFAULT_MAX_STREAMS",
+]
+
+log = logging.getLogger("mcplite")
+
+#: Seconds to connect and to receive an answer's headers or JSON body (the session layer's default too).
+DEFAULT_TIMEOUT = 60.0
+#: Seconds an SSE stream may stay silent before it counts as dropped (the official Python SDK's value).
+DEFAULT_SSE_READ_TIMEOUT = 300.0
+#: Milliseconds to wait before reconnecting a stream when the server never sent a ``retry`` field.
+DEFAULT_RETRY_MS = 1000
+#: Idle keep-alive connections kept per origin; concurrent calls beyond it use short-lived extra ones.
+DEFAULT_POOL_SIZE = 16
+#: SSE answers read at once; more wait for a free reader thread.
+DEFAULT_MAX_STREAMS = 32
+
+_JSON = "application/json"
+_EVENT_STREAM = "text/event-stream"
+_POST_ACCEPT = "application/json, text/event-stream"
+_CHUNK = 64 * 1024
+_MAX_ERROR_BODY = 64 * 1024
+#: After a stream's last answer, how long to wait for the server to end it, so the connection is reused.
+_END_GRACE = 0.5
+#: The longest `close()` waits for the server to acknowledge the end of the session.
+_DELETE_TIMEOUT = 5.0
+#: Consecutive attempts at the GET stream that bring nothing before we stop listening.
+_LISTEN_ATTEMPTS = 3
+#: Statuses to initialize that mean "maybe an old HTTP+SSE server" (spec: backwards compatibility).
+_FALLBACK_STATUSES = (400, 404, 405)
+_SESSION_ID = re.compile(r"[\x21-\x7e]+")  # the spec's "visible ASCII"
+_TRANSPORTS = ("auto", "streamable", "sse")
+
+
+# ---- the auth seam ------------------------------------------------------------------------------------
+class HTTPRequest(NamedTuple):
+    """One HTTP request as an ``auth`` flow receives and yields it."""
+
+    method: str
+    url: str
+    headers: Dict[str, str]
+    body: Optional[bytes] = None
+
+
+class HTTPResponse(NamedTuple):
+    """What an ``auth`` flow is sent back for each request it yielded.
+
+    ``headers`` has lower-case names (repeated headers joined with ", "). ``body`` is the whole body,
+    except for an SSE stream, which is never read ahead: there it is ``b""``.
+    """
+
+    status: int
+    headers: Dict[str, str]
+    body: bytes = b""
+
+
+#: ``auth.auth_flow(request)`` returns one of these: it yields requests to send (the original one, with
+#: credentials added, and any it needs on the way), receives each one's `HTTPResponse`, and the response
+#: to the last request it yielded is the one the transport uses.
+AuthFlow = Generator[HTTPRequest, HTTPResponse, None]
+
+
+# ---- connections ----------------------------------------------------------------------------------------
+class _Origin(NamedTuple):
+    scheme: str
+    host: str
+    port: int
+
+
+class _Route(NamedTuple):
+    """How to reach one URL: which origin's connections, the request target, and the proxy to go through."""
+
+    origin: _Origin
+    target: str  # what goes on the request line: a path, or the whole URL through an HTTP proxy
+    proxy: Optional[Tuple[str, int]]
+    proxy_headers: Dict[str, str]
+
+
+def _plan_route(url: str, proxies: Dict[str, str]) -> _Route:
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"not an http(s) URL: {url!r}")
+    origin = _Origin(parts.scheme, parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
+    target = parts.path or "/"
+    if parts.query:
+        target += "?" + parts.query
+    proxy_url = proxies.get(parts.scheme)
+    netloc = parts.netloc.rpartition("@")[2]
+    if not proxy_url or urllib.request.proxy_bypass(netloc):
+        return _Route(origin, target, None, {})
+    proxy = urllib.parse.urlsplit(proxy_url if "://" in proxy_url else "http://" + proxy_url)
+    headers = {}
+    if proxy.username is not None:
+        credentials = f"{urllib.parse.unquote(proxy.username)}:{urllib.parse.unquote(proxy.password or '')}"
+        headers["Proxy-Authorization"] = "Basic " + base64.b64encode(credentials.encode()).decode("ascii")
+    if parts.scheme == "http":  # a plain HTTP proxy wants the absolute URL on the request line
+        target = urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path or "/", parts.query, ""))
+    return _Route(origin, target, (proxy.hostname or "", proxy.port or 80), headers)
+
+
+class _Exchange:
+    """One HTTP response and the pooled connection it arrived on.
+
+    The connection goes back to the pool once the body has been read to its end (`read`, `release`);
+    `close` gives it up. `interrupt` may be called from any thread to unblock a reader.
+    """
+
+    def __init__(self, pool: "_Connections", route: _Route, conn: http.client.HTTPConnection,
+                 sock: Optional[socket.socket], response: http.client.HTTPResponse, method: str, url: str) -> None:
+        self.method = method
+        self.url = url
+        self.status = response.status
+        self.reason = response.reason
+        self.headers = response.headers
+        self.response = response
+        self._pool = pool
+        self._route = route
+        self._conn = conn
+        self._sock = sock
+        self._lock = threading.Lock()  # guards _held, so interrupt() never hits a connection given back
+        self._held = True
+        self._body: Optional[bytes] = None
+
+    @property
+    def content_type(self) -> str:
+        return (self.headers.get("Content-Type") or "").partition(";")[0].strip().lower()
+
+    def read(self) -> bytes:
+        """The whole body; the connection is then free for the next request."""
+        if self._body is None:
+            try:
+                self._body = self.response.read()
+            except (OSError, ValueError, http.client.HTTPException) as exc:
+                self.close()
+                raise HTTPError(f"{self.method} {self.url}: the response body broke off: {_describe(exc)}",
+                                status=self.status, headers=self.headers) from exc
+            self.release()
+        return self._body
+
+    def error_text(self) -> str:
+        """Up to 64 KiB of the body as text, for an error message."""
+        if self._body is None:
+            try:
+                self._body = self.response.read(_MAX_ERROR_BODY)
+            except (OSError, ValueError, http.client.HTTPException):
+                self._body = b""
+            self.release()
+        return self._body.decode("utf-8", "replace")
+
+    def failure(self, problem: str = "") -> HTTPError:
+        """The `HTTPError` for this response, with its status and body."""
+        body = self.error_text()
+        text = f"{self.method} {self.url}: HTTP {self.status} {self.reason}"
+        if problem:
+            text += f": {problem}"
+        if body.strip():
+            text += f" -- {_shorten(body)}"
+        return HTTPError(text, status=self.status, body=body, headers=self.headers)
+
+    def set_timeout(self, seconds: float) -> None:
+        if self._sock is not None:
+            self._sock.settimeout(seconds)
+
+    def release(self) -> None:
+        """Done with the body: keep the connection if the body was read to its end, else close it."""
+        with self._lock:
+            if not self._held:
+                return
+            self._held = False
+        if self.response.isclosed() and not self.response.will_close:
+            self._pool.put(self._route.origin, self._conn)
+        else:
+            self.response.close()
+            self._conn.close()
+
+    def close(self) -> None:
+        """Give up the connection (unless it already went back to the pool)."""
+        with self._lock:
+            if not self._held:
+                return
+            self._held = False
+        self.response.close()
+        self._conn.close()
+
+    def interrupt(self) -> None:
+        """Make a read blocked on this response return at once (from another thread)."""
+        with self._lock:
+            if self._held and self._sock is not None:
+                try:
+                    self._sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+
+class _Connections:
+    """Keep-alive connections per origin, TLS, proxies from the environment, and the ``auth`` seam."""
+
+    def __init__(self, *, ssl_context: Optional[ssl.SSLContext], cafile: Optional[str], pool_size: int,
+                 auth: Any) -> None:
+        self._ssl_context = ssl_context
+        self._cafile = cafile
+        self._pool_size = pool_size
+        self._auth = auth
+        self._proxies = urllib.request.getproxies()  # read once: the environment is not re-read per call
+        self._lock = threading.Lock()  # guards _idle, _routes and the lazy TLS context
+        self._idle: Dict[_Origin, List[http.client.HTTPConnection]] = {}
+        self._routes: Dict[str, _Route] = {}
+        self._closed = False  # once closed, connections handed back are closed rather than kept
+
+    def request(self, method: str, url: str, headers: Dict[str, str], body: Optional[bytes],
+                timeout: float) -> _Exchange:
+        """Send one request (through ``auth`` when there is one) and return its response, body unread.
+
+        Raises:
+            HTTPError: no response arrived (status 0): refused, reset, TLS failure, timeout.
+        """
+        if self._auth is None:
+            return self._send(method, url, headers, body, timeout)
+        flow = self._auth.auth_flow(HTTPRequest(method, url, dict(headers), body))
+        try:
+            request = next(flow)
+            while True:
+                exchange = self._send(request.method, request.url, request.headers, request.body, timeout)
+                seen = b"" if exchange.content_type == _EVENT_STREAM else exchange.read()
+                try:
+                    request = flow.send(HTTPResponse(exchange.status, _lower_case(exchange.headers), seen))
+                except StopIteration:
+                    return exchange
+                exchange.close()  # an unread SSE answer that the flow will send again
+        finally:
+            flow.close()  # a flow may hold a lock across its yields: let it go whatever happened
+
+    def _send(self, method: str, url: str, headers: Dict[str, str], body: Optional[bytes],
+              timeout: float) -> _Exchange:
+        route = self._route(url)
+        if route.proxy_headers and route.proxy is not None and route.origin.scheme == "http":
+            headers = {**headers, **route.proxy_headers}
+        while True:
+            conn = self._take(route)
+            reused = conn.sock is not None
+            try:
+                if reused:
+                    conn.sock.settimeout(timeout)
+                else:
+                    conn.timeout = timeout
+                conn.request(method, route.target, body, headers)
+                sock = conn.sock  # kept: after a "Connection: close" answer conn.sock is already None
+                response = conn.getresponse()
+            except ConnectionError as exc:
+                conn.close()
+                if reused:
+                    continue  # the server closed the idle keep-alive connection first: one fresh try
+                raise _no_response(method, url, timeout, exc) from exc
+            except (OSError, http.client.HTTPException) as exc:
+                conn.close()
+                raise _no_response(method, url, timeout, exc) from exc
+            return _Exchange(self, route, conn, sock, response, method, url)
+
+    def _route(self, url: str) -> _Route:
+        route = self._routes.get(url)
+        if route is None:
+            route = _plan_route(url, self._proxies)
+            with self._lock:
+                self._routes[url] = route
+        return route
+
+    def _take(self, route: _Route) -> http.client.HTTPConnection:
+        with self._lock:
+            idle = self._idle.get(route.origin)
+            if idle:
+                return idle.pop()
+        return self._connect(route)
+
+    def _connect(self, route: _Route) -> http.client.HTTPConnection:
+        origin = route.origin
+        host, port = route.proxy if route.proxy is not None else (origin.host, origin.port)
+        conn: http.client.HTTPConnection
+        if origin.scheme == "https":
+            conn = http.client.HTTPSConnection(host, port, context=self._tls())
+            if route.proxy is not None:
+                conn.set_tunnel(origin.host, origin.port, headers=route.proxy_headers)  # CONNECT
+        else:
+            conn = http.client.HTTPConnection(host, port)
+        return conn  # http.client sets TCP_NODELAY when it connects
+
+    def _tls(self) -> ssl.SSLContext:
+        with self._lock:
+            if self._ssl_context is None:
+                self._ssl_context = ssl.create_default_context(cafile=self._cafile)
+            return self._ssl_context
+
+    def put(self, origin: _Origin, conn: http.client.HTTPConnection) -> None:
+        with self._lock:
+            idle = self._idle.setdefault(origin, [])
+            if len(idle) < self._pool_size and not self._closed:
+                idle.append(conn)
+                return
+        conn.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            idle = [conn for conns in self._idle.values() for conn in conns]
+            self._idle.clear()
+        for conn in idle:
+            conn.close()
+
+
+def _lower_case(headers: http.client.HTTPMessage) -> Dict[str, str]:
+    """Headers as an auth flow reads them: lower-case names, repeated ones joined with ", "."""
+    joined: Dict[str, str] = {}
+    for name, value in headers.items():
+        key = name.lower()
+        joined[key] = f"{joined[key]}, {value}" if key in joined else value
+    return joined
+
+
+def _no_response(method: str, url: str, timeout: float, exc: BaseException) -> HTTPError:
+    if isinstance(exc, socket.timeout):
+        return HTTPError(f"{method} {url}: no response within {timeout} s")
+    return HTTPError(f"{method} {url}: no response: {_describe(exc)}")
+
+
+def _describe(exc: BaseException) -> str:
+    return str(exc) or type(exc).__name__
+
+
+def _shorten(text: str, limit: int = 500) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+# ---- reading event streams ------------------------------------------------------------------------------
+def _read_sse(exchange: _Exchange, parser: SSEParser, on_chunk: Callable[[List[Event]], bool],
+              idle_timeout: float) -> Optional[str]:
+    """Feed an SSE response to ``parser`` and each chunk's events to ``on_chunk`` until the response ends.
+
+    Once ``on_chunk`` returns True (nothing more is needed) the stream is read for `_END_GRACE` more
+    seconds: a server ends it right after the last answer, and reading that end keeps the connection.
+
+    Returns:
+        None when the stream ended or was no longer needed; else why it broke off.
+    """
+    exchange.set_timeout(idle_timeout)
+    read1 = exchange.response.read1
+    finishing = False
+    try:
+        while True:
+            chunk = read1(_CHUNK)
+            if not chunk:
+                exchange.release()
+                return None
+            if on_chunk(parser.feed(chunk)) and not finishing:
+                finishing = True
+                exchange.set_timeout(_END_GRACE)
+    except socket.timeout:
+        exchange.close()
+        return None if finishing else f"no data for {idle_timeout} s"
+    except (OSError, ValueError, http.client.HTTPException) as exc:  # ValueError: SSEError, or closed under us
+        exchange.close()
+        return None if finishing else _describe(exc)
+
+
+class _Stream:
+    """One SSE stream we follow across reconnections: a POST's answer, or the GET stream.
+
+    ``pending`` holds the ids of the requests it must still answer (empty for the GET stream).
+    """
+
+    def __init__(self, request_ids: Set[RequestId], deadline: float) -> None:
+        self.request_ids = frozenset(request_ids)
+        self.pending = set(request_ids)
+        self.last_event_id = ""
+        self.retry_ms: Optional[int] = None
+        #: When to give up resuming: `timeout` seconds after the server last sent anything.
+        self.deadline = deadline
+        self.chunks = 0  # how many chunks arrived, over all connections
+        self.stopped = threading.Event()
+        self._lock = threading.Lock()  # guards _exchange against stop() from another thread
+        self._exchange: Optional[_Exchange] = None
+
+    @property
+    def done(self) -> bool:
+        return not self.pending or self.stopped.is_set()
+
+    def retry_delay(self) -> float:
+        return (self.retry_ms if self.retry_ms is not None else DEFAULT_RETRY_MS) / 1000
+
+    def attach(self, exchange: _Exchange) -> bool:
+        with self._lock:
+            if self.stopped.is_set():
+                return False
+            self._exchange = exchange
+            return True
+
+    def detach(self) -> None:
+        with self._lock:
+            self._exchange = None
+
+    def stop(self) -> None:
+        """Stop following the stream (from any thread): a blocked read returns at once."""
+        self.stopped.set()
+        with self._lock:
+            if self._exchange is not None:
+                self._exchange.interrupt()
+
+
+class _ReaderThreads:
+    """Reusable daemon threads for reading SSE answers, at most ``limit`` at a time.
+
+    Not a ThreadPoolExecutor: its threads are joined at interpreter exit, so one blocked on a silent
+    stream would hold up the exit of a program that forgot to close its client.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._jobs: "queue.SimpleQueue[Optional[Tuple[Callable[..., None], tuple]]]" = queue.SimpleQueue()
+        self._lock = threading.Lock()  # guards the three counters
+        self._threads = 0
+        self._idle = 0
+        self._backlog = 0  # jobs queued while every thread was busy
+
+    def submit(self, job: Callable[..., None], *args: Any) -> None:
+        with self._lock:
+            if self._idle:
+                self._idle -= 1
+            elif self._threads < self._limit:
+                self._threads += 1
+                threading.Thread(target=self._work, name="mcplite-http-reader", daemon=True).start()
+            else:
+                self._backlog += 1
+        self._jobs.put((job, args))
+
+    def _work(self) -> None:
+        while True:
+            item = self._jobs.get()
+            if item is None:
+                return
+            job, args = item
+            try:
+                job(*args)
+            except Exception:
+                log.exception("HTTP stream reader failed")
+            with self._lock:
+                if self._backlog:
+                    self._backlog -= 1
+                else:
+                    self._idle += 1
+
+    def shutdown(self) -> None:
+        with self._lock:
+            threads = self._threads
+        for _ in range(threads):
+            self._jobs.put(None)
+
+
+# ---- Streamable HTTP ------------------------------------------------------------------------------------
+class _NotStreamable(Exception):
+    """initialize was refused with 400/404/405: perhaps an HTTP+SSE server. Carries the HTTPError."""
+
+    def __init__(self, error: HTTPError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class _StreamableHTTP:
+    """The Streamable HTTP transport (2025-03-26 onwards): one endpoint, POST per message, GET to listen."""
+
+    def __init__(self, owner: "HTTPClientTransport") -> None:
+        self._owner = owner
+        self._url = owner.url
+        self._conns = owner.connections
+        self._lock = threading.Lock()  # guards _streams, _dead and the listener start
+        self._streams: Dict[RequestId, _Stream] = {}  # request id -> the stream that will answer it
+        self._readers: Optional[_ReaderThreads] = None
+        self._listener: Optional[_Stream] = None
+        self._dead = False  # closed, or the session expired
+        self._expired = False
+        self.session_id: Optional[str] = None
+        self.protocol_version: Optional[str] = None
+        self._initialize_id: Optional[RequestId] = None  # set while the initialize answer is awaited
+        self._set_headers()
+
+    def _set_headers(self) -> None:
+        """Rebuild the header sets after the session id or version changed (each dict is never mutated)."""
+        protocol = {}
+        if self.session_id is not None:
+            protocol["MCP-Session-Id"] = self.session_id
+        if self.protocol_version is not None:
+            protocol["MCP-Protocol-Version"] = self.protocol_version
+        custom = self._owner.headers
+        self._post_headers = {**custom, "Accept": _POST_ACCEPT, "Content-Type": _JSON, **protocol}
+        self._get_headers = {**custom, "Accept": _EVENT_STREAM, **protocol}
+        self._delete_headers = {**custom, **protocol}
+
+    # ---- sending --------------------------------------------------------------------------------------
+    def send(self, message: Any, body: bytes) -> None:
+        if self._dead:
+            raise ConnectionClosed("the HTTP session is closed")
+        request_ids = _request_ids(message)
+        method = message.get("method") if isinstance(message, dict) else None
+        if method == t.INITIALIZE:
+            self._initialize_id = message.get("id")
+        elif method == t.CANCELLED:
+            # The session gave up on that request (timeout or cancel): stop reading its stream first.
+            self._forget((message.get("params") or {}).get("requestId"))
+        exchange = self._conns.request("POST", self._url, self._post_headers, body, self._owner.timeout)
+        status = exchange.status
+        if status == 404 and self.session_id is not None:
+            raise self._expire(exchange)
+        if not 200 <= status < 300:
+            if method == t.INITIALIZE and status in _FALLBACK_STATUSES:
+                raise _NotStreamable(exchange.failure())
+            raise exchange.failure()
+        if method == t.INITIALIZE:
+            self._adopt_session(exchange)
+        if not request_ids:
+            exchange.read()  # 202 with no body; a 200 with one is tolerated and ignored
+            if method == t.INITIALIZED:
+                self._start_listening()
+            return
+        content_type = exchange.content_type
+        if content_type == _JSON:
+            self._deliver_json(exchange, request_ids)
+        elif content_type == _EVENT_STREAM:
+            self._follow_in_background(exchange, request_ids)
+        else:
+            raise exchange.failure(f"expected {_JSON} or {_EVENT_STREAM}, got Content-Type "
+                                   f"{exchange.headers.get('Content-Type')!r}")
+
+    def _adopt_session(self, exchange: _Exchange) -> None:
+        session_id = exchange.headers.get("MCP-Session-Id")
+        if session_id is None:
+            return  # a stateless server
+        if not _SESSION_ID.fullmatch(session_id):
+            exchange.close()
+            raise RemoteProtocolError(f"the server sent an invalid MCP-Session-Id {session_id!r}")
+        self.session_id = session_id
+        self._set_headers()
+
+    def _deliver_json(self, exchange: _Exchange, request_ids: Set[RequestId]) -> None:
+        data = exchange.read()
+        try:
+            value = decode(data)
+        except InvalidMessage as exc:
+            raise HTTPError(f"POST {self._url}: HTTP {exchange.status}: the JSON answer does not parse: {exc}",
+                            status=exchange.status, body=data.decode("utf-8", "replace"),
+                            headers=exchange.headers) from None
+        self.deliver(value)
+        missing = request_ids - _response_ids(value)
+        if missing:
+            raise HTTPError(f"POST {self._url}: HTTP {exchange.status}: the JSON answer has no response to "
+                            f"request {_list(missing)}", status=exchange.status,
+                            body=data.decode("utf-8", "replace"), headers=exchange.headers)
+
+    def _follow_in_background(self, exchange: _Exchange, request_ids: Set[RequestId]) -> None:
+        stream = _Stream(request_ids, time.monotonic() + self._owner.timeout)
+        with self._lock:
+            if self._dead:
+                exchange.close()
+                raise ConnectionClosed("the HTTP session is closed")
+            for request_id in request_ids:
+                self._streams[request_id] = stream
+            if self._readers is None:
+                self._readers = _ReaderThreads(self._owner.max_streams)
+            readers = self._readers
+        readers.submit(self._follow, stream, exchange)
+
+    # ---- receiving ------------------------------------------------------------------------------------
+    def deliver(self, value: Any) -> None:
+        """Hand one decoded message (or batch) to the session, noting what it answers."""
+        if self._initialize_id is not None:
+            self._watch_initialize(value)
+        if self._streams:
+            for request_id in _response_ids(value):
+                with self._lock:
+                    stream = self._streams.pop(request_id, None)
+                if stream is not None:
+                    stream.pending.discard(request_id)
+        self._owner.deliver(value)
+
+    def _watch_initialize(self, value: Any) -> None:
+        if not isinstance(value, dict) or value.get("id") != self._initialize_id or "method" in value:
+            return
+        self._initialize_id = None
+        result = value.get("result")
+        version = result.get("protocolVersion") if isinstance(result, dict) else None
+        if is_supported(version) and revision(version).protocol_version_header:
+            self.protocol_version = version
+            self._set_headers()
+
+    def _on_event(self, event: Event) -> None:
+        if event.event != "message":
+            return  # MCP sends only "message" events; anything else is not for us
+        try:
+            value = decode(event.data)
+        except InvalidMessage as exc:
+            self._owner.deliver_invalid(exc)
+            return
+        self.deliver(value)
+
+    def _pump(self, stream: _Stream, exchange: _Exchange) -> Optional[str]:
+        """Deliver one SSE response's messages until it ends or ``stream`` needs nothing more.
+
+        Returns why the response broke off, or None when it ended or was no longer needed.
+        """
+        if not stream.attach(exchange):
+            exchange.close()
+            return None
+        parser = SSEParser()
+        timeout = self._owner.timeout
+
+        def on_chunk(events: List[Event]) -> bool:
+            stream.chunks += 1
+            stream.deadline = time.monotonic() + timeout
+            for event in events:
+                self._on_event(event)
+            if parser.last_event_id:
+                stream.last_event_id = parser.last_event_id
+            if parser.retry is not None:
+                stream.retry_ms = parser.retry
+            return stream.done
+
+        try:
+            return _read_sse(exchange, parser, on_chunk, self._owner.sse_read_timeout)
+        finally:
+            stream.detach()
+
+    def _follow(self, stream: _Stream, exchange: Optional[_Exchange]) -> None:
+        """Read a request's SSE answer, resuming it with GET + ``Last-Event-ID`` whenever it drops early.
+
+        A dropped connection is not a cancellation: the request stays pending until its answer comes,
+        the session gives up on it (its ``notifications/cancelled`` stops this stream), or the server
+        sends nothing at all for `timeout` seconds.
+        """
+        reason = "the server ended the stream"
+        try:
+            while True:
+                if exchange is not None:
+                    reason = self._pump(stream, exchange) or "the server ended the stream"
+                if stream.done:
+                    return
+                if not stream.last_event_id:
+                    self._fail(stream, f"POST {self._url}: the answer stream ended before the response "
+                                       f"({reason}), with no event id to resume it from")
+                    return
+                if time.monotonic() > stream.deadline:
+                    self._fail(stream, f"POST {self._url}: the answer stream dropped ({reason}) and resuming "
+                                       f"it brought nothing for {self._owner.timeout} s")
+                    return
+                if stream.stopped.wait(stream.retry_delay()):
+                    return
+                exchange, reason = self._resume(stream)
+        except HTTPError as exc:
+            self._fail(stream, str(exc), exc.status, exc.body)
+        except Exception as exc:  # a bug here must still wake the callers, not leave them hanging
+            log.exception("following the answer stream of %s failed", self._url)
+            self._fail(stream, f"POST {self._url}: reading the answer stream failed: {_describe(exc)}")
+        finally:
+            with self._lock:
+                for request_id in stream.request_ids:
+                    if self._streams.get(request_id) is stream:
+                        del self._streams[request_id]
+
+    def _resume(self, stream: _Stream) -> Tuple[Optional[_Exchange], str]:
+        """GET the stream again from its last event id: (the response, "") or (None, why it failed).
+
+        Raises:
+            HTTPError: the server refused to resume (the stream cannot be resumed at all).
+        """
+        headers = {**self._get_headers, "Last-Event-ID": stream.last_event_id}
+        try:
+            exchange = self._conns.request("GET", self._url, headers, None, self._owner.timeout)
+        except HTTPError as exc:
+            return None, str(exc)
+        if exchange.status == 404 and self.session_id is not None:
+            self._expire(exchange)
+            return None, "the session expired"
+        if exchange.status != 200 or exchange.content_type != _EVENT_STREAM:
+            raise exchange.failure(f"cannot resume the answer stream from event {stream.last_event_id!r}")
+        return exchange, ""
+
+    def _fail(self, stream: _Stream, message: str, status: int = 0, body: str = "") -> None:
+        """Answer each request still pending on ``stream`` with a JSON-RPC error, so its caller wakes."""
+        with self._lock:
+            if self._dead:
+                return
+            request_ids = list(stream.pending)
+            stream.pending.clear()
+        data = {"status": status, "body": body}
+        for request_id in request_ids:
+            self._owner.deliver(error_response(request_id, CONNECTION_CLOSED, message, data))
+
+    def _forget(self, request_id: Any) -> None:
+        """Stop following the answer of a request the session no longer waits for."""
+        with self._lock:
+            stream = self._streams.pop(request_id, None)
+        if stream is not None:
+            stream.pending.discard(request_id)
+            if not stream.pending:
+                stream.stop()
+
+    # ---- the GET stream ---------------------------------------------------------------------------------
+    def _start_listening(self) -> None:
+        with self._lock:
+            if self._listener is not None or self._dead:
+                return
+            self._listener = _Stream(set(), 0.0)
+        threading.Thread(target=self._listen, args=(self._listener,), name="mcplite-http-listen",
+                         daemon=True).start()
+
+    def _listen(self, stream: _Stream) -> None:
+        """Read the GET stream for server-initiated messages, reconnecting as the server allows.
+
+        A 405 (or any refusal) means the server offers no such stream. Gives up after `_LISTEN_ATTEMPTS`
+        connections in a row that brought nothing.
+        """
+        failures = 0
+        while not stream.stopped.is_set():
+            headers = self._get_headers
+            if stream.last_event_id:
+                headers = {**headers, "Last-Event-ID": stream.last_event_id}
+            try:
+                exchange = self._conns.request("GET", self._url, headers, None, self._owner.timeout)
+            except HTTPError as exc:
+                reason = str(exc)
+                failures += 1
+            else:
+                if exchange.status != 200 or exchange.content_type != _EVENT_STREAM:
+                    log.debug("no GET stream from %s: %s", self._url, exchange.failure())
+                    return
+                chunks = stream.chunks
+                reason = self._pump(stream, exchange) or "the server ended it"
+                failures = 0 if stream.chunks > chunks else failures + 1
+            if failures >= _LISTEN_ATTEMPTS:
+                log.warning("stopped listening to the GET stream of %s: %s", self._url, reason)
+                return
+            if stream.stopped.wait(stream.retry_delay()):
+                return
+
+    # ---- ending -----------------------------------------------------------------------------------------
+    def _expire(self, exchange: _Exchange) -> SessionExpired:
+        """The server answered 404 for our session: end everything; the error says to start a new one."""
+        error = SessionExpired(f"{exchange.method} {self._url}: HTTP 404: the server no longer knows session "
+                               f"{self.session_id!r}; start a new session", status=404,
+                               body=exchange.error_text(), headers=exchange.headers)
+        self._expired = True
+        self._stop_streams()
+        self._owner.lost(error)
+        return error
+
+    def _stop_streams(self) -> None:
+        with self._lock:
+            self._dead = True
+            streams = set(self._streams.values())
+            self._streams.clear()
+            if self._listener is not None:
+                streams.add(self._listener)
+            readers, self._readers = self._readers, None
+        for stream in streams:
+            stream.stop()
+        if readers is not None:
+            readers.shutdown()
+
+    def close(self) -> None:
+        self._stop_streams()
+        if self.session_id is None or self._expired:
+            return
+        try:
+            exchange = self._conns.request("DELETE", self._url, self._delete_headers, None,
+                                           min(self._owner.timeout, _DELETE_TIMEOUT))
+        except HTTPError as exc:
+            log.debug("could not end the HTTP session: %s", exc)
+            return
+        if not 200 <= exchange.status < 300:
+            log.debug("the server did not end the session: %s", exchange.failure())  # 405: it may refuse
+        else:
+            exchange.read()
+
+
+def _request_ids(message: Any) -> Set[RequestId]:
+    """The ids of the requests in a message or batch (those the answer must respond to)."""
+    items = message if isinstance(message, list) else (message,)
+    return {item["id"] for item in items if isinstance(item, dict) and "method" in item and "id" in item}
+
+
+def _response_ids(value: Any) -> Set[RequestId]:
+    items = value if isinstance(value, list) else (value,)
+    return {item.get("id") for item in items if isinstance(item, dict) and "method" not in item}
+
+
+def _list(ids: Set[RequestId]) -> str:
+    return ", ".join(repr(request_id) for request_id in sorted(ids, key=repr))
+
+
+# ---- HTTP+SSE (2024-11-05) -----------------------------------------------------------------------------
+class _LegacySSE:
+    """The 2024-11-05 HTTP+SSE transport: one GET stream carries everything the server says, starting with
+    an ``endpoint`` event naming the URL that each of our messages is POSTed to."""
+
+    def __init__(self, owner: "HTTPClientTransport") -> None:
+        self._owner = owner
+        self._url = owner.url
+        self._conns = owner.connections
+        self._headers = {**owner.headers, "Content-Type": _JSON}
+        self._endpoint = ""
+        self._exchange: Optional[_Exchange] = None
+        self._closing = False
+
+    def connect(self) -> None:
+        """GET the SSE stream and wait (up to `timeout`) for its ``endpoint`` event.
+
+        Raises:
+            HTTPError: the GET failed, or the stream ended before naming an endpoint.
+            RemoteProtocolError: the endpoint is on another origin.
+        """
+        headers = {**self._owner.headers, "Accept": _EVENT_STREAM}
+        exchange = self._conns.request("GET", self._url, headers, None, self._owner.timeout)
+        if exchange.status != 200 or exchange.content_type != _EVENT_STREAM:
+            raise exchange.failure("expected the HTTP+SSE event stream")
+        parser = SSEParser()
+        early: List[Event] = []  # events that came with the endpoint, delivered once reading starts
+        try:
+            while not self._endpoint:
+                chunk = exchange.response.read1(_CHUNK)
+                if not chunk:
+                    raise HTTPError(f"GET {self._url}: the event stream ended before its endpoint event",
+                                    status=exchange.status)
+                for event in parser.feed(chunk):
+                    if event.event == "endpoint" and not self._endpoint:
+                        self._endpoint = self._check_endpoint(event.data)
+                    else:
+                        early.append(event)
+        except (OSError, ValueError, http.client.HTTPException) as exc:  # ValueError includes SSEError
+            exchange.close()
+            raise HTTPError(f"GET {self._url}: no endpoint event: {_describe(exc)}", status=exchange.status) from exc
+        except MCPError:
+            exchange.close()
+            raise
+        self._exchange = exchange
+        threading.Thread(target=self._read, args=(exchange, parser, early), name="mcplite-http-sse",
+                         daemon=True).start()
+
+    def _check_endpoint(self, data: str) -> str:
+        endpoint = urllib.parse.urljoin(self._url, data.strip())
+        ours, theirs = urllib.parse.urlsplit(self._url), urllib.parse.urlsplit(endpoint)
+        if (ours.scheme, ours.netloc) != (theirs.scheme, theirs.netloc):
+            raise RemoteProtocolError(f"the server's endpoint {endpoint!r} is not on the origin of {self._url!r}")
+        return endpoint
+
+    def _read(self, exchange: _Exchange, parser: SSEParser, early: List[Event]) -> None:
+        def on_chunk(events: List[Event]) -> bool:
+            for event in events:
+                self._on_event(event)
+            return self._closing
+
+        on_chunk(early)
+        reason = _read_sse(exchange, parser, on_chunk, self._owner.sse_read_timeout)
+        if not self._closing:
+            self._owner.lost(ConnectionClosed(f"GET {self._url}: the event stream ended"
+                                              + (f": {reason}" if reason else "")))
+
+    def _on_event(self, event: Event) -> None:
+        if event.event != "message":
+            return
+        try:
+            value = decode(event.data)
+        except InvalidMessage as exc:
+            self._owner.deliver_invalid(exc)
+            return
+        self._owner.deliver(value)
+
+    def send(self, message: Any, body: bytes) -> None:
+        if self._closing:
+            raise ConnectionClosed("the HTTP+SSE connection is closed")
+        exchange = self._conns.request("POST", self._endpoint, self._headers, body, self._owner.timeout)
+        if not 200 <= exchange.status < 300:
+            raise exchange.failure()
+        exchange.read()  # "Accepted", or nothing: the answer comes on the event stream
+
+    def close(self) -> None:
+        self._closing = True
+        if self._exchange is not None:
+            self._exchange.interrupt()
+
+
+# ---- the transport ----------------------------------------------------------------------------------
+class HTTPClientTransport(Transport):
+    """A client's connection to an MCP server at an ``http(s)://`` URL.
+
+    Args:
+        url: the MCP endpoint (for an old server: its SSE endpoint).
+        timeout: seconds to connect and to receive each answer's headers (and JSON body); also how long a
+            dropped answer stream is resumed without the server sending anything.
+        transport: "auto" (Streamable HTTP, falling back to HTTP+SSE when initialize is refused with
+            400, 404 or 405), "streamable", or "sse" (the 2024-11-05 transport only).
+        headers: extra headers for every request (they cannot override the protocol's own).
+        auth: an object with ``auth_flow(HTTPRequest) -> AuthFlow`` (see `AuthFlow`); every request goes
+            through it.
+        ssl_context: the TLS context; default ``ssl.create_default_context(cafile=cafile)``.
+        cafile: a CA bundle to trust instead of the system's (ignored with ``ssl_context``).
+        sse_read_timeout: seconds an SSE stream may stay silent before it counts as dropped.
+        pool_size: idle keep-alive connections kept per origin.
+        max_streams: SSE answers read at once (each takes a reader thread while open).
+
+    Proxies come from the environment (``http_proxy``, ``https_proxy``, ``no_proxy``), as `urllib` reads
+    them; HTTPS goes through the proxy with CONNECT.
+    """
+
+    def __init__(self, url: str, *, timeout: float = DEFAULT_TIMEOUT, transport: str = "auto",
+                 headers: Optional[Dict[str, str]] = None, auth: Any = None,
+                 ssl_context: Optional[ssl.SSLContext] = None, cafile: Optional[str] = None,
+                 sse_read_timeout: float = DEFAULT_SSE_READ_TIMEOUT, pool_size: int = DEFAULT_POOL_SIZE,
+                 max_streams: int = DEFAULT_MAX_STREAMS) -> None:
+        if transport not in _TRANSPORTS:
+            raise ValueError(f"transport must be one of {', '.join(_TRANSPORTS)}, not {transport!r}")
+        _plan_route(url, {})  # reject a URL that is not http(s) now rather than at the first send
+        self.url = url
+        self.timeout = timeout
+        self.sse_read_timeout = sse_read_timeout
+        self.max_streams = max_streams
+        self.headers: Dict[str, str] = dict(headers or {})
+        self.connections = _Connections(ssl_context=ssl_context, cafile=cafile, pool_size=pool_size, auth=auth)
+        self._kind = transport
+        self._sink: Optional[MessageSink] = None
+        self._mode: Any = None  # _StreamableHTTP or _LegacySSE, chosen by the first send
+        self._mode_lock = threading.Lock()  # serialises that choice
+        self._lock = threading.Lock()  # guards _closed and _lost
+        self._closed = False
+        self._lost = False
+
+    @property
+    def transport(self) -> Optional[str]:
+        """"streamable" or "sse" once the first message chose one, else None."""
+        if self._mode is None:
+            return None
+        return "sse" if isinstance(self._mode, _LegacySSE) else "streamable"
+
+    @property
+    def session_id(self) -> Optional[str]:
+        """The ``MCP-Session-Id`` the server gave at initialize (None: none, or not yet)."""
+        return self._mode.session_id if isinstance(self._mode, _StreamableHTTP) else None
+
+    @property
+    def protocol_version(self) -> Optional[str]:
+        """The revision sent as ``MCP-Protocol-Version`` (None until initialize, or for old revisions)."""
+        return self._mode.protocol_version if isinstance(self._mode, _StreamableHTTP) else None
+
+    def start(self, sink: MessageSink) -> None:
+        self._sink = sink
+
+    def send(self, message: Any, *, related_request_id: Optional[RequestId] = None) -> None:
+        """POST one message; a JSON answer is delivered before this returns, an SSE one by a reader thread.
+
+        Raises:
+            HTTPError: the server refused the message or no answer came (``status``/``body`` say more).
+            SessionExpired: the server forgot our session (404); the session is over.
+            ConnectionClosed: the transport is closed.
+        """
+        if self._closed or self._sink is None:
+            raise ConnectionClosed("the HTTP transport is " + ("closed" if self._closed else "not started"))
+        body = encode(message).encode("utf-8")
+        mode = self._mode
+        if mode is None:
+            with self._mode_lock:
+                if self._mode is None:
+                    self._open(message, body)
+                    return
+                mode = self._mode
+        mode.send(message, body)
+
+    def _open(self, message: Any, body: bytes) -> None:
+        """Choose the transport with the first message (initialize), and send it there."""
+        if self._kind == "sse":
+            self._open_legacy(message, body, None)
+            return
+        streamable = _StreamableHTTP(self)
+        try:
+            streamable.send(message, body)
+        except _NotStreamable as refusal:
+            if self._kind == "streamable":
+                raise refusal.error from None
+            log.info("%s refused Streamable HTTP (HTTP %s); trying the HTTP+SSE transport", self.url,
+                     refusal.error.status)
+            self._open_legacy(message, body, refusal.error)
+            return
+        self._mode = streamable
+        if self._closed:  # close() ran while this first message was on its way
+            streamable.close()
+
+    def _open_legacy(self, message: Any, body: bytes, refusal: Optional[HTTPError]) -> None:
+        legacy = _LegacySSE(self)
+        try:
+            legacy.connect()
+        except MCPError as exc:
+            if refusal is None:
+                raise
+            raise HTTPError(f"{refusal} (and the HTTP+SSE fallback failed: {exc})", status=refusal.status,
+                            body=refusal.body, headers=refusal.headers) from exc
+        self._mode = legacy  # before sending: close() must reach its stream even if this POST fails
+        legacy.send(message, body)
+
+    # ---- called by the modes ----------------------------------------------------------------------------
+    def deliver(self, value: Any) -> None:
+        if self._sink is not None and not self._lost:
+            self._sink.receive(value)
+
+    def deliver_invalid(self, exc: InvalidMessage) -> None:
+        if self._sink is not None and not self._lost:
+            self._sink.receive_invalid(exc)
+
+    def lost(self, exc: Optional[BaseException]) -> None:
+        """Tell the session, once, that nothing more will arrive."""
+        with self._lock:
+            if self._lost:
+                return
+            self._lost = True
+        if self._sink is not None:
+            self._sink.connection_lost(exc)
+
+    def close(self) -> None:
+        """End the session (DELETE it on a Streamable HTTP server; a 405 is fine) and close every connection."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        mode = self._mode
+        if mode is not None:
+            mode.close()
+        self.connections.close()
+        self.lost(None)

@@ -1,0 +1,584 @@
+"""The HTTP client transport against deliberately broken servers (tests/broken_servers.py), over real
+sockets on 127.0.0.1. Every wait has a timeout; the slow cases check how long failing took."""
+
+import queue
+import shutil
+import socket
+import ssl
+import subprocess
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Dict, List
+
+import pytest
+
+import broken_servers as bs
+from mcplite import Client, ConnectionClosed, HTTPError, RemoteError, RequestTimeout, SessionExpired
+from mcplite.errors import CONNECTION_CLOSED, RemoteProtocolError
+from mcplite.http_client import HTTPClientTransport, HTTPRequest, HTTPResponse
+
+WAIT = bs.WAIT
+
+
+def sampled(params: Dict[str, Any]) -> Dict[str, Any]:
+    return {"role": "assistant", "content": {"type": "text", "text": "sampled text"}, "model": "test"}
+
+
+def text_of(result: Dict[str, Any]) -> str:
+    return result["content"][0]["text"]
+
+
+# ---- a correct server -----------------------------------------------------------------------------------
+def test_json_answers_carry_session_and_version_headers():
+    with bs.MCPServer() as server:
+        with Client(server.url, headers={"X-Trace": "t1"}, timeout=WAIT) as client:
+            assert text_of(client.call_tool("echo", {"a": 1})) == "echo {'a': 1}"
+            assert client.session.revision.version == "2025-11-25"
+            transport = client._transport
+            assert transport.session_id == bs.SESSION_ID and transport.protocol_version == "2025-11-25"
+            server.wait_for("GET")  # the client asked for the GET stream (and was told 405)
+        init, initialized, call = (server.of("POST", m)[0] for m in
+                                   ("initialize", "notifications/initialized", "tools/call"))
+        for request in (init, initialized, call):
+            assert request.headers["accept"] == "application/json, text/event-stream"
+            assert request.headers["content-type"] == "application/json"
+            assert request.headers["x-trace"] == "t1"
+        assert "mcp-session-id" not in init.headers and "mcp-protocol-version" not in init.headers
+        for request in (initialized, call, server.of("GET")[0]):
+            assert request.headers["mcp-session-id"] == bs.SESSION_ID
+            assert request.headers["mcp-protocol-version"] == "2025-11-25"
+        assert server.of("GET")[0].headers["accept"] == "text/event-stream"
+        delete = server.wait_for("DELETE")
+        assert delete.headers["mcp-session-id"] == bs.SESSION_ID
+
+
+def test_sequential_calls_reuse_one_connection():
+    with bs.StatelessJSONServer() as server:
+        with Client(server.url, timeout=WAIT) as client:
+            for i in range(30):
+                assert text_of(client.call_tool("echo", {"i": i})) == f"echo {{'i': {i}}}"
+        posts = server.of("POST")
+        assert len(posts) == 33  # initialize, initialized, 30 calls, and one tools/list for output schemas
+        # The GET for the listening stream runs alongside the first calls and may take a second connection.
+        assert len({r.connection for r in server.requests}) <= 2
+        assert len({r.connection for r in posts[-20:]}) == 1
+        assert all("mcp-session-id" not in r.headers for r in posts)
+        assert server.of("DELETE") == []  # no session, nothing to end
+
+
+def test_concurrent_calls_use_a_bounded_pool():
+    with bs.StatelessJSONServer() as server:
+        with Client(server.url, timeout=WAIT, pool_size=2) as client:
+            errors: List[BaseException] = []
+
+            def work(n: int) -> None:
+                try:
+                    for i in range(5):
+                        assert text_of(client.call_tool("echo", {"n": n, "i": i})) == f"echo {{'n': {n}, 'i': {i}}}"
+                except BaseException as exc:  # reported below
+                    errors.append(exc)
+
+            threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(WAIT)
+            assert not errors
+            idle = client._transport.connections._idle
+            assert all(len(conns) <= 2 for conns in idle.values())
+        assert len(server.of("POST", "tools/call")) == 40
+
+
+def test_no_version_header_for_2025_03_26():
+    class OldServer(bs.MCPServer):
+        version = "2025-03-26"
+
+    with OldServer() as server:
+        with Client(server.url, timeout=WAIT) as client:
+            client.call_tool("echo")
+            assert client.session.revision.version == "2025-03-26"
+        assert all("mcp-protocol-version" not in r.headers for r in server.requests)
+        assert server.of("POST", "tools/call")[0].headers["mcp-session-id"] == bs.SESSION_ID
+
+
+def test_sse_answer_with_server_request_log_and_progress():
+    logs: "queue.Queue[Any]" = queue.Queue()
+    progress: List[Any] = []
+    with bs.SSEServer() as server:
+        with Client(server.url, timeout=WAIT, sampling=sampled, on_log=logs.put) as client:
+            result = client.call_tool("echo", progress=lambda p, total, message: progress.append((p, total)))
+            assert text_of(result) == "sampled text"
+            assert progress == [(1, 1)]
+            assert logs.get(timeout=WAIT)["data"] == "working"
+        answer = [r for r in server.of("POST") if isinstance(r.body, dict) and r.body.get("id") == "s-1"]
+        assert answer and answer[0].body["result"]["model"] == "test"
+        assert answer[0].headers["mcp-session-id"] == bs.SESSION_ID
+
+
+def test_tolerates_200_for_notifications_and_400_for_get_and_delete():
+    class LaxServer(bs.MCPServer):
+        def handle(self, ex: bs.Exchange) -> None:
+            if ex.method in ("GET", "DELETE"):
+                ex.send(400, b"bad request")
+            elif "id" not in ex.msg:
+                ex.send_json({"ok": True})
+            else:
+                super().handle(ex)
+
+    with LaxServer() as server:
+        with Client(server.url, timeout=WAIT) as client:
+            client.ping()
+            server.wait_for("GET")
+        server.wait_for("DELETE")
+
+
+def test_stale_keep_alive_connection_is_replaced():
+    class ClosingServer(bs.StatelessJSONServer):
+        def handle(self, ex: bs.Exchange) -> None:
+            super().handle(ex)
+            ex._handler.close_connection = True  # closes after answering, without saying so
+
+    with ClosingServer() as server:
+        with Client(server.url, timeout=WAIT) as client:
+            for _ in range(3):
+                client.ping()
+        assert len(server.of("POST", "ping")) == 3
+
+
+# ---- broken servers -------------------------------------------------------------------------------------
+def test_stream_dropped_before_the_answer_fails_the_request():
+    with bs.DroppingServer() as server, Client(server.url, timeout=WAIT) as client:
+        started = time.monotonic()
+        with pytest.raises(RemoteError) as info:
+            client.call_tool("echo")
+        assert time.monotonic() - started < 5
+        assert info.value.code == CONNECTION_CLOSED
+        assert "no event id" in info.value.message
+        client.ping()  # the session survives one broken stream
+
+
+def test_broken_chunked_framing_fails_the_request():
+    with bs.BrokenChunkServer() as server, Client(server.url, timeout=WAIT) as client:
+        with pytest.raises(RemoteError) as info:
+            client.call_tool("echo")
+        assert info.value.code == CONNECTION_CLOSED
+
+
+def test_wrong_content_type_is_an_http_error():
+    with bs.WrongContentTypeServer() as server, Client(server.url, timeout=WAIT) as client:
+        with pytest.raises(HTTPError) as info:
+            client.ping()
+        assert info.value.status == 200
+        assert "text/html" in str(info.value) and "not MCP" in info.value.body
+
+
+def test_garbage_sse_fails_the_request_without_hanging():
+    class GarbageAfterInit(bs.GarbageSSEServer):
+        def answer(self, ex: bs.Exchange, msg: Dict[str, Any]) -> None:
+            if msg["method"] == "tools/call":
+                super().answer(ex, msg)
+            else:
+                bs.MCPServer.answer(self, ex, msg)
+
+    with GarbageAfterInit() as server, Client(server.url, timeout=WAIT) as client:
+        started = time.monotonic()
+        with pytest.raises(RemoteError) as info:
+            client.call_tool("echo")
+        assert info.value.code == CONNECTION_CLOSED
+        assert time.monotonic() - started < 5
+
+
+def test_json_that_does_not_parse_is_an_http_error():
+    with bs.BadJSONServer() as server, Client(server.url, timeout=WAIT) as client:
+        with pytest.raises(HTTPError) as info:
+            client.ping()
+        assert info.value.status == 200 and "does not parse" in str(info.value)
+
+
+def test_server_error_carries_status_and_body():
+    with bs.ErrorServer() as server, Client(server.url, timeout=WAIT) as client:
+        with pytest.raises(HTTPError) as info:
+            client.call_tool("echo")
+        assert info.value.status == 500
+        assert info.value.body == "database on fire"
+        assert "database on fire" in str(info.value)
+        client.ping()
+
+
+def test_slow_server_times_out():
+    with bs.SlowServer() as server:
+        with Client(server.url, timeout=0.5) as client:
+            started = time.monotonic()
+            with pytest.raises(HTTPError) as info:
+                client.call_tool("echo")
+            assert 0.4 < time.monotonic() - started < 2.5
+            assert info.value.status == 0 and "no response within 0.5 s" in str(info.value)
+            server.release.set()
+
+
+def test_connection_refused_is_an_http_error():
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    with pytest.raises(HTTPError) as info:
+        Client(f"http://127.0.0.1:{port}/mcp", timeout=WAIT).connect()
+    assert info.value.status == 0
+
+
+def test_expired_session_raises_and_ends_the_session():
+    with bs.ExpiringServer() as server:
+        client = Client(server.url, timeout=WAIT).connect()
+        server.forgotten.set()
+        with pytest.raises(SessionExpired) as info:
+            client.call_tool("echo")
+        assert info.value.status == 404 and "session not found" in info.value.body
+        assert client.session.is_closed
+        with pytest.raises(ConnectionClosed):
+            client.ping()
+        client.close()
+        assert server.of("DELETE") == []  # nothing left to delete
+
+
+def test_invalid_session_id_is_refused():
+    class BadIdServer(bs.MCPServer):
+        session_id = "has space"
+
+    with BadIdServer() as server:
+        with pytest.raises(RemoteProtocolError):
+            Client(server.url, timeout=WAIT).connect()
+
+
+# ---- resuming -------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("graceful", [True, False], ids=["ended", "cut"])
+def test_dropped_answer_stream_is_resumed_after_retry(graceful):
+    class Server(bs.ResumeServer):
+        pass
+
+    Server.graceful = graceful
+    logs: "queue.Queue[Any]" = queue.Queue()
+    with Server() as server, Client(server.url, timeout=WAIT, on_log=logs.put) as client:
+        assert text_of(client.call_tool("echo")) == "resumed answer"
+        call = server.of("POST", "tools/call")[0]
+        resume = [r for r in server.of("GET") if r.headers.get("last-event-id")][0]
+        assert resume.headers["last-event-id"] == f"stream-{call.body['id']}-0"
+        assert resume.headers["mcp-session-id"] == bs.SESSION_ID
+        delay = resume.at - server.closed_at[0]
+        assert 0.25 <= delay < 0.3 + 0.4, delay  # the server's retry (300 ms), not the default
+        assert logs.get(timeout=WAIT)["data"] == "resumed"
+
+
+def test_refused_resume_fails_the_request_with_the_status():
+    class NoResume(bs.ResumeServer):
+        retry = 50
+
+        def do_get(self, ex: bs.Exchange) -> None:
+            ex.send(405, b"cannot resume here")
+
+    with NoResume() as server, Client(server.url, timeout=WAIT) as client:
+        with pytest.raises(RemoteError) as info:
+            client.call_tool("echo")
+        assert info.value.data["status"] == 405 and info.value.data["body"] == "cannot resume here"
+
+
+def test_default_retry_is_used_when_the_server_sends_none():
+    class NoRetry(bs.ResumeServer):
+        retry = None
+
+    with NoRetry() as server, Client(server.url, timeout=WAIT) as client:
+        assert text_of(client.call_tool("echo")) == "resumed answer"
+        resume = [r for r in server.of("GET") if r.headers.get("last-event-id")][0]
+        assert 0.95 <= resume.at - server.closed_at[0] < 1.6
+
+
+def test_get_stream_delivers_and_reconnects_with_last_event_id():
+    changed: "queue.Queue[str]" = queue.Queue()
+    with bs.ListeningServer() as server:
+        with Client(server.url, timeout=WAIT, on_list_changed=changed.put):
+            assert changed.get(timeout=WAIT) == "tools"
+            assert changed.get(timeout=WAIT) == "resources"
+            first, second = server.of("GET")[:2]
+            assert "last-event-id" not in first.headers
+            assert second.headers["last-event-id"] == "get-1"
+            assert second.at - first.at >= 0.2
+            server.stop.set()
+
+
+def test_session_timeout_cancels_and_stops_the_stream():
+    class Silent(bs.MCPServer):
+        def answer(self, ex: bs.Exchange, msg: Dict[str, Any]) -> None:
+            if msg["method"] != "tools/call":
+                super().answer(ex, msg)
+                return
+            ex.start_sse()
+            ex.event(id="only-0", data="")
+            self.wait_for("POST", "notifications/cancelled")
+            time.sleep(0.2)  # a moment for the client to stop reading before the stream ends
+            ex.end()
+
+    with Silent() as server, Client(server.url, timeout=WAIT) as client:
+        with pytest.raises(RequestTimeout):
+            client.call_tool("echo", timeout=0.3)
+        cancelled = server.wait_for("POST", "notifications/cancelled")
+        assert cancelled.body["params"]["requestId"] == server.of("POST", "tools/call")[0].body["id"]
+        stream = client._transport._mode
+        assert stream._streams == {}
+        client.ping()
+    assert not [r for r in server.of("GET") if r.headers.get("last-event-id")]  # never resumed
+
+
+def test_close_fails_a_request_waiting_on_a_stream():
+    class Hanging(bs.MCPServer):
+        def answer(self, ex: bs.Exchange, msg: Dict[str, Any]) -> None:
+            if msg["method"] != "tools/call":
+                super().answer(ex, msg)
+                return
+            ex.start_sse()
+            ex.event(id="h-0", data="")
+            time.sleep(WAIT / 2)
+
+    with Hanging() as server:
+        client = Client(server.url, timeout=WAIT).connect()
+        pending = client.start_tool_call("echo")
+        server.wait_for("POST", "tools/call")
+        started = time.monotonic()
+        client.close()
+        with pytest.raises(ConnectionClosed):
+            pending.result(WAIT)
+        assert time.monotonic() - started < 2
+        client.close()  # idempotent
+
+
+# ---- the legacy HTTP+SSE transport ----------------------------------------------------------------------
+@pytest.mark.parametrize("status", [400, 404, 405])
+def test_falls_back_to_http_sse(status):
+    logs: "queue.Queue[Any]" = queue.Queue()
+    with bs.LegacyServer(status) as server:
+        with Client(server.url, timeout=WAIT, on_log=logs.put) as client:
+            assert client._transport.transport == "sse"
+            assert client.session.revision.version == "2024-11-05"
+            assert text_of(client.call_tool("echo")) == "legacy answer"
+            assert logs.get(timeout=WAIT)["data"] == "legacy log"
+        first = server.requests[0]
+        assert (first.method, first.path, first.body["method"]) == ("POST", "/mcp", "initialize")
+        assert server.requests[1].method == "GET"
+        resent = server.of("POST", "initialize")[1]
+        assert resent.path == "/messages?session_id=abc" and resent.body == first.body
+
+
+def test_forced_sse_transport_never_posts_to_the_url():
+    with bs.LegacyServer() as server:
+        with Client(transport=HTTPClientTransport(server.url, timeout=WAIT, transport="sse")) as client:
+            client.ping()
+        assert all(r.path != "/mcp" for r in server.of("POST"))
+
+
+def test_forced_streamable_transport_does_not_fall_back():
+    with bs.LegacyServer() as server:
+        with pytest.raises(HTTPError) as info:
+            Client(transport=HTTPClientTransport(server.url, timeout=WAIT, transport="streamable")).connect()
+        assert info.value.status == 405
+        assert server.of("GET") == []
+
+
+def test_failed_fallback_reports_both_failures():
+    with bs.NoEndpointServer() as server:
+        with pytest.raises(HTTPError) as info:
+            Client(server.url, timeout=WAIT).connect()
+        assert info.value.status == 404
+        assert "HTTP+SSE fallback failed" in str(info.value)
+
+
+def test_legacy_endpoint_on_another_origin_is_refused():
+    class Elsewhere(bs.LegacyServer):
+        def handle(self, ex: bs.Exchange) -> None:
+            if ex.method == "GET":
+                ex.start_sse()
+                ex.event(event="endpoint", data="http://evil.example/messages")
+                ex.end()
+            else:
+                ex.send(405)
+
+    with Elsewhere() as server:
+        with pytest.raises(RemoteProtocolError):
+            Client(transport=HTTPClientTransport(server.url, timeout=WAIT, transport="sse")).connect()
+
+
+def test_legacy_stream_end_closes_the_session():
+    with bs.LegacyServer() as server:
+        client = Client(server.url, timeout=WAIT).connect()
+        server.outbox.put(None)  # the server ends its event stream
+        assert client.session.closed.wait(WAIT)
+        assert isinstance(client.session.close_reason, ConnectionClosed)
+        client.close()
+
+
+# ---- options --------------------------------------------------------------------------------------------
+def test_options_are_checked():
+    with pytest.raises(ValueError):
+        HTTPClientTransport("ftp://host/mcp")
+    with pytest.raises(ValueError):
+        HTTPClientTransport("http://host/mcp", transport="websocket")
+
+
+class TokenAuth:
+    """An auth flow in the httpx style: add a token; on 401, fetch a fresh one and retry once."""
+
+    def __init__(self) -> None:
+        self.token = "stale"
+        self.seen: List[HTTPResponse] = []
+
+    def auth_flow(self, request: HTTPRequest):
+        response = yield request._replace(headers={**request.headers, "Authorization": f"Bearer {self.token}"})
+        self.seen.append(response)
+        if response.status == 401:
+            self.token = "fresh"
+            yield request._replace(headers={**request.headers, "Authorization": "Bearer fresh"})
+
+
+def test_auth_flow_sees_and_signs_every_request():
+    class Guarded(bs.MCPServer):
+        def handle(self, ex: bs.Exchange) -> None:
+            if ex.headers.get("authorization") != "Bearer fresh":
+                ex.send(401, b"who are you", headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
+                return
+            super().handle(ex)
+
+    auth = TokenAuth()
+    with Guarded() as server:
+        with Client(server.url, timeout=WAIT, auth=auth) as client:
+            assert text_of(client.call_tool("echo")) == "echo {}"
+            server.wait_for("GET")
+        server.wait_for("DELETE")
+        assert auth.seen[0].status == 401 and auth.seen[0].body == b"who are you"
+        assert auth.seen[0].headers["www-authenticate"] == 'Bearer error="invalid_token"'
+        fresh = [r for r in server.requests if r.headers.get("authorization") == "Bearer fresh"]
+        assert {r.method for r in fresh} == {"POST", "GET", "DELETE"}
+
+
+def test_http_proxy_from_the_environment(monkeypatch):
+    with bs.MCPServer() as proxy:
+        monkeypatch.setenv("http_proxy", f"http://user:pa%20ss@{proxy.url.split('/')[2]}")
+        monkeypatch.delenv("no_proxy", raising=False)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        with Client("http://mcp.invalid:8080/mcp", timeout=WAIT) as client:
+            client.ping()
+        first = proxy.requests[0]
+        assert first.path == "http://mcp.invalid:8080/mcp"  # the absolute form a proxy needs
+        assert first.headers["host"] == "mcp.invalid:8080"
+        assert first.headers["proxy-authorization"] == "Basic dXNlcjpwYSBzcw=="  # user:pa ss
+
+
+def test_no_proxy_is_honoured(monkeypatch):
+    with bs.StatelessJSONServer() as server:
+        monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")  # nothing listens there
+        monkeypatch.setenv("no_proxy", "127.0.0.1")
+        with Client(server.url, timeout=WAIT) as client:
+            client.ping()
+        assert server.of("POST", "ping")[0].path == "/mcp"
+
+
+# ---- TLS ------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory):
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is needed to make a test certificate")
+    directory = tmp_path_factory.mktemp("tls")
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=mcp-test",
+                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True, timeout=60)
+    return str(cert), str(key)
+
+
+class TLSServer(bs.StatelessJSONServer):
+    def __init__(self, certificate) -> None:
+        super().__init__()
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(*certificate)
+        self._server.socket = context.wrap_socket(self._server.socket, server_side=True)
+
+    @property
+    def url(self) -> str:
+        return super().url.replace("http://", "https://")
+
+
+def test_https_with_a_custom_ca_file(certificate):
+    with TLSServer(certificate) as server:
+        with Client(server.url, timeout=WAIT, cafile=certificate[0]) as client:
+            client.ping()
+        context = ssl.create_default_context(cafile=certificate[0])
+        with Client(server.url, timeout=WAIT, ssl_context=context) as client:
+            client.ping()
+        with pytest.raises(HTTPError) as info:
+            Client(server.url, timeout=WAIT).connect()
+        assert info.value.status == 0 and "CERTIFICATE_VERIFY_FAILED" in str(info.value)
+
+
+class TunnelProxy:
+    """A CONNECT-only proxy: records each tunnel's target and relays bytes both ways."""
+
+    def __init__(self) -> None:
+        self.targets: List[str] = []
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_CONNECT(self) -> None:
+                owner.targets.append(self.path)
+                host, port = self.path.rsplit(":", 1)
+                upstream = socket.create_connection((host, int(port)), timeout=WAIT)
+                self.send_response(200, "Connection established")
+                self.end_headers()
+                self.wfile.flush()
+                relay = threading.Thread(target=_pipe, args=(upstream, self.connection), daemon=True)
+                relay.start()
+                _pipe(self.connection, upstream)
+                relay.join(WAIT)
+                self.close_connection = True
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    def __enter__(self) -> "TunnelProxy":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self._server.server_address[1]}"
+
+
+def _pipe(source: socket.socket, target: socket.socket) -> None:
+    try:
+        while True:
+            data = source.recv(65536)
+            if not data:
+                break
+            target.sendall(data)
+    except OSError:
+        pass
+    finally:
+        try:
+            target.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+
+def test_https_through_a_connect_proxy(certificate, monkeypatch):
+    with TLSServer(certificate) as server, TunnelProxy() as proxy:
+        monkeypatch.setenv("https_proxy", f"http://{proxy.address}")
+        monkeypatch.delenv("no_proxy", raising=False)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        with Client(server.url, timeout=WAIT, cafile=certificate[0]) as client:
+            client.ping()
+        assert proxy.targets and proxy.targets[0] == server.url.split("/")[2]
+        assert server.of("POST", "ping")

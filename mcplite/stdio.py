@@ -38,9 +38,14 @@ class _LineChannel:
         self._reader = reader
         self._writer = writer
         self._name = name
-        # Serialises writes (one message, newline included, is one write) and guards _closed.
+        # Serialises writes: one message, newline included, is one write.
         self._write_lock = threading.Lock()
+        # Guards _closed and _writing; never held during a write, because a write to a peer that stopped
+        # reading blocks until the peer dies, and close_writer() must not wait for it: close() has to go on
+        # to terminate that peer.
+        self._state_lock = threading.Lock()
         self._closed = False
+        self._writing = False
         self._thread: Optional[threading.Thread] = None
 
     def start(self, sink: MessageSink, on_eof: Callable[[], Optional[BaseException]]) -> None:
@@ -70,24 +75,35 @@ class _LineChannel:
     def send(self, message: Any) -> None:
         data = encode(message).encode("utf-8") + b"\n"
         with self._write_lock:
-            if self._closed:
-                raise ConnectionClosed(f"{self._name}: connection closed")
+            with self._state_lock:
+                if self._closed:
+                    raise ConnectionClosed(f"{self._name}: connection closed")
+                self._writing = True
             try:
                 self._writer.write(data)
                 self._writer.flush()
             except (OSError, ValueError) as exc:
-                self._closed = True
+                with self._state_lock:
+                    self._closed = True
                 raise ConnectionClosed(f"{self._name}: cannot write: {exc}") from exc
+            finally:
+                with self._state_lock:
+                    self._writing = False
+                    if self._closed:  # close_writer ran meanwhile and left closing the file to us
+                        self._close_file()
 
     def close_writer(self) -> None:
-        with self._write_lock:
-            if self._closed:
-                return
+        """Close our end of the pipe now, or, while a write is under way, as soon as it ends."""
+        with self._state_lock:
             self._closed = True
-            try:
-                self._writer.close()
-            except OSError:
-                pass
+            if not self._writing:
+                self._close_file()
+
+    def _close_file(self) -> None:
+        try:
+            self._writer.close()
+        except (OSError, ValueError):
+            pass
 
     def join(self, timeout: float) -> None:
         if self._thread is not None and self._thread is not threading.current_thread():

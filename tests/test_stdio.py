@@ -223,6 +223,29 @@ def test_large_messages_arrive_whole_and_fast():
     assert elapsed < 4.0  # a line read byte by byte from a raw pipe takes several seconds here
 
 
+def test_close_does_not_wait_for_a_write_blocked_on_a_server_that_stopped_reading():
+    client = Client.stdio([sys.executable, str(FIXTURES / "deaf_server.py")], timeout=WAIT,
+                          shutdown_timeout=SHUTDOWN).connect()
+    outcome: "queue.Queue[BaseException]" = queue.Queue()
+
+    def send_more_than_a_pipe_holds() -> None:
+        try:
+            client.call_tool("anything", {"data": "x" * 4_000_000})
+        except BaseException as exc:
+            outcome.put(exc)
+
+    sender = threading.Thread(target=send_more_than_a_pipe_holds, daemon=True)
+    sender.start()
+    sender.join(0.3)
+    assert sender.is_alive()  # blocked writing: the server reads nothing
+    closer = threading.Thread(target=client.close, daemon=True)
+    start = time.monotonic()
+    closer.start()
+    closer.join(WAIT)
+    assert not closer.is_alive() and time.monotonic() - start < 3 * SHUTDOWN + 1.0
+    assert isinstance(outcome.get(timeout=WAIT), ConnectionClosed)
+
+
 def test_a_zero_shutdown_timeout_stops_the_server_at_once():
     with Client.stdio(SERVER + ["--stubborn"], timeout=WAIT, shutdown_timeout=0) as client:
         pid = client.call_tool("pid")["structuredContent"]["result"]

@@ -10,7 +10,7 @@ import base64
 import dataclasses
 import queue
 import threading
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 import pytest
 
@@ -981,7 +981,7 @@ def test_context_elicit_url_mode_needs_2025_11_25_and_the_capability():
 def test_context_list_roots():
     roots = [{"uri": "file:///home/ada/project", "name": "project"}]
     with connect(context_server({}), roots=roots) as client:
-        assert client.call_tool("roots")["content"][0]["text"] == '[{"uri": "file:///home/ada/project", "name": "project"}]'
+        assert client.call_tool("roots")["structuredContent"] == {"result": roots}
     with connect(context_server({})) as client:
         assert client.call_tool("roots")["isError"] is True
 

@@ -38,9 +38,11 @@ def scenario(name: str) -> Callable[[Scenario], Scenario]:
 
 @scenario("initialize")
 def initialize(url: str, context: Dict[str, Any]) -> None:
-    """The handshake is the test: protocol version, clientInfo, then the initialized notification."""
+    """The handshake is the test: protocol version, clientInfo, then the initialized notification.
+
+    The mock declares no capabilities, answers notifications with a JSON body and GET with 400."""
     with Client(url, timeout=TIMEOUT) as client:
-        client.list_tools()
+        client.ping()
 
 
 @scenario("tools_call")

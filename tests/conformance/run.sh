@@ -74,6 +74,7 @@ run_server_suite() {
     fi
     timeout 300 conformance server --url "http://127.0.0.1:$port/mcp" --suite all -o "$RESULTS/server" \
         >"$RESULTS/server-suite.log" 2>&1 || status=$?
+    [ "$status" -eq 0 ] || echo "   failed (exit $status): see .conformance/results/server-suite.log"
     kill "$server_pid" 2>/dev/null || true
     wait "$server_pid" 2>/dev/null || true
     grep -E '^(✓|✗)|^Total:' "$RESULTS/server-suite.log" || true
@@ -84,8 +85,11 @@ run_client_scenarios() {
     local scenario status=0
     for scenario in "${CLIENT_SCENARIOS[@]}"; do
         echo "== conformance client --scenario $scenario"
-        timeout 120 conformance client --command "$PYTHON tests/conformance/client.py" --scenario "$scenario" \
-            -o "$RESULTS/client" >"$RESULTS/client-$scenario.log" 2>&1 || status=1
+        if ! timeout 120 conformance client --command "$PYTHON tests/conformance/client.py" --scenario "$scenario" \
+                -o "$RESULTS/client" >"$RESULTS/client-$scenario.log" 2>&1; then
+            echo "   failed: see .conformance/results/client-$scenario.log"
+            status=1
+        fi
     done
     return "$status"
 }

@@ -6,8 +6,11 @@ a tool that reports progress and logs, tools that ask the client's model (sampli
 implement the same contract, so the same checks run against all of them.
 
 Serve it over stdio:   python3 -m examples.interop_server
+Or over HTTP:          python3 -m examples.interop_server 127.0.0.1:8000
+                       (Streamable HTTP at /mcp, the legacy HTTP+SSE transport at /sse)
 """
 
+import sys
 from dataclasses import dataclass
 from typing import TypedDict
 
@@ -85,4 +88,4 @@ def greet(name: str) -> str:
 
 
 if __name__ == "__main__":
-    server.run()
+    server.run(http=sys.argv[1] if len(sys.argv) > 1 else None)

@@ -11,10 +11,10 @@ import os
 import sys
 import threading
 import traceback
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
-CONTRACT: Dict[str, Any] = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "contract.json"),
-                                          encoding="utf-8"))
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "contract.json"), encoding="utf-8") as _file:
+    CONTRACT: Dict[str, Any] = json.load(_file)
 #: Seconds a client waits for any one answer or notification.
 WAIT = 15.0
 
@@ -58,21 +58,21 @@ class Report:
             self.outcome(name, None)
 
 
-def text_of(result: Dict[str, Any]) -> str:
+def text_of(result: Mapping[str, Any]) -> str:
     """The text of a result's single text content block."""
     content = result.get("content")
-    expect(isinstance(content, list) and len(content) == 1 and content[0].get("type") == "text",
-           f"expected one text content block, got {content!r}")
+    if not (isinstance(content, list) and len(content) == 1 and content[0].get("type") == "text"):
+        raise CheckFailed(f"expected one text content block, got {content!r}")
     return content[0]["text"]
 
 
 # ---- the checks -----------------------------------------------------------------------------------------
-def verify_initialize(protocol_version: Optional[str], server_info: Optional[Dict[str, Any]]) -> None:
+def verify_initialize(protocol_version: Optional[str], server_info: Optional[Mapping[str, Any]]) -> None:
     expect_equal(protocol_version, CONTRACT["protocolVersion"], "negotiated protocol version")
     expect(bool(server_info and server_info.get("name")), f"serverInfo has no name: {server_info!r}")
 
 
-def verify_tools_list(tools: Sequence[Dict[str, Any]]) -> None:
+def verify_tools_list(tools: Sequence[Mapping[str, Any]]) -> None:
     by_name = {tool["name"]: tool for tool in tools}
     missing = [name for name in CONTRACT["tools"] if name not in by_name]
     expect(not missing, f"tools missing from tools/list: {missing} (got {sorted(by_name)})")
@@ -84,7 +84,7 @@ def verify_tools_list(tools: Sequence[Dict[str, Any]]) -> None:
                f"{name}: no object outputSchema: {schema!r}")
 
 
-def verify_structured(tool: str, result: Dict[str, Any]) -> None:
+def verify_structured(tool: str, result: Mapping[str, Any]) -> None:
     expected = CONTRACT[tool]["structured"]
     expect(not result.get("isError"), f"{tool} failed: {result!r}")
     expect_equal(result.get("structuredContent"), expected, f"{tool} structuredContent")
@@ -95,7 +95,7 @@ def verify_structured(tool: str, result: Dict[str, Any]) -> None:
     expect(text in accepted, f"{tool} text content (as JSON): expected one of {accepted!r}, got {text!r}")
 
 
-def verify_progress(reports: Sequence[Sequence[Any]], result: Dict[str, Any]) -> None:
+def verify_progress(reports: Sequence[Sequence[Any]], result: Mapping[str, Any]) -> None:
     steps = CONTRACT["countdown"]["arguments"]["steps"]
     expect_equal(text_of(result), CONTRACT["countdown"]["text"], "countdown result")
     expect_equal([(float(p), float(t) if t is not None else None) for p, t, *_ in reports],
@@ -120,7 +120,7 @@ class LogCollector:
             return list(self.messages)
 
 
-def verify_logs(messages: Sequence[Dict[str, Any]]) -> None:
+def verify_logs(messages: Sequence[Mapping[str, Any]]) -> None:
     expected = CONTRACT["countdown"]["logs"]
     expect_equal([m.get("data") for m in messages], expected, "log messages")
     expect(all(m.get("level") == "info" for m in messages), f"log levels are not all info: {messages!r}")
@@ -138,7 +138,7 @@ class SamplingModel:
                 "model": CONTRACT["sampling"]["model"], "stopReason": "endTurn"}
 
 
-def verify_sampling(model: SamplingModel, result: Dict[str, Any]) -> None:
+def verify_sampling(model: SamplingModel, result: Mapping[str, Any]) -> None:
     expect_equal(text_of(result), CONTRACT["sampling"]["text"], "ask_model result")
     expect_equal(len(model.requests), 1, "sampling requests received")
     params = model.requests[0]
@@ -160,7 +160,7 @@ class ElicitingUser:
         return {"action": "accept", "content": CONTRACT["elicitation"]["answer"]}
 
 
-def verify_elicitation(user: ElicitingUser, result: Dict[str, Any]) -> None:
+def verify_elicitation(user: ElicitingUser, result: Mapping[str, Any]) -> None:
     expect_equal(text_of(result), CONTRACT["elicitation"]["text"], "ask_user result")
     expect_equal(len(user.requests), 1, "elicitation requests received")
     params = user.requests[0]
@@ -172,24 +172,24 @@ def verify_elicitation(user: ElicitingUser, result: Dict[str, Any]) -> None:
                  "requestedSchema properties")
 
 
-def verify_resources_list(resources: Sequence[Dict[str, Any]]) -> None:
+def verify_resources_list(resources: Sequence[Mapping[str, Any]]) -> None:
     uris = [resource.get("uri") for resource in resources]
     expect(CONTRACT["resource"]["uri"] in uris, f"{CONTRACT['resource']['uri']} not in resources/list: {uris}")
 
 
-def verify_read(result: Dict[str, Any], uri: str, text: str) -> None:
+def verify_read(result: Mapping[str, Any], uri: str, text: str) -> None:
     contents = result.get("contents") or []
     expect_equal(len(contents), 1, "number of contents")
     expect_equal(contents[0].get("uri"), uri, "contents uri")
     expect_equal(contents[0].get("text"), text, "contents text")
 
 
-def verify_templates_list(templates: Sequence[Dict[str, Any]]) -> None:
+def verify_templates_list(templates: Sequence[Mapping[str, Any]]) -> None:
     found = [template.get("uriTemplate") for template in templates]
     expect(CONTRACT["template"]["uriTemplate"] in found, f"template not in resources/templates/list: {found}")
 
 
-def verify_prompts_list(prompts: Sequence[Dict[str, Any]]) -> None:
+def verify_prompts_list(prompts: Sequence[Mapping[str, Any]]) -> None:
     by_name = {prompt["name"]: prompt for prompt in prompts}
     name = CONTRACT["prompt"]["name"]
     expect(name in by_name, f"prompt {name} not in prompts/list: {sorted(by_name)}")
@@ -197,7 +197,7 @@ def verify_prompts_list(prompts: Sequence[Dict[str, Any]]) -> None:
     expect(arguments.get("name", {}).get("required") is True, f"{name}: argument 'name' is not required: {arguments}")
 
 
-def verify_prompt(result: Dict[str, Any]) -> None:
+def verify_prompt(result: Mapping[str, Any]) -> None:
     messages = result.get("messages") or []
     expect_equal(len(messages), 1, "number of prompt messages")
     expect_equal(messages[0].get("role"), "user", "prompt message role")

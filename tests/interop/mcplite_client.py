@@ -7,21 +7,39 @@ run.py starts this with mcplite importable (PYTHONPATH) and reads one ``PASS``/`
 """
 
 import sys
+from functools import partial
 from typing import Any, List, Optional, Sequence, Tuple
 
 from checks import (
-    CONTRACT, WAIT, ElicitingUser, LogCollector, Report, SamplingModel, verify_elicitation, verify_initialize,
-    verify_logs, verify_progress, verify_prompt, verify_prompts_list, verify_read, verify_resources_list,
-    verify_sampling, verify_structured, verify_templates_list, verify_tools_list,
+    CONTRACT, WAIT, ElicitingUser, LogCollector, Report, SamplingModel, expect_equal, verify_elicitation,
+    verify_initialize, verify_logs, verify_progress, verify_prompt, verify_prompts_list, verify_read,
+    verify_resources_list, verify_sampling, verify_structured, verify_templates_list, verify_tools_list,
 )
 
 from mcplite import Client
+from mcplite.http_client import HTTPClientTransport
+
+#: What `HTTPClientTransport.transport` must say once connected: the URL alone decides (Streamable HTTP
+#: first, HTTP+SSE when the server refuses that), as for ``Client(url)``.
+HTTP_MODES = {"streamable-http": "streamable", "sse": "sse"}
 
 
-def connect(transport: str, target: Sequence[str], **callbacks: Any) -> Client:
+def connect(transport: str, target: Sequence[str],
+            **callbacks: Any) -> Tuple[Client, Optional[HTTPClientTransport]]:
+    """A client for ``target``, and its HTTP transport (None for stdio)."""
     if transport == "stdio":
-        return Client.stdio(list(target), timeout=WAIT, **callbacks)
-    return Client(target[0], timeout=WAIT, **callbacks)
+        return Client.stdio(list(target), timeout=WAIT, **callbacks), None
+    http = HTTPClientTransport(target[0], timeout=WAIT)
+    return Client(transport=http, timeout=WAIT, **callbacks), http
+
+
+def verify_http_mode(transport: str, http: Optional[HTTPClientTransport]) -> None:
+    if http is not None:
+        expect_equal(http.transport, HTTP_MODES[transport], "HTTP transport in use")
+
+
+def call_structured(client: Client, tool: str) -> None:
+    verify_structured(tool, client.call_tool(tool, CONTRACT[tool]["arguments"]))
 
 
 def main(argv: List[str]) -> int:
@@ -29,16 +47,19 @@ def main(argv: List[str]) -> int:
     report = Report()
     logs, model, user = LogCollector(), SamplingModel(), ElicitingUser()
     try:
-        client = connect(transport, target, sampling=model, elicitation=user, on_log=logs).connect()
+        client, http = connect(transport, target, sampling=model, elicitation=user, on_log=logs)
+        client.connect()
     except Exception as exc:
         report.outcome("initialize", exc)
         return 1
     try:
-        report.run("initialize", lambda: verify_initialize(client.protocol_version, client.server_info))
+        def initialize() -> None:
+            verify_initialize(client.protocol_version, client.server_info)
+            verify_http_mode(transport, http)
+        report.run("initialize", initialize)
         report.run("tools/list", lambda: verify_tools_list(client.list_tools()))
         for tool in CONTRACT["structuredTools"]:
-            report.run(f"tools/call {tool} (structured)",
-                       lambda tool=tool: verify_structured(tool, client.call_tool(tool, CONTRACT[tool]["arguments"])))
+            report.run(f"tools/call {tool} (structured)", partial(call_structured, client, tool))
 
         progress: List[Tuple[float, Optional[float], Optional[str]]] = []
 
@@ -46,7 +67,7 @@ def main(argv: List[str]) -> int:
             if "logging" in client.server_capabilities:  # the spec forbids setLevel otherwise
                 client.set_logging_level("info")
             result = client.call_tool("countdown", CONTRACT["countdown"]["arguments"],
-                                      progress=lambda *report: progress.append(report))
+                                      progress=lambda *update: progress.append(update))
             verify_progress(progress, result)
         report.run("progress", countdown)
         report.run("logging", lambda: verify_logs(logs.wait_for(len(CONTRACT["countdown"]["logs"]))))

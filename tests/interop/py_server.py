@@ -1,10 +1,12 @@
 """The interop contract (see examples/interop_server.py) served by the official Python SDK (PyPI ``mcp``).
 
-    .peers/py/bin/python tests/interop/py_server.py          (stdio)
+    .peers/py/bin/python tests/interop/py_server.py                          (stdio)
+    .peers/py/bin/python tests/interop/py_server.py streamable-http|sse PORT    (on 127.0.0.1)
 
 Written against mcp 2.x's ``MCPServer`` (the 1.x ``FastMCP``).
 """
 
+import sys
 import warnings
 from typing import TypedDict
 
@@ -88,4 +90,7 @@ def greet(name: str) -> str:
 
 
 if __name__ == "__main__":
-    server.run("stdio")
+    if len(sys.argv) == 1:
+        server.run("stdio")
+    else:  # streamable-http (endpoint /mcp) or sse (endpoints /sse and /messages/), on 127.0.0.1
+        server.run(sys.argv[1], host="127.0.0.1", port=int(sys.argv[2]))  # type: ignore[call-overload]

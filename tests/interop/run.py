@@ -4,7 +4,8 @@
 
 Installs the official Python SDK (PyPI ``mcp``, in a venv) and TypeScript SDK (npm
 ``@modelcontextprotocol/sdk``) under ``.peers/`` (git-ignored) unless the pinned versions are already
-there, then runs every pair below over every transport in `TRANSPORTS`:
+there, then runs these pairs over stdio, Streamable HTTP and the legacy HTTP+SSE transport (each
+direction over the transports listed for it below):
 
     python-sdk client      -> mcplite server (examples/interop_server.py)
     typescript-sdk client  -> mcplite server
@@ -20,7 +21,7 @@ Environment:
     INTEROP_PY_SDK_VERSION  the ``mcp`` version to install (default: PY_SDK_VERSION below).
     INTEROP_TS_SDK_VERSION  the ``@modelcontextprotocol/sdk`` version (default: TS_SDK_VERSION below).
     INTEROP_PYTHON          the Python (>= 3.10) for the Python SDK's venv (default: this one if new enough,
-                            else the newest python3.1x on PATH).
+                            else the first of python3.11, 3.12, 3.13, 3.10 on PATH that runs).
     INTEROP_PEERS_DIR       where to install the peers (default: .peers in the repository).
     INTEROP_TIMEOUT         seconds one client run may take (default 120).
 """
@@ -30,18 +31,24 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from contextlib import contextmanager
+from typing import IO, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 #: The peer versions this suite was last run and passed with.
 PY_SDK_VERSION = "2.3.0"
 TS_SDK_VERSION = "1.32.2"
 
-#: The transports every pair runs over.
-TRANSPORTS = ("stdio",)
+#: The transports each direction runs over: the SDKs' clients against our server, and our client against
+#: theirs. Our server's HTTP side (mcplite/http_server.py) is not in the repository yet: stdio only.
+OUR_SERVER_TRANSPORTS = ("stdio",)
+OUR_CLIENT_TRANSPORTS = ("stdio", "streamable-http", "sse")
+#: The endpoint each HTTP transport has on every server here.
+ENDPOINTS = {"streamable-http": "/mcp", "sse": "/sse"}
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -50,8 +57,10 @@ PY_PEER = os.path.join(PEERS, "py")
 TS_PEER = os.path.join(PEERS, "ts")
 PY_PEER_PYTHON = os.path.join(PY_PEER, "bin", "python")
 CLIENT_TIMEOUT = float(os.environ.get("INTEROP_TIMEOUT", "120"))
+SERVER_START_TIMEOUT = 30.0
 INSTALL_TIMEOUT = 600.0
-CHECKS: List[str] = json.load(open(os.path.join(HERE, "contract.json"), encoding="utf-8"))["checks"]
+with open(os.path.join(HERE, "contract.json"), encoding="utf-8") as contract:
+    CHECKS: List[str] = json.load(contract)["checks"]
 
 
 class Tally:
@@ -154,22 +163,31 @@ def install_ts_sdk(version: str) -> Tuple[Optional[str], str]:
 
 # ---- running one client against one server ----------------------------------------------------------
 class Side(NamedTuple):
-    """One implementation: the argv that starts its client (before the transport arguments) and its server."""
+    """One implementation: how to start its client and its server.
+
+    ``client`` is the argv before the transport arguments (``stdio -- SERVER...`` or ``TRANSPORT URL``);
+    ``server`` serves stdio; ``http_server(transport, port)`` serves that HTTP transport on 127.0.0.1.
+    """
 
     name: str
     client: List[str]
     server: List[str]
+    http_server: Callable[[str, int], List[str]]
 
 
 def sides() -> Dict[str, Side]:
     node = shutil.which("node") or "node"
+    ours = [sys.executable, "-m", "examples.interop_server"]
+    py_server = [PY_PEER_PYTHON, os.path.join(HERE, "py_server.py")]
+    ts_server = [node, os.path.join(HERE, "ts_server.mjs")]
     return {
-        "mcplite": Side("mcplite", [sys.executable, os.path.join(HERE, "mcplite_client.py")],
-                        [sys.executable, "-m", "examples.interop_server"]),
-        "python-sdk": Side("python-sdk", [PY_PEER_PYTHON, os.path.join(HERE, "py_client.py")],
-                           [PY_PEER_PYTHON, os.path.join(HERE, "py_server.py")]),
-        "typescript-sdk": Side("typescript-sdk", [node, os.path.join(HERE, "ts_client.mjs")],
-                               [node, os.path.join(HERE, "ts_server.mjs")]),
+        # One mcplite server serves both HTTP transports.
+        "mcplite": Side("mcplite", [sys.executable, os.path.join(HERE, "mcplite_client.py")], ours,
+                        lambda transport, port: [*ours, f"127.0.0.1:{port}"]),
+        "python-sdk": Side("python-sdk", [PY_PEER_PYTHON, os.path.join(HERE, "py_client.py")], py_server,
+                           lambda transport, port: [*py_server, transport, str(port)]),
+        "typescript-sdk": Side("typescript-sdk", [node, os.path.join(HERE, "ts_client.mjs")], ts_server,
+                               lambda transport, port: [*ts_server, transport, str(port)]),
     }
 
 
@@ -178,6 +196,77 @@ def child_env() -> Dict[str, str]:
     env = dict(os.environ, INTEROP_TS_PEER=TS_PEER, PYTHONUNBUFFERED="1")
     env["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, env.get("PYTHONPATH")) if p)
     return env
+
+
+def stop(process: "subprocess.Popen[bytes]") -> None:
+    """Stop a process started in a group of its own, with everything it started there."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(timeout=5)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+class ServerDidNotStart(Exception):
+    pass
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Target(NamedTuple):
+    """How a client reaches a server: its arguments after the transport name, and the server's output."""
+
+    args: List[str]
+    server_output: Callable[[], str]  # "" when the client starts the server: its stderr is the client's
+
+
+@contextmanager
+def serving(server: Side, transport: str) -> Iterator[Target]:
+    """Make ``server`` reachable over ``transport`` for as long as the block runs.
+
+    For stdio the client starts the server, from the command line given; for HTTP the server is started
+    here and the client is given its URL. Raises `ServerDidNotStart` when it does not listen in time.
+    """
+    if transport == "stdio":
+        yield Target(["--", *server.server], str)
+        return
+    port = free_port()
+    with tempfile.TemporaryFile() as log:
+        process = subprocess.Popen(server.http_server(transport, port), cwd=ROOT, env=child_env(),
+                                   stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+        try:
+            wait_until_listening(process, port, log)
+            yield Target([f"http://127.0.0.1:{port}{ENDPOINTS[transport]}"], lambda: read_all(log))
+        finally:
+            stop(process)
+
+
+def read_all(file: IO[bytes]) -> str:
+    file.seek(0)
+    return file.read().decode("utf-8", "replace")
+
+
+def wait_until_listening(process: "subprocess.Popen[bytes]", port: int, log: IO[bytes]) -> None:
+    """Return once ``port`` accepts connections; raise `ServerDidNotStart` if the process dies or time runs out."""
+    deadline = time.monotonic() + SERVER_START_TIMEOUT
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.05)  # nothing tells us when a server of another SDK is listening but trying
+    output = " ".join(read_all(log).split()[-60:])
+    state = "did not listen in time" if process.poll() is None else f"exited with {process.returncode}"
+    raise ServerDidNotStart(f"the server {state}" + (f": {output}" if output else ""))
 
 
 def run_client(argv: List[str]) -> Tuple[Optional[int], str, str]:
@@ -194,19 +283,23 @@ def run_client(argv: List[str]) -> Tuple[Optional[int], str, str]:
         try:
             code: Optional[int] = process.wait(timeout=CLIENT_TIMEOUT)
         except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
+            stop(process)
             code = None
-        out.seek(0)
-        err.seek(0)
-        return code, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace")
+        return code, read_all(out), read_all(err)
 
 
 def run_pair(tally: Tally, transport: str, client: Side, server: Side) -> None:
     """Run ``client`` against ``server`` and record one outcome per contract check."""
     label = f"[{transport}] {client.name} client -> {server.name} server"
     started = time.monotonic()
-    code, out, err = run_client([*client.client, transport, "--", *server.server])
+    try:
+        with serving(server, transport) as target:
+            code, out, err = run_client([*client.client, transport, *target.args])
+            server_output = target.server_output()
+    except ServerDidNotStart as exc:
+        for name in CHECKS:
+            tally.record(False, f"{label}: {name}", str(exc)[:500])
+        return
     outcomes: Dict[str, Tuple[bool, str]] = {}
     for line in out.splitlines():
         verdict, _, rest = line.partition(" ")
@@ -220,9 +313,10 @@ def run_pair(tally: Tally, transport: str, client: Side, server: Side) -> None:
     all_passed = len(outcomes) == len(CHECKS) and all(ok for ok, _ in outcomes.values())
     if all_passed and code != 0:
         tally.record(False, f"{label}: client exit status", f"every check passed but the client {ended}")
-    if (not all_passed or code != 0) and err.strip():
-        # For whoever reads the log: the client's stderr, which also holds the server's.
-        print("\n".join(f"    | {line}" for line in err.strip().splitlines()[-40:]), flush=True)
+    if not all_passed or code != 0:
+        # For whoever reads the log: the client's stderr (over stdio, the server's too), and the HTTP server's.
+        for source, text in (("client", err), ("server", server_output)):
+            print("".join(f"    {source} | {line}\n" for line in text.strip().splitlines()[-40:]), end="", flush=True)
     print(f"     {label}: {time.monotonic() - started:.1f} s", flush=True)
 
 
@@ -243,10 +337,12 @@ def main() -> int:
 
     every = sides()
     ours = every["mcplite"]
-    for transport in TRANSPORTS:
+    for transport in ("stdio", "streamable-http", "sse"):
         for name in peers:
-            run_pair(tally, transport, every[name], ours)
-            run_pair(tally, transport, ours, every[name])
+            if transport in OUR_SERVER_TRANSPORTS:
+                run_pair(tally, transport, every[name], ours)
+            if transport in OUR_CLIENT_TRANSPORTS:
+                run_pair(tally, transport, ours, every[name])
     print(f"interop: took {time.monotonic() - started:.1f} s", flush=True)
     print(f"interop: {tally.passed} passed, {tally.failed} failed", flush=True)
     return 1 if tally.failed else 0

@@ -475,7 +475,6 @@ def test_http_serve_modes(capsys: pytest.CaptureFixture, option: str) -> None:
             "result": 10}
 
 
-@needs_http
 def test_http_connection_refused_exits_3(capsys: pytest.CaptureFixture) -> None:
     status, out, err = run(capsys, "ping", "--", f"http://127.0.0.1:{free_port()}/mcp")
     assert status == 3 and out == "" and len(err.splitlines()) == 1

@@ -8,17 +8,20 @@ sampling, elicitation, roots and the cancel event of the request it is answering
 """
 
 import base64
+import collections.abc
+import copy
 import json
 import logging
 import re
 import threading
+import typing
 from typing import (
     Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, TypeVar, Union, overload,
 )
 
 from . import content as c
 from . import types as t
-from .errors import INVALID_PARAMS, CapabilityError, ResourceNotFound, RPCError
+from .errors import INVALID_PARAMS, CapabilityError, RemoteError, ResourceNotFound, RPCError
 from .schema import FunctionSchema, ValidationError, function_schema, to_jsonable, type_schema, validate
 from .session import DEFAULT_TIMEOUT, RequestContext, ServerSession
 from .transport import Transport
@@ -185,6 +188,39 @@ class Context:
         return self.session.request(t.ROOTS_LIST, timeout=timeout, related_request_id=self.request_id)["roots"]
 
 
+_CONTENT_TYPES = (t.TextContent, t.ImageContent, t.AudioContent, t.ResourceLink, t.EmbeddedResource)
+
+
+def _returns_content(fn: Callable[..., Any]) -> bool:
+    """True when ``fn`` is annotated to return content blocks (or a `ToolResult`), not structured data."""
+    try:
+        annotation = typing.get_type_hints(fn).get("return")
+    except Exception:  # unresolvable hints: let function_schema report them
+        return False
+    if typing.get_origin(annotation) in (list, tuple, collections.abc.Sequence):
+        args = typing.get_args(annotation)
+        annotation = args[0] if args else None
+    if typing.get_origin(annotation) is Union:
+        return all(arg in _CONTENT_TYPES for arg in typing.get_args(annotation))
+    return annotation in _CONTENT_TYPES or annotation is ToolResult
+
+
+def _with_input_schema(schema: FunctionSchema, input_schema: Dict[str, Any]) -> FunctionSchema:
+    """``schema`` publishing and validating against a hand-written input schema."""
+    if input_schema.get("type") != "object":
+        raise ValueError('a tool\'s input_schema must be a JSON Schema with "type": "object"')
+    custom = copy.copy(schema)
+    custom.input_schema = input_schema
+    original_bind = schema.bind
+
+    def bind(arguments: Optional[Dict[str, Any]], *, from_strings: bool = False) -> Dict[str, Any]:
+        validate(arguments or {}, input_schema)
+        return original_bind(arguments, from_strings=from_strings)
+
+    custom.bind = bind  # type: ignore[method-assign]
+    return custom
+
+
 def _flat_object_schema(cls: Any) -> Dict[str, Any]:
     """Elicitation schemas are flat objects with no $ref: inline the one definition the type makes."""
     schema = type_schema(cls)
@@ -296,13 +332,16 @@ class Server:
     def tool(self, fn: None = None, *, name: Optional[str] = None, title: Optional[str] = None,
              description: Optional[str] = None, annotations: Optional[t.ToolAnnotations] = None,
              icons: Optional[List[t.Icon]] = None, meta: Optional[Dict[str, Any]] = None,
+             input_schema: Optional[Dict[str, Any]] = None,
              output_schema: Union[Dict[str, Any], bool, None] = None) -> Callable[[F], F]: ...
 
     def tool(self, fn: Optional[F] = None, **options: Any) -> Any:
         """Register a tool: ``@server.tool`` or ``@server.tool(name=..., annotations=...)``.
 
-        The input schema comes from the signature, the description from the docstring, the output schema
-        from the return annotation (``output_schema=False`` turns it off, a dict replaces it).
+        The input schema comes from the signature (``input_schema=`` publishes a hand-written one instead,
+        and calls are validated against it), the description from the docstring, the output schema from
+        the return annotation (``output_schema=False`` turns it off, a dict replaces it). A tool annotated
+        to return content (``ImageContent``, ``List[ContentBlock]``, `ToolResult`) has no output schema.
         """
         if fn is None:
             return lambda f: self.tool(f, **options)
@@ -312,9 +351,13 @@ class Server:
     def add_tool(self, fn: Callable[..., Any], *, name: Optional[str] = None, title: Optional[str] = None,
                  description: Optional[str] = None, annotations: Optional[t.ToolAnnotations] = None,
                  icons: Optional[List[t.Icon]] = None, meta: Optional[Dict[str, Any]] = None,
+                 input_schema: Optional[Dict[str, Any]] = None,
                  output_schema: Union[Dict[str, Any], bool, None] = None) -> None:
         """Register ``fn`` as a tool (see `tool`); clients are told the list changed."""
-        schema = function_schema(fn, skip_types=(Context,), output=output_schema is not False)
+        derive_output = output_schema is not False and not _returns_content(fn)
+        schema = function_schema(fn, skip_types=(Context,), output=derive_output)
+        if input_schema is not None:
+            schema = _with_input_schema(schema, input_schema)
         name = name or schema.name
         if not _TOOL_NAME.match(name):
             log.warning("tool name %r does not follow the spec's naming rules ([A-Za-z0-9_.-], 1-128)", name)
@@ -323,7 +366,7 @@ class Server:
                                       "inputSchema": schema.input_schema}
         if isinstance(output_schema, dict):
             definition["outputSchema"] = output_schema
-        elif output_schema is not False and schema.output_schema is not None:
+        elif derive_output and schema.output_schema is not None:
             definition["outputSchema"] = schema.output_schema
         definition.update(_drop_none(annotations=annotations, icons=icons, _meta=meta))
         self._register("_tools", name, _Tool(definition, fn, schema), "tool", t.TOOLS_LIST_CHANGED)
@@ -457,15 +500,13 @@ class Server:
 
     # ---- connections ------------------------------------------------------------------------------------
     def capabilities(self) -> Dict[str, Any]:
-        """The `ServerCapabilities` this server declares: what it has registered, plus logging."""
-        caps: Dict[str, Any] = {"logging": {}, "completions": {}}
-        if self._tools:
-            caps["tools"] = {"listChanged": True}
-        if self._resources or self._templates:
-            caps["resources"] = {"subscribe": True, "listChanged": True}
-        if self._prompts:
-            caps["prompts"] = {"listChanged": True}
-        return caps
+        """The `ServerCapabilities` this server declares.
+
+        All of them, whatever is registered right now: tools, resources and prompts can be added while a
+        client is connected, and a capability cannot be declared after the handshake.
+        """
+        return {"tools": {"listChanged": True}, "resources": {"subscribe": True, "listChanged": True},
+                "prompts": {"listChanged": True}, "logging": {}, "completions": {}}
 
     def _initialize_result(self, params: Dict[str, Any]) -> Dict[str, Any]:
         result: Dict[str, Any] = {"capabilities": self.capabilities(), "serverInfo": self.info}
@@ -561,12 +602,15 @@ class Server:
             raise RPCError(INVALID_PARAMS, f"Invalid arguments for tool {name}: {exc}") from None
         try:
             value = self._call(connection, ctx, tool.fn, tool.schema, kwargs)
-        except RPCError:
-            raise
+            result = _tool_result(value, tool)
+        except RPCError as exc:
+            if not isinstance(exc, RemoteError):
+                raise  # the tool chose this JSON-RPC error on purpose
+            # A nested request (sampling, elicitation) was refused: that is this tool failing.
+            return {"content": [c.text(str(exc))], "isError": True}
         except Exception as exc:
             log.debug("tool %s failed", name, exc_info=True)
             return {"content": [c.text(str(exc) or type(exc).__name__)], "isError": True}
-        result = _tool_result(value, tool)
         if not revision.structured_output:
             result.pop("structuredContent", None)
         return result
@@ -735,7 +779,13 @@ def _tool_result(value: Any, tool: _Tool) -> Dict[str, Any]:
     if isinstance(value, ToolResult):
         return dict(value)
     if "outputSchema" in tool.definition:
-        structured = tool.schema.structure_output(value) if tool.schema.output_schema is not None else to_jsonable(value)
+        if tool.schema.output_schema is not None:
+            structured = tool.schema.structure_output(value)
+        else:  # a hand-written output schema: the tool must return the object itself
+            structured = to_jsonable(value)
+            if not isinstance(structured, dict):
+                raise TypeError(f"tool {tool.definition['name']} has an outputSchema, so it must return an "
+                                f"object, not {type(value).__name__}")
         return {"content": [c.text(json.dumps(to_jsonable(value), ensure_ascii=False))],
                 "structuredContent": structured}
     if value is None:

@@ -229,9 +229,9 @@ def test_a_server_that_repeats_a_cursor_is_a_protocol_error():
 
 # ---- what the client checks before sending -------------------------------------------------------------
 def test_methods_the_server_did_not_declare_raise_before_anything_is_sent():
-    server = Server("tools only")
-    server.add_tool(lambda: "", name="x")
-    client, recording = recorded_client(server)
+    recording = Recording(fake_server(lambda ctx: {"content": [{"type": "text", "text": ""}]},
+                                      capabilities={"tools": {}}))
+    client = Client(recording, timeout=WAIT)
     with client:
         before = list(recording.sent)
         for call in (client.list_prompts, client.list_resources, client.list_resource_templates,

@@ -17,7 +17,9 @@ import pytest
 from mcplite import Client, Context, Server, ToolResult
 from mcplite import content as c
 from mcplite import types as t
-from mcplite.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, RemoteError, ResourceNotFound
+from mcplite.errors import (
+    INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, RemoteError, ResourceNotFound, RPCError,
+)
 
 from support import WAIT
 
@@ -178,12 +180,39 @@ def test_an_rpc_error_raised_in_a_tool_is_the_answer():
 
     @server.tool
     def strict():
-        raise RemoteError(-32099, "custom refusal", {"why": "test"})
+        raise RPCError(-32099, "custom refusal", {"why": "test"})
 
     with connect(server) as client:
         with pytest.raises(RemoteError) as info:
             client.call_tool("strict")
     assert (info.value.code, info.value.message, info.value.data) == (-32099, "custom refusal", {"why": "test"})
+
+
+def test_a_refused_nested_request_is_a_tool_error_not_the_clients_error_code():
+    server = Server("nested")
+
+    @server.tool
+    def ask(ctx: Context) -> str:
+        return ctx.sample("hi")["content"]["text"]
+
+    def refuse(params):
+        raise RPCError(-1, "User rejected sampling")
+
+    with Client(server, sampling=refuse, timeout=WAIT) as client:
+        result = client.call_tool("ask")
+    assert result["isError"] is True and "User rejected sampling" in result["content"][0]["text"]
+
+
+def test_a_hand_written_output_schema_needs_an_object_result():
+    server = Server("schema")
+
+    @server.tool(output_schema={"type": "object", "properties": {"n": {"type": "integer"}}})
+    def bad():
+        return 1
+
+    with connect(server) as client:
+        result = client.call_tool("bad")
+    assert result["isError"] is True and "must return an object" in result["content"][0]["text"]
 
 
 def test_unknown_tool_is_invalid_params():
@@ -449,7 +478,10 @@ def test_server_info_and_instructions_reach_the_client():
         assert client.server_info == {"name": "info", "version": "2.0", "title": "Info Server",
                                       "websiteUrl": "https://example.com"}
         assert client.instructions == "Use wisely."
-        assert client.server_capabilities == {"logging": {}, "completions": {}, "tools": {"listChanged": True}}
+        # Every feature is declared, registered or not: features can be added while clients are connected.
+        assert client.server_capabilities == {"tools": {"listChanged": True},
+                                              "resources": {"subscribe": True, "listChanged": True},
+                                              "prompts": {"listChanged": True}, "logging": {}, "completions": {}}
 
 
 # ---- resources ------------------------------------------------------------------------------------------

@@ -1,0 +1,844 @@
+"""The HTTP server over real sockets on 127.0.0.1, driven by the standard library's http.client."""
+
+import contextlib
+from http.client import HTTPConnection, HTTPException, HTTPResponse
+import json
+import socket
+import threading
+import time
+from collections import deque
+from typing import Any, Deque, Dict, Iterator, List, Optional, Tuple
+
+import pytest
+
+from mcplite import Context, Server
+from mcplite.http_server import HTTPRefusal, HTTPServerThread
+from mcplite.sse import Event, SSEParser
+from support import WAIT
+
+JSON_AND_SSE = "application/json, text/event-stream"
+
+
+# ---- a raw Streamable HTTP client -------------------------------------------------------------------------
+class Reply:
+    """A complete response: status, headers (lower-case names) and body."""
+
+    def __init__(self, response: HTTPResponse) -> None:
+        self.status = response.status
+        self.headers = {name.lower(): value for name, value in response.getheaders()}
+        self.body = response.read()
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+    @property
+    def events(self) -> List[Event]:
+        parser = SSEParser()
+        return parser.feed(self.body) + parser.close()
+
+
+class EventReader:
+    """Reads an SSE response as it arrives."""
+
+    def __init__(self, response: HTTPResponse) -> None:
+        self.response = response
+        self.status = response.status
+        self.headers = {name.lower(): value for name, value in response.getheaders()}
+        self.parser = SSEParser()
+        self.raw = bytearray()
+        self._pending: Deque[Event] = deque()
+
+    def next(self) -> Optional[Event]:
+        """The next event, or None once the stream has ended."""
+        while not self._pending:
+            chunk = self.response.read1(65536)
+            if not chunk:
+                return None
+            self.raw += chunk
+            self._pending.extend(self.parser.feed(chunk))
+        return self._pending.popleft()
+
+    def rest(self) -> List[Event]:
+        events = []
+        while True:
+            event = self.next()
+            if event is None:
+                return events
+            events.append(event)
+
+    def messages(self) -> List[Any]:
+        return [json.loads(event.data) for event in self.rest()]
+
+    def read_raw_until(self, marker: bytes) -> None:
+        """Read (for at most WAIT seconds) until ``marker`` has arrived."""
+        deadline = time.monotonic() + WAIT
+        while marker not in self.raw:
+            assert time.monotonic() < deadline, bytes(self.raw)
+            chunk = self.response.read1(65536)
+            assert chunk, "the stream ended"
+            self.raw += chunk
+
+    def drop(self) -> None:
+        """Close the connection, as a client whose network failed."""
+        self.response.connection.close()  # type: ignore[attr-defined]
+
+
+class RawClient:
+    """One MCP client speaking Streamable HTTP by hand."""
+
+    def __init__(self, http: HTTPServerThread, version: str = "2025-11-25") -> None:
+        self.http = http
+        self.version = version
+        self.session_id: Optional[str] = None
+        self.extra: Dict[str, str] = {}  # sent with every request (credentials)
+        self._ids = iter(range(1, 10**6))
+
+    def connection(self) -> HTTPConnection:
+        return HTTPConnection(self.http.host, self.http.port, timeout=WAIT)
+
+    def headers(self, extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": JSON_AND_SSE, **self.extra}
+        if self.session_id is not None:
+            headers["MCP-Session-Id"] = self.session_id
+            headers["MCP-Protocol-Version"] = self.version
+        headers.update(extra or {})
+        return headers
+
+    def send(self, method: str, body: Any = None, headers: Optional[Dict[str, str]] = None,
+             path: str = "/mcp", conn: Optional[HTTPConnection] = None) -> HTTPResponse:
+        conn = conn or self.connection()
+        data = body if isinstance(body, (bytes, str)) or body is None else json.dumps(body)
+        conn.request(method, path, data, self.headers(headers))
+        response = conn.getresponse()
+        response.connection = conn  # type: ignore[attr-defined]  # so that a test can drop it
+        return response
+
+    def post(self, body: Any, headers: Optional[Dict[str, str]] = None, **kwargs: Any) -> Reply:
+        return Reply(self.send("POST", body, headers, **kwargs))
+
+    def stream(self, body: Any, headers: Optional[Dict[str, str]] = None) -> EventReader:
+        return EventReader(self.send("POST", body, headers))
+
+    def get(self, headers: Optional[Dict[str, str]] = None) -> EventReader:
+        return EventReader(self.send("GET", None, {"Accept": "text/event-stream", **(headers or {})}))
+
+    def request(self, method: str, params: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params or {}}
+
+    def call(self, tool: str, arguments: Optional[Dict[str, Any]] = None, **meta: Any) -> Dict[str, Any]:
+        params: Dict[str, Any] = {"name": tool, "arguments": arguments or {}}
+        if meta:
+            params["_meta"] = meta
+        return self.request("tools/call", params)
+
+    def initialize(self, capabilities: Optional[Dict[str, Any]] = None, name: str = "raw") -> Reply:
+        reply = self.post(self.request("initialize", {"protocolVersion": self.version, "clientInfo": {
+            "name": name, "version": "1"}, "capabilities": capabilities or {}}))
+        assert reply.status == 200, reply.body
+        self.session_id = reply.headers["mcp-session-id"]
+        assert self.post({"jsonrpc": "2.0", "method": "notifications/initialized"}).status == 202
+        return reply
+
+
+def result_text(message: Dict[str, Any]) -> str:
+    return message["result"]["content"][0]["text"]
+
+
+# ---- the server under test --------------------------------------------------------------------------------
+class Fixture:
+    """A `Server` with tools that exercise the transport, and the gates its tests open."""
+
+    def __init__(self) -> None:
+        self.server = Server("http-test")
+        self.gate = threading.Event()  # tools that wait for the test wait for this
+        self.started = threading.Event()  # set by tools once they run
+        server = self.server
+
+        @server.tool
+        def add(a: int, b: int) -> int:
+            """Add two numbers."""
+            return a + b
+
+        @server.tool
+        def chatty(ctx: Context) -> str:
+            """Progress and a log message before the result."""
+            ctx.progress(1, 2)
+            ctx.info("halfway")
+            return "done"
+
+        @server.tool
+        def ask_model(prompt: str, ctx: Context) -> str:
+            """Sampling in the middle of a call."""
+            return ctx.sample(prompt, max_tokens=10, timeout=WAIT)["content"]["text"]
+
+        @server.tool
+        def whoami(ctx: Context) -> str:
+            return f"{ctx.client_info.get('name')}@{ctx.transport_info.get('session_id')}"
+
+        @server.tool
+        def claims(ctx: Context) -> Any:
+            return ctx.transport_info.get("auth")
+
+        @server.tool
+        def reconnect(ctx: Context, wait: bool = False) -> str:
+            """Closes its own SSE stream after one event, like the conformance fixture's test_reconnection."""
+            ctx.info("one")
+            closed = ctx.transport_info["close_sse_stream"]()
+            self.started.set()
+            if wait:
+                self.gate.wait(WAIT)
+            ctx.info("two")
+            ctx.info("three")
+            return f"closed={closed}"
+
+        @server.tool
+        def gated(ctx: Context) -> str:
+            """Sends one event, then waits for the test (or for cancellation)."""
+            ctx.info("waiting")
+            self.started.set()
+            self.gate.wait(WAIT)
+            ctx.info("after")
+            return "released"
+
+        @server.tool
+        def silent_wait(ctx: Context) -> str:
+            """Sends nothing and waits for cancellation (or the gate)."""
+            self.started.set()
+            while not ctx.cancelled.wait(0.01) and not self.gate.is_set():
+                pass
+            return "finished"
+
+
+@contextlib.contextmanager
+def serving(fixture: Optional[Fixture] = None, **options: Any) -> Iterator[HTTPServerThread]:
+    http = HTTPServerThread((fixture or Fixture()).server, **options).start()
+    try:
+        yield http
+    finally:
+        http.shutdown()
+
+
+@pytest.fixture
+def fixture() -> Fixture:
+    return Fixture()
+
+
+@pytest.fixture
+def http(fixture: Fixture) -> Iterator[HTTPServerThread]:
+    with serving(fixture) as http:
+        yield http
+
+
+@pytest.fixture
+def client(http: HTTPServerThread) -> RawClient:
+    client = RawClient(http)
+    client.initialize(capabilities={"sampling": {}})
+    return client
+
+
+def raw_exchange(http: HTTPServerThread, data: bytes, half_close: bool = True) -> bytes:
+    """Send bytes on a fresh socket (then nothing more) and read until the server closes it."""
+    with socket.create_connection((http.host, http.port), timeout=WAIT) as sock:
+        sock.sendall(data)
+        if half_close:
+            sock.shutdown(socket.SHUT_WR)
+        received = bytearray()
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return bytes(received)
+            received += chunk
+
+
+# ---- lifecycle and the plain JSON path --------------------------------------------------------------------
+def test_initialize_answers_json_with_a_random_visible_ascii_session_id(http: HTTPServerThread) -> None:
+    first, second = RawClient(http), RawClient(http)
+    reply = first.initialize()
+    second.initialize()
+    assert reply.headers["content-type"] == "application/json"
+    assert reply.json()["result"]["protocolVersion"] == "2025-11-25"
+    assert first.session_id != second.session_id
+    assert first.session_id and len(first.session_id) >= 32
+    assert all(0x21 <= ord(char) <= 0x7E for char in first.session_id)
+
+
+def test_a_request_answered_without_other_messages_is_one_json_body(client: RawClient) -> None:
+    reply = client.post(client.call("add", {"a": 2, "b": 3}))
+    assert reply.status == 200
+    assert reply.headers["content-type"] == "application/json"
+    assert reply.headers["mcp-session-id"] == client.session_id
+    assert result_text(reply.json()) == "5"
+
+
+def test_notifications_and_responses_are_accepted_with_202_and_no_body(client: RawClient) -> None:
+    reply = client.post({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"})
+    assert (reply.status, reply.body) == (202, b"")
+    reply = client.post({"jsonrpc": "2.0", "id": 999, "result": {}})  # an answer to nothing we asked
+    assert (reply.status, reply.body) == (202, b"")
+
+
+def test_connections_are_kept_alive_across_requests(client: RawClient) -> None:
+    conn = client.connection()
+    socks = []
+    for n in range(3):
+        reply = Reply(client.send("POST", client.call("add", {"a": n, "b": 1}), conn=conn))
+        assert result_text(reply.json()) == str(n + 1)
+        socks.append(conn.sock)
+    assert socks[0] is not None and socks[0] is socks[1] is socks[2]
+
+
+# ---- every status code of the spec ------------------------------------------------------------------------
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", ""])
+def test_a_body_that_is_not_json_is_415(client: RawClient, content_type: str) -> None:
+    reply = client.post(client.call("add", {"a": 1, "b": 1}), {"Content-Type": content_type})
+    assert reply.status == 415
+
+
+@pytest.mark.parametrize("accept", ["application/json", "text/event-stream", "text/html", ""])
+def test_a_post_that_does_not_accept_json_and_sse_is_406(client: RawClient, accept: str) -> None:
+    assert client.post(client.call("add", {"a": 1, "b": 1}), {"Accept": accept}).status == 406
+
+
+def test_wildcard_accept_values_are_honoured(client: RawClient) -> None:
+    assert client.post(client.call("add", {"a": 1, "b": 1}), {"Accept": "*/*"}).status == 200
+    assert client.post(client.call("add", {"a": 1, "b": 1}), {"Accept": "application/*, text/*;q=0.5"}).status == 200
+
+
+def test_malformed_json_is_400_with_a_parse_error(client: RawClient) -> None:
+    reply = client.post(b'{"jsonrpc": "2.0", "id": 1, "method": ')
+    assert reply.status == 400
+    assert reply.json()["error"]["code"] == -32700
+    assert reply.json()["id"] is None
+
+
+@pytest.mark.parametrize("body", [
+    {"jsonrpc": "1.0", "id": 1, "method": "ping"},
+    {"jsonrpc": "2.0", "id": 1, "method": 7},
+    [],
+    "just a string",
+])
+def test_an_invalid_jsonrpc_message_is_400_with_invalid_request(client: RawClient, body: Any) -> None:
+    reply = client.post(json.dumps(body))
+    assert reply.status == 400
+    assert reply.json()["error"]["code"] == -32600
+
+
+def test_a_missing_session_id_is_400_and_an_unknown_one_404(client: RawClient) -> None:
+    headers = client.headers()
+    del headers["MCP-Session-Id"]
+    conn = client.connection()
+    conn.request("POST", "/mcp", json.dumps(client.call("add", {"a": 1, "b": 1})), headers)
+    assert conn.getresponse().status == 400
+    assert client.post(client.call("add", {"a": 1, "b": 1}), {"MCP-Session-Id": "f" * 32}).status == 404
+
+
+@pytest.mark.parametrize("version", ["2099-01-01", "2000-01-01", "invalid-protocol-version"])
+def test_an_unsupported_protocol_version_header_is_400(client: RawClient, version: str) -> None:
+    reply = client.post(client.call("add", {"a": 1, "b": 1}), {"MCP-Protocol-Version": version})
+    assert reply.status == 400
+    assert version in reply.json()["error"]["message"]
+
+
+def test_the_protocol_version_header_is_required_from_2025_06_18(http: HTTPServerThread) -> None:
+    for version, expected in (("2025-06-18", 400), ("2025-11-25", 400), ("2025-03-26", 200)):
+        client = RawClient(http, version)
+        client.initialize()
+        headers = client.headers()
+        del headers["MCP-Protocol-Version"]
+        conn = client.connection()
+        conn.request("POST", "/mcp", json.dumps(client.call("add", {"a": 1, "b": 1})), headers)
+        assert conn.getresponse().status == expected, version
+        # Any supported version is accepted, not only the negotiated one (the conformance suite does this).
+        assert client.post(client.call("add", {"a": 1, "b": 1}), {"MCP-Protocol-Version": "2025-03-26"}).status == 200
+
+
+def test_unknown_paths_are_404_and_other_methods_405_with_allow(http: HTTPServerThread) -> None:
+    client = RawClient(http)
+    assert client.post(client.request("ping"), path="/other").status == 404
+    reply = Reply(client.send("PUT", b"{}"))
+    assert reply.status == 405
+    assert reply.headers["allow"] == "DELETE, GET, POST"
+
+
+def test_a_garbage_request_does_not_take_the_server_down(client: RawClient, http: HTTPServerThread) -> None:
+    assert b"400" in raw_exchange(http, b"GARBAGE\r\n\r\n")  # an HTTP/0.9-style answer: no status line
+    assert raw_exchange(http, b"POST /mcp HTTP/1.1\r\nContent-Length: nope\r\n\r\n").startswith(b"HTTP/1.1 400")
+    assert result_text(client.post(client.call("add", {"a": 1, "b": 1})).json()) == "2"
+
+
+def test_a_chunked_request_body_is_read(client: RawClient, http: HTTPServerThread) -> None:
+    body = json.dumps(client.call("add", {"a": 20, "b": 22})).encode()
+    head = "".join(f"{name}: {value}\r\n" for name, value in client.headers().items())
+    request = (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{http.port}\r\n{head}Transfer-Encoding: chunked\r\n"
+               f"Connection: close\r\n\r\n").encode() + b"%x\r\n%b\r\n0\r\n\r\n" % (len(body), body)
+    response = raw_exchange(http, request)
+    assert response.startswith(b"HTTP/1.1 200") and b'"text":"42"' in response
+
+
+# ---- SSE on a POST ----------------------------------------------------------------------------------------
+def test_progress_and_logs_switch_the_response_to_sse_before_the_result(client: RawClient) -> None:
+    stream = client.stream(client.call("chatty", progressToken="tok"))
+    assert stream.headers["content-type"] == "text/event-stream"
+    assert stream.headers["x-accel-buffering"] == "no"
+    assert stream.headers["mcp-session-id"] == client.session_id
+    messages = stream.messages()
+    assert [m.get("method") for m in messages] == ["notifications/progress", "notifications/message", None]
+    assert messages[0]["params"]["progressToken"] == "tok"
+    assert result_text(messages[2]) == "done"
+
+
+def test_sse_streams_start_with_a_priming_event_from_2025_11_25(http: HTTPServerThread) -> None:
+    client = RawClient(http, "2025-11-25")
+    client.initialize()
+    stream = client.stream(client.call("chatty", progressToken="t"))
+    events = stream.rest()
+    assert stream.raw.startswith(b"id: ")
+    first_block = bytes(stream.raw).split(b"\n\n", 1)[0].split(b"\n")
+    assert first_block[1:] == [b"retry: 1000", b"data:"]  # id, retry, empty data
+    ids = [event.id for event in events]
+    assert len(set(ids)) == len(ids) == 3
+    assert all(event_id.split(":")[0] == ids[0].split(":")[0] for event_id in ids)  # one stream
+
+
+def test_before_2025_11_25_events_have_ids_but_no_priming_event(http: HTTPServerThread) -> None:
+    client = RawClient(http, "2025-06-18")
+    client.initialize()
+    stream = client.stream(client.call("chatty", progressToken="t"))
+    events = stream.rest()
+    assert len(events) == 3 and all(event.id for event in events)
+    assert b"retry:" not in stream.raw and b"data:\n\n" not in stream.raw
+
+
+def test_json_response_mode_never_streams(fixture: Fixture) -> None:
+    with serving(fixture, json_response=True) as http:
+        client = RawClient(http)
+        client.initialize()
+        reply = client.post(client.call("chatty", progressToken="t"), {"Accept": "application/json"})
+        assert reply.headers["content-type"] == "application/json"
+        assert result_text(reply.json()) == "done"
+
+
+def test_a_sampling_request_is_answered_mid_call_by_a_separate_post(client: RawClient) -> None:
+    stream = client.stream(client.call("ask_model", {"prompt": "What is up?"}))
+    sampling = json.loads(stream.next().data)  # type: ignore[union-attr]
+    assert sampling["method"] == "sampling/createMessage"
+    assert sampling["params"]["messages"][0]["content"]["text"] == "What is up?"
+    answer = {"jsonrpc": "2.0", "id": sampling["id"],
+              "result": {"role": "assistant", "content": {"type": "text", "text": "the sky"}, "model": "m"}}
+    assert client.post(answer).status == 202
+    assert result_text(stream.messages()[-1]) == "the sky"
+
+
+def test_cancelling_a_call_ends_its_stream_without_a_response(client: RawClient, fixture: Fixture) -> None:
+    call = client.call("silent_wait")
+    replies: List[Reply] = []
+    caller = threading.Thread(target=lambda: replies.append(client.post(call)))
+    caller.start()
+    assert fixture.started.wait(WAIT)
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": call["id"]}}
+    assert client.post(cancel).status == 202
+    caller.join(WAIT)
+    assert replies[0].status == 200
+    assert replies[0].headers["content-type"] == "text/event-stream"
+    assert replies[0].events == []
+
+
+def test_a_request_id_in_flight_cannot_be_reused(client: RawClient, fixture: Fixture) -> None:
+    call = client.call("gated")
+    first = client.stream(call)
+    assert fixture.started.wait(WAIT)
+    assert client.post(call).status == 400
+    fixture.gate.set()
+    assert result_text(first.messages()[-1]) == "released"
+
+
+def test_concurrent_sessions_stay_apart(http: HTTPServerThread) -> None:
+    results: Dict[int, List[str]] = {}
+    errors: List[BaseException] = []
+
+    def run(n: int) -> None:
+        try:
+            client = RawClient(http)
+            client.initialize(name=f"client{n}")
+            results[n] = [result_text(client.post(client.call("whoami")).json()) for _ in range(5)]
+            results[n].append(client.session_id or "")
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(WAIT)
+    assert not errors
+    for n, answers in results.items():
+        session_id = answers.pop()
+        assert answers == [f"client{n}@{session_id}"] * 5
+    assert len({answers[0] for answers in results.values()}) == 8
+
+
+def test_concurrent_posts_in_one_session_each_get_their_own_stream(client: RawClient, fixture: Fixture) -> None:
+    streams = [client.stream(client.call("gated")) for _ in range(3)]
+    first_events = [stream.next() for stream in streams]
+    assert all(event is not None and json.loads(event.data)["params"]["data"] == "waiting" for event in first_events)
+    stream_ids = {event.id.split(":")[0] for event in first_events if event is not None}
+    assert len(stream_ids) == 3
+    fixture.gate.set()
+    for stream in streams:
+        messages = stream.messages()
+        assert [m.get("method") for m in messages] == ["notifications/message", None]
+
+
+# ---- the standalone GET stream ----------------------------------------------------------------------------
+def test_server_notifications_go_to_the_get_stream_and_only_there(client: RawClient, fixture: Fixture) -> None:
+    listener = client.get()
+    assert listener.status == 200 and listener.headers["content-type"] == "text/event-stream"
+    post = client.stream(client.call("gated"))
+    assert post.next() is not None
+    fixture.server.add_tool(lambda: "new", name="late_tool")
+    changed = listener.next()
+    assert changed is not None and json.loads(changed.data)["method"] == "notifications/tools/list_changed"
+    fixture.gate.set()
+    assert [m.get("method") for m in post.messages()] == ["notifications/message", None]  # nothing broadcast
+
+
+def test_a_second_standalone_stream_is_409(client: RawClient) -> None:
+    client.get()
+    assert client.get().status == 409
+
+
+def test_get_needs_a_session_and_an_sse_accept(client: RawClient, http: HTTPServerThread) -> None:
+    assert client.get({"Accept": "application/json"}).status == 406
+    assert RawClient(http).get().status == 400
+
+
+def test_idle_streams_get_keepalive_comments(fixture: Fixture) -> None:
+    with serving(fixture, keepalive_interval=0.05) as http:
+        client = RawClient(http)
+        client.initialize()
+        listener = client.get()
+        listener.read_raw_until(b":\n\n")
+        # A POST whose handler stays silent switches to SSE to carry the comments too.
+        post = client.stream(client.call("silent_wait"))
+        assert post.headers["content-type"] == "text/event-stream"
+        post.read_raw_until(b":\n\n")
+        fixture.gate.set()
+        assert result_text(post.messages()[-1]) == "finished"
+
+
+def test_get_and_delete_can_be_disabled_with_405_and_allow(fixture: Fixture) -> None:
+    with serving(fixture, allow_get=False, allow_delete=False) as http:
+        client = RawClient(http)
+        client.initialize()
+        for method in ("GET", "DELETE"):
+            reply = Reply(client.send(method, None, {"Accept": "text/event-stream"}))
+            assert reply.status == 405
+            assert reply.headers["allow"] == "POST"
+
+
+# ---- sessions ---------------------------------------------------------------------------------------------
+def test_delete_ends_the_session(client: RawClient) -> None:
+    listener = client.get()
+    assert Reply(client.send("DELETE")).status == 200
+    assert listener.rest() == []  # its stream ended
+    assert client.post(client.call("add", {"a": 1, "b": 1})).status == 404
+    assert Reply(client.send("DELETE")).status == 404
+
+
+def test_idle_sessions_expire(fixture: Fixture) -> None:
+    with serving(fixture, session_idle_timeout=0.2) as http:
+        idle, listening = RawClient(http), RawClient(http)
+        idle.initialize()
+        listening.initialize()
+        listener = listening.get()
+        time.sleep(0.5)
+        assert idle.post(idle.call("add", {"a": 1, "b": 1})).status == 404
+        # An open stream keeps its session alive.
+        assert listening.post(listening.call("add", {"a": 1, "b": 1})).status == 200
+        assert listener.status == 200
+
+
+def test_the_number_of_live_sessions_is_capped(fixture: Fixture) -> None:
+    with serving(fixture, max_sessions=2) as http:
+        first, second = RawClient(http), RawClient(http)
+        first.initialize()
+        second.initialize()
+        third = RawClient(http)
+        reply = third.post(third.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                                         "clientInfo": {"name": "x", "version": "1"}}))
+        assert reply.status == 503
+        assert Reply(first.send("DELETE")).status == 200
+        third.initialize()
+
+
+def test_a_failed_initialize_establishes_no_session(http: HTTPServerThread) -> None:
+    client = RawClient(http)
+    reply = client.post(client.request("initialize", {"capabilities": {}}))  # no protocolVersion
+    assert reply.status == 200
+    assert reply.json()["error"]["code"] == -32602
+    assert "mcp-session-id" not in reply.headers
+
+
+# ---- resumability -----------------------------------------------------------------------------------------
+def read_until_closed(stream: EventReader) -> Tuple[List[Any], str]:
+    events = stream.rest()
+    return [json.loads(event.data) for event in events], stream.parser.last_event_id
+
+
+def log_texts(messages: List[Any]) -> List[str]:
+    return [m["params"]["data"] if m.get("method") else result_text(m) for m in messages]
+
+
+def test_a_stream_closed_by_the_server_resumes_without_loss_or_duplicates(client: RawClient,
+                                                                           fixture: Fixture) -> None:
+    post = client.stream(client.call("reconnect", {"wait": True}))
+    messages, last_event_id = read_until_closed(post)
+    assert log_texts(messages) == ["one"]
+    assert post.parser.retry == 1000
+    resumed = client.get({"Last-Event-ID": last_event_id})
+    assert resumed.status == 200
+    fixture.gate.set()  # the handler goes on while the client is attached again
+    events = resumed.rest()
+    assert log_texts([json.loads(e.data) for e in events]) == ["two", "three", "closed=True"]
+    ids = [last_event_id] + [e.id for e in events]
+    assert len(set(ids)) == len(ids) and len({i.split(":")[0] for i in ids}) == 1
+
+
+def test_events_sent_while_the_client_was_away_are_replayed(client: RawClient, fixture: Fixture) -> None:
+    post = client.stream(client.call("reconnect"))  # does not wait: finishes before we resume
+    messages, last_event_id = read_until_closed(post)
+    assert log_texts(messages) == ["one"]
+    fixture.started.wait(WAIT)
+    stream_id, seq = last_event_id.split(":")
+    replay = client.get({"Last-Event-ID": last_event_id})
+    assert log_texts(replay.messages()) == ["two", "three", "closed=True"]
+    # Resuming from any point replays exactly what followed it.
+    later = client.get({"Last-Event-ID": f"{stream_id}:{int(seq) + 2}"})
+    assert log_texts(later.messages()) == ["closed=True"]
+
+
+def test_a_client_that_drops_the_connection_resumes_where_it_left(client: RawClient, fixture: Fixture) -> None:
+    post = client.stream(client.call("gated"))
+    first = post.next()
+    assert first is not None and json.loads(first.data)["params"]["data"] == "waiting"
+    post.drop()  # the client goes away; the handler does not notice
+    fixture.gate.set()
+    resumed = client.get({"Last-Event-ID": first.id})
+    assert log_texts(resumed.messages()) == ["after", "released"]
+
+
+def test_resumption_never_crosses_sessions_or_streams(client: RawClient, http: HTTPServerThread,
+                                                      fixture: Fixture) -> None:
+    post = client.stream(client.call("reconnect"))
+    _, last_event_id = read_until_closed(post)
+    fixture.started.wait(WAIT)
+    stranger = RawClient(http)
+    stranger.initialize()
+    assert stranger.get({"Last-Event-ID": last_event_id}).status == 400
+    listener = client.get()
+    fixture.server.add_tool(lambda: "x", name="another")
+    notice = listener.next()
+    assert notice is not None and notice.id.split(":")[0] != last_event_id.split(":")[0]
+    listener.drop()
+    fixture.server.remove_tool("another")  # sent while the client is away: kept for the standalone stream
+    standalone = client.get({"Last-Event-ID": notice.id})
+    missed = standalone.next()
+    assert missed is not None and json.loads(missed.data)["method"] == "notifications/tools/list_changed"
+    assert missed.id.split(":")[0] == notice.id.split(":")[0]
+    assert Reply(client.send("DELETE")).status == 200
+    assert standalone.rest() == []  # nothing else was replayed on it
+
+
+@pytest.mark.parametrize("last_event_id", ["garbage", "1:x", "99:1", "0:999"])
+def test_an_unknown_last_event_id_is_400(client: RawClient, last_event_id: str) -> None:
+    assert client.get({"Last-Event-ID": last_event_id}).status == 400
+
+
+def test_close_sse_stream_does_nothing_before_2025_11_25(http: HTTPServerThread) -> None:
+    client = RawClient(http, "2025-06-18")
+    client.initialize()
+    messages = client.stream(client.call("reconnect")).messages()
+    assert log_texts(messages) == ["one", "two", "three", "closed=False"]
+
+
+# ---- security ---------------------------------------------------------------------------------------------
+def test_dns_rebinding_is_refused_and_the_urls_own_host_accepted(http: HTTPServerThread) -> None:
+    client = RawClient(http)
+    init = client.request("initialize", {"protocolVersion": "2024-11-05", "capabilities": {},
+                                         "clientInfo": {"name": "x", "version": "1"}})
+    assert client.post(init, {"Host": "evil.example.com"}).status == 403
+    assert client.post(init, {"Host": "evil.example.com:80"}).status == 403
+    assert client.post(init, {"Origin": "http://evil.example.com"}).status == 403
+    assert client.post(init, {"Origin": "null"}).status == 403
+    assert client.post(init, {"Host": f"127.0.0.1:{http.port}"}).status == 200
+    assert client.post(init, {"Host": f"localhost:{http.port}"}).status == 200
+    assert client.post(init, {"Origin": "http://localhost:6274"}).status == 200
+
+
+def test_explicit_host_and_origin_allow_lists(fixture: Fixture) -> None:
+    with serving(fixture, allowed_hosts=["mcp.example:443"], allowed_origins=["https://app.example"]) as http:
+        client = RawClient(http)
+        init = client.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                             "clientInfo": {"name": "x", "version": "1"}})
+        assert client.post(init, {"Host": f"127.0.0.1:{http.port}"}).status == 403
+        assert client.post(init, {"Host": "mcp.example:443", "Origin": "http://localhost:1"}).status == 403
+        assert client.post(init, {"Host": "mcp.example:443", "Origin": "https://app.example"}).status == 200
+
+
+def test_the_authenticate_hook_refuses_with_401_or_403_and_passes_claims(fixture: Fixture) -> None:
+    def authenticate(headers: Any) -> Dict[str, str]:
+        token = headers.get("authorization")
+        if token is None:
+            raise HTTPRefusal(401, www_authenticate='Bearer resource_metadata="http://x/.well-known/prm"')
+        if token != "Bearer good":
+            raise HTTPRefusal(403, "Forbidden", www_authenticate='Bearer error="insufficient_scope"')
+        return {"sub": "alice"}
+
+    with serving(fixture, authenticate=authenticate) as http:
+        client = RawClient(http)
+        refused = client.post(client.request("ping"))
+        assert refused.status == 401
+        assert refused.headers["www-authenticate"].startswith("Bearer resource_metadata=")
+        forbidden = client.post(client.request("ping"), {"Authorization": "Bearer bad"})
+        assert forbidden.status == 403 and forbidden.headers["www-authenticate"].endswith('"insufficient_scope"')
+        client.extra["Authorization"] = "Bearer good"
+        client.initialize()
+        assert json.loads(result_text(client.post(client.call("claims")).json())) == {"sub": "alice"}
+
+
+def test_an_oversized_body_is_413(fixture: Fixture) -> None:
+    with serving(fixture, max_body_size=1000) as http:
+        client = RawClient(http)
+        big = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "x" * 5000}})
+        assert client.post(big).status == 413
+        # Announced but never sent: refused without reading it.
+        head = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 99999999\r\n\r\n"
+        assert raw_exchange(http, head).startswith(b"HTTP/1.1 413")
+        expect = head.replace(b"\r\n\r\n", b"\r\nExpect: 100-continue\r\n\r\n")
+        assert raw_exchange(http, expect).startswith(b"HTTP/1.1 413")
+
+
+def test_a_slow_or_silent_client_is_cut_off_without_blocking_others(fixture: Fixture) -> None:
+    with serving(fixture, header_timeout=0.5, read_timeout=0.5) as http:
+        client = RawClient(http)
+        client.initialize()
+        with socket.create_connection((http.host, http.port), timeout=0.05) as slow:
+            started = time.monotonic()
+            slow.sendall(b"POST /mcp HTTP/1.1\r\nX-Slow: ")
+            while True:  # one header byte every 50 ms: each read is quick, the whole request is not
+                assert time.monotonic() - started < 3, "the slow client was never cut off"
+                try:
+                    slow.sendall(b"x")
+                    if slow.recv(1) == b"":
+                        break  # the server closed the connection
+                except socket.timeout:
+                    continue
+                except OSError:
+                    break
+            assert time.monotonic() - started >= 0.4
+        silent = raw_exchange(http, b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{",
+                              half_close=False)
+        assert silent.startswith(b"HTTP/1.1 408")
+        assert client.post(client.call("add", {"a": 1, "b": 1})).status == 200
+
+
+def test_connections_beyond_the_cap_get_503(fixture: Fixture) -> None:
+    with serving(fixture, max_connections=2) as http:
+        # Connections are accepted in order, so the third finds both slots taken.
+        held = [socket.create_connection((http.host, http.port), timeout=WAIT) for _ in range(2)]
+        refused = raw_exchange(http, b"", half_close=False)
+        assert refused.startswith(b"HTTP/1.1 503")
+        for sock in held:
+            sock.close()
+        client = RawClient(http)
+        deadline = time.monotonic() + WAIT
+        while True:  # the slots come back as the server notices the closed connections
+            try:
+                if client.post(client.request("ping")).status == 400:  # served (no session): a slot was free
+                    break
+            except (OSError, HTTPException):
+                pass
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+
+
+# ---- stateless mode and batches ---------------------------------------------------------------------------
+def test_stateless_mode_needs_no_session(fixture: Fixture) -> None:
+    with serving(fixture, stateless=True) as http:
+        client = RawClient(http)
+        init = client.post(client.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                                          "clientInfo": {"name": "x", "version": "1"}}))
+        assert init.status == 200 and "mcp-session-id" not in init.headers
+        old = client.post(client.call("add", {"a": 1, "b": 2}), {"MCP-Protocol-Version": "2025-03-26"})
+        new = client.post(client.call("add", {"a": 1, "b": 2}), {"MCP-Protocol-Version": "2025-06-18"})
+        default = client.post(client.call("add", {"a": 1, "b": 2}))
+        assert "structuredContent" not in old.json()["result"] and "structuredContent" not in default.json()["result"]
+        assert new.json()["result"]["structuredContent"] == {"result": 3}
+        assert client.post({"jsonrpc": "2.0", "method": "notifications/initialized"}).status == 202
+        assert client.post(client.call("add"), {"MCP-Protocol-Version": "1999-01-01"}).status == 400
+        for method in ("GET", "DELETE"):
+            reply = Reply(client.send(method, None, {"Accept": "text/event-stream"}))
+            assert (reply.status, reply.headers["allow"]) == (405, "POST")
+        streamed = client.stream(client.call("chatty", progressToken=1), {"MCP-Protocol-Version": "2025-11-25"})
+        assert b"retry:" not in streamed.raw and len(streamed.messages()) == 3  # no resumption without sessions
+
+
+def test_batches_are_answered_in_2025_03_26_only(http: HTTPServerThread) -> None:
+    old = RawClient(http, "2025-03-26")
+    old.initialize()
+    reply = old.post([old.call("add", {"a": 1, "b": 1}), old.request("ping"),
+                      {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}])
+    assert reply.status == 200 and reply.headers["content-type"] == "application/json"
+    answers = sorted(reply.json(), key=lambda m: m["id"])
+    assert result_text(answers[0]) == "2" and answers[1]["result"] == {}
+    assert old.post([{"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}]).status == 202
+    streamed = old.stream([old.call("chatty", progressToken=1), old.call("add", {"a": 2, "b": 2})])
+    assert sorted(m.get("method") or "result" for m in streamed.messages()) == [
+        "notifications/message", "notifications/progress", "result", "result"]
+    new = RawClient(http, "2025-06-18")
+    new.initialize()
+    assert new.post([new.request("ping")]).status == 400
+    assert new.post([new.request("initialize")]).status == 400
+
+
+# ---- the legacy HTTP+SSE transport ------------------------------------------------------------------------
+def test_legacy_sse_transport(http: HTTPServerThread) -> None:
+    client = RawClient(http)
+    stream = EventReader(client.send("GET", None, {"Accept": "text/event-stream"}, path="/sse"))
+    endpoint = stream.next()
+    assert endpoint is not None and endpoint.event == "endpoint"
+    assert endpoint.data.startswith("/messages?session_id=")
+    conn = client.connection()
+
+    def legacy_post(body: Any) -> Reply:
+        data = body if isinstance(body, bytes) else json.dumps(body)
+        conn.request("POST", endpoint.data, data, {"Content-Type": "application/json"})
+        return Reply(conn.getresponse())
+
+    reply = legacy_post(client.request("initialize", {"protocolVersion": "2024-11-05", "capabilities": {},
+                                                      "clientInfo": {"name": "old", "version": "1"}}))
+    assert (reply.status, reply.body) == (202, b"Accepted")
+    init = json.loads(stream.next().data)  # type: ignore[union-attr]
+    assert init["result"]["protocolVersion"] == "2024-11-05"
+    assert legacy_post({"jsonrpc": "2.0", "method": "notifications/initialized"}).status == 202
+    assert legacy_post(client.call("add", {"a": 4, "b": 5})).status == 202
+    assert result_text(json.loads(stream.next().data)) == "9"  # type: ignore[union-attr]
+    assert legacy_post(b"{nope").status == 400
+    conn.request("POST", "/messages?session_id=unknown", "{}", {"Content-Type": "application/json"})
+    assert conn.getresponse().status == 404
+    conn.close()
+    assert client.post(b"{}", path="/messages").status == 400
+
+
+# ---- shutdown ---------------------------------------------------------------------------------------------
+def test_shutdown_ends_open_streams_promptly(fixture: Fixture) -> None:
+    http = HTTPServerThread(fixture.server).start()
+    client = RawClient(http)
+    client.initialize()
+    listener = client.get()
+    started = time.monotonic()
+    http.shutdown()
+    assert listener.rest() == []
+    assert time.monotonic() - started < 3
+    with pytest.raises(OSError):
+        socket.create_connection((http.host, http.port), timeout=1).close()

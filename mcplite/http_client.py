@@ -11,21 +11,25 @@ for server-initiated messages. The session above never knows which transport is 
 
 Threads, and why:
 
-- the caller's thread POSTs, and when the answer is JSON it delivers it itself: the common case costs no
-  hand-off at all;
-- an SSE answer is read by a thread from a small pool of reusable daemon threads, so `send` returns as
-  soon as the stream opens. Reading it on the caller's thread would be cheaper by one wake-up, but the
-  caller would then be stuck inside `send` for the whole tool call, where the session's timeout and
-  `PendingRequest.cancel()` cannot reach it;
+- the caller's thread writes each POST, so a message is on the wire, in order, when `send` returns, and
+  a refused connection raises at once. Notifications and responses are also answered (202) there;
+- the answer to a request is awaited by a thread from a small pool of reusable daemon threads, which
+  delivers a JSON answer, or reads an SSE answer (resuming it if it drops). The caller never waits inside
+  `send` for the server to think: that wait happens in `PendingRequest.result()`, where the session's
+  timeout and `cancel()` reach it (a cancellation interrupts the reader). This costs one thread hand-off
+  per request. initialize is the exception, awaited by the caller: its answer decides the session id and
+  whether to fall back to HTTP+SSE;
 - one daemon thread reads the GET stream (or, for an old server, the one HTTP+SSE stream).
 
-Every HTTP failure becomes an exception carrying the status and body: `HTTPError` from `send` (status 0
-when no response arrived), `SessionExpired` when the server forgot our session, or, for a stream that
-breaks after `send` returned, a JSON-RPC error answer (code -32000, ``data: {status, body}``) delivered for
-each request it was carrying, so the caller's `result()` raises. Every socket read has a timeout.
+Every HTTP failure becomes an exception carrying the status and body: `HTTPError` raised by `send`
+(status 0 when no response arrived) for initialize, notifications and responses; for a request, a
+JSON-RPC error answer (code -32000, ``data: {"status", "body"}``) delivered for it, so the caller's
+`result()` raises `RemoteError`. A 404 for our session ends the session: `SessionExpired` is raised by
+`send` or becomes the session's ``close_reason``. Every socket read has a timeout.
 """
 
 import base64
+import contextlib
 import http.client
 import logging
 import queue
@@ -36,7 +40,10 @@ import threading
 import time
 import urllib.parse
 import urllib.request
-from typing import Any, Callable, Dict, Generator, List, NamedTuple, Optional, Set, Tuple
+from typing import (
+    AbstractSet, Any, Callable, Dict, Generator, Iterator, List, NamedTuple, Optional, Set, Tuple,
+    Union,
+)
 
 from . import types as t
 from .errors import (
@@ -50,7 +57,7 @@ from .versions import is_supported, revision
 
 __all__ = [
     "HTTPClientTransport", "HTTPRequest", "HTTPResponse", "AuthFlow", "DEFAULT_TIMEOUT",
-    "DEFAULT_SSE_READ_TIMEOUT", "DEFAULT_RETRY_MS", "DEFAULT_POOL_SIZE", "DEFAULT_MAX_STREAMS",
+    "DEFAULT_SSE_READ_TIMEOUT", "DEFAULT_RETRY_MS", "DEFAULT_POOL_SIZE", "DEFAULT_MAX_READERS",
 ]
 
 log = logging.getLogger("mcplite")
@@ -63,8 +70,8 @@ DEFAULT_SSE_READ_TIMEOUT = 300.0
 DEFAULT_RETRY_MS = 1000
 #: Idle keep-alive connections kept per origin; concurrent calls beyond it use short-lived extra ones.
 DEFAULT_POOL_SIZE = 16
-#: SSE answers read at once; more wait for a free reader thread.
-DEFAULT_MAX_STREAMS = 32
+#: Requests whose answers are awaited at once, each by a reader thread; more wait for a free reader.
+DEFAULT_MAX_READERS = 64
 
 _JSON = "application/json"
 _EVENT_STREAM = "text/event-stream"
@@ -243,6 +250,116 @@ class _Exchange:
                     pass
 
 
+class _Call:
+    """One request on the wire whose response has not been read yet.
+
+    `_Connections.begin` writes it on the caller's thread; `finish` waits for the response on whatever
+    thread should (a reader, for a request), drives the ``auth`` flow, and retries once on a fresh
+    connection when a reused keep-alive connection turns out to have been closed by the server.
+    """
+
+    def __init__(self, pool: "_Connections", request: HTTPRequest, timeout: float, flow: Optional[AuthFlow]) -> None:
+        self._pool = pool
+        self._request = request
+        self._timeout = timeout
+        self._flow = flow
+        self._lock = threading.Lock()  # guards _conn and _sock against interrupt() from another thread
+        self._conn: Optional[http.client.HTTPConnection] = None
+        self._sock: Optional[socket.socket] = None
+        self._route: Optional[_Route] = None
+        self._reused = False
+        self._interrupted = False
+
+    def write(self, *, fresh: bool = False) -> None:
+        """Send the request on a pooled connection (a new one when ``fresh``).
+
+        Raises:
+            HTTPError: it could not be sent (status 0).
+        """
+        method, url, headers, body = self._request
+        route = self._pool.route(url)
+        if route.proxy_headers and route.proxy is not None and route.origin.scheme == "http":
+            headers = {**headers, **route.proxy_headers}
+        while True:
+            conn = self._pool.connect(route) if fresh else self._pool.take(route)
+            reused = conn.sock is not None
+            try:
+                if reused:
+                    conn.sock.settimeout(self._timeout)
+                else:
+                    conn.timeout = self._timeout
+                conn.request(method, route.target, body, headers)
+            except (OSError, http.client.HTTPException) as exc:
+                conn.close()
+                if reused and isinstance(exc, ConnectionError):
+                    continue  # the server closed this idle connection: take another
+                raise _no_response(method, url, self._timeout, exc) from exc
+            with self._lock:
+                self._conn, self._sock, self._route, self._reused = conn, conn.sock, route, reused
+            return
+
+    def finish(self) -> _Exchange:
+        """The response, its body unread (for ``auth``: the response to the flow's last request).
+
+        Raises:
+            HTTPError: no response arrived (status 0): reset, timeout, refused on a retry.
+            AuthError: the ``auth`` flow gave up.
+        """
+        try:
+            while True:
+                exchange = self._read_response()
+                if self._flow is None:
+                    return exchange
+                seen = b"" if exchange.content_type == _EVENT_STREAM else exchange.read()
+                try:
+                    self._request = self._flow.send(HTTPResponse(exchange.status, _lower_case(exchange.headers), seen))
+                except StopIteration:
+                    return exchange
+                exchange.close()  # an unread SSE answer that the flow will send again
+                self.write()
+        finally:
+            self.close_flow()
+
+    def _read_response(self) -> _Exchange:
+        retried = False
+        while True:
+            conn, route = self._conn, self._route
+            assert conn is not None and route is not None
+            try:
+                response = conn.getresponse()
+            except (OSError, http.client.HTTPException) as exc:
+                conn.close()
+                if self._reused and not retried and not self._interrupted and isinstance(exc, ConnectionError):
+                    # The server closed the idle keep-alive connection before our request reached it.
+                    retried = True
+                    self.write(fresh=True)
+                    continue
+                raise _no_response(self._request.method, self._request.url, self._timeout, exc) from exc
+            return _Exchange(self._pool, route, conn, self._sock, response, self._request.method, self._request.url)
+
+    def close_flow(self) -> None:
+        if self._flow is not None:
+            self._flow.close()  # a flow may hold a lock across its yields: let it go whatever happened
+            self._flow = None
+
+    def interrupt(self) -> None:
+        """Make `finish` return at once (from another thread): the caller no longer wants the answer."""
+        with self._lock:
+            self._interrupted = True  # so the broken connection is not mistaken for a stale one and retried
+            sock = self._sock
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        """Give the request up without reading its answer."""
+        self.close_flow()
+        if self._conn is not None:
+            self._conn.close()
+
+
 class _Connections:
     """Keep-alive connections per origin, TLS, proxies from the environment, and the ``auth`` seam."""
 
@@ -253,61 +370,39 @@ class _Connections:
         self._pool_size = pool_size
         self._auth = auth
         self._proxies = urllib.request.getproxies()  # read once: the environment is not re-read per call
-        self._lock = threading.Lock()  # guards _idle, _routes and the lazy TLS context
+        self._lock = threading.Lock()  # guards _idle, _routes, _closed and the lazy TLS context
         self._idle: Dict[_Origin, List[http.client.HTTPConnection]] = {}
         self._routes: Dict[str, _Route] = {}
         self._closed = False  # once closed, connections handed back are closed rather than kept
 
     def request(self, method: str, url: str, headers: Dict[str, str], body: Optional[bytes],
                 timeout: float) -> _Exchange:
-        """Send one request (through ``auth`` when there is one) and return its response, body unread.
+        """Send one request and wait for its response (body unread). Raises as `begin` and `_Call.finish`."""
+        return self.begin(method, url, headers, body, timeout).finish()
+
+    def begin(self, method: str, url: str, headers: Dict[str, str], body: Optional[bytes],
+              timeout: float) -> _Call:
+        """Send one request (through ``auth`` when there is one); `_Call.finish` reads the answer.
 
         Raises:
-            HTTPError: no response arrived (status 0): refused, reset, TLS failure, timeout.
+            HTTPError: it could not be sent (status 0): refused, reset, TLS failure, timeout.
+            AuthError: the ``auth`` flow gave up before sending anything.
         """
-        if self._auth is None:
-            return self._send(method, url, headers, body, timeout)
-        flow = self._auth.auth_flow(HTTPRequest(method, url, dict(headers), body))
+        request = HTTPRequest(method, url, headers, body)
+        flow: Optional[AuthFlow] = None
+        if self._auth is not None:
+            flow = self._auth.auth_flow(HTTPRequest(method, url, dict(headers), body))
+        call = _Call(self, request, timeout, flow)
         try:
-            request = next(flow)
-            while True:
-                exchange = self._send(request.method, request.url, request.headers, request.body, timeout)
-                seen = b"" if exchange.content_type == _EVENT_STREAM else exchange.read()
-                try:
-                    request = flow.send(HTTPResponse(exchange.status, _lower_case(exchange.headers), seen))
-                except StopIteration:
-                    return exchange
-                exchange.close()  # an unread SSE answer that the flow will send again
-        finally:
-            flow.close()  # a flow may hold a lock across its yields: let it go whatever happened
+            if flow is not None:
+                call._request = next(flow)
+            call.write()
+        except BaseException:
+            call.close_flow()
+            raise
+        return call
 
-    def _send(self, method: str, url: str, headers: Dict[str, str], body: Optional[bytes],
-              timeout: float) -> _Exchange:
-        route = self._route(url)
-        if route.proxy_headers and route.proxy is not None and route.origin.scheme == "http":
-            headers = {**headers, **route.proxy_headers}
-        while True:
-            conn = self._take(route)
-            reused = conn.sock is not None
-            try:
-                if reused:
-                    conn.sock.settimeout(timeout)
-                else:
-                    conn.timeout = timeout
-                conn.request(method, route.target, body, headers)
-                sock = conn.sock  # kept: after a "Connection: close" answer conn.sock is already None
-                response = conn.getresponse()
-            except ConnectionError as exc:
-                conn.close()
-                if reused:
-                    continue  # the server closed the idle keep-alive connection first: one fresh try
-                raise _no_response(method, url, timeout, exc) from exc
-            except (OSError, http.client.HTTPException) as exc:
-                conn.close()
-                raise _no_response(method, url, timeout, exc) from exc
-            return _Exchange(self, route, conn, sock, response, method, url)
-
-    def _route(self, url: str) -> _Route:
+    def route(self, url: str) -> _Route:
         route = self._routes.get(url)
         if route is None:
             route = _plan_route(url, self._proxies)
@@ -315,24 +410,24 @@ class _Connections:
                 self._routes[url] = route
         return route
 
-    def _take(self, route: _Route) -> http.client.HTTPConnection:
+    def take(self, route: _Route) -> http.client.HTTPConnection:
+        """An idle connection to the route's origin, or a new (unconnected) one."""
         with self._lock:
             idle = self._idle.get(route.origin)
             if idle:
                 return idle.pop()
-        return self._connect(route)
+        return self.connect(route)
 
-    def _connect(self, route: _Route) -> http.client.HTTPConnection:
+    def connect(self, route: _Route) -> http.client.HTTPConnection:
+        """A new connection object for the route; it connects on first use (http.client sets TCP_NODELAY)."""
         origin = route.origin
         host, port = route.proxy if route.proxy is not None else (origin.host, origin.port)
-        conn: http.client.HTTPConnection
-        if origin.scheme == "https":
-            conn = http.client.HTTPSConnection(host, port, context=self._tls())
-            if route.proxy is not None:
-                conn.set_tunnel(origin.host, origin.port, headers=route.proxy_headers)  # CONNECT
-        else:
-            conn = http.client.HTTPConnection(host, port)
-        return conn  # http.client sets TCP_NODELAY when it connects
+        if origin.scheme != "https":
+            return http.client.HTTPConnection(host, port)
+        conn = http.client.HTTPSConnection(host, port, context=self._tls())
+        if route.proxy is not None:
+            conn.set_tunnel(origin.host, origin.port, headers=route.proxy_headers)  # CONNECT
+        return conn
 
     def _tls(self) -> ssl.SSLContext:
         with self._lock:
@@ -341,6 +436,7 @@ class _Connections:
             return self._ssl_context
 
     def put(self, origin: _Origin, conn: http.client.HTTPConnection) -> None:
+        """Take back a connection whose last response was read to its end."""
         with self._lock:
             idle = self._idle.setdefault(origin, [])
             if len(idle) < self._pool_size and not self._closed:
@@ -413,47 +509,50 @@ def _read_sse(exchange: _Exchange, parser: SSEParser, on_chunk: Callable[[List[E
 
 
 class _Stream:
-    """One SSE stream we follow across reconnections: a POST's answer, or the GET stream.
+    """One SSE stream we follow across reconnections: a POST's answer, or (no request ids) the GET stream.
 
-    ``pending`` holds the ids of the requests it must still answer (empty for the GET stream).
+    ``pending`` holds the ids of the requests it must still answer; an answer stream is done when it is
+    empty, the GET stream only when stopped.
     """
 
     def __init__(self, request_ids: Set[RequestId], deadline: float) -> None:
         self.request_ids = frozenset(request_ids)
         self.pending = set(request_ids)
+        self.listening = not request_ids
         self.last_event_id = ""
         self.retry_ms: Optional[int] = None
         #: When to give up resuming: `timeout` seconds after the server last sent anything.
         self.deadline = deadline
         self.chunks = 0  # how many chunks arrived, over all connections
         self.stopped = threading.Event()
-        self._lock = threading.Lock()  # guards _exchange against stop() from another thread
-        self._exchange: Optional[_Exchange] = None
+        self._lock = threading.Lock()  # guards _reading against stop() from another thread
+        self._reading: Union[_Call, _Exchange, None] = None  # what a reader is blocked on
 
     @property
     def done(self) -> bool:
-        return not self.pending or self.stopped.is_set()
+        return self.stopped.is_set() or (not self.pending and not self.listening)
 
     def retry_delay(self) -> float:
         return (self.retry_ms if self.retry_ms is not None else DEFAULT_RETRY_MS) / 1000
 
-    def attach(self, exchange: _Exchange) -> bool:
+    def attach(self, reading: Union[_Call, _Exchange]) -> bool:
+        """Note what the reader is about to block on, so `stop` can interrupt it; False if stopped."""
         with self._lock:
             if self.stopped.is_set():
                 return False
-            self._exchange = exchange
+            self._reading = reading
             return True
 
     def detach(self) -> None:
         with self._lock:
-            self._exchange = None
+            self._reading = None
 
     def stop(self) -> None:
         """Stop following the stream (from any thread): a blocked read returns at once."""
         self.stopped.set()
         with self._lock:
-            if self._exchange is not None:
-                self._exchange.interrupt()
+            if self._reading is not None:
+                self._reading.interrupt()
 
 
 class _ReaderThreads:
@@ -465,7 +564,7 @@ class _ReaderThreads:
 
     def __init__(self, limit: int) -> None:
         self._limit = limit
-        self._jobs: "queue.SimpleQueue[Optional[Tuple[Callable[..., None], tuple]]]" = queue.SimpleQueue()
+        self._jobs: "queue.SimpleQueue[Optional[Tuple[Callable[..., None], Tuple[Any, ...]]]]" = queue.SimpleQueue()
         self._lock = threading.Lock()  # guards the three counters
         self._threads = 0
         self._idle = 0
@@ -546,38 +645,59 @@ class _StreamableHTTP:
 
     # ---- sending --------------------------------------------------------------------------------------
     def send(self, message: Any, body: bytes) -> None:
+        """POST one message.
+
+        A request's answer is awaited by a reader thread, so the session's timeout and cancellation work
+        while the server is still thinking. initialize is the exception: its answer decides the session
+        id and whether to fall back to HTTP+SSE, so the caller waits for it.
+        """
         if self._dead:
             raise ConnectionClosed("the HTTP session is closed")
         request_ids = _request_ids(message)
         method = message.get("method") if isinstance(message, dict) else None
         if method == t.INITIALIZE:
-            self._initialize_id = message.get("id")
-        elif method == t.CANCELLED:
-            # The session gave up on that request (timeout or cancel): stop reading its stream first.
-            self._forget((message.get("params") or {}).get("requestId"))
-        exchange = self._conns.request("POST", self._url, self._post_headers, body, self._owner.timeout)
-        status = exchange.status
-        if status == 404 and self.session_id is not None:
-            raise self._expire(exchange)
-        if not 200 <= status < 300:
-            if method == t.INITIALIZE and status in _FALLBACK_STATUSES:
-                raise _NotStreamable(exchange.failure())
-            raise exchange.failure()
-        if method == t.INITIALIZE:
-            self._adopt_session(exchange)
-        if not request_ids:
+            self._initialize(message, body)
+        elif request_ids:
+            stream = self._register(request_ids)  # before sending: a cancellation must find it
+            try:
+                call = self._conns.begin("POST", self._url, self._post_headers, body, self._owner.timeout)
+            except BaseException:
+                self._unregister(stream)
+                raise
+            self._submit(self._await_answer, stream, call)
+        else:
+            if method == t.CANCELLED:
+                # The session gave up on that request (timeout or cancel): stop reading its answer.
+                self._forget((message.get("params") or {}).get("requestId"))
+            exchange = self._conns.request("POST", self._url, self._post_headers, body, self._owner.timeout)
+            self._check(exchange)
             exchange.read()  # 202 with no body; a 200 with one is tolerated and ignored
             if method == t.INITIALIZED:
                 self._start_listening()
-            return
+
+    def _check(self, exchange: _Exchange) -> None:
+        """Raise for a POST that failed: `SessionExpired` for a 404 on our session, else `HTTPError`."""
+        if exchange.status == 404 and self.session_id is not None:
+            raise self._expire(exchange)
+        if not 200 <= exchange.status < 300:
+            raise exchange.failure()
+
+    def _initialize(self, message: Dict[str, Any], body: bytes) -> None:
+        self._initialize_id = message.get("id")
+        exchange = self._conns.request("POST", self._url, self._post_headers, body, self._owner.timeout)
+        if exchange.status in _FALLBACK_STATUSES:
+            raise _NotStreamable(exchange.failure())
+        self._check(exchange)
+        self._adopt_session(exchange)
+        request_ids = {message["id"]}
         content_type = exchange.content_type
-        if content_type == _JSON:
-            self._deliver_json(exchange, request_ids)
-        elif content_type == _EVENT_STREAM:
-            self._follow_in_background(exchange, request_ids)
-        else:
-            raise exchange.failure(f"expected {_JSON} or {_EVENT_STREAM}, got Content-Type "
-                                   f"{exchange.headers.get('Content-Type')!r}")
+        if content_type == _EVENT_STREAM:
+            self._submit(self._read_answer_stream, self._register(request_ids), exchange)
+            return
+        problem = (self._json_answer(exchange, request_ids) if content_type == _JSON
+                   else self._unexpected_type(exchange))
+        if problem is not None:
+            raise problem
 
     def _adopt_session(self, exchange: _Exchange) -> None:
         session_id = exchange.headers.get("MCP-Session-Id")
@@ -589,35 +709,104 @@ class _StreamableHTTP:
         self.session_id = session_id
         self._set_headers()
 
-    def _deliver_json(self, exchange: _Exchange, request_ids: Set[RequestId]) -> None:
-        data = exchange.read()
-        try:
-            value = decode(data)
-        except InvalidMessage as exc:
-            raise HTTPError(f"POST {self._url}: HTTP {exchange.status}: the JSON answer does not parse: {exc}",
-                            status=exchange.status, body=data.decode("utf-8", "replace"),
-                            headers=exchange.headers) from None
-        self.deliver(value)
-        missing = request_ids - _response_ids(value)
-        if missing:
-            raise HTTPError(f"POST {self._url}: HTTP {exchange.status}: the JSON answer has no response to "
-                            f"request {_list(missing)}", status=exchange.status,
-                            body=data.decode("utf-8", "replace"), headers=exchange.headers)
-
-    def _follow_in_background(self, exchange: _Exchange, request_ids: Set[RequestId]) -> None:
+    def _register(self, request_ids: Set[RequestId]) -> _Stream:
+        """A stream for the answer to these requests, findable by their ids until `_unregister`."""
         stream = _Stream(request_ids, time.monotonic() + self._owner.timeout)
         with self._lock:
             if self._dead:
-                exchange.close()
                 raise ConnectionClosed("the HTTP session is closed")
             for request_id in request_ids:
                 self._streams[request_id] = stream
             if self._readers is None:
-                self._readers = _ReaderThreads(self._owner.max_streams)
-            readers = self._readers
-        readers.submit(self._follow, stream, exchange)
+                self._readers = _ReaderThreads(self._owner.max_readers)
+        return stream
 
-    # ---- receiving ------------------------------------------------------------------------------------
+    def _unregister(self, stream: _Stream) -> None:
+        with self._lock:
+            for request_id in stream.request_ids:
+                if self._streams.get(request_id) is stream:
+                    del self._streams[request_id]
+
+    def _submit(self, job: Callable[[_Stream, Any], None], stream: _Stream, work: Any) -> None:
+        """Run ``job(stream, work)`` on a reader thread; ``work`` is a `_Call` or an `_Exchange`."""
+        with self._lock:
+            readers = self._readers
+        if readers is None:  # closed since the stream was registered
+            self._unregister(stream)
+            work.close()
+            raise ConnectionClosed("the HTTP session is closed")
+        readers.submit(job, stream, work)
+
+    # ---- answers (reader threads) -----------------------------------------------------------------------
+    def _await_answer(self, stream: _Stream, call: _Call) -> None:
+        """Wait for the answer to a POSTed request and deliver it, whatever form it takes."""
+        with self._answering(stream):
+            if not stream.attach(call):
+                call.close()
+                return
+            try:
+                exchange = call.finish()
+            except HTTPError:
+                if stream.stopped.is_set():
+                    return  # interrupted on purpose: the session no longer waits
+                raise
+            finally:
+                stream.detach()
+            if exchange.status == 404 and self.session_id is not None:
+                self._expire(exchange)
+                return
+            if not 200 <= exchange.status < 300:
+                raise exchange.failure()
+            content_type = exchange.content_type
+            if content_type == _JSON:
+                problem = self._json_answer(exchange, stream.request_ids)
+                if problem is not None:
+                    raise problem
+            elif content_type == _EVENT_STREAM:
+                self._follow(stream, exchange)
+            else:
+                raise self._unexpected_type(exchange)
+
+    def _read_answer_stream(self, stream: _Stream, exchange: _Exchange) -> None:
+        with self._answering(stream):
+            self._follow(stream, exchange)
+
+    @contextlib.contextmanager
+    def _answering(self, stream: _Stream) -> Iterator[None]:
+        """Whatever goes wrong while answering ``stream`` is delivered as an error for its requests."""
+        try:
+            yield
+        except HTTPError as exc:
+            self._fail(stream, str(exc), exc.status, exc.body)
+        except MCPError as exc:  # the auth flow gave up, say
+            self._fail(stream, f"POST {self._url}: {exc}")
+        except Exception as exc:  # a bug here must still wake the callers, not leave them hanging
+            log.exception("reading the answer from %s failed", self._url)
+            self._fail(stream, f"POST {self._url}: reading the answer failed: {_describe(exc)}")
+        finally:
+            self._unregister(stream)
+
+    def _json_answer(self, exchange: _Exchange, request_ids: AbstractSet[RequestId]) -> Optional[HTTPError]:
+        """Deliver a JSON answer; returns the error to report when it does not answer every request."""
+        data = exchange.read()
+        try:
+            value = decode(data)
+        except InvalidMessage as exc:
+            return HTTPError(f"POST {self._url}: HTTP {exchange.status}: the JSON answer does not parse: {exc}",
+                             status=exchange.status, body=data.decode("utf-8", "replace"), headers=exchange.headers)
+        self.deliver(value)
+        missing = request_ids - _response_ids(value)
+        if missing:
+            return HTTPError(f"POST {self._url}: HTTP {exchange.status}: the JSON answer has no response to "
+                             f"request {_list(missing)}", status=exchange.status,
+                             body=data.decode("utf-8", "replace"), headers=exchange.headers)
+        return None
+
+    @staticmethod
+    def _unexpected_type(exchange: _Exchange) -> HTTPError:
+        return exchange.failure(f"expected {_JSON} or {_EVENT_STREAM}, got Content-Type "
+                                f"{exchange.headers.get('Content-Type')!r}")
+
     def deliver(self, value: Any) -> None:
         """Hand one decoded message (or batch) to the session, noting what it answers."""
         if self._initialize_id is not None:
@@ -636,7 +825,7 @@ class _StreamableHTTP:
         self._initialize_id = None
         result = value.get("result")
         version = result.get("protocolVersion") if isinstance(result, dict) else None
-        if is_supported(version) and revision(version).protocol_version_header:
+        if isinstance(version, str) and is_supported(version) and revision(version).protocol_version_header:
             self.protocol_version = version
             self._set_headers()
 
@@ -677,41 +866,34 @@ class _StreamableHTTP:
         finally:
             stream.detach()
 
-    def _follow(self, stream: _Stream, exchange: Optional[_Exchange]) -> None:
+    def _follow(self, stream: _Stream, exchange: _Exchange) -> None:
         """Read a request's SSE answer, resuming it with GET + ``Last-Event-ID`` whenever it drops early.
 
         A dropped connection is not a cancellation: the request stays pending until its answer comes,
         the session gives up on it (its ``notifications/cancelled`` stops this stream), or the server
         sends nothing at all for `timeout` seconds.
+
+        Raises:
+            HTTPError: the server refused to resume the stream.
         """
-        reason = "the server ended the stream"
-        try:
-            while True:
-                if exchange is not None:
-                    reason = self._pump(stream, exchange) or "the server ended the stream"
-                if stream.done:
-                    return
-                if not stream.last_event_id:
-                    self._fail(stream, f"POST {self._url}: the answer stream ended before the response "
-                                       f"({reason}), with no event id to resume it from")
-                    return
-                if time.monotonic() > stream.deadline:
-                    self._fail(stream, f"POST {self._url}: the answer stream dropped ({reason}) and resuming "
-                                       f"it brought nothing for {self._owner.timeout} s")
-                    return
-                if stream.stopped.wait(stream.retry_delay()):
-                    return
-                exchange, reason = self._resume(stream)
-        except HTTPError as exc:
-            self._fail(stream, str(exc), exc.status, exc.body)
-        except Exception as exc:  # a bug here must still wake the callers, not leave them hanging
-            log.exception("following the answer stream of %s failed", self._url)
-            self._fail(stream, f"POST {self._url}: reading the answer stream failed: {_describe(exc)}")
-        finally:
-            with self._lock:
-                for request_id in stream.request_ids:
-                    if self._streams.get(request_id) is stream:
-                        del self._streams[request_id]
+        current: Optional[_Exchange] = exchange
+        reason = ""
+        while True:
+            if current is not None:
+                reason = self._pump(stream, current) or "the server ended the stream"
+            if stream.done:
+                return
+            if not stream.last_event_id:
+                self._fail(stream, f"POST {self._url}: the answer stream ended before the response ({reason}), "
+                                   "with no event id to resume it from")
+                return
+            if time.monotonic() > stream.deadline:
+                self._fail(stream, f"POST {self._url}: the answer stream dropped ({reason}) and resuming it "
+                                   f"brought nothing for {self._owner.timeout} s")
+                return
+            if stream.stopped.wait(stream.retry_delay()):
+                return
+            current, reason = self._resume(stream)
 
     def _resume(self, stream: _Stream) -> Tuple[Optional[_Exchange], str]:
         """GET the stream again from its last event id: (the response, "") or (None, why it failed).
@@ -743,7 +925,7 @@ class _StreamableHTTP:
             self._owner.deliver(error_response(request_id, CONNECTION_CLOSED, message, data))
 
     def _forget(self, request_id: Any) -> None:
-        """Stop following the answer of a request the session no longer waits for."""
+        """Stop waiting for the answer of a request the session no longer waits for."""
         with self._lock:
             stream = self._streams.pop(request_id, None)
         if stream is not None:
@@ -773,7 +955,7 @@ class _StreamableHTTP:
                 headers = {**headers, "Last-Event-ID": stream.last_event_id}
             try:
                 exchange = self._conns.request("GET", self._url, headers, None, self._owner.timeout)
-            except HTTPError as exc:
+            except MCPError as exc:  # no response, or the auth flow gave up
                 reason = str(exc)
                 failures += 1
             else:
@@ -820,7 +1002,7 @@ class _StreamableHTTP:
         try:
             exchange = self._conns.request("DELETE", self._url, self._delete_headers, None,
                                            min(self._owner.timeout, _DELETE_TIMEOUT))
-        except HTTPError as exc:
+        except MCPError as exc:  # a courtesy: closing goes on whatever the server (or auth) says
             log.debug("could not end the HTTP session: %s", exc)
             return
         if not 200 <= exchange.status < 300:
@@ -836,11 +1018,13 @@ def _request_ids(message: Any) -> Set[RequestId]:
 
 
 def _response_ids(value: Any) -> Set[RequestId]:
+    """The ids of the requests that the responses in a message or batch answer."""
     items = value if isinstance(value, list) else (value,)
-    return {item.get("id") for item in items if isinstance(item, dict) and "method" not in item}
+    return {item["id"] for item in items
+            if isinstance(item, dict) and "method" not in item and item.get("id") is not None}
 
 
-def _list(ids: Set[RequestId]) -> str:
+def _list(ids: AbstractSet[RequestId]) -> str:
     return ", ".join(repr(request_id) for request_id in sorted(ids, key=repr))
 
 
@@ -952,7 +1136,8 @@ class HTTPClientTransport(Transport):
         cafile: a CA bundle to trust instead of the system's (ignored with ``ssl_context``).
         sse_read_timeout: seconds an SSE stream may stay silent before it counts as dropped.
         pool_size: idle keep-alive connections kept per origin.
-        max_streams: SSE answers read at once (each takes a reader thread while open).
+        max_readers: requests whose answers are awaited at once (each by a reader thread, reused from
+            call to call); answers to more wait for a free reader.
 
     Proxies come from the environment (``http_proxy``, ``https_proxy``, ``no_proxy``), as `urllib` reads
     them; HTTPS goes through the proxy with CONNECT.
@@ -962,14 +1147,14 @@ class HTTPClientTransport(Transport):
                  headers: Optional[Dict[str, str]] = None, auth: Any = None,
                  ssl_context: Optional[ssl.SSLContext] = None, cafile: Optional[str] = None,
                  sse_read_timeout: float = DEFAULT_SSE_READ_TIMEOUT, pool_size: int = DEFAULT_POOL_SIZE,
-                 max_streams: int = DEFAULT_MAX_STREAMS) -> None:
+                 max_readers: int = DEFAULT_MAX_READERS) -> None:
         if transport not in _TRANSPORTS:
             raise ValueError(f"transport must be one of {', '.join(_TRANSPORTS)}, not {transport!r}")
         _plan_route(url, {})  # reject a URL that is not http(s) now rather than at the first send
         self.url = url
         self.timeout = timeout
         self.sse_read_timeout = sse_read_timeout
-        self.max_streams = max_streams
+        self.max_readers = max_readers
         self.headers: Dict[str, str] = dict(headers or {})
         self.connections = _Connections(ssl_context=ssl_context, cafile=cafile, pool_size=pool_size, auth=auth)
         self._kind = transport

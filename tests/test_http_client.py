@@ -165,12 +165,30 @@ def test_broken_chunked_framing_fails_the_request():
         assert info.value.code == CONNECTION_CLOSED
 
 
-def test_wrong_content_type_is_an_http_error():
+def http_failure(info: Any, status: int) -> Dict[str, Any]:
+    """A request's HTTP failure arrives as a JSON-RPC error carrying the status and body (see http_client)."""
+    assert isinstance(info.value, RemoteError) and info.value.code == CONNECTION_CLOSED
+    assert info.value.data["status"] == status
+    return info.value.data
+
+
+def test_wrong_content_type_fails_the_request():
     with bs.WrongContentTypeServer() as server, Client(server.url, timeout=WAIT) as client:
-        with pytest.raises(HTTPError) as info:
+        with pytest.raises(RemoteError) as info:
             client.ping()
-        assert info.value.status == 200
-        assert "text/html" in str(info.value) and "not MCP" in info.value.body
+        assert http_failure(info, 200)["body"] == "<html>not MCP</html>"
+        assert "text/html" in str(info.value)
+
+
+def test_wrong_content_type_for_initialize_is_an_http_error():
+    class HTMLServer(bs.MCPServer):
+        def initialize(self, ex: bs.Exchange) -> None:
+            ex.send(200, b"<html>login page</html>", "text/html")
+
+    with HTMLServer() as server:
+        with pytest.raises(HTTPError) as info:
+            Client(server.url, timeout=WAIT).connect()
+        assert info.value.status == 200 and info.value.body == "<html>login page</html>"
 
 
 def test_garbage_sse_fails_the_request_without_hanging():
@@ -189,32 +207,65 @@ def test_garbage_sse_fails_the_request_without_hanging():
         assert time.monotonic() - started < 5
 
 
-def test_json_that_does_not_parse_is_an_http_error():
+def test_json_that_does_not_parse_fails_the_request():
     with bs.BadJSONServer() as server, Client(server.url, timeout=WAIT) as client:
-        with pytest.raises(HTTPError) as info:
+        with pytest.raises(RemoteError) as info:
             client.ping()
-        assert info.value.status == 200 and "does not parse" in str(info.value)
+        http_failure(info, 200)
+        assert "does not parse" in str(info.value)
 
 
 def test_server_error_carries_status_and_body():
     with bs.ErrorServer() as server, Client(server.url, timeout=WAIT) as client:
-        with pytest.raises(HTTPError) as info:
+        with pytest.raises(RemoteError) as info:
             client.call_tool("echo")
-        assert info.value.status == 500
-        assert info.value.body == "database on fire"
-        assert "database on fire" in str(info.value)
+        assert http_failure(info, 500)["body"] == "database on fire"
+        assert "HTTP 500" in str(info.value) and "database on fire" in str(info.value)
         client.ping()
 
 
-def test_slow_server_times_out():
+def test_failed_notification_raises_http_error():
+    class RefusesNotifications(bs.MCPServer):
+        def handle(self, ex: bs.Exchange) -> None:
+            if ex.msg.get("method") == "notifications/roots/list_changed":
+                ex.send(503, b"busy", "text/plain")
+            else:
+                super().handle(ex)
+
+    with RefusesNotifications() as server, Client(server.url, timeout=WAIT) as client:
+        with pytest.raises(HTTPError) as info:
+            client.notify("notifications/roots/list_changed")
+        assert info.value.status == 503 and info.value.body == "busy"
+
+
+def test_silent_server_times_out_at_the_http_timeout():
     with bs.SlowServer() as server:
         with Client(server.url, timeout=0.5) as client:
             started = time.monotonic()
-            with pytest.raises(HTTPError) as info:
-                client.call_tool("echo")
+            with pytest.raises(RemoteError) as info:
+                client.call_tool("echo", timeout=WAIT)
             assert 0.4 < time.monotonic() - started < 2.5
-            assert info.value.status == 0 and "no response within 0.5 s" in str(info.value)
+            http_failure(info, 0)
+            assert "no response within 0.5 s" in str(info.value)
             server.release.set()
+
+
+def test_call_timeout_and_cancel_work_while_the_server_is_silent():
+    with bs.SlowServer() as server, Client(server.url, timeout=WAIT) as client:
+        server.wait_for("GET")
+        client.ping()  # so the call goes out on a kept-alive connection, which a stale one would be retried on
+        started = time.monotonic()
+        with pytest.raises(RequestTimeout):
+            client.call_tool("echo", timeout=0.3)
+        assert time.monotonic() - started < 2
+        cancelled = server.wait_for("POST", "notifications/cancelled")
+        assert cancelled.body["params"]["requestId"] == server.of("POST", "tools/call")[0].body["id"]
+        pending = client.start_tool_call("echo")  # returns at once: the answer is awaited elsewhere
+        assert not pending.done() and pending.cancel()
+        assert client._transport._mode._streams == {}
+        server.release.set()
+        client.ping()
+        assert len(server.of("POST", "tools/call")) == 2  # an interrupted POST is not sent again
 
 
 def test_connection_refused_is_an_http_error():
@@ -231,14 +282,26 @@ def test_expired_session_raises_and_ends_the_session():
     with bs.ExpiringServer() as server:
         client = Client(server.url, timeout=WAIT).connect()
         server.forgotten.set()
-        with pytest.raises(SessionExpired) as info:
+        # A request learns it from its reader thread: the session ends, with SessionExpired as the reason.
+        with pytest.raises(ConnectionClosed, match="start a new session"):
             client.call_tool("echo")
-        assert info.value.status == 404 and "session not found" in info.value.body
-        assert client.session.is_closed
+        reason = client.session.close_reason
+        assert isinstance(reason, SessionExpired) and reason.status == 404 and reason.body == "session not found"
         with pytest.raises(ConnectionClosed):
             client.ping()
         client.close()
         assert server.of("DELETE") == []  # nothing left to delete
+
+
+def test_expired_session_raises_from_a_notification():
+    with bs.ExpiringServer() as server:
+        client = Client(server.url, timeout=WAIT).connect()
+        server.forgotten.set()
+        with pytest.raises(SessionExpired) as info:
+            client.notify("notifications/roots/list_changed")
+        assert info.value.status == 404
+        assert client.session.is_closed
+        client.close()
 
 
 def test_invalid_session_id_is_refused():
@@ -302,6 +365,8 @@ def test_get_stream_delivers_and_reconnects_with_last_event_id():
             assert "last-event-id" not in first.headers
             assert second.headers["last-event-id"] == "get-1"
             assert second.at - first.at >= 0.2
+            time.sleep(1.0)  # the open GET stream is kept, not dropped and reconnected
+            assert len(server.of("GET")) == 2
             server.stop.set()
 
 
@@ -582,3 +647,4 @@ def test_https_through_a_connect_proxy(certificate, monkeypatch):
             client.ping()
         assert proxy.targets and proxy.targets[0] == server.url.split("/")[2]
         assert server.of("POST", "ping")
+

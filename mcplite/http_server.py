@@ -71,7 +71,7 @@ from .versions import DEFAULT_HTTP_VERSION, is_supported
 
 __all__ = [
     "HTTPApp", "HTTPRequest", "Responder", "HTTPRefusal", "Headers", "serve", "HTTPServerThread",
-    "start_http_server", "LOOPBACK_HOSTS", "EventStore", "InMemoryEventStore",
+    "start_http_server", "LOOPBACK_HOSTS", "EventStore", "InMemoryEventStore", "reason_phrase",
 ]
 
 log = logging.getLogger("mcplite")
@@ -82,6 +82,11 @@ Headers = List[Tuple[str, str]]
 LOOPBACK_HOSTS: Tuple[str, ...] = ("localhost", "127.0.0.1", "[::1]")
 _LOOPBACK_ORIGIN_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 _REASONS = {status.value: status.phrase for status in HTTPStatus}
+
+
+def reason_phrase(status: int) -> str:
+    """The standard reason phrase of an HTTP status ("" for an unknown one)."""
+    return _REASONS.get(status, "")
 _STANDALONE_STREAM = "0"  # the GET stream's id; a session's POST streams are numbered from 1
 _SSE_HEADERS: Headers = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache, no-transform"),
                          ("X-Accel-Buffering", "no")]
@@ -383,9 +388,10 @@ class _Stream:
             out = self.out
             if self.finished or out is None or not out.responder.can_end_early or not self.transport.polling:
                 return False
-            if not out.streaming and not self._start_sse(out, []):  # the priming event gives an id to resume from
-                return True
-            self._release(out, close_connection=True)
+            if not out.streaming:
+                self._start_sse(out, [])  # its priming event gives the client an id to resume from
+            if self.out is out:
+                self._release(out, close_connection=True)
             return True
 
     def finish_post(self) -> None:
@@ -510,7 +516,7 @@ class _SessionTransport(Transport):
             return
         if stream is not None and _is_request(message):
             raise TransportError(f"{message['method']}: the stream of request {related_request_id!r} cannot carry "
-                                 "it (JSON response mode, or the client left)")
+                                 "it (JSON response mode, the request was answered, or the client left)")
         if not self.standalone.deliver(data, answers):
             if _is_request(message):
                 raise ConnectionClosed(f"{message['method']}: the client has no open stream to receive it")
@@ -669,11 +675,15 @@ class HTTPApp:
             raise  # the adapter's business: the client has gone
         except Exception as exc:
             log.exception("mcplite HTTP: %s %s failed", request.method, request.path)
-            failure = _Reject(500, f"Internal error: {exc}", INTERNAL_ERROR)
             try:
-                responder.respond(500, _JSON_HEADERS, failure.body)
+                self.refuse(responder, 500, f"Internal error: {exc}", INTERNAL_ERROR)
             except Exception:  # a response had already begun; nothing more to say
                 pass
+
+    @staticmethod
+    def refuse(responder: Responder, status: int, message: str, code: int = INVALID_REQUEST) -> None:
+        """Answer with an HTTP error and a JSON-RPC error body: for requests an adapter refuses itself."""
+        responder.respond(status, _JSON_HEADERS, _Reject(status, message, code).body)
 
     def close(self) -> None:
         """End every session and stream (the server is shutting down)."""
@@ -1056,7 +1066,7 @@ class _SocketResponder(Responder):
         self._chunked = handler.request_version == "HTTP/1.1"
 
     def _head(self, status: int, headers: Headers, framing: str) -> bytes:
-        lines = [f"HTTP/1.1 {status} {_REASONS.get(status, '')}\r\nServer: mcplite\r\nDate: {_http_date()}\r\n"]
+        lines = [f"HTTP/1.1 {status} {reason_phrase(status)}\r\nServer: mcplite\r\nDate: {_http_date()}\r\n"]
         lines.extend(f"{name}: {value}\r\n" for name, value in headers)
         lines.append(framing)
         if self._handler.close_connection:
@@ -1131,8 +1141,9 @@ class _ConnectionHandler(BaseHTTPRequestHandler):
             return
         self.rfile.set_deadline(None)  # type: ignore[attr-defined]
         self.connection.settimeout(self.server.read_timeout)  # now bounds each write of the response
-        target = self.path if self.path.startswith("/") else urlsplit(self.path).path or "/"
-        path, _, query = target.partition("?")
+        path, _, query = self.path.partition("?")
+        if not path.startswith("/"):  # the absolute form a proxy sends: http://host/mcp
+            path = urlsplit(path).path or "/"
         headers: Dict[str, str] = {}
         for name, value in self.headers.items():
             key = name.lower()
@@ -1197,7 +1208,7 @@ class _ConnectionHandler(BaseHTTPRequestHandler):
         that closing with unread data does not reset the connection before the client reads our answer."""
         self.close_connection = True
         try:
-            _SocketResponder(self).respond(status, _JSON_HEADERS, _Reject(status, message).body)
+            HTTPApp.refuse(_SocketResponder(self), status, message)
             self.connection.shutdown(socket.SHUT_WR)
             self.rfile.set_deadline(min(self.server.read_timeout, 2.0))  # type: ignore[attr-defined]
             while self.rfile.read(65536):

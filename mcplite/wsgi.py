@@ -19,7 +19,7 @@ knows its public names.
 
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
-from .http_server import Headers, HTTPApp, HTTPRequest, Responder, _Reject, _REASONS
+from .http_server import Headers, HTTPApp, HTTPRequest, Responder, reason_phrase
 
 __all__ = ["WSGIApp", "wsgi_app"]
 
@@ -39,7 +39,7 @@ class _WSGIResponder(Responder):
         self.body: List[bytes] = []
 
     def respond(self, status: int, headers: Headers, body: bytes) -> None:
-        self._start_response(f"{status} {_REASONS.get(status, '')}", headers + [("Content-Length", str(len(body)))])
+        self._start_response(f"{status} {reason_phrase(status)}", headers + [("Content-Length", str(len(body)))])
         self.body = [] if self._head_only else [body]
 
     def start_stream(self, headers: Headers, first: bytes) -> None:
@@ -71,10 +71,9 @@ class WSGIApp:
         method = environ["REQUEST_METHOD"]
         responder = _WSGIResponder(start_response, method == "HEAD")
         headers = _headers(environ)
-        try:
-            body = self._read_body(environ)
-        except _Reject as reject:
-            responder.respond(reject.status, [("Content-Type", "application/json")], reject.body)
+        body = self._read_body(environ)
+        if body is None:
+            self.http.refuse(responder, 413, "Payload Too Large")
             return responder.body
         request = HTTPRequest(method, environ.get("PATH_INFO") or "/", environ.get("QUERY_STRING", ""), headers,
                               body, environ.get("SCRIPT_NAME", ""))
@@ -84,22 +83,18 @@ class WSGIApp:
             pass  # the client left in the middle of a stream
         return responder.body
 
-    def _read_body(self, environ: Dict[str, Any]) -> bytes:
+    def _read_body(self, environ: Dict[str, Any]) -> Optional[bytes]:
+        """The request body, or None when it is larger than allowed."""
         limit = self.http.max_body_size
         length = environ.get("CONTENT_LENGTH") or ""
         stream = environ["wsgi.input"]
-        if not length:
-            # A chunked body the server has de-chunked announces itself with wsgi.input_terminated.
-            body = stream.read(limit + 1) if environ.get("wsgi.input_terminated") else b""
-        elif not (length.isascii() and length.isdigit()):
-            raise _Reject(400, "Bad Request: invalid Content-Length")
-        elif int(length) > limit:
-            raise _Reject(413, "Payload Too Large")
-        else:
-            body = stream.read(int(length))
-        if len(body) > limit:
-            raise _Reject(413, "Payload Too Large")
-        return body
+        if length.isascii() and length.isdigit():  # the server has validated it (PEP 3333)
+            if int(length) > limit:
+                return None
+            return stream.read(int(length))
+        # A chunked body that the server de-chunks announces itself with wsgi.input_terminated.
+        body = stream.read(limit + 1) if environ.get("wsgi.input_terminated") else b""
+        return None if len(body) > limit else body
 
     def close(self) -> None:
         """End every session and stream."""

@@ -1,0 +1,231 @@
+"""The WSGI application under wsgiref (threaded) and, where installed, under gunicorn with several workers."""
+
+import json
+import os
+import signal
+import socket
+import socketserver
+import subprocess
+import sys
+import threading
+import time
+from typing import Any, Dict, Iterator, List, Tuple
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+from wsgiref.util import setup_testing_defaults
+
+import pytest
+
+from mcplite.wsgi import WSGIApp, wsgi_app
+from support import ROOT, WAIT
+from test_http_server import EventReader, Fixture, RawClient, Reply, result_text
+
+
+class _ThreadingWSGIServer(socketserver.ThreadingMixIn, WSGIServer):
+    """wsgiref serves one request at a time; a call that waits for a sampling answer needs a second thread."""
+
+    daemon_threads = True
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class WSGIRef:
+    """A WSGI app served by wsgiref on 127.0.0.1, with what `RawClient` needs of a server."""
+
+    def __init__(self, app: WSGIApp) -> None:
+        self.app = app
+        self._server = make_server("127.0.0.1", 0, app, server_class=_ThreadingWSGIServer,
+                                   handler_class=_QuietHandler)
+        self.host, self.port = "127.0.0.1", self._server.server_address[1]
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True)
+        self._thread.start()
+
+    def shutdown(self) -> None:
+        self.app.close()
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(WAIT)
+
+
+@pytest.fixture
+def fixture() -> Fixture:
+    return Fixture()
+
+
+@pytest.fixture
+def wsgiref_server(fixture: Fixture) -> Iterator[WSGIRef]:
+    server = WSGIRef(wsgi_app(fixture.server, allowed_hosts=["127.0.0.1"]))
+    yield server
+    server.shutdown()
+
+
+@pytest.fixture
+def client(wsgiref_server: WSGIRef) -> RawClient:
+    client = RawClient(wsgiref_server)  # type: ignore[arg-type]
+    client.initialize(capabilities={"sampling": {}})
+    return client
+
+
+def test_json_answers_and_sessions(client: RawClient) -> None:
+    reply = client.post(client.call("add", {"a": 2, "b": 2}))
+    assert (reply.status, reply.headers["content-type"]) == (200, "application/json")
+    assert result_text(reply.json()) == "4"
+    assert client.post(client.call("add", {"a": 1, "b": 1}), {"MCP-Session-Id": "0" * 32}).status == 404
+
+
+def test_messages_before_the_result_are_streamed_with_write(client: RawClient) -> None:
+    stream = client.stream(client.call("chatty", progressToken="p"))
+    assert stream.headers["content-type"] == "text/event-stream"
+    assert [m.get("method") for m in stream.messages()] == ["notifications/progress", "notifications/message", None]
+
+
+def test_a_sampling_request_is_answered_mid_call(client: RawClient) -> None:
+    stream = client.stream(client.call("ask_model", {"prompt": "hello?"}))
+    sampling = json.loads(stream.next().data)  # type: ignore[union-attr]
+    answer = {"jsonrpc": "2.0", "id": sampling["id"],
+              "result": {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"}}
+    assert client.post(answer).status == 202
+    assert result_text(stream.messages()[-1]) == "hi"
+
+
+def test_the_get_stream_and_delete(client: RawClient, fixture: Fixture) -> None:
+    listener = client.get()
+    assert listener.status == 200
+    fixture.server.add_tool(lambda: "x", name="late")
+    changed = listener.next()
+    assert changed is not None and json.loads(changed.data)["method"] == "notifications/tools/list_changed"
+    assert Reply(client.send("DELETE")).status == 200
+    assert listener.rest() == []
+
+
+def test_a_stream_cannot_be_closed_early_under_wsgi(client: RawClient) -> None:
+    messages = client.stream(client.call("reconnect")).messages()
+    assert [m["params"]["data"] for m in messages[:-1]] == ["one", "two", "three"]
+    assert result_text(messages[-1]) == "closed=False"
+
+
+def test_security_checks_and_body_limit(fixture: Fixture) -> None:
+    server = WSGIRef(wsgi_app(fixture.server, allowed_hosts=["127.0.0.1"], max_body_size=100))
+    try:
+        client = RawClient(server)  # type: ignore[arg-type]
+        assert client.post(client.request("ping"), {"Host": "evil.example.com"}).status == 403
+        assert client.post(client.request("ping"), {"Origin": "https://evil.example.com"}).status == 403
+        assert client.post(client.request("ping", {"pad": "x" * 200})).status == 413
+    finally:
+        server.shutdown()
+
+
+def test_the_legacy_endpoint_url_includes_the_mount_point(fixture: Fixture) -> None:
+    app = wsgi_app(fixture.server)
+    written: List[bytes] = []
+    endpoint_sent = threading.Event()
+
+    def start_response(status: str, headers: List[Tuple[str, str]]) -> Any:
+        def write(data: bytes) -> None:
+            written.append(data)
+            endpoint_sent.set()
+        return write
+
+    environ: Dict[str, Any] = {"REQUEST_METHOD": "GET", "SCRIPT_NAME": "/tools", "PATH_INFO": "/sse",
+                               "HTTP_ACCEPT": "text/event-stream"}
+    setup_testing_defaults(environ)
+    stream = threading.Thread(target=app, args=(environ, start_response))
+    stream.start()
+    assert endpoint_sent.wait(WAIT)
+    app.close()  # ends the stream, so the application returns
+    stream.join(WAIT)
+    assert not stream.is_alive()
+    assert written[0].startswith(b"event: endpoint\ndata: /tools/messages?session_id=")
+
+
+# ---- gunicorn: several worker processes, stateless ---------------------------------------------------------
+GUNICORN_APP = '''
+import os
+import time
+
+from mcplite import Context, Server
+from mcplite.wsgi import wsgi_app
+
+server = Server("gunicorn-test")
+
+
+@server.tool
+def worker(pause: float = 0.0) -> int:
+    """The pid of the worker process that ran the call."""
+    time.sleep(pause)
+    return os.getpid()
+
+
+@server.tool
+def chatty(ctx: Context) -> str:
+    ctx.progress(1, 2)
+    return "done"
+
+
+app = wsgi_app(server, stateless=True)
+'''
+
+
+@pytest.fixture
+def gunicorn(tmp_path: Any) -> Iterator[RawClient]:
+    pytest.importorskip("gunicorn")
+    (tmp_path / "mcp_gunicorn_app.py").write_text(GUNICORN_APP)
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    port = listener.getsockname()[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path)])}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "--workers", "3", "--bind", f"fd://{listener.fileno()}",
+         "--log-level", "warning", "mcp_gunicorn_app:app"],
+        env=env, cwd=str(tmp_path), pass_fds=[listener.fileno()])
+    listener.close()  # the workers hold their own copy
+    server = type("Address", (), {"host": "127.0.0.1", "port": port})()
+    client = RawClient(server)  # type: ignore[arg-type]
+    try:
+        deadline = time.monotonic() + 3 * WAIT
+        while True:  # gunicorn boots its workers in the background
+            try:
+                if client.post(client.request("ping")).status == 200:
+                    break
+            except OSError:
+                pass
+            assert process.poll() is None and time.monotonic() < deadline, "gunicorn did not start"
+            time.sleep(0.1)
+        yield client
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(WAIT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(WAIT)
+
+
+def test_stateless_calls_are_served_by_several_gunicorn_workers(gunicorn: RawClient) -> None:
+    init = gunicorn.post(gunicorn.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                                          "clientInfo": {"name": "g", "version": "1"}}))
+    assert init.status == 200 and "mcp-session-id" not in init.headers
+    pids: List[int] = []
+    errors: List[BaseException] = []
+
+    def call() -> None:
+        try:
+            reply = gunicorn.post(gunicorn.call("worker", {"pause": 0.5}), {"MCP-Protocol-Version": "2025-06-18"})
+            pids.append(reply.json()["result"]["structuredContent"]["result"])
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    # Sync workers serve one request at a time: concurrent slow calls must spread over the processes.
+    callers = [threading.Thread(target=call) for _ in range(6)]
+    for caller in callers:
+        caller.start()
+    for caller in callers:
+        caller.join(WAIT)
+    assert not errors and len(pids) == 6
+    assert len(set(pids)) >= 2
+    streamed = EventReader(gunicorn.send("POST", gunicorn.call("chatty", progressToken=1)))
+    assert [m.get("method") for m in streamed.messages()] == ["notifications/progress", None]

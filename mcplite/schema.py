@@ -9,8 +9,10 @@ The sections below, in reading order:
 
 * type -> schema: `type_schema`, one helper per family of annotations;
 * function -> schema: `function_schema`, `FunctionSchema` (with `bind`), docstring parsing;
-* validation: `validate`, the subset of JSON Schema 2020-12 that tool schemas use;
-* values: `to_jsonable` (Python -> JSON), `coerce_from_string` (text -> JSON), JSON -> Python for `bind`.
+* validation: `validate` and `compile_schema`, the subset of JSON Schema 2020-12 that tool schemas use,
+  compiled once per schema into nested checks (tool calls validate on every call: this is the hot path);
+* values: `to_jsonable` (Python -> JSON), `coerce_from_string` (text -> JSON);
+* JSON -> Python for `bind`: converters planned once per function from its annotations.
 
 Only local ``$ref`` pointers are ever followed: MCP forbids dereferencing network references.
 """
@@ -26,15 +28,18 @@ import math
 import operator
 import re
 import textwrap
+import threading
 import types
 import typing
-from typing import Any, Callable, Dict, FrozenSet, List, NamedTuple, Optional, Pattern, Tuple, Union
+from typing import (
+    Any, Callable, Dict, FrozenSet, List, NamedTuple, Optional, Pattern, Sized, Tuple, Type, Union,
+)
 from typing import Annotated, Literal, get_args, get_origin
 from urllib.parse import unquote
 
 __all__ = [
-    "ValidationError", "validate", "Parameter", "FunctionSchema", "function_schema", "type_schema",
-    "to_jsonable", "coerce_from_string",
+    "ValidationError", "validate", "compile_schema", "Parameter", "FunctionSchema", "function_schema",
+    "type_schema", "to_jsonable", "coerce_from_string",
 ]
 
 Schema = Dict[str, Any]
@@ -165,7 +170,7 @@ def _enum_schema(values: List[Any]) -> Schema:
     values = [to_jsonable(value) for value in values]
     json_types = {_json_type(value) for value in values}
     schema: Schema = {}
-    if len(json_types) == 1 and next(iter(json_types)) in _TYPE_CHECKS:
+    if len(json_types) == 1 and next(iter(json_types)) in _TYPE_CLASSES:
         schema["type"] = json_types.pop()
     schema["enum"] = values
     return schema
@@ -297,6 +302,9 @@ class FunctionSchema:
         output_schema: the schema of the structured result, None when the result is plain content.
         wraps_output: the result is not an object, so structured content is ``{"result": value}``.
         accepts_extra: the function has ``**kwargs``, so `bind` passes unknown arguments through.
+
+    The input schema and the conversions `bind` makes are compiled when the object is made: treat the
+    attributes as read-only.
     """
 
     def __init__(self, name: str, description: Optional[str], parameters: List[Parameter],
@@ -310,7 +318,13 @@ class FunctionSchema:
         self.output_schema = output_schema
         self.wraps_output = wraps_output
         self.accepts_extra = accepts_extra
-        self._annotations = annotations  # parameter name -> Python annotation, for bind's conversions
+        self._parameter_names = frozenset(annotations)
+        self._check_arguments = _compile_check(input_schema)
+        # Only the parameters whose annotation promises more than the JSON value (a dataclass, an Enum...).
+        self._converters = _argument_converters(annotations)
+        # Each parameter's schema with the shared "$defs", so that its "$ref"s resolve when parsing text.
+        defs = input_schema.get("$defs")
+        self._text_schemas = [(p.name, {**p.schema, "$defs": defs} if defs else p.schema) for p in parameters]
 
     def __repr__(self) -> str:
         return f"FunctionSchema({self.name!r}, parameters={[p.name for p in self.parameters]})"
@@ -320,7 +334,8 @@ class FunctionSchema:
 
         Missing optional arguments are left out (the Python default applies), unknown ones are dropped
         unless the function takes ``**kwargs``, and values become what their annotations promise:
-        dataclass instances, Enum members, tuples, sets, floats.
+        dataclass instances, Enum members, tuples, sets, floats. Values that already are (strings, lists
+        of strings...) are passed on as they are, not copied.
 
         Args:
             arguments: the JSON object of arguments (None means none).
@@ -330,29 +345,33 @@ class FunctionSchema:
         Raises:
             ValidationError: listing every argument that does not match the input schema.
         """
-        arguments = {} if arguments is None else arguments
-        if not isinstance(arguments, dict):
+        if arguments is None:
+            arguments = {}
+        elif not isinstance(arguments, dict):
             raise ValidationError([f"$: expected object, got {_json_type(arguments)}"])
         if from_strings:
             arguments = self._parse_strings(arguments)
-        validate(arguments, self.input_schema)
-        kwargs = {}
-        for name, value in arguments.items():
-            if name in self._annotations:
-                kwargs[name] = _to_python(value, self._annotations[name], _child("$", name))
-            elif self.accepts_extra and name not in self.injected:
-                kwargs[name] = value
+        if self._check_arguments(arguments, None):  # invalid: a second pass, with paths, lists the problems
+            raise ValidationError(list(self._check_arguments(arguments, "$")))
+        if arguments.keys() <= self._parameter_names:  # the usual case: no unknown arguments to drop
+            kwargs = dict(arguments)
+        elif self.accepts_extra:
+            kwargs = {name: value for name, value in arguments.items() if name not in self.injected}
+        else:
+            kwargs = {name: value for name, value in arguments.items() if name in self._parameter_names}
+        if self._converters:
+            for name, (convert, path) in self._converters.items():
+                if name in kwargs:
+                    kwargs[name] = convert(kwargs[name], path)
         return kwargs
 
     def _parse_strings(self, arguments: Dict[str, Any]) -> Dict[str, Any]:
         parsed = dict(arguments)
-        defs = self.input_schema.get("$defs")
-        for parameter in self.parameters:
-            text = arguments.get(parameter.name)
+        for name, schema in self._text_schemas:
+            text = arguments.get(name)
             if isinstance(text, str):
-                schema = {**parameter.schema, "$defs": defs} if defs else parameter.schema
                 try:
-                    parsed[parameter.name] = coerce_from_string(text, schema)
+                    parsed[name] = coerce_from_string(text, schema)
                 except ValidationError:
                     pass  # keep the text: validation then reports the mismatch with the argument's path
         return parsed
@@ -575,21 +594,380 @@ def validate(instance: Any, schema: Union[Schema, bool]) -> None:
     exclusiveMaximum, multipleOf, minLength, maxLength, pattern, allOf, anyOf, oneOf, not, and local
     "$ref" pointers ("#/$defs/Name", "#/definitions/Name"). Other keywords (format among them) and refs
     that do not resolve locally constrain nothing. "integer" means a Python int, never 3.0 nor a bool.
+
+    Each schema is compiled once and the compiled form kept (for the last 256 schema objects compiled), so
+    a schema must not be changed in place after it has been used: build a new dict instead.
     """
-    errors = _Validator(schema).errors(instance, schema, "$")
-    if errors:
-        raise ValidationError(errors)
+    check = _cached_check(schema)
+    if check(instance, None):  # invalid: a second pass, with paths, lists the problems
+        raise ValidationError(list(check(instance, "$")))
 
 
-_TYPE_CHECKS: Dict[str, Callable[[Any], bool]] = {
-    "null": lambda value: value is None,
-    "boolean": lambda value: isinstance(value, bool),
-    "integer": lambda value: isinstance(value, int) and not isinstance(value, bool),
-    "number": lambda value: isinstance(value, (int, float)) and not isinstance(value, bool),
-    "string": lambda value: isinstance(value, str),
-    "array": lambda value: isinstance(value, list),
-    "object": lambda value: isinstance(value, dict),
+def compile_schema(schema: Union[Schema, bool]) -> Callable[[Any], List[str]]:
+    """Compile a JSON Schema into a function that lists the problems of a value, as `validate` words them.
+
+    For a schema used many times: the work that depends only on the schema (reading its keywords,
+    resolving "$ref"s, compiling patterns) is done here once, and messages are built only for a value that
+    fails. The schema must not be changed afterwards.
+
+    Returns:
+        A function from a JSON value to its problems, each "path: message"; an empty list when valid.
+    """
+    check = _compile_check(schema)
+
+    def errors(instance: Any) -> List[str]:
+        # Values are valid far more often than not: a pass without paths says so without building any text.
+        return list(check(instance, "$")) if check(instance, None) else []
+    return errors
+
+
+# A check is a compiled schema: ``check(instance, path) -> problems``, the empty tuple when the instance is
+# valid. Given a path ("$", "$.items[0]"...) it returns every problem as "path: message". Given None it only
+# answers "valid or not", cheaply: any non-empty tuple (often `_INVALID`) means invalid, and no message is
+# built; it passes None on to the checks of children. Valid values, the usual case, get only this pass.
+_Check = Callable[[Any, Optional[str]], Tuple[str, ...]]
+_INVALID = ("invalid",)
+
+
+def _compile_check(schema: Any, root: Any = None) -> _Check:
+    """The check of `schema`, whose "$ref"s resolve in `root` (by default the schema itself)."""
+    return _Compiler(schema if root is None else root).compile(schema) or _accept
+
+
+def _accept(instance: Any, path: Optional[str]) -> Tuple[str, ...]:
+    return ()
+
+
+def _reject(instance: Any, path: Optional[str]) -> Tuple[str, ...]:
+    """The check of the schema `false`."""
+    return _INVALID if path is None else (f"{path}: no value is allowed here",)
+
+
+_CACHE_SIZE = 256
+# id(schema), or (id(root), id(schema)) for a schema inside another -> (the schemas, their check), oldest
+# first. Holding the schemas keeps their ids from being reused by other objects while they are cached.
+_cache: Dict[Any, Tuple[Any, _Check]] = {}
+_cache_lock = threading.Lock()
+
+
+def _cached_check(schema: Any, root: Any = None) -> _Check:
+    """`_compile_check(schema, root)`, remembered."""
+    key = id(schema) if root is None else (id(root), id(schema))
+    entry = _cache.get(key)  # a single dict read needs no lock: only writers take it
+    if entry is not None:
+        return entry[1]
+    check = _compile_check(schema, root)
+    with _cache_lock:  # two threads may both compile a new schema: either result will do
+        _cache[key] = ((root, schema), check)
+        if len(_cache) > _CACHE_SIZE:
+            del _cache[next(iter(_cache))]  # the oldest: hits are not tracked, to keep them lock-free
+    return check
+
+
+class _Compiler:
+    """Compiles the schemas inside one root schema, where their local "$ref"s resolve, into checks."""
+
+    def __init__(self, root: Any) -> None:
+        self.root = root
+        # (id(schema), refs) -> its check. The root keeps every schema in it alive while compiling.
+        self._checks: Dict[Tuple[int, FrozenSet[str]], Optional[_Check]] = {}
+
+    def compile(self, schema: Any, refs: FrozenSet[str] = frozenset()) -> Optional[_Check]:
+        """The check for `schema`, or None when it accepts every value.
+
+        `refs` are the "$ref"s already followed at this same path: following one again would loop forever
+        without consuming any of the instance, so it is skipped. A child value starts with none.
+        """
+        key = (id(schema), refs)
+        if key in self._checks:
+            return self._checks[key]
+        # A schema that contains itself (a "$ref" below one of its children) finds this forwarder while it
+        # is still being compiled; the forwarder calls the finished check.
+        finished: List[_Check] = []
+        self._checks[key] = lambda instance, path: finished[0](instance, path)
+        check = self._compile_node(schema, refs)
+        finished.append(check or _accept)
+        self._checks[key] = check
+        return check
+
+    def _compile_node(self, schema: Any, refs: FrozenSet[str]) -> Optional[_Check]:
+        if schema is False:
+            return _reject
+        if not isinstance(schema, dict):
+            return None  # true, or not a schema at all: nothing to check
+        checks = [check for check in (compile_keyword(schema, self, refs) for compile_keyword in _KEYWORDS)
+                  if check is not None]
+        return _combine(self._compile_ref(schema, refs), _compile_type(schema), checks)
+
+    def _compile_ref(self, schema: Schema, refs: FrozenSet[str]) -> Optional[_Check]:
+        """"$ref": the schema it points to applies too. Remote and dangling refs constrain nothing."""
+        ref = schema.get("$ref")
+        if not isinstance(ref, str) or ref in refs:
+            return None
+        target = _resolve_pointer(self.root, ref)
+        return None if target is None else self.compile(target, refs | {ref})
+
+
+def _combine(ref: Optional[_Check], type_check: Optional[_Check], checks: List[_Check]) -> Optional[_Check]:
+    """One schema's check from its parts: the "$ref" target's problems first, then the type's; a value of the
+    wrong type has no other problem worth listing, else every other keyword's problems in order."""
+    if ref is None and type_check is None and len(checks) <= 1:
+        return checks[0] if checks else None
+    if ref is None and not checks:
+        return type_check
+
+    def check_schema(instance: Any, path: Optional[str]) -> Tuple[str, ...]:
+        problems = () if ref is None else ref(instance, path)
+        if type_check is not None:
+            wrong_type = type_check(instance, path)
+            if wrong_type:
+                return problems + wrong_type
+        for check in checks:
+            problems += check(instance, path)
+        return problems
+    return check_schema
+
+
+def _is_integer(value: Any) -> bool:
+    return isinstance(value, int) and value.__class__ is not bool
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and value.__class__ is not bool
+
+
+# JSON type name -> the Python classes of its values. bool is a subclass of int, yet only "boolean" has it.
+_TYPE_CLASSES: Dict[str, Tuple[type, ...]] = {
+    "null": (_NoneType,), "boolean": (bool,), "integer": (int,), "number": (int, float), "string": (str,),
+    "array": (list,), "object": (dict,),
 }
+
+
+def _has_type(value: Any, name: str) -> bool:
+    """Whether `value` is of the JSON type `name` (one of `_TYPE_CLASSES`)."""
+    return isinstance(value, _TYPE_CLASSES[name]) and (name == "boolean" or value.__class__ is not bool)
+
+
+def _compile_type(schema: Schema) -> Optional[_Check]:
+    """"type": one name or a list of names."""
+    names = _type_names(schema)
+    if not names or any(name not in _TYPE_CLASSES for name in names):
+        return None  # no type, or one JSON Schema does not define: every value passes
+    classes = tuple(cls for name in names for cls in _TYPE_CLASSES[name])
+    booleans = "boolean" in names
+    expected = " or ".join(names)
+
+    def check_type(instance: Any, path: Optional[str]) -> Tuple[str, ...]:
+        if isinstance(instance, classes) and (booleans or instance.__class__ is not bool):  # as `_has_type`
+            return ()
+        if path is None:
+            return _INVALID
+        return (f"{path}: expected {expected}, got {_json_type(instance)}",)
+    return check_type
+
+
+# Each keyword compiler below reads its keywords from one schema and returns their check, or None when
+# they are absent (or say nothing). `compiler.compile(sub)` compiles a child value's schema; schemas that
+# apply at the same path (allOf, anyOf, oneOf, not) pass `refs` on.
+_KeywordCompiler = Callable[[Schema, _Compiler, FrozenSet[str]], Optional[_Check]]
+
+_HASHED = frozenset({str, int, float})  # scalars whose Python equality is JSON's
+
+
+def _compile_enum(schema: Schema, compiler: _Compiler, refs: FrozenSet[str]) -> Optional[_Check]:
+    """"enum": the value equals (as JSON sees it) one of a list."""
+    allowed = schema.get("enum")
+    if not isinstance(allowed, list):
+        return None
+    # Strings and numbers are found by hashing; anything else (true is not 1, lists, objects) by a scan.
+    hashed = frozenset(value for value in allowed if value.__class__ in _HASHED and value == value)  # not NaN
+
+    def check_enum(instance: Any, path: Optional[str]) -> Tuple[str, ...]:
+        if instance.__class__ in _HASHED and instance in hashed:
+            return ()
+        if any(_json_equal(instance, value) for value in allowed):
+            return ()
+        if path is None:
+            return _INVALID
+        return (f"{path}: {_show(instance)} is not one of {_show(allowed)}",)
+    return check_enum
+
+
+def _compile_const(schema: Schema, compiler: _Compiler, refs: FrozenSet[str]) -> Optional[_Check]:
+    """"const": the value equals (as JSON sees it) this one."""
+    if "const" not in schema:
+        return None
+    expected = schema["const"]
+
+    def check_const(instance: Any, path: Optional[str]) -> Tuple[str, ...]:
+        if _json_equal(instance, expected):
+            return ()
+        if path is None:
+            return _INVALID
+        return (f"{path}: expected {_show(expected)}, got {_show(instance)}",)
+    return check_const
+
+
+def _compile_required(schema: Schema, compiler: _Compiler, refs: FrozenSet[str]) -> Optional[_Check]:
+    """"required": property names an object must have."""
+    names = _list(schema.get("required"))
+    if not names:
+        return None
+    # Names are strings in any sensible schema: then a set of them is checked in one step.
+    required = frozenset(names) if all(isinstance(name, str) for name in names) else None
+
+    def check_required(instance: Any, path: Optional[str]) -> Tuple[str, ...]:
+        if not isinstance(instance, dict):
+            return ()
+        if instance.keys() >= required if required is not None else all(name in instance for name in names):
+            return ()
+        if path is None:
+            return _INVALID
+        return tuple(f"{_child(path, name)}: missing required property"
+                     for name in names if name not in instance)
+    return check_required
+
+
+def _compile_properties(schema: Schema, compiler: _Compiler, refs: FrozenSet[str]) -> Optional[_Check]:
+    """"properties", "patternProperties" and "additionalProperties": each member of an object by its name.
+
+    A member matches its "properties" entry and every pattern that finds its name; one that matches none
+    of them is checked against "additionalProperties" instead (false forbids it).
+    """
+    properties = {name: compiler.compile(sub) for name, sub in _dict(schema.get("properties")).items()}
+    patterns = [(regex, compiler.compile(sub)) for regex, sub in
+                ((_compile(pattern), sub) for pattern, sub in _dict(schema.get("patternProperties")).items())
+                if regex is not None]  # a pattern Python cannot compile matches nothing
+    additional = schema.get("additionalProperties", True)
+    forbid_others = additional is False
+    others = None if forbid_others else compiler.compile(additional)
+    if not forbid_others and others is None and not patterns:
+        return _compile_named_properties(properties)
+
+    def check_properties(instance: Any, path: Optional[str]) -> Tuple[str, ...]:
+        if not isinstance(instance, dict):
+            return ()
+        problems: Tuple[str, ...] = ()
+        for key, value in instance.items():
+            child = None if path is None else _child(path, key)
+            check = properties.get(key, _UNLISTED)
+            matched = check is not _UNLISTED
+            if matched and check is not None:
+                problems += check(value, child)
+            for regex, check in patterns:
+                if regex.search(key):
+                    matched = True
+                    if check is not None:
+                        problems += check(value, child)
+            if matched:
+                continue
+            if forbid_others:
+                problems += _INVALID if child is None else (f"{child}: unexpected property",)
+            elif others is not None:
+                problems += others(value, child)
+        return problems
+    return check_properties
+
+
+_UNLISTED: Any = object()  # `check_properties`: the member's name is not in "properties"
+
+
+def _compile_named_properties(properties: Dict[str, Optional[_Check]]) -> Optional[_Check]:
+    """`check_properties` for the common case of "properties" alone: other members are not checked."""
+    checks = {name: check for name, check in properties.items() if check is not None}
+    if not checks:
+        return None
+
+    def check_named_properties(instance: Any, path: Optional[str]) -> Tuple[str, ...]:
+        if not isinstance(instance, dict):
+            return ()
+        if path is None:  # the hot loop: stop at the first problem
+            for key, value in instance.items():
+                check = checks.get(key)
+                if check is not None and check(value, None):
+                    return _INVALID
+            return ()
+        problems: Tuple[str, ...] = ()
+        for key, value in instance.items():
+            check = checks.get(key)
+            if check is not None:
+                problems += check(value, _child(path, key))
+        return problems
+    return check_named_properties
+
+
+def _compile_items(schema: Schema, compiler: _Compiler, refs: FrozenSet[str]) -> Optional[_Check]:
+    """"prefixItems" then "items" (or their draft 4-7 spellings: "items" as a list, then "additionalItems")."""
+    prefix, rest = schema.get("prefixItems"), schema.get("items")
+    if isinstance(rest, list):
+        prefix, rest = rest, schema.get("additionalItems")
+    leading = [compiler.compile(sub) for sub in _list(prefix)]
+    others = compiler.compile(rest)
+    if others is None and all(check is None for check in leading):
+        return None
+
+    def check_items(instance: Any, path: Optional[str]) -> Tuple[str, ...]:
+        if not isinstance(instance, list):
+            return ()
+        problems: Tuple[str, ...] = ()
+        for index, item in enumerate(instance):
+            check = leading[index] if index < len(leading) else others
+            if check is not None:
+                problems += check(item, None if path is None else f"{path}[{index}]")
+        return problems
+    return check_items
+
+
+def _compile_item_count(schema: Schema, compiler: _Compiler, refs: FrozenSet[str]) -> Optional[_Check]:
+    """"minItems" and "maxItems"."""
+    return _compile_size(schema.get("minItems"), schema.get("maxItems"), list, "items")
+
+
+def _compile_length(schema: Schema, compiler: _Compiler, refs: FrozenSet[str]) -> Optional[_Check]:
+    """"minLength" and "maxLength" (in code points, as Python counts them)."""
+    return _compile_size(schema.get("minLength"), schema.get("maxLength"), str, "characters")
+
+
+def _compile_size(least: Any, most: Any, kind: Type[Sized], unit: str) -> Optional[_Check]:
+    if not _is_count(least) and not _is_count(most):
+        return None
+    low = least if _is_count(least) else 0
+    high = most if _is_count(most) else math.inf
+
+    def check_size(instance: Any, path: Optional[str]) -> Tuple[str, ...]:
+        if not isinstance(instance, kind) or low <= len(instance) <= high:
+            return ()
+        if path is None:
+            return _INVALID
+        size, problems = len(instance), []
+        if size < low:
+            problems.append(f"{path}: expected at least {low} {unit}, got {size}")
+        if size > high:  # as well, when the minimum exceeds the maximum
+            problems.append(f"{path}: expected at most {high} {unit}, got {size}")
+        return tuple(problems)
+    return check_size
+
+
+def _compile_unique_items(schema: Schema, compiler: _Compiler, refs: FrozenSet[str]) -> Optional[_Check]:
+    """"uniqueItems": no two items of an array are equal (as JSON sees it)."""
+    if schema.get("uniqueItems") is not True:
+        return None
+
+    def check_unique_items(instance: Any, path: Optional[str]) -> Tuple[str, ...]:
+        if not isinstance(instance, list):
+            return ()
+        if all(item.__class__ in _HASHED for item in instance) and len(set(instance)) == len(instance):
+            return ()  # distinct as Python compares strings and numbers, so distinct as JSON does
+        problems = []
+        for later, item in enumerate(instance):
+            earlier = next((i for i in range(later) if _json_equal(instance[i], item)), None)
+            if earlier is not None:
+                if path is None:
+                    return _INVALID
+                problems.append(f"{path}: items must be unique, but [{earlier}] and [{later}] are equal")
+        return tuple(problems)
+    return check_unique_items
+
 
 # (keyword, the comparison a valid number passes, its symbol for messages)
 _BOUNDS = (
@@ -600,153 +978,142 @@ _BOUNDS = (
 )
 
 
-class _Validator:
-    """Checks values against schemas that live in one root schema, where local "$ref" pointers resolve."""
+def _compile_bounds(schema: Schema, compiler: _Compiler, refs: FrozenSet[str]) -> Optional[_Check]:
+    """"minimum", "exclusiveMinimum", "maximum" and "exclusiveMaximum"."""
+    bounds = [(keyword, passes, symbol, schema[keyword]) for keyword, passes, symbol in _BOUNDS
+              if _is_number(schema.get(keyword))]  # draft 4's boolean exclusiveMinimum is not a bound
+    if not bounds:
+        return None
 
-    def __init__(self, root: Any) -> None:
-        self.root = root
+    def check_bounds(instance: Any, path: Optional[str]) -> Tuple[str, ...]:
+        if not _is_number(instance) or all(passes(instance, bound) for _, passes, _, bound in bounds):
+            return ()
+        if path is None:
+            return _INVALID
+        return tuple(f"{path}: {_show(instance)} is not {symbol} {_show(bound)} ({keyword})"
+                     for keyword, passes, symbol, bound in bounds if not passes(instance, bound))
+    return check_bounds
 
-    def errors(self, instance: Any, schema: Any, path: str, refs: FrozenSet[str] = frozenset()) -> List[str]:
-        """Every problem of `instance` (at `path`) against `schema`.
 
-        `refs` are the "$ref"s already followed at this same path: following one again would loop forever
-        without consuming any of the instance, so it is skipped. Moving into a child value resets them.
-        """
-        if schema is True:
-            return []
-        if schema is False:
-            return [f"{path}: no value is allowed here"]
-        if not isinstance(schema, dict):
-            return []  # not a schema: nothing to check
-        errors = []
-        ref = schema.get("$ref")
-        if isinstance(ref, str) and ref not in refs:
-            target = _resolve_pointer(self.root, ref)
-            if target is not None:
-                errors += self.errors(instance, target, path, refs | {ref})
-        type_errors = self._type(instance, schema, path)
-        if type_errors:  # a value of the wrong type has no other problem worth listing
-            return errors + type_errors
-        errors += self._enum(instance, schema, path)
-        errors += self._object(instance, schema, path)
-        errors += self._array(instance, schema, path)
-        errors += self._number(instance, schema, path)
-        errors += self._string(instance, schema, path)
-        errors += self._combinators(instance, schema, path, refs)
-        return errors
+def _compile_multiple_of(schema: Schema, compiler: _Compiler, refs: FrozenSet[str]) -> Optional[_Check]:
+    """"multipleOf": a positive number."""
+    step: Any = schema.get("multipleOf")
+    if not _is_number(step) or step <= 0:
+        return None
 
-    def _type(self, instance: Any, schema: Schema, path: str) -> List[str]:
-        names = _type_names(schema)
-        if not names or any(_TYPE_CHECKS.get(name, lambda value: True)(instance) for name in names):
-            return []
-        return [f"{path}: expected {' or '.join(map(str, names))}, got {_json_type(instance)}"]
+    def check_multiple_of(instance: Any, path: Optional[str]) -> Tuple[str, ...]:
+        if not _is_number(instance) or _is_multiple(instance, step):
+            return ()
+        if path is None:
+            return _INVALID
+        return (f"{path}: {_show(instance)} is not a multiple of {_show(step)}",)
+    return check_multiple_of
 
-    def _enum(self, instance: Any, schema: Schema, path: str) -> List[str]:
-        errors = []
-        allowed = schema.get("enum")
-        if isinstance(allowed, list) and not any(_json_equal(instance, value) for value in allowed):
-            errors.append(f"{path}: {_show(instance)} is not one of {_show(allowed)}")
-        if "const" in schema and not _json_equal(instance, schema["const"]):
-            errors.append(f"{path}: expected {_show(schema['const'])}, got {_show(instance)}")
-        return errors
 
-    def _object(self, instance: Any, schema: Schema, path: str) -> List[str]:
-        if not isinstance(instance, dict):
-            return []
-        errors = []
-        for name in _list(schema.get("required")):
-            if name not in instance:
-                errors.append(f"{_child(path, name)}: missing required property")
-        properties = _dict(schema.get("properties"))
-        patterns = [(_compile(pattern), sub) for pattern, sub in _dict(schema.get("patternProperties")).items()]
-        additional = schema.get("additionalProperties", True)
-        for key, value in instance.items():
-            child = _child(path, key)
-            matched = key in properties
-            if matched:
-                errors += self.errors(value, properties[key], child)
-            for regex, sub in patterns:
-                if regex is not None and regex.search(key):
-                    matched = True
-                    errors += self.errors(value, sub, child)
-            if matched:
-                continue
-            if additional is False:
-                errors.append(f"{child}: unexpected property")
-            else:
-                errors += self.errors(value, additional, child)
-        return errors
+def _compile_pattern(schema: Schema, compiler: _Compiler, refs: FrozenSet[str]) -> Optional[_Check]:
+    """"pattern": a regular expression found anywhere in a string (one Python cannot compile says nothing)."""
+    pattern = schema.get("pattern")
+    regex = _compile(pattern) if isinstance(pattern, str) else None
+    if regex is None:
+        return None
 
-    def _array(self, instance: Any, schema: Schema, path: str) -> List[str]:
-        if not isinstance(instance, list):
-            return []
-        errors = []
-        prefix, items = schema.get("prefixItems"), schema.get("items")
-        if isinstance(items, list):  # the draft 4-7 spelling of prefixItems
-            prefix, items = items, schema.get("additionalItems")
-        prefix = _list(prefix)
-        for index, item in enumerate(instance):
-            sub = prefix[index] if index < len(prefix) else items
-            if sub is not None:
-                errors += self.errors(item, sub, f"{path}[{index}]")
-        if _is_count(schema.get("minItems")) and len(instance) < schema["minItems"]:
-            errors.append(f"{path}: expected at least {schema['minItems']} items, got {len(instance)}")
-        if _is_count(schema.get("maxItems")) and len(instance) > schema["maxItems"]:
-            errors.append(f"{path}: expected at most {schema['maxItems']} items, got {len(instance)}")
-        if schema.get("uniqueItems") is True:
-            for later, item in enumerate(instance):
-                earlier = next((i for i in range(later) if _json_equal(instance[i], item)), None)
-                if earlier is not None:
-                    errors.append(f"{path}: items must be unique, but [{earlier}] and [{later}] are equal")
-        return errors
+    def check_pattern(instance: Any, path: Optional[str]) -> Tuple[str, ...]:
+        if not isinstance(instance, str) or regex.search(instance):
+            return ()
+        if path is None:
+            return _INVALID
+        return (f"{path}: {_show(instance)} does not match the pattern {_show(pattern)}",)
+    return check_pattern
 
-    def _number(self, instance: Any, schema: Schema, path: str) -> List[str]:
-        if not _TYPE_CHECKS["number"](instance):
-            return []
-        errors = []
-        for keyword, passes, symbol in _BOUNDS:
-            bound: Any = schema.get(keyword)
-            if _TYPE_CHECKS["number"](bound) and not passes(instance, bound):
-                errors.append(f"{path}: {_show(instance)} is not {symbol} {_show(bound)} ({keyword})")
-        step: Any = schema.get("multipleOf")
-        if _TYPE_CHECKS["number"](step) and step > 0 and not _is_multiple(instance, step):
-            errors.append(f"{path}: {_show(instance)} is not a multiple of {_show(step)}")
-        return errors
 
-    def _string(self, instance: Any, schema: Schema, path: str) -> List[str]:
-        if not isinstance(instance, str):
-            return []
-        errors = []
-        if _is_count(schema.get("minLength")) and len(instance) < schema["minLength"]:
-            errors.append(f"{path}: expected at least {schema['minLength']} characters, got {len(instance)}")
-        if _is_count(schema.get("maxLength")) and len(instance) > schema["maxLength"]:
-            errors.append(f"{path}: expected at most {schema['maxLength']} characters, got {len(instance)}")
-        pattern = schema.get("pattern")
-        regex = _compile(pattern) if isinstance(pattern, str) else None
-        if regex is not None and not regex.search(instance):
-            errors.append(f"{path}: {_show(instance)} does not match the pattern {_show(pattern)}")
-        return errors
+def _compile_all_of(schema: Schema, compiler: _Compiler, refs: FrozenSet[str]) -> Optional[_Check]:
+    """"allOf": every schema of a list applies; their problems are listed together."""
+    checks = [check for check in (compiler.compile(sub, refs) for sub in _list(schema.get("allOf")))
+              if check is not None]
+    if len(checks) <= 1:
+        return checks[0] if checks else None
 
-    def _combinators(self, instance: Any, schema: Schema, path: str, refs: FrozenSet[str]) -> List[str]:
-        errors = []
-        for sub in _list(schema.get("allOf")):
-            errors += self.errors(instance, sub, path, refs)
-        for keyword in ("anyOf", "oneOf"):
-            branches = schema.get(keyword)
-            if not isinstance(branches, list):
-                continue
-            branch_errors = [self.errors(instance, sub, path, refs) for sub in branches]
-            matches = sum(1 for found in branch_errors if not found)
-            if matches == 0:
-                # Problems at this very path drop the repeated path; deeper ones keep theirs.
-                reasons = [error[len(path) + 2:] if error.startswith(path + ": ") else error
-                           for error in sum(branch_errors, [])]
-                errors.append(f"{path}: matches none of the {keyword} schemas [{' | '.join(reasons)}]")
-            elif keyword == "oneOf" and matches > 1:
-                errors.append(f"{path}: matches {matches} of the oneOf schemas, expected exactly one")
-        if "not" in schema and not self.errors(instance, schema["not"], path, refs):
-            errors.append(f'{path}: must not match the "not" schema')
-        return errors
+    def check_all_of(instance: Any, path: Optional[str]) -> Tuple[str, ...]:
+        problems: Tuple[str, ...] = ()
+        for check in checks:
+            problems += check(instance, path)
+        return problems
+    return check_all_of
+
+
+def _compile_any_of(schema: Schema, compiler: _Compiler, refs: FrozenSet[str]) -> Optional[_Check]:
+    """"anyOf": at least one schema of a list accepts the value."""
+    branches = _compile_branches(schema, "anyOf", compiler, refs)
+    if branches is None:
+        return None
+
+    def check_any_of(instance: Any, path: Optional[str]) -> Tuple[str, ...]:
+        for branch in branches:
+            if not branch(instance, None):
+                return ()
+        if path is None:
+            return _INVALID
+        return _matches_none("anyOf", branches, instance, path)
+    return check_any_of
+
+
+def _compile_one_of(schema: Schema, compiler: _Compiler, refs: FrozenSet[str]) -> Optional[_Check]:
+    """"oneOf": exactly one schema of a list accepts the value."""
+    branches = _compile_branches(schema, "oneOf", compiler, refs)
+    if branches is None:
+        return None
+
+    def check_one_of(instance: Any, path: Optional[str]) -> Tuple[str, ...]:
+        matches = sum(1 for branch in branches if not branch(instance, None))
+        if matches == 1:
+            return ()
+        if path is None:
+            return _INVALID
+        if matches > 1:
+            return (f"{path}: matches {matches} of the oneOf schemas, expected exactly one",)
+        return _matches_none("oneOf", branches, instance, path)
+    return check_one_of
+
+
+def _compile_branches(schema: Schema, keyword: str, compiler: _Compiler,
+                      refs: FrozenSet[str]) -> Optional[List[_Check]]:
+    branches = schema.get(keyword)
+    if not isinstance(branches, list):
+        return None
+    return [compiler.compile(sub, refs) or _accept for sub in branches]
+
+
+def _matches_none(keyword: str, branches: List[_Check], instance: Any, path: str) -> Tuple[str, ...]:
+    # Problems at this very path drop the repeated path; deeper ones keep theirs.
+    reasons = [problem[len(path) + 2:] if problem.startswith(path + ": ") else problem
+               for branch in branches for problem in branch(instance, path)]
+    return (f"{path}: matches none of the {keyword} schemas [{' | '.join(reasons)}]",)
+
+
+def _compile_not(schema: Schema, compiler: _Compiler, refs: FrozenSet[str]) -> Optional[_Check]:
+    """"not": the schema must reject the value."""
+    if "not" not in schema:
+        return None
+    forbidden = compiler.compile(schema["not"], refs) or _accept
+
+    def check_not(instance: Any, path: Optional[str]) -> Tuple[str, ...]:
+        if forbidden(instance, None):
+            return ()
+        if path is None:
+            return _INVALID
+        return (f'{path}: must not match the "not" schema',)
+    return check_not
+
+
+# The keywords besides "$ref" and "type", in the order their problems are listed.
+_KEYWORDS: Tuple[_KeywordCompiler, ...] = (
+    _compile_enum, _compile_const,
+    _compile_required, _compile_properties,
+    _compile_items, _compile_item_count, _compile_unique_items,
+    _compile_bounds, _compile_multiple_of,
+    _compile_length, _compile_pattern,
+    _compile_all_of, _compile_any_of, _compile_one_of, _compile_not,
+)
 
 
 def _type_names(schema: Schema) -> List[str]:
@@ -810,8 +1177,8 @@ def _json_equal(a: Any, b: Any) -> bool:
 
 def _json_type(value: Any) -> str:
     """The JSON type name of a value, for schemas and messages (a Python type name when it has none)."""
-    for name, check in _TYPE_CHECKS.items():
-        if check(value):
+    for name in _TYPE_CLASSES:
+        if _has_type(value, name):
             return name
     return type(value).__name__
 
@@ -845,13 +1212,25 @@ def _is_count(value: Any) -> bool:
 # --- values ---------------------------------------------------------------------------------------------
 
 
+_JSON_SCALARS = frozenset({str, int, float, bool, _NoneType})
+
+
 def to_jsonable(value: Any) -> Any:
     """A Python value in its JSON form, recursively: dataclasses become dicts, Enum members their values,
-    tuples and sets lists. Other values are returned unchanged.
+    tuples and sets lists. Other values are returned unchanged, and so are (uncopied) lists of scalars and
+    string-keyed dicts of scalars, which already are JSON.
 
     Raises:
         TypeError: a dict key is not a string (JSON object keys are).
     """
+    kind = value.__class__
+    if kind in _JSON_SCALARS:
+        return value
+    if kind is dict and all(key.__class__ is str and item.__class__ in _JSON_SCALARS
+                            for key, item in value.items()):
+        return value
+    if kind is list and all(item.__class__ in _JSON_SCALARS for item in value):
+        return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {field.name: to_jsonable(getattr(value, field.name)) for field in dataclasses.fields(value)}
     if isinstance(value, enum.Enum):
@@ -878,28 +1257,29 @@ def coerce_from_string(text: str, schema: Union[Schema, bool]) -> Any:
         ValidationError: the text parses as none of the schema's types.
     """
     try:
-        return _coerce(text, schema, _Validator(schema), frozenset())
+        return _coerce(text, schema, schema, frozenset())
     except ValueError as exc:
         raise ValidationError([f"$: {exc}"]) from None
 
 
-def _coerce(text: str, schema: Any, validator: _Validator, refs: FrozenSet[str]) -> Any:
+def _coerce(text: str, schema: Any, root: Any, refs: FrozenSet[str]) -> Any:
+    """`coerce_from_string` for a schema inside `root`; `refs` as in `_Compiler.compile`."""
     if not isinstance(schema, dict):
         return _json_or_text(text)
     ref = schema.get("$ref")
     if isinstance(ref, str) and ref not in refs:
-        target = _resolve_pointer(validator.root, ref)
+        target = _resolve_pointer(root, ref)
         if target is not None:
-            return _coerce(text, target, validator, refs | {ref})
+            return _coerce(text, target, root, refs | {ref})
     names = _type_names(schema)
     if names:
         candidates = [(_attempt(_parse_as, text, name), schema) for name in names]
-        return _choose(candidates, validator, f"cannot parse {_show(text)} as {' or '.join(names)}")
+        return _choose(candidates, root, f"cannot parse {_show(text)} as {' or '.join(names)}")
     for keyword in ("anyOf", "oneOf"):
         branches = schema.get(keyword)
         if isinstance(branches, list):
-            candidates = [(_attempt(_coerce, text, branch, validator, refs), branch) for branch in branches]
-            return _choose(candidates, validator, f"{_show(text)} parses as none of the {keyword} schemas")
+            candidates = [(_attempt(_coerce, text, branch, root, refs), branch) for branch in branches]
+            return _choose(candidates, root, f"{_show(text)} parses as none of the {keyword} schemas")
     return _json_or_text(text)
 
 
@@ -913,14 +1293,14 @@ def _attempt(parse: Callable[..., Any], *args: Any) -> Any:
         return _UNPARSED
 
 
-def _choose(candidates: List[Tuple[Any, Any]], validator: _Validator, failure: str) -> Any:
+def _choose(candidates: List[Tuple[Any, Any]], root: Any, failure: str) -> Any:
     """The first parsed value that validates against its schema, else the first parsed value at all (whose
     problem validation will then report), else ValueError(failure)."""
     parsed = [(value, schema) for value, schema in candidates if value is not _UNPARSED]
     if not parsed:
         raise ValueError(failure)
     for value, schema in parsed:
-        if not validator.errors(value, schema, "$"):
+        if not _cached_check(schema, root)(value, None):
             return value
     return parsed[0][0]
 
@@ -952,7 +1332,7 @@ def _parse_as(text: str, json_type: str) -> Any:
         raise ValueError("not null")
     if json_type in ("object", "array"):
         value = _load_json(text)
-        if not _TYPE_CHECKS[json_type](value):
+        if not _has_type(value, json_type):
             raise ValueError(f"not an {json_type}")
         return value
     return _json_or_text(text)  # a type name JSON Schema does not define
@@ -972,67 +1352,186 @@ def _json_or_text(text: str) -> Any:
         return text
 
 
-def _to_python(value: Any, annotation: Any, path: str) -> Any:
-    """Turn a validated JSON value into what `annotation` promises: dataclass instances, Enum members,
-    tuples, sets and floats; containers are converted item by item. Anything else passes unchanged."""
+# --- JSON -> Python, for bind ---------------------------------------------------------------------------
+
+# A converter turns a validated JSON value into what an annotation promises: ``convert(value, path)``.
+# Converters are planned once per annotation; None stands for "the JSON value already is it". The path is
+# needed only for the message of a dataclass that rejects its values, so it is kept as nested
+# (parent, key) pairs (an int key is an array index) and turned into text by `_path_text` only then.
+_Convert = Callable[[Any, Any], Any]
+
+
+def _argument_converters(annotations: Dict[str, Any]) -> Dict[str, Tuple[_Convert, str]]:
+    """Parameter name -> (its converter, its path), for the parameters whose JSON value needs converting."""
+    classes: Dict[type, Optional[_Convert]] = {}
+    converters = {}
+    for name, annotation in annotations.items():
+        convert = _converter(annotation, classes)
+        if convert is not None:
+            converters[name] = (convert, _child("$", name))
+    return converters
+
+
+def _converter(annotation: Any, classes: Dict[type, Optional[_Convert]]) -> Optional[_Convert]:
+    """The converter for `annotation`: dataclass instances, Enum members, tuples, sets and floats, with
+    containers converted item by item; None when the JSON value needs no converting.
+
+    `classes` holds the converters of the dataclasses and TypedDicts planned so far: a class that contains
+    itself finds its own converter there.
+    """
     annotation = _unwrap(annotation)
     origin, args = get_origin(annotation), get_args(annotation)
     if origin in _UNION_ORIGINS:
-        return _union_to_python(value, args, path)
+        return _union_converter(args, classes)
     if origin is None and isinstance(annotation, type):
         if issubclass(annotation, enum.Enum):
-            return annotation(value)
-        if annotation is float and _TYPE_CHECKS["integer"](value):
-            return float(value)
-        if _is_dataclass(annotation) and isinstance(value, dict):
-            return _dataclass_to_python(value, annotation, path)
-        if _is_typeddict(annotation) and isinstance(value, dict):
-            hints = _type_hints(annotation, annotation.__name__)
-            return {key: _to_python(item, hints.get(key, Any), _child(path, key))
-                    for key, item in value.items()}
+            return _enum_converter(annotation)
+        if annotation is float:
+            return _float_converter
+        if _is_dataclass(annotation):
+            return _dataclass_converter(annotation, classes)
+        if _is_typeddict(annotation):
+            return _typeddict_converter(annotation, classes)
     container = origin or annotation
-    if isinstance(value, list):
-        if container is tuple:
-            item_types = _tuple_item_types(args, len(value))
-            return tuple(_to_python(item, item_type, f"{path}[{index}]")
-                         for index, (item, item_type) in enumerate(zip(value, item_types)))
-        items = [_to_python(item, args[0] if args else Any, f"{path}[{i}]") for i, item in enumerate(value)]
-        if container in _SET_ORIGINS:
-            return frozenset(items) if container is frozenset else set(items)
-        if container in _ARRAY_ORIGINS:
-            return items
-    if isinstance(value, dict) and container in _MAPPING_ORIGINS and len(args) == 2:
-        return {key: _to_python(item, args[1], _child(path, key)) for key, item in value.items()}
-    return value
+    if container is tuple and args and args[-1] is not Ellipsis:
+        return _fixed_tuple_converter(args, classes)
+    if container is tuple or container in _SET_ORIGINS or container in _ARRAY_ORIGINS:
+        return _sequence_converter(container, args[0] if args else Any, classes)
+    if container in _MAPPING_ORIGINS and len(args) == 2:
+        return _mapping_converter(args[1], classes)
+    return None
 
 
-def _tuple_item_types(args: Tuple[Any, ...], length: int) -> List[Any]:
-    if args and args[-1] is not Ellipsis:  # tuple[X, Y]
-        return list(args)
-    return [args[0] if args else Any] * length  # tuple[X, ...] or a bare tuple
+def _float_converter(value: Any, path: Any) -> Any:
+    return float(value) if _is_integer(value) else value
 
 
-def _union_to_python(value: Any, arms: Tuple[Any, ...], path: str) -> Any:
-    """Convert by the first arm of the union whose schema accepts the value."""
-    if value is None:
+def _enum_converter(cls: type) -> _Convert:
+    def convert_enum(value: Any, path: Any) -> Any:
+        return cls(value)
+    return convert_enum
+
+
+def _union_converter(arms: Tuple[Any, ...], classes: Dict[type, Optional[_Convert]]) -> Optional[_Convert]:
+    """Convert by the first arm of the union whose schema accepts the value; None stays None."""
+    arms = tuple(arm for arm in arms if arm is not _NoneType)
+    if len(arms) == 1:  # Optional[X]: no need to ask X's schema
+        only = _converter(arms[0], classes)
+        if only is None:
+            return None
+
+        def convert_optional(value: Any, path: Any) -> Any:
+            return None if value is None else only(value, path)
+        return convert_optional
+    converters = [_converter(arm, classes) for arm in arms]
+    if all(convert is None for convert in converters):
         return None
-    candidates = [arm for arm in arms if arm is not _NoneType]
-    for arm in candidates:
-        if len(candidates) == 1 or _accepts(arm, value):
-            return _to_python(value, arm, path)
-    return value
+    choices = [(_compile_check(type_schema(arm)), convert) for arm, convert in zip(arms, converters)]
+
+    def convert_union(value: Any, path: Any) -> Any:
+        if value is None:
+            return None
+        for check, convert in choices:
+            if not check(value, None):
+                return value if convert is None else convert(value, path)
+        return value
+    return convert_union
 
 
-def _accepts(annotation: Any, value: Any) -> bool:
-    schema = type_schema(annotation)
-    return not _Validator(schema).errors(value, schema, "$")
+def _dataclass_converter(cls: type, classes: Dict[type, Optional[_Convert]]) -> _Convert:
+    """A JSON object becomes an instance, built from its init fields (the class's defaults fill the rest)."""
+    if cls in classes:
+        return classes[cls]  # type: ignore[return-value]  # a dataclass always has a converter
+    fields: List[Tuple[str, Optional[_Convert]]] = []  # (init field, its converter), filled in below
 
+    def convert_dataclass(value: Any, path: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        kwargs = {name: value[name] if convert is None else convert(value[name], (path, name))
+                  for name, convert in fields if name in value}
+        try:
+            return cls(**kwargs)
+        except (TypeError, ValueError) as exc:  # e.g. a __post_init__ that rejects the values
+            raise ValidationError([f"{_path_text(path)}: {exc}"]) from exc
 
-def _dataclass_to_python(value: Dict[str, Any], cls: type, path: str) -> Any:
+    classes[cls] = convert_dataclass
     hints = _type_hints(cls, cls.__name__)
-    kwargs = {field.name: _to_python(value[field.name], hints.get(field.name, Any), _child(path, field.name))
-              for field in dataclasses.fields(cls) if field.init and field.name in value}
-    try:
-        return cls(**kwargs)
-    except (TypeError, ValueError) as exc:  # e.g. a __post_init__ that rejects the values
-        raise ValidationError([f"{path}: {exc}"]) from exc
+    fields.extend((field.name, _converter(hints.get(field.name, Any), classes))
+                  for field in dataclasses.fields(cls) if field.init)
+    return convert_dataclass
+
+
+def _typeddict_converter(cls: type, classes: Dict[type, Optional[_Convert]]) -> Optional[_Convert]:
+    """A TypedDict stays a dict; the values of its keys are converted by the keys' annotations."""
+    if cls in classes:
+        return classes[cls]
+    converters: Dict[str, _Convert] = {}  # filled in below
+
+    def convert_typeddict(value: Any, path: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        return {key: item if key not in converters else converters[key](item, (path, key))
+                for key, item in value.items()}
+
+    classes[cls] = convert_typeddict
+    for key, hint in _type_hints(cls, cls.__name__).items():
+        convert = _converter(hint, classes)
+        if convert is not None:
+            converters[key] = convert
+    if not converters:  # then nothing refers to convert_typeddict either: a converter would refer back
+        classes[cls] = None
+    return classes[cls]
+
+
+def _fixed_tuple_converter(args: Tuple[Any, ...], classes: Dict[type, Optional[_Convert]]) -> _Convert:
+    """tuple[X, Y]: each item by its own annotation."""
+    converters = [_converter(arg, classes) for arg in args]
+
+    def convert_tuple(value: Any, path: Any) -> Any:
+        if not isinstance(value, list):
+            return value
+        return tuple(item if convert is None else convert(item, (path, index))
+                     for index, (item, convert) in enumerate(zip(value, converters)))
+    return convert_tuple
+
+
+def _sequence_converter(container: Any, item: Any,
+                        classes: Dict[type, Optional[_Convert]]) -> Optional[_Convert]:
+    """A JSON array becomes a tuple (tuple[X, ...]), a set or frozenset, or stays a list, of converted items."""
+    convert_item = _converter(item, classes)
+    build: Optional[Callable[[Any], Any]] = None  # a list stays the list it is
+    if container is tuple or container is frozenset:
+        build = container
+    elif container in _SET_ORIGINS:
+        build = set
+    if build is None and convert_item is None:
+        return None
+
+    def convert_sequence(value: Any, path: Any) -> Any:
+        if not isinstance(value, list):
+            return value
+        items = value if convert_item is None else [convert_item(x, (path, i)) for i, x in enumerate(value)]
+        return items if build is None else build(items)
+    return convert_sequence
+
+
+def _mapping_converter(item: Any, classes: Dict[type, Optional[_Convert]]) -> Optional[_Convert]:
+    """dict[str, X]: each value by X."""
+    convert_item = _converter(item, classes)
+    if convert_item is None:
+        return None
+
+    def convert_mapping(value: Any, path: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        return {key: convert_item(item, (path, str(key))) for key, item in value.items()}
+    return convert_mapping
+
+
+def _path_text(path: Any) -> str:
+    """The text of a path kept as (parent, key) pairs: "$.items[1].start"."""
+    if isinstance(path, str):
+        return path
+    parent, key = path
+    text = _path_text(parent)
+    return f"{text}[{key}]" if isinstance(key, int) else _child(text, key)

@@ -3,6 +3,7 @@
 import enum
 import functools
 import sys
+import threading
 from dataclasses import dataclass, field
 from typing import (
     AbstractSet, Any, Callable, Dict, FrozenSet, List, Mapping, NewType, Optional, Sequence, Set, Tuple, TypedDict,
@@ -12,12 +13,14 @@ from typing import Annotated, Literal
 
 import pytest
 
+from mcplite import schema as schema_module
 from mcplite.schema import (
-    FunctionSchema, Parameter, ValidationError, coerce_from_string, function_schema, to_jsonable, type_schema,
-    validate,
+    FunctionSchema, Parameter, ValidationError, coerce_from_string, compile_schema, function_schema, to_jsonable,
+    type_schema, validate,
 )
 
 import schema_future_fixture as future
+from support import WAIT
 
 
 # --- fixtures: types used by several tables -------------------------------------------------------------
@@ -85,6 +88,11 @@ class FieldLike:
 
     def __init__(self, description: str) -> None:
         self.description = description
+
+
+class Node(TypedDict):
+    point: Point
+    children: List["Node"]
 
 
 UserId = NewType("UserId", int)
@@ -656,6 +664,29 @@ def test_bind_reports_a_dataclass_that_rejects_its_values() -> None:
     assert caught.value.errors == ["$.items[1]: n must be positive"]
 
 
+def test_bind_converts_inside_a_recursive_typeddict() -> None:
+    def f(node: Node) -> None:
+        pass
+
+    tree = {"point": {"x": 1}, "children": [{"point": {"x": 2, "y": 3}, "children": []}]}
+    assert function_schema(f).bind({"node": tree}) == {
+        "node": {"point": Point(1), "children": [{"point": Point(2, 3), "children": []}]}}
+    with pytest.raises(ValidationError) as caught:
+        function_schema(f).bind({"node": {"point": {"x": 1}, "children": [{"point": {}, "children": []}]}})
+    assert caught.value.errors == ["$.node.children[0].point.x: missing required property"]
+
+
+def test_bind_passes_values_that_need_no_conversion_as_they_are() -> None:
+    def search(query: str, tags: Optional[List[str]] = None, where: Optional[Dict[str, Any]] = None,
+               points: Optional[List[Point]] = None) -> None:
+        pass
+
+    tags, where, points = ["a", "b"], {"near": [1, 2]}, [{"x": 1}]
+    bound = function_schema(search).bind({"query": "q", "tags": tags, "where": where, "points": points})
+    assert bound["tags"] is tags and bound["where"] is where
+    assert bound["points"] == [Point(1)] and points == [{"x": 1}]  # converted into a new list
+
+
 def _prompt(topic: str, count: int, ratio: float = 1.0, loud: bool = False, point: Optional[Point] = None,
             level: Level = Level.LOW, anything: Any = None) -> str:
     return topic
@@ -823,6 +854,46 @@ def test_validate_treats_a_ref_cycle_as_constraining_nothing_more() -> None:
     assert caught.value.errors == ["$: expected integer, got string"]
 
 
+@pytest.mark.parametrize("instance, schema, errors", INVALID + [(instance, schema, []) for instance, schema in VALID])
+def test_compile_schema_lists_the_problems_validate_reports(instance: Any, schema: Any, errors: List[str]) -> None:
+    problems = compile_schema(schema)
+    assert problems(instance) == errors
+    assert problems(instance) == errors  # a compiled schema keeps no state between values
+
+
+def test_validate_never_confuses_schemas_that_share_an_id() -> None:
+    # Each schema is dropped straight away, so Python may reuse its id for the next one: the cache must not
+    # hand the next schema the previous one's validator. More schemas than the cache holds, to evict too.
+    for bound in range(600):
+        validate(bound, {"maximum": bound})
+        with pytest.raises(ValidationError, match=rf"^\$: {bound + 1} is not <= {bound} \(maximum\)$"):
+            validate(bound + 1, {"maximum": bound})
+    assert len(schema_module._cache) <= schema_module._CACHE_SIZE
+
+
+def test_validate_from_many_threads() -> None:
+    schemas = [{"type": "object", "properties": {"n": {"minimum": n}}} for n in range(400)]  # more than cached
+    wrong: List[str] = []
+
+    def work(offset: int) -> None:
+        for index in range(len(schemas)):
+            n = (index + offset) % len(schemas)
+            validate({"n": n}, schemas[n])
+            try:
+                validate({"n": n - 1}, schemas[n])
+                wrong.append(f"{n - 1} passed minimum {n}")
+            except ValidationError:
+                pass
+
+    threads = [threading.Thread(target=work, args=(offset * 97,)) for offset in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(WAIT)
+        assert not thread.is_alive()
+    assert wrong == []
+
+
 def test_validation_error_is_a_value_error() -> None:
     error = ValidationError(["$.a: one", "$.b: two"])
     assert isinstance(error, ValueError)
@@ -907,6 +978,13 @@ JSONABLE = [
 @pytest.mark.parametrize("value, expected", JSONABLE)
 def test_to_jsonable(value: Any, expected: Any) -> None:
     assert to_jsonable(value) == expected
+
+
+def test_to_jsonable_returns_json_as_it_is() -> None:
+    flat, items = {"a": 1, "b": None}, ["x", 2.5, True]
+    assert to_jsonable(flat) is flat and to_jsonable(items) is items
+    nested = {"p": Point(1), "tags": items}
+    assert to_jsonable(nested) == {"p": {"x": 1, "y": 0}, "tags": items} and nested["p"] == Point(1)
 
 
 def test_to_jsonable_requires_string_keys() -> None:

@@ -1,6 +1,7 @@
 """The HTTP client transport against deliberately broken servers (tests/broken_servers.py), over real
 sockets on 127.0.0.1. Every wait has a timeout; the slow cases check how long failing took."""
 
+import http.client
 import queue
 import shutil
 import socket
@@ -9,14 +10,16 @@ import subprocess
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Dict, List
+import urllib.parse
+from typing import Any, Dict, List, NamedTuple
 
 import pytest
 
 import broken_servers as bs
-from mcplite import Client, ConnectionClosed, HTTPError, RemoteError, RequestTimeout, SessionExpired
+from mcplite import Client, ConnectionClosed, Context, HTTPError, RemoteError, RequestTimeout, Server, SessionExpired
 from mcplite.errors import CONNECTION_CLOSED, RemoteProtocolError
-from mcplite.http_client import HTTPClientTransport, HTTPRequest, HTTPResponse
+from mcplite.http_client import HTTPClientTransport, HTTPRequest, HTTPResponse, _StreamableHTTP
+from mcplite.http_server import HTTPServerThread
 
 WAIT = bs.WAIT
 
@@ -648,3 +651,197 @@ def test_https_through_a_connect_proxy(certificate, monkeypatch):
         assert proxy.targets and proxy.targets[0] == server.url.split("/")[2]
         assert server.of("POST", "ping")
 
+
+
+# ---- against our own HTTP server ------------------------------------------------------------------------
+
+
+def wait_until(predicate: Any, timeout: float = WAIT) -> None:
+    """Wait for a condition that no event announces (test-side only)."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(0.01)
+
+
+class RealServer(NamedTuple):
+    url: str
+    mcp: Server
+    events: Dict[str, threading.Event]  # "started" and "cancelled", set by the wait_for_cancel tool
+
+
+def fixture_server(events: Dict[str, threading.Event]) -> Server:
+    server = Server("real")
+
+    @server.tool
+    def add(a: int, b: int) -> str:
+        """Add."""
+        return str(a + b)
+
+    @server.tool
+    def chatty(ctx: Context) -> str:
+        """Log and report progress before answering."""
+        ctx.info("step one")
+        ctx.progress(1, 2)
+        ctx.progress(2, 2)
+        return "done"
+
+    @server.tool
+    def ask(ctx: Context) -> str:
+        """Ask the client's model."""
+        return ctx.sample("what is up?")["content"]["text"]
+
+    @server.tool
+    def polled(ctx: Context) -> str:
+        """Close the POST's stream before answering: the client must resume it."""
+        closed = ctx.transport_info["close_sse_stream"]()
+        ctx.info("after the close")
+        return f"closed early: {closed}"
+
+    @server.tool
+    def wait_for_cancel(ctx: Context) -> str:
+        """Block until the client cancels."""
+        events["started"].set()
+        if ctx.cancelled.wait(WAIT):
+            events["cancelled"].set()
+        return "cancelled" if ctx.cancelled.is_set() else "not cancelled"
+
+    return server
+
+
+@pytest.fixture
+def real_server():
+    events = {"started": threading.Event(), "cancelled": threading.Event()}
+    server = fixture_server(events)
+    with HTTPServerThread(server, "127.0.0.1:0", sse_retry=100) as http:
+        yield RealServer(http.url, server, events)
+
+
+def test_real_server_json_fast_path_and_sse_switch(real_server):
+    logs: "queue.Queue[Any]" = queue.Queue()
+    progress: List[Any] = []
+    with Client(real_server.url, timeout=WAIT, sampling=sampled, on_log=logs.put) as client:
+        transport = client._transport
+        assert transport.transport == "streamable" and transport.session_id
+        assert text_of(client.call_tool("add", {"a": 2, "b": 3})) == "5"
+        result = client.call_tool("chatty", progress=lambda p, total, message: progress.append((p, total)))
+        assert text_of(result) == "done" and progress == [(1, 2), (2, 2)]
+        assert logs.get(timeout=WAIT)["data"] == "step one"
+        assert text_of(client.call_tool("ask")) == "sampled text"
+
+
+def test_real_server_stream_closed_early_is_resumed(real_server, monkeypatch):
+    resumed: List[str] = []
+    original = _StreamableHTTP._resume
+
+    def spy(self, stream):
+        resumed.append(stream.last_event_id)
+        return original(self, stream)
+
+    monkeypatch.setattr(_StreamableHTTP, "_resume", spy)
+    logs: "queue.Queue[Any]" = queue.Queue()
+    with Client(real_server.url, timeout=WAIT, on_log=logs.put) as client:
+        assert text_of(client.call_tool("polled")) == "closed early: True"
+        assert logs.get(timeout=WAIT)["data"] == "after the close"
+    assert len(resumed) == 1 and resumed[0]
+
+
+def test_real_server_get_stream_carries_list_changes(real_server):
+    changed: "queue.Queue[str]" = queue.Queue()
+    with Client(real_server.url, timeout=WAIT, on_list_changed=changed.put) as client:
+        listener = client._transport._mode._listener
+        wait_until(lambda: listener is not None and listener.chunks > 0)  # the GET stream is open (primed)
+        real_server.mcp.add_tool(lambda: "new", name="late")
+        assert changed.get(timeout=WAIT) == "tools"
+        assert "late" in [tool["name"] for tool in client.list_tools()]
+
+
+def test_real_server_session_ends_on_close_and_expires(real_server):
+    client = Client(real_server.url, timeout=WAIT).connect()
+    session_id = client._transport.session_id
+    other = Client(real_server.url, timeout=WAIT).connect()
+    client.close()  # DELETE: the server forgets the session
+    assert raw_ping(real_server.url, session_id) == 404
+    # The other client's session is ended behind its back: its next call finds out.
+    http_delete(real_server.url, other._transport.session_id, other._transport.protocol_version)
+    with pytest.raises(ConnectionClosed, match="start a new session"):
+        other.call_tool("add", {"a": 1, "b": 1})
+    assert isinstance(other.session.close_reason, SessionExpired)
+    other.close()
+
+
+def raw_ping(url: str, session_id: str) -> int:
+    parts = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=WAIT)
+    conn.request("POST", parts.path, b'{"jsonrpc":"2.0","id":1,"method":"ping"}',
+                 {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+                  "MCP-Session-Id": session_id, "MCP-Protocol-Version": "2025-11-25"})
+    status = conn.getresponse().status
+    conn.close()
+    return status
+
+
+def http_delete(url: str, session_id: str, version: str) -> None:
+    parts = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=WAIT)
+    conn.request("DELETE", parts.path, headers={"MCP-Session-Id": session_id, "MCP-Protocol-Version": version})
+    assert conn.getresponse().status == 200
+    conn.close()
+
+
+@pytest.mark.parametrize("version", ["2025-03-26", "2025-06-18", "2025-11-25"])
+def test_real_server_each_streamable_revision(real_server, version):
+    with Client(real_server.url, timeout=WAIT, protocol_version=version) as client:
+        assert client.session.revision.version == version
+        assert text_of(client.call_tool("add", {"a": 1, "b": 2})) == "3"
+        assert text_of(client.call_tool("chatty")) == "done"
+        expected = None if version == "2025-03-26" else version
+        assert client._transport.protocol_version == expected
+
+
+def test_real_server_stateless_and_json_response():
+    with HTTPServerThread(fixture_server({}), "127.0.0.1:0", stateless=True) as http:
+        with Client(http.url, timeout=WAIT) as client:
+            assert client._transport.session_id is None
+            assert text_of(client.call_tool("add", {"a": 20, "b": 22})) == "42"
+    with HTTPServerThread(fixture_server({}), "127.0.0.1:0", json_response=True) as http:
+        with Client(http.url, timeout=WAIT) as client:
+            assert text_of(client.call_tool("chatty")) == "done"
+
+
+def test_real_server_legacy_endpoint_by_fallback(real_server):
+    sse_url = real_server.url.replace("/mcp", "/sse")
+    with Client(sse_url, timeout=WAIT, sampling=sampled) as client:
+        assert client._transport.transport == "sse"
+        assert text_of(client.call_tool("add", {"a": 1, "b": 1})) == "2"
+        assert text_of(client.call_tool("ask")) == "sampled text"
+
+
+def test_real_server_concurrent_calls(real_server):
+    with Client(real_server.url, timeout=WAIT, sampling=sampled, pool_size=4) as client:
+        errors: List[BaseException] = []
+
+        def work(n: int) -> None:
+            try:
+                for i in range(10):
+                    assert text_of(client.call_tool("add", {"a": n, "b": i})) == str(n + i)
+                    assert text_of(client.call_tool("chatty")) == "done"
+                assert text_of(client.call_tool("ask")) == "sampled text"
+            except BaseException as exc:  # reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(WAIT * 2)
+        assert not errors
+
+
+def test_real_server_cancel_reaches_the_handler(real_server):
+    with Client(real_server.url, timeout=WAIT) as client:
+        pending = client.start_tool_call("wait_for_cancel")
+        assert real_server.events["started"].wait(WAIT)
+        assert pending.cancel("changed my mind")
+        assert real_server.events["cancelled"].wait(WAIT)
+        assert text_of(client.call_tool("add", {"a": 1, "b": 1})) == "2"

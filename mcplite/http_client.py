@@ -270,6 +270,21 @@ class _Call:
         self._reused = False
         self._interrupted = False
 
+    def start(self) -> None:
+        """Send the request (the ``auth`` flow's first version of it, when there is a flow).
+
+        Raises:
+            HTTPError: it could not be sent (status 0): refused, reset, TLS failure, timeout.
+            AuthError: the ``auth`` flow gave up before sending anything.
+        """
+        try:
+            if self._flow is not None:
+                self._request = next(self._flow)
+            self.write()
+        except BaseException:
+            self.close_flow()
+            raise
+
     def write(self, *, fresh: bool = False) -> None:
         """Send the request on a pooled connection (a new one when ``fresh``).
 
@@ -384,22 +399,13 @@ class _Connections:
               timeout: float) -> _Call:
         """Send one request (through ``auth`` when there is one); `_Call.finish` reads the answer.
 
-        Raises:
-            HTTPError: it could not be sent (status 0): refused, reset, TLS failure, timeout.
-            AuthError: the ``auth`` flow gave up before sending anything.
+        Raises as `_Call.start`.
         """
-        request = HTTPRequest(method, url, headers, body)
         flow: Optional[AuthFlow] = None
         if self._auth is not None:
             flow = self._auth.auth_flow(HTTPRequest(method, url, dict(headers), body))
-        call = _Call(self, request, timeout, flow)
-        try:
-            if flow is not None:
-                call._request = next(flow)
-            call.write()
-        except BaseException:
-            call.close_flow()
-            raise
+        call = _Call(self, HTTPRequest(method, url, headers, body), timeout, flow)
+        call.start()
         return call
 
     def route(self, url: str) -> _Route:
@@ -1186,10 +1192,12 @@ class HTTPClientTransport(Transport):
         self._sink = sink
 
     def send(self, message: Any, *, related_request_id: Optional[RequestId] = None) -> None:
-        """POST one message; a JSON answer is delivered before this returns, an SSE one by a reader thread.
+        """POST one message. It is on the wire when this returns; a request's answer is awaited and
+        delivered by a reader thread (initialize's before this returns).
 
         Raises:
-            HTTPError: the server refused the message or no answer came (``status``/``body`` say more).
+            HTTPError: the message could not be sent, or (initialize, notifications, responses) the server
+                refused it or did not answer (``status``/``body`` say more).
             SessionExpired: the server forgot our session (404); the session is over.
             ConnectionClosed: the transport is closed.
         """

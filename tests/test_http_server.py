@@ -339,17 +339,27 @@ def test_an_unsupported_protocol_version_header_is_400(client: RawClient, versio
     assert version in reply.json()["error"]["message"]
 
 
-def test_the_protocol_version_header_is_required_from_2025_06_18(http: HTTPServerThread) -> None:
-    for version, expected in (("2025-06-18", 400), ("2025-11-25", 400), ("2025-03-26", 200)):
-        client = RawClient(http, version)
-        client.initialize()
-        headers = client.headers()
-        del headers["MCP-Protocol-Version"]
-        conn = client.connection()
-        conn.request("POST", "/mcp", json.dumps(client.call("add", {"a": 1, "b": 1})), headers)
-        assert conn.getresponse().status == expected, version
-        # Any supported version is accepted, not only the negotiated one (the conformance suite does this).
-        assert client.post(client.call("add", {"a": 1, "b": 1}), {"MCP-Protocol-Version": "2025-03-26"}).status == 200
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_missing_protocol_version_header(fixture: Fixture, strict: bool) -> None:
+    """Served under the negotiated revision, or refused from 2025-06-18 with require_version_header."""
+    with serving(fixture, require_version_header=strict) as http:
+        for version, required in (("2025-06-18", True), ("2025-11-25", True), ("2025-03-26", False)):
+            client = RawClient(http, version)
+            client.initialize()
+            headers = client.headers()
+            del headers["MCP-Protocol-Version"]
+            conn = client.connection()
+            conn.request("POST", "/mcp", json.dumps(client.call("add", {"a": 1, "b": 1})), headers)
+            reply = Reply(conn.getresponse())
+            if strict and required:
+                assert reply.status == 400, version
+                continue
+            assert reply.status == 200, version
+            has_structured = "structuredContent" in reply.json()["result"]
+            assert has_structured == (version != "2025-03-26")  # the session's revision, not 2025-03-26
+            # Any supported version is accepted, not only the negotiated one (the conformance suite does this).
+            status = client.post(client.call("add", {"a": 1, "b": 1}), {"MCP-Protocol-Version": "2025-03-26"}).status
+            assert status == 200
 
 
 def test_unknown_paths_are_404_and_other_methods_405_with_allow(http: HTTPServerThread) -> None:
@@ -363,6 +373,9 @@ def test_unknown_paths_are_404_and_other_methods_405_with_allow(http: HTTPServer
 def test_a_garbage_request_does_not_take_the_server_down(client: RawClient, http: HTTPServerThread) -> None:
     assert b"400" in raw_exchange(http, b"GARBAGE\r\n\r\n")  # an HTTP/0.9-style answer: no status line
     assert raw_exchange(http, b"POST /mcp HTTP/1.1\r\nContent-Length: nope\r\n\r\n").startswith(b"HTTP/1.1 400")
+    # What could smuggle a request past a proxy: whitespace before a colon, obsolete line folding.
+    assert raw_exchange(http, b"POST /mcp HTTP/1.1\r\nContent-Length : 2\r\n\r\n{}").startswith(b"HTTP/1.1 400")
+    assert raw_exchange(http, b"POST /mcp HTTP/1.1\r\nX-A: 1\r\n folded\r\n\r\n").startswith(b"HTTP/1.1 400")
     assert result_text(client.post(client.call("add", {"a": 1, "b": 1})).json()) == "2"
 
 

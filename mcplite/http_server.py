@@ -749,7 +749,7 @@ class HTTPApp:
             kinds = [jsonrpc.kind_of(message) for message in messages]
         except InvalidMessage as exc:
             raise _Reject(400, str(exc), id=exc.id) from None
-        if any(message.get("method") == t.INITIALIZE for message in messages):
+        if any(kind is jsonrpc.REQUEST and m["method"] == t.INITIALIZE for m, kind in zip(messages, kinds)):
             if batch:
                 raise _Reject(400, "Invalid Request: initialize cannot be batched")
             # No version check: negotiation in the body answers a version we do not speak.

@@ -323,6 +323,11 @@ def test_an_invalid_jsonrpc_message_is_400_with_invalid_request(client: RawClien
     assert reply.json()["error"]["code"] == -32600
 
 
+def test_initialize_sent_as_a_notification_is_not_a_handshake(http: HTTPServerThread) -> None:
+    client = RawClient(http)
+    assert client.post({"jsonrpc": "2.0", "method": "initialize"}).status == 400  # no session to deliver it to
+
+
 def test_a_missing_session_id_is_400_and_an_unknown_one_404(client: RawClient) -> None:
     headers = client.headers()
     del headers["MCP-Session-Id"]

@@ -49,7 +49,8 @@ class Client:
         on_resource_updated: called with the URI of a subscribed resource that changed.
         on_list_changed: called with "tools", "resources" or "prompts" when the server's list changed.
         on_notification: called with (method, params) for every other notification.
-        http_options: keyword arguments for the HTTP transport (headers, auth, ssl_context, transport, ...).
+        http_options: keyword arguments for the HTTP transport: ``headers``, ``auth``, ``ssl_context``,
+            ``cafile``, ``transport`` ("auto", "streamable" or "sse"); see `http_client.HTTPClientTransport`.
     """
 
     def __init__(self, target: Any = None, *, client_info: Optional[Dict[str, Any]] = None,
@@ -60,8 +61,8 @@ class Client:
                  on_resource_updated: Optional[Callable[[str], None]] = None,
                  on_list_changed: Optional[Callable[[str], None]] = None,
                  on_notification: Optional[Callable[[str, Dict[str, Any]], None]] = None,
-                 transport: Optional[Transport] = None, **http_options: Any) -> None:
-        self._transport = transport or _transport_for(target, http_options, timeout)
+                 **http_options: Any) -> None:
+        self._transport = _transport_for(target, http_options, timeout)
         self.client_info = {**CLIENT_INFO, **(client_info or {})}
         self._offered_version = protocol_version
         self.timeout = timeout
@@ -90,7 +91,7 @@ class Client:
         transport = StdioClientTransport(argv, env=env, cwd=cwd, stderr=stderr,
                                          shutdown_timeout=DEFAULT_SHUTDOWN_TIMEOUT if shutdown_timeout is None
                                          else shutdown_timeout)
-        return cls(transport=transport, **options)
+        return cls(transport, **options)
 
     # ---- lifetime ---------------------------------------------------------------------------------------
     def connect(self, timeout: Any = _DEFAULT) -> "Client":
@@ -339,5 +340,7 @@ def _transport_for(target: Any, http_options: Dict[str, Any], timeout: float) ->
     if isinstance(target, str) and target.startswith(("http://", "https://")):
         from .http_client import HTTPClientTransport  # only those who use HTTP pay for importing it
         return HTTPClientTransport(target, timeout=timeout, **http_options)
+    if http_options:
+        raise TypeError(f"unexpected keyword arguments {sorted(http_options)} (HTTP options need an http(s) URL)")
     raise TypeError(f"Client() takes a Server, an http(s):// URL or a Transport, not {target!r}; "
                     "use Client.stdio(argv) for a subprocess")

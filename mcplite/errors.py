@@ -20,7 +20,8 @@ errors are the peer's. The tree::
     ├── RequestCancelled          the request was cancelled before it was answered
     ├── TransportError            the transport failed below the protocol
     │   └── HTTPError             an HTTP exchange failed; carries ``status`` and ``body``
-    │       └── SessionExpired    the server no longer knows our session (HTTP 404); start a new one
+    │       └── SessionExpired    the server no longer knows our session (HTTP 404); start a new one.
+    │                               Also a ConnectionClosed: the session is over
     └── AuthError                 authorization failed (OAuth discovery, registration, token exchange)
 
 `ToolError` is not in the tree on purpose: a tool that fails returns a result with ``isError: true``;
@@ -145,7 +146,7 @@ class HTTPError(TransportError):
         self.headers = headers
 
 
-class SessionExpired(HTTPError):
+class SessionExpired(HTTPError, ConnectionClosed):
     """The server answered 404 for our session id: it ended or forgot the session. Start a new one."""
 
 

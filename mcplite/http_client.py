@@ -22,9 +22,8 @@ Threads, and why:
 - one daemon thread reads the GET stream (or, for an old server, the one HTTP+SSE stream).
 
 Every HTTP failure becomes an exception carrying the status and body: `HTTPError` raised by `send`
-(status 0 when no response arrived) for initialize, notifications and responses; for a request, a
-JSON-RPC error answer (code -32000, ``data: {"status", "body"}``) delivered for it, so the caller's
-`result()` raises `RemoteError`. A 404 for our session ends the session: `SessionExpired` is raised by
+(status 0 when no response arrived) for initialize, notifications and responses; for a request, the
+same `HTTPError` raised by the caller's `result()` (through `MessageSink.fail_request`). A 404 for our session ends the session: `SessionExpired` is raised by
 `send` or becomes the session's ``close_reason``. Every socket read has a timeout.
 """
 
@@ -46,11 +45,8 @@ from typing import (
 )
 
 from . import types as t
-from .errors import (
-    CONNECTION_CLOSED, ConnectionClosed, HTTPError, MCPError, RemoteProtocolError, SessionExpired,
-)
+from .errors import ConnectionClosed, HTTPError, MCPError, RemoteProtocolError, SessionExpired
 from .jsonrpc import InvalidMessage, RequestId, decode, encode
-from .jsonrpc import error as error_response
 from .sse import Event, SSEParser
 from .transport import MessageSink, Transport
 from .versions import is_supported, revision
@@ -926,9 +922,8 @@ class _StreamableHTTP:
                 return
             request_ids = list(stream.pending)
             stream.pending.clear()
-        data = {"status": status, "body": body}
         for request_id in request_ids:
-            self._owner.deliver(error_response(request_id, CONNECTION_CLOSED, message, data))
+            self._owner.fail(request_id, HTTPError(message, status=status, body=body))
 
     def _forget(self, request_id: Any) -> None:
         """Stop waiting for the answer of a request the session no longer waits for."""
@@ -1248,6 +1243,10 @@ class HTTPClientTransport(Transport):
     def deliver(self, value: Any) -> None:
         if self._sink is not None and not self._lost:
             self._sink.receive(value)
+
+    def fail(self, request_id: Any, exc: BaseException) -> None:
+        if self._sink is not None and not self._lost:
+            self._sink.fail_request(request_id, exc)
 
     def deliver_invalid(self, exc: InvalidMessage) -> None:
         if self._sink is not None and not self._lost:

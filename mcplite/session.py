@@ -27,7 +27,7 @@ from . import types as t
 from .errors import (
     INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, CapabilityError, ConnectionClosed,
     LocalProtocolError, MCPError, RemoteError, RemoteProtocolError, RequestCancelled, RequestTimeout, RPCError,
-    VersionMismatch,
+    SessionExpired, VersionMismatch,
 )
 from .jsonrpc import InvalidMessage, Message, RequestId
 from .transport import MessageSink, Transport
@@ -244,7 +244,11 @@ class Session(MessageSink):
         self.close_reason = exc
         message = f"connection closed: {exc}" if exc else "connection closed"
         for request in pending:
-            error = ConnectionClosed(f"{request.method}: {message}")
+            error: ConnectionClosed
+            if isinstance(exc, SessionExpired):  # keep the type: the caller must start a new session
+                error = SessionExpired(f"{request.method}: {exc}", status=exc.status, body=exc.body)
+            else:
+                error = ConnectionClosed(f"{request.method}: {message}")
             if request.on_progress is not None:
                 self.dispatch(request._settle, None, error)  # after its queued progress
             else:
@@ -310,6 +314,17 @@ class Session(MessageSink):
 
     def ping(self, timeout: Any = _DEFAULT) -> None:
         self.request(t.PING, timeout=timeout)
+
+    def fail_request(self, request_id: RequestId, exc: BaseException) -> None:
+        """The transport cannot get an answer to ``request_id``: its caller gets ``exc`` (no cancel is sent)."""
+        with self._lock:
+            pending = self._pending.pop(request_id, None)
+        if pending is None:
+            return
+        if pending.on_progress is not None:
+            self.dispatch(pending._settle, None, exc)  # after the progress already queued
+        else:
+            pending._settle(None, exc)
 
     def _abandon(self, pending: PendingRequest, error: BaseException, reason: Optional[str]) -> bool:
         """Settle ``pending`` with ``error`` and tell the peer to stop, unless its answer came first."""

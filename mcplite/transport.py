@@ -5,7 +5,9 @@ once (`start`); from then on the transport calls the sink from its reader thread
 
 - ``receive(value)`` for every decoded JSON value (one message, or a list for a JSON-RPC batch);
 - ``receive_invalid(exc)`` for bytes that were not JSON, so the session can answer -32700;
-- ``connection_lost(exc)`` exactly once, when nothing more will arrive (EOF, peer death, `close()`).
+- ``connection_lost(exc)`` exactly once, when nothing more will arrive (EOF, peer death, `close()`);
+- ``fail_request(id, exc)`` when the transport knows one of our requests will never be answered (an HTTP
+  exchange that failed), so its caller gets ``exc`` at once rather than a timeout.
 
 `send` may be called from any thread; each transport serialises its own writes.
 """
@@ -32,6 +34,10 @@ class MessageSink(abc.ABC):
     @abc.abstractmethod
     def connection_lost(self, exc: Optional[BaseException]) -> None:
         """Nothing more will arrive; ``exc`` says why when it was not an orderly close."""
+
+    def fail_request(self, request_id: RequestId, exc: BaseException) -> None:
+        """Our request ``request_id`` will get no answer: its caller should get ``exc`` now."""
+        raise NotImplementedError
 
 
 class Transport(abc.ABC):

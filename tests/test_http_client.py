@@ -16,8 +16,8 @@ from typing import Any, Dict, List, NamedTuple
 import pytest
 
 import broken_servers as bs
-from mcplite import Client, ConnectionClosed, Context, HTTPError, RemoteError, RequestTimeout, Server, SessionExpired
-from mcplite.errors import CONNECTION_CLOSED, RemoteProtocolError
+from mcplite import Client, ConnectionClosed, Context, HTTPError, RequestTimeout, Server, SessionExpired
+from mcplite.errors import RemoteProtocolError
 from mcplite.http_client import HTTPClientTransport, HTTPRequest, HTTPResponse, _StreamableHTTP
 from mcplite.http_server import HTTPServerThread
 
@@ -153,31 +153,30 @@ def test_stale_keep_alive_connection_is_replaced():
 def test_stream_dropped_before_the_answer_fails_the_request():
     with bs.DroppingServer() as server, Client(server.url, timeout=WAIT) as client:
         started = time.monotonic()
-        with pytest.raises(RemoteError) as info:
+        with pytest.raises(HTTPError) as info:
             client.call_tool("echo")
         assert time.monotonic() - started < 5
-        assert info.value.code == CONNECTION_CLOSED
-        assert "no event id" in info.value.message
+        assert info.value.status == 0
+        assert "no event id" in str(info.value)
         client.ping()  # the session survives one broken stream
 
 
 def test_broken_chunked_framing_fails_the_request():
     with bs.BrokenChunkServer() as server, Client(server.url, timeout=WAIT) as client:
-        with pytest.raises(RemoteError) as info:
+        with pytest.raises(HTTPError) as info:
             client.call_tool("echo")
-        assert info.value.code == CONNECTION_CLOSED
+        assert info.value.status == 0
 
 
 def http_failure(info: Any, status: int) -> Dict[str, Any]:
-    """A request's HTTP failure arrives as a JSON-RPC error carrying the status and body (see http_client)."""
-    assert isinstance(info.value, RemoteError) and info.value.code == CONNECTION_CLOSED
-    assert info.value.data["status"] == status
-    return info.value.data
+    """A request's HTTP failure reaches its caller as an HTTPError carrying the status and body."""
+    assert isinstance(info.value, HTTPError) and info.value.status == status
+    return {"status": info.value.status, "body": info.value.body}
 
 
 def test_wrong_content_type_fails_the_request():
     with bs.WrongContentTypeServer() as server, Client(server.url, timeout=WAIT) as client:
-        with pytest.raises(RemoteError) as info:
+        with pytest.raises(HTTPError) as info:
             client.ping()
         assert http_failure(info, 200)["body"] == "<html>not MCP</html>"
         assert "text/html" in str(info.value)
@@ -204,15 +203,15 @@ def test_garbage_sse_fails_the_request_without_hanging():
 
     with GarbageAfterInit() as server, Client(server.url, timeout=WAIT) as client:
         started = time.monotonic()
-        with pytest.raises(RemoteError) as info:
+        with pytest.raises(HTTPError) as info:
             client.call_tool("echo")
-        assert info.value.code == CONNECTION_CLOSED
+        assert info.value.status == 0
         assert time.monotonic() - started < 5
 
 
 def test_json_that_does_not_parse_fails_the_request():
     with bs.BadJSONServer() as server, Client(server.url, timeout=WAIT) as client:
-        with pytest.raises(RemoteError) as info:
+        with pytest.raises(HTTPError) as info:
             client.ping()
         http_failure(info, 200)
         assert "does not parse" in str(info.value)
@@ -220,7 +219,7 @@ def test_json_that_does_not_parse_fails_the_request():
 
 def test_server_error_carries_status_and_body():
     with bs.ErrorServer() as server, Client(server.url, timeout=WAIT) as client:
-        with pytest.raises(RemoteError) as info:
+        with pytest.raises(HTTPError) as info:
             client.call_tool("echo")
         assert http_failure(info, 500)["body"] == "database on fire"
         assert "HTTP 500" in str(info.value) and "database on fire" in str(info.value)
@@ -245,7 +244,7 @@ def test_silent_server_times_out_at_the_http_timeout():
     with bs.SlowServer() as server:
         with Client(server.url, timeout=0.5) as client:
             started = time.monotonic()
-            with pytest.raises(RemoteError) as info:
+            with pytest.raises(HTTPError) as info:
                 client.call_tool("echo", timeout=WAIT)
             assert 0.4 < time.monotonic() - started < 2.5
             http_failure(info, 0)
@@ -343,9 +342,9 @@ def test_refused_resume_fails_the_request_with_the_status():
             ex.send(405, b"cannot resume here")
 
     with NoResume() as server, Client(server.url, timeout=WAIT) as client:
-        with pytest.raises(RemoteError) as info:
+        with pytest.raises(HTTPError) as info:
             client.call_tool("echo")
-        assert info.value.data["status"] == 405 and info.value.data["body"] == "cannot resume here"
+        assert info.value.status == 405 and info.value.body == "cannot resume here"
 
 
 def test_default_retry_is_used_when_the_server_sends_none():
@@ -437,7 +436,7 @@ def test_falls_back_to_http_sse(status):
 
 def test_forced_sse_transport_never_posts_to_the_url():
     with bs.LegacyServer() as server:
-        with Client(transport=HTTPClientTransport(server.url, timeout=WAIT, transport="sse")) as client:
+        with Client(HTTPClientTransport(server.url, timeout=WAIT, transport="sse")) as client:
             client.ping()
         assert all(r.path != "/mcp" for r in server.of("POST"))
 
@@ -445,7 +444,7 @@ def test_forced_sse_transport_never_posts_to_the_url():
 def test_forced_streamable_transport_does_not_fall_back():
     with bs.LegacyServer() as server:
         with pytest.raises(HTTPError) as info:
-            Client(transport=HTTPClientTransport(server.url, timeout=WAIT, transport="streamable")).connect()
+            Client(HTTPClientTransport(server.url, timeout=WAIT, transport="streamable")).connect()
         assert info.value.status == 405
         assert server.of("GET") == []
 
@@ -470,7 +469,7 @@ def test_legacy_endpoint_on_another_origin_is_refused():
 
     with Elsewhere() as server:
         with pytest.raises(RemoteProtocolError):
-            Client(transport=HTTPClientTransport(server.url, timeout=WAIT, transport="sse")).connect()
+            Client(HTTPClientTransport(server.url, timeout=WAIT, transport="sse")).connect()
 
 
 def test_legacy_stream_end_closes_the_session():

@@ -30,7 +30,7 @@ def connect(transport: str, target: Sequence[str],
     if transport == "stdio":
         return Client.stdio(list(target), timeout=WAIT, **callbacks), None
     http = HTTPClientTransport(target[0], timeout=WAIT)
-    return Client(transport=http, timeout=WAIT, **callbacks), http
+    return Client(http, timeout=WAIT, **callbacks), http
 
 
 def verify_http_mode(transport: str, http: Optional[HTTPClientTransport]) -> None:

@@ -4,8 +4,7 @@
 
 Installs the official Python SDK (PyPI ``mcp``, in a venv) and TypeScript SDK (npm
 ``@modelcontextprotocol/sdk``) under ``.peers/`` (git-ignored) unless the pinned versions are already
-there, then runs these pairs over stdio, Streamable HTTP and the legacy HTTP+SSE transport (each
-direction over the transports listed for it below):
+there, then runs these pairs over stdio, Streamable HTTP and the legacy HTTP+SSE transport (`TRANSPORTS`):
 
     python-sdk client      -> mcplite server (examples/interop_server.py)
     typescript-sdk client  -> mcplite server
@@ -43,11 +42,8 @@ from typing import IO, Callable, Dict, Iterator, List, NamedTuple, Optional, Tup
 PY_SDK_VERSION = "2.3.0"
 TS_SDK_VERSION = "1.32.2"
 
-#: The transports each direction runs over: the SDKs' clients against our server, and our client against
-#: theirs. Our server's HTTP side (mcplite/http_server.py) is not in the repository yet: stdio only.
-OUR_SERVER_TRANSPORTS = ("stdio",)
-OUR_CLIENT_TRANSPORTS = ("stdio", "streamable-http", "sse")
-#: The endpoint each HTTP transport has on every server here.
+#: The transports every pair runs over, and the endpoint each HTTP one has on every server here.
+TRANSPORTS = ("stdio", "streamable-http", "sse")
 ENDPOINTS = {"streamable-http": "/mcp", "sse": "/sse"}
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -337,12 +333,10 @@ def main() -> int:
 
     every = sides()
     ours = every["mcplite"]
-    for transport in ("stdio", "streamable-http", "sse"):
+    for transport in TRANSPORTS:
         for name in peers:
-            if transport in OUR_SERVER_TRANSPORTS:
-                run_pair(tally, transport, every[name], ours)
-            if transport in OUR_CLIENT_TRANSPORTS:
-                run_pair(tally, transport, ours, every[name])
+            run_pair(tally, transport, every[name], ours)
+            run_pair(tally, transport, ours, every[name])
     print(f"interop: took {time.monotonic() - started:.1f} s", flush=True)
     print(f"interop: {tally.passed} passed, {tally.failed} failed", flush=True)
     return 1 if tally.failed else 0

@@ -12,6 +12,7 @@ from typing import Any, Deque, Dict, Iterator, List, Optional, Tuple
 import pytest
 
 from mcplite import Context, Server
+from mcplite.eventstore import InMemoryEventStore
 from mcplite.http_server import HTTPRefusal, HTTPServerThread
 from mcplite.sse import Event, SSEParser
 from support import WAIT
@@ -665,6 +666,31 @@ def test_resumption_never_crosses_sessions_or_streams(client: RawClient, http: H
     assert missed.id.split(":")[0] == notice.id.split(":")[0]
     assert Reply(client.send("DELETE")).status == 200
     assert standalone.rest() == []  # nothing else was replayed on it
+
+
+def test_the_in_memory_event_store_is_bounded_and_never_skips_silently() -> None:
+    store = InMemoryEventStore(max_events=3)
+    for seq in (1, 2, 3):
+        store.append("s1", "1", seq, f"e{seq}")
+    assert store.replay("s1", "1", 1) == [(2, "e2"), (3, "e3")]
+    assert store.replay("s2", "1", 0) is None  # another session's stream is unknown
+    store.append("s2", "1", 1, "other")  # evicts s1's oldest event
+    assert store.replay("s1", "1", 0) is None  # event 1 is gone: resuming from before it is refused
+    assert store.replay("s1", "1", 1) == [(2, "e2"), (3, "e3")]
+    store.forget("s1")
+    assert store.replay("s1", "1", 1) is None
+    assert store.replay("s2", "1", 0) == [(1, "other")]
+
+
+def test_a_resumption_past_evicted_events_is_refused(fixture: Fixture) -> None:
+    with serving(fixture, event_store=InMemoryEventStore(max_events=2)) as http:
+        client = RawClient(http)
+        client.initialize()
+        stream = client.stream(client.call("chatty", progressToken=1))
+        events = stream.rest()
+        assert len(events) == 3  # the first of them has been evicted from the store
+        assert client.get({"Last-Event-ID": events[1].id}).messages()[-1]["result"]["content"][0]["text"] == "done"
+        assert client.get({"Last-Event-ID": events[0].id.split(":")[0] + ":0"}).status == 400
 
 
 @pytest.mark.parametrize("last_event_id", ["garbage", "1:x", "99:1", "0:999"])

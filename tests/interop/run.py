@@ -115,8 +115,11 @@ def peer_python() -> Optional[str]:
 
 def installed_py_sdk() -> Optional[str]:
     """The version of ``mcp`` in the peer venv, read from its dist-info (no process needed)."""
-    found = glob.glob(os.path.join(PY_PEER, "lib", "python3*", "site-packages", "mcp-*.dist-info"))
-    return found[0].rsplit("mcp-", 1)[1][:-len(".dist-info")] if found and os.path.exists(PY_PEER_PYTHON) else None
+    if not os.path.exists(PY_PEER_PYTHON):
+        return None
+    for dist_info in glob.glob(os.path.join(PY_PEER, "lib", "python3*", "site-packages", "mcp-*.dist-info")):
+        return os.path.basename(dist_info)[len("mcp-"):-len(".dist-info")]
+    return None
 
 
 def install_py_sdk(version: str) -> Tuple[Optional[str], str]:
@@ -137,6 +140,7 @@ def install_py_sdk(version: str) -> Tuple[Optional[str], str]:
 
 
 def installed_ts_sdk() -> Optional[str]:
+    """The version of ``@modelcontextprotocol/sdk`` in .peers/ts, read from its package.json."""
     try:
         with open(os.path.join(TS_PEER, "node_modules", "@modelcontextprotocol", "sdk", "package.json")) as f:
             return json.load(f).get("version")
@@ -173,6 +177,8 @@ class Side(NamedTuple):
 
 def sides() -> Dict[str, Side]:
     node = shutil.which("node") or "node"
+    # As a module from the repository root (every process's cwd), so that mcplite is importable even when
+    # a client gives the server a minimal environment without PYTHONPATH (the Python SDK's does).
     ours = [sys.executable, "-m", "examples.interop_server"]
     py_server = [PY_PEER_PYTHON, os.path.join(HERE, "py_server.py")]
     ts_server = [node, os.path.join(HERE, "ts_server.mjs")]

@@ -547,6 +547,11 @@ class Server:
             return
         self.serve_stdio()
 
+    def wsgi_app(self, **options: Any) -> Any:
+        """This server as a PEP 3333 WSGI application (gunicorn, waitress, mod_wsgi); options as for HTTP."""
+        from .wsgi import wsgi_app
+        return wsgi_app(self, **options)
+
     def serve_stdio(self) -> None:
         """Serve this process's stdin/stdout until stdin ends (or Ctrl-C)."""
         from .stdio import StdioServerTransport

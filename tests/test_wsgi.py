@@ -229,3 +229,10 @@ def test_stateless_calls_are_served_by_several_gunicorn_workers(gunicorn: RawCli
     assert len(set(pids)) >= 2
     streamed = EventReader(gunicorn.send("POST", gunicorn.call("chatty", progressToken=1)))
     assert [m.get("method") for m in streamed.messages()] == ["notifications/progress", None]
+
+
+def test_server_wsgi_app_is_the_same_adapter():
+    from examples.demo_server import server
+
+    from mcplite.wsgi import WSGIApp
+    assert isinstance(server.wsgi_app(stateless=True), WSGIApp)

@@ -75,6 +75,7 @@ class Client:
         self._on_list_changed = on_list_changed
         self._on_notification = on_notification
         self._output_schemas: Optional[Dict[str, Optional[Dict[str, Any]]]] = None
+        self._started = False
         self.session = ClientSession(self._transport, handle_request=self._handle_request,
                                      handle_notification=self._handle_notification, default_timeout=timeout,
                                      name="mcplite-client")
@@ -95,7 +96,13 @@ class Client:
 
     # ---- lifetime ---------------------------------------------------------------------------------------
     def connect(self, timeout: Any = _DEFAULT) -> "Client":
-        """Start the transport and run the handshake (what ``with`` does)."""
+        """Start the transport and run the handshake (what ``with`` does).
+
+        Raises `LocalProtocolError` if this client was connected before (a client connects once).
+        """
+        if self._started:
+            raise LocalProtocolError("this client is already connected (a Client connects once)")
+        self._started = True
         self.session.start()
         try:
             self.session.initialize(self.client_info, self.capabilities(), protocol_version=self._offered_version,
@@ -110,7 +117,8 @@ class Client:
         self.session.close()
 
     def __enter__(self) -> "Client":
-        return self.connect()
+        # `with Client(...).connect() as client:` is fine: entering does not connect twice.
+        return self if self._started else self.connect()
 
     def __exit__(self, *exc_info: Any) -> None:
         self.close()

@@ -563,3 +563,15 @@ def test_concurrent_calls_from_many_threads_each_get_their_own_answer():
             thread.join(WAIT * 3)
         assert not any(thread.is_alive() for thread in threads)
     assert failures == []
+
+
+def test_a_client_connects_once_and_with_after_connect_is_fine():
+    server = Server("once")
+    server.add_tool(lambda: "ok", name="x")
+    client = Client(server, timeout=WAIT).connect()
+    with pytest.raises(LocalProtocolError, match="already connected"):
+        client.connect()
+    with client as same:  # entering a connected client does not connect again
+        assert same is client
+        assert client.call_tool("x")["content"][0]["text"] == "ok"
+    assert client.session.is_closed

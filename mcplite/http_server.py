@@ -163,8 +163,16 @@ class _Reject(Exception):
                  headers: Sequence[Tuple[str, str]] = (), id: Optional[RequestId] = None) -> None:
         super().__init__(message)
         self.status = status
+        self.code = code
+        self.id = id
         self.headers = list(headers)
         self.body = jsonrpc.encode(jsonrpc.error(id, code, message)).encode("utf-8")
+
+    def answering(self, id: Optional[RequestId]) -> "_Reject":
+        """The same refusal, addressed to request ``id`` (when it has no id yet)."""
+        if self.id is not None or id is None:
+            return self
+        return _Reject(self.status, str(self), self.code, headers=self.headers, id=id)
 
 
 # ---- pure checks ----------------------------------------------------------------------------------------
@@ -755,16 +763,19 @@ class HTTPApp:
             # No version check: negotiation in the body answers a version we do not speak.
             self._initialize(request, responder, messages, claims)
             return
-        version = self._version_header(headers)
-        if self.stateless:
-            self._stateless_post(request, responder, messages, kinds, batch, claims, version)
-        else:
+        try:
+            version = self._version_header(headers)
+            if self.stateless:
+                self._stateless_post(request, responder, messages, kinds, batch, claims, version)
+                return
             entry = self._checkout(headers)
             try:
                 self._require_version_header(entry.session, version)
                 self._deliver(entry.session, entry.transport, request, responder, messages, kinds, batch, claims)
             finally:
                 self._checkin(entry)
+        except _Reject as exc:  # a refusal of one request names it, so the client can match it
+            raise exc.answering(messages[0]["id"] if kinds == [jsonrpc.REQUEST] else None) from None
 
     def _initialize(self, request: HTTPRequest, responder: Responder, messages: List[Any], claims: Any) -> None:
         kinds = [jsonrpc.REQUEST]

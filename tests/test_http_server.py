@@ -333,9 +333,13 @@ def test_a_missing_session_id_is_400_and_an_unknown_one_404(client: RawClient) -
     headers = client.headers()
     del headers["MCP-Session-Id"]
     conn = client.connection()
-    conn.request("POST", "/mcp", json.dumps(client.call("add", {"a": 1, "b": 1})), headers)
-    assert conn.getresponse().status == 400
-    assert client.post(client.call("add", {"a": 1, "b": 1}), {"MCP-Session-Id": "f" * 32}).status == 404
+    call = client.call("add", {"a": 1, "b": 1})
+    conn.request("POST", "/mcp", json.dumps(call), headers)
+    reply = conn.getresponse()
+    assert reply.status == 400
+    assert json.loads(reply.read())["id"] == call["id"]  # the refusal names the request it refuses
+    unknown = client.post(client.call("add", {"a": 1, "b": 1}), {"MCP-Session-Id": "f" * 32})
+    assert unknown.status == 404
 
 
 @pytest.mark.parametrize("version", ["2099-01-01", "2000-01-01", "invalid-protocol-version"])

@@ -10,6 +10,8 @@ there, then runs these pairs over stdio, Streamable HTTP and the legacy HTTP+SSE
     typescript-sdk client  -> mcplite server
     mcplite client         -> python-sdk server (py_server.py)
     mcplite client         -> typescript-sdk server (ts_server.mjs)
+    mcplite client         -> the reference server @modelcontextprotocol/server-everything (everything.py,
+                              with its own checks: everything_client.py, everything.json)
 
 Every server implements the same contract and every client makes the same checks (contract.json; the
 checks are in checks.py and ts_client.mjs): tools with structured output, progress, logging, sampling
@@ -19,6 +21,7 @@ and elicitation callbacks, resources and templates, prompts. One line per check,
 Environment:
     INTEROP_PY_SDK_VERSION  the ``mcp`` version to install (default: PY_SDK_VERSION below).
     INTEROP_TS_SDK_VERSION  the ``@modelcontextprotocol/sdk`` version (default: TS_SDK_VERSION below).
+    INTEROP_EVERYTHING_VERSION  the ``@modelcontextprotocol/server-everything`` version (default: in everything.py).
     INTEROP_PYTHON          the Python (>= 3.10) for the Python SDK's venv (default: this one if new enough,
                             else the first of python3.11, 3.12, 3.13, 3.10 on PATH that runs).
     INTEROP_PEERS_DIR       where to install the peers (default: .peers in the repository).
@@ -290,8 +293,8 @@ def run_client(argv: List[str]) -> Tuple[Optional[int], str, str]:
         return code, read_all(out), read_all(err)
 
 
-def run_pair(tally: Tally, transport: str, client: Side, server: Side) -> None:
-    """Run ``client`` against ``server`` and record one outcome per contract check."""
+def run_pair(tally: Tally, transport: str, client: Side, server: Side, checks: List[str] = CHECKS) -> None:
+    """Run ``client`` against ``server`` and record one outcome per check (by default, the contract's)."""
     label = f"[{transport}] {client.name} client -> {server.name} server"
     started = time.monotonic()
     try:
@@ -299,20 +302,20 @@ def run_pair(tally: Tally, transport: str, client: Side, server: Side) -> None:
             code, out, err = run_client([*client.client, transport, *target.args])
             server_output = target.server_output()
     except ServerDidNotStart as exc:
-        for name in CHECKS:
+        for name in checks:
             tally.record(False, f"{label}: {name}", str(exc)[:500])
         return
     outcomes: Dict[str, Tuple[bool, str]] = {}
     for line in out.splitlines():
         verdict, _, rest = line.partition(" ")
         name, _, detail = rest.partition(": ")
-        if verdict in ("PASS", "FAIL") and name in CHECKS:
+        if verdict in ("PASS", "FAIL") and name in checks:
             outcomes[name] = (verdict == "PASS", detail)
     ended = "timed out" if code is None else f"exited with {code}"
-    for name in CHECKS:
+    for name in checks:
         ok, detail = outcomes.get(name, (False, f"no result (the client {ended})"))
         tally.record(ok, f"{label}: {name}", detail)
-    all_passed = len(outcomes) == len(CHECKS) and all(ok for ok, _ in outcomes.values())
+    all_passed = len(outcomes) == len(checks) and all(ok for ok, _ in outcomes.values())
     if all_passed and code != 0:
         tally.record(False, f"{label}: client exit status", f"every check passed but the client {ended}")
     if not all_passed or code != 0:
@@ -343,6 +346,9 @@ def main() -> int:
         for name in peers:
             run_pair(tally, transport, every[name], ours)
             run_pair(tally, transport, ours, every[name])
+    # Imported here: tests/bench/run.py loads this file as a module, from where everything.py is not importable.
+    import everything
+    everything.run(tally)
     print(f"interop: took {time.monotonic() - started:.1f} s", flush=True)
     print(f"interop: {tally.passed} passed, {tally.failed} failed", flush=True)
     return 1 if tally.failed else 0

@@ -134,6 +134,11 @@ class Client:
             caps["roots"] = {"listChanged": True}
         return caps
 
+    @property
+    def transport(self) -> Transport:
+        """The transport in use (for HTTP, ``client.transport.transport`` says "streamable" or "sse")."""
+        return self._transport
+
     # ---- what the handshake told us ---------------------------------------------------------------------
     @property
     def protocol_version(self) -> Optional[str]:

@@ -575,3 +575,9 @@ def test_a_client_connects_once_and_with_after_connect_is_fine():
         assert same is client
         assert client.call_tool("x")["content"][0]["text"] == "ok"
     assert client.session.is_closed
+
+
+def test_the_transport_in_use_is_public():
+    from mcplite.memory import MemoryTransport
+    with Client(Server("t"), timeout=WAIT) as client:
+        assert isinstance(client.transport, MemoryTransport)

@@ -1,0 +1,47 @@
+"""The benchmark's workloads run by mcplite's client (see workload.py for the command line)."""
+
+import sys
+from typing import Callable, List
+
+import workload
+from mcplite import Client
+
+
+def caller(client: Client) -> Callable[[int], None]:
+    def call(i: int) -> None:
+        a, b = workload.operands(i)
+        workload.check_wire(i, client.call_tool("add", {"a": a, "b": b}))  # type: ignore[arg-type]
+    return call
+
+
+def main() -> None:
+    args = workload.parse(sys.argv[1:])
+    if args.mode == "http":
+        with Client(args.url) as client:
+            sequential = workload.sequential(caller(client), args.sequential)
+            version = client.protocol_version
+        clients: List[Client] = [Client(args.url).connect() for _ in range(args.clients)]
+        try:
+            for client in clients:
+                caller(client)(workload.WARMUP_BASE)
+            concurrent = workload.threaded([caller(client) for client in clients], args.per_client)
+        finally:
+            for client in clients:
+                client.close()
+        workload.emit(version=version, sequential=sequential, concurrent=concurrent)
+        return
+    with Client.stdio(args.server) as client:
+        call = caller(client)
+        if args.mode == "cold":
+            call(0)
+        elif args.mode == "hold":
+            call(0)
+            workload.hold(client.protocol_version)
+        else:
+            sequential = workload.sequential(call, args.sequential)
+            in_flight = workload.threaded([call] * workload.WINDOW, args.in_flight // workload.WINDOW)
+            workload.emit(version=client.protocol_version, sequential=sequential, in_flight=in_flight)
+
+
+if __name__ == "__main__":
+    main()

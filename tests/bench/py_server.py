@@ -1,0 +1,29 @@
+"""The benchmark's tool served by the official Python SDK (PyPI ``mcp`` 2.x, ``MCPServer``), run by .peers/py.
+
+    .peers/py/bin/python tests/bench/py_server.py                              (stdio)
+    .peers/py/bin/python tests/bench/py_server.py http PORT stateless|default  (Streamable HTTP, uvicorn)
+
+``stateless`` is the SDK's ``stateless_http=True, json_response=True``; ``default`` its defaults (sessions,
+SSE responses). Log level WARNING, so that neither the SDK nor uvicorn logs every request.
+"""
+
+import sys
+
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("bench-python-sdk", log_level="WARNING")
+
+
+@server.tool()
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 1:
+        server.run("stdio")
+    else:
+        stateless = sys.argv[3] == "stateless"
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]), stateless_http=stateless,
+                   json_response=stateless)

@@ -1,0 +1,582 @@
+"""Speed and weight of mcplite beside the official SDKs and a standard-library floor, in one interleaved run.
+
+    python3 tests/bench/run.py [--quick] [--rounds N] [--strict] [--only NAME,...]
+
+Installs the official Python SDK (PyPI ``mcp``) and TypeScript SDK (npm ``@modelcontextprotocol/sdk``)
+under ``.peers/`` exactly as tests/interop/run.py does (its install functions, pins and folders: a peer
+already installed there is not installed again), then runs the same workloads against four
+implementations, each client against its own server, all with one tool ``add(a: int, b: int) -> int``:
+
+    floor           plain Python: JSON lines over pipes; http.client keep-alive against ThreadingHTTPServer
+                    with TCP_NODELAY (floor_client.py, floor_server.py and their floor_http_* halves)
+    mcplite         mc_client.py, mc_server.py
+    python-sdk      py_client.py, py_server.py, in the .peers/py venv
+    typescript-sdk  ts_client.mjs, ts_server.mjs (and ts_import.mjs), on node
+
+mcplite and the floor run in ``.peers/bench-py``, an empty venv of the Python the SDK's venv is made
+from, so that all three Python sides start alike, with nothing but their own code on the path.
+
+Workloads, run once per implementation in each round:
+
+    import       ``from mcplite import Client`` / ``Server`` and the peers' equivalents, a fresh process each
+    cold start   a client process that spawns the stdio server, initializes, calls once and exits
+    stdio        sequential calls (calls/s, p50, p99), then calls with WINDOW in flight on one connection
+    HTTP         Streamable HTTP: sequential calls from one client, then HTTP_CLIENTS concurrent clients,
+                 against the server in stateless JSON-response mode and in its default mode (sessions, SSE)
+    peak RSS     VmHWM of the idle stdio server after initialize and one call, and of its client
+
+Import time and cold start are timed from here around a fresh process; every other figure is timed by the
+client program itself around its calls (workload.py), so process start-up does not pollute it, and every
+call's result is checked there. Each peer speaks its own default protocol revision, recorded in the table
+(mcp 2.x negotiates 2026-07-28, which has no sessions: its "default mode" rows are that revision's).
+
+Rounds interleave the implementations (A B C D for each workload) in an order rotated each round, so that
+the drift of a shared, noisy machine falls on all of them alike; the table gives the median over rounds
+and the mcplite/peer ratios, which hold where absolute figures do not. It is printed and, unless
+``--quick``, written to tests/bench/RESULTS.md with the date and machine.
+
+Exit status: 1 when a workload of mcplite or of the floor failed (a wrong result, a crash, a timeout), or
+with ``--strict`` when mcplite misses a target of `TARGETS`; a peer that cannot be installed or run is
+reported and left out. A full run takes about 6 minutes on 2 busy cores; ``--quick`` (CI) about 90 s.
+
+Environment: as tests/interop/run.py (INTEROP_PY_SDK_VERSION, INTEROP_TS_SDK_VERSION, INTEROP_PYTHON,
+INTEROP_PEERS_DIR, INTEROP_TIMEOUT: the seconds one program may run).
+"""
+
+import argparse
+import datetime
+import importlib.util
+import json
+import os
+import platform
+import select
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+RESULTS = os.path.join(HERE, "RESULTS.md")
+
+
+def _load_interop() -> Any:
+    """tests/interop/run.py as a module (it is not in a package, and its name is this file's)."""
+    spec = importlib.util.spec_from_file_location("interop_run", os.path.join(ROOT, "tests", "interop", "run.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+interop = _load_interop()
+BENCH_VENV = os.path.join(interop.PEERS, "bench-py")
+TIMEOUT: float = interop.CLIENT_TIMEOUT
+
+#: Calls in flight on one stdio connection (workload.WINDOW) and concurrent HTTP clients.
+WINDOW = 8
+HTTP_CLIENTS = 8
+
+
+class Sizes(NamedTuple):
+    """How much each round does."""
+
+    rounds: int
+    stdio_sequential: int
+    stdio_in_flight: int
+    http_sequential: int
+    http_per_client: int  # calls by each of the HTTP_CLIENTS concurrent clients
+    repeats: int  # fresh processes per round for each import and cold-start figure
+
+
+FULL = Sizes(rounds=3, stdio_sequential=2000, stdio_in_flight=1000, http_sequential=1000, http_per_client=125,
+             repeats=2)
+QUICK = Sizes(rounds=1, stdio_sequential=500, stdio_in_flight=400, http_sequential=200, http_per_client=25,
+              repeats=2)
+
+
+# ---- the implementations ----------------------------------------------------------------------------------
+class Implementation(NamedTuple):
+    """How to run one implementation's programs (their command lines are in workload.py).
+
+    Every server program serves stdio with no arguments and HTTP with ``http PORT stateless|default``.
+    """
+
+    name: str
+    client: List[str]
+    server: List[str]
+    import_client: List[str]
+    import_server: List[str]
+
+
+def implementations(python: str, peer_python: str, node: str) -> Dict[str, Implementation]:
+    """Every implementation, by name, in table order: the floor, mcplite, then the peers."""
+
+    def here(name: str) -> str:
+        return os.path.join(HERE, name)
+
+    def in_python(name: str, interpreter: str, client: str, server: str, imports: Tuple[str, str]) -> Implementation:
+        return Implementation(name, [interpreter, here(client)], [interpreter, here(server)],
+                              [interpreter, "-c", imports[0]], [interpreter, "-c", imports[1]])
+
+    return {
+        # The floor imports what its stdio client and server need from the standard library.
+        "floor": in_python("floor", python, "floor_client.py", "floor_server.py",
+                           ("import json, subprocess, threading", "import json, sys")),
+        "mcplite": in_python("mcplite", python, "mc_client.py", "mc_server.py",
+                             ("from mcplite import Client", "from mcplite import Server")),
+        "python-sdk": in_python("python-sdk", peer_python, "py_client.py", "py_server.py",
+                                ("from mcp import Client, StdioServerParameters",
+                                 "from mcp.server.mcpserver import MCPServer")),
+        "typescript-sdk": Implementation("typescript-sdk", [node, here("ts_client.mjs")], [node, here("ts_server.mjs")],
+                                         [node, here("ts_import.mjs"), "client"],
+                                         [node, here("ts_import.mjs"), "server"]),
+    }
+
+
+def clean_python() -> Tuple[Optional[str], str]:
+    """The Python for mcplite and the floor, made on first use: a venv with nothing installed, of the Python
+    the SDK's venv is made from. Returns (its path, or None and why not)."""
+    python = os.path.join(BENCH_VENV, "bin", "python")
+    if os.path.exists(python):
+        return python, ""
+    base = interop.peer_python() or sys.executable
+    error = interop.run_logged([base, "-m", "venv", "--without-pip", BENCH_VENV],
+                               os.path.join(interop.PEERS, "bench-py-install.log"), interop.INSTALL_TIMEOUT)
+    return (None, error) if error else (python, "")
+
+
+def install_peers(wanted: Sequence[str]) -> Tuple[List[str], List[str]]:
+    """Install the peers among ``wanted`` as the interop suite does; returns (the names ready, a note on each peer)."""
+    installs = {
+        "python-sdk": ("mcp", interop.install_py_sdk,
+                       os.environ.get("INTEROP_PY_SDK_VERSION") or interop.PY_SDK_VERSION),
+        "typescript-sdk": ("@modelcontextprotocol/sdk", interop.install_ts_sdk,
+                           os.environ.get("INTEROP_TS_SDK_VERSION") or interop.TS_SDK_VERSION),
+    }
+    os.makedirs(interop.PEERS, exist_ok=True)
+    ready, notes = [], []
+    for name in wanted:
+        if name not in installs:
+            ready.append(name)
+            continue
+        package, install, version = installs[name]
+        error, done = install(version)
+        print(f"bench: {package} {version}: {error or done}", flush=True)
+        notes.append(f"{package} {version}" + (f" (NOT AVAILABLE: {error})" if error else ""))
+        if error is None:
+            ready.append(name)
+    return ready, notes
+
+
+# ---- running programs -------------------------------------------------------------------------------------
+#: The environment of every program: the interop suite's (mcplite importable, the TypeScript SDK's folder).
+ENV: Dict[str, str] = {}
+
+
+class WorkloadFailed(Exception):
+    pass
+
+
+def tail(text: str, lines: int = 12) -> str:
+    return " | ".join(text.strip().splitlines()[-lines:])
+
+
+def timed_run(argv: List[str]) -> float:
+    """Run a program to its end; the ms from just before its launch to its exit."""
+    with tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        process = subprocess.Popen(argv, cwd=ROOT, env=ENV, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                   stderr=err, start_new_session=True)
+        try:
+            code = process.wait(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            interop.stop(process)
+            raise WorkloadFailed(f"{' '.join(argv[1:3])} took longer than {TIMEOUT:.0f} s") from None
+        elapsed = (time.perf_counter() - started) * 1000.0
+        if code != 0:
+            raise WorkloadFailed(f"{' '.join(argv[1:3])} exited with {code}: {tail(interop.read_all(err))}")
+    return elapsed
+
+
+def run_client(argv: List[str]) -> Dict[str, Any]:
+    """Run a client program to its end; the JSON object it printed last."""
+    code, out, err = interop.run_client(argv)
+    if code != 0:
+        raise WorkloadFailed(f"the client {'timed out' if code is None else f'exited with {code}'}: {tail(err)}")
+    try:
+        report: Dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        raise WorkloadFailed(f"the client printed no figures: {tail(out + err)}") from None
+    return report
+
+
+@contextmanager
+def http_server(impl: Implementation, mode: str) -> Iterator[str]:
+    """Run ``impl``'s HTTP server on a free loopback port while the block runs; yields its endpoint's URL."""
+    port = interop.free_port()
+    with tempfile.TemporaryFile() as log:
+        process = subprocess.Popen([*impl.server, "http", str(port), mode], cwd=ROOT, env=ENV,
+                                   stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+        try:
+            try:
+                interop.wait_until_listening(process, port, log)
+            except interop.ServerDidNotStart as exc:
+                raise WorkloadFailed(str(exc)[:500]) from None
+            yield f"http://127.0.0.1:{port}/mcp"
+        finally:
+            interop.stop(process)
+
+
+def peak_rss_mib(pid: int) -> float:
+    """The peak resident set size (VmHWM) of a live process, in MiB."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024.0
+    raise WorkloadFailed(f"no VmHWM for process {pid}")
+
+
+def descendants(pid: int) -> List[int]:
+    """The live processes started, directly or not, by ``pid``."""
+    parent_of: Dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    parent_of[int(entry)] = int(stat.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue  # it ended while we looked
+    found, generation = [], [pid]
+    while generation:
+        generation = [child for child, parent in parent_of.items() if parent in generation]
+        found += generation
+    return found
+
+
+# ---- the workloads: each runs one implementation once ------------------------------------------------------
+class Outcome(NamedTuple):
+    figures: Dict[str, float]  # metric -> value
+    versions: Dict[str, str]  # transport -> the protocol revision negotiated
+
+
+def import_times(impl: Implementation, sizes: Sizes) -> Outcome:
+    client = [timed_run(impl.import_client) for _ in range(sizes.repeats)]
+    server = [timed_run(impl.import_server) for _ in range(sizes.repeats)]
+    return Outcome({"import_client": statistics.median(client), "import_server": statistics.median(server)}, {})
+
+
+def cold_start(impl: Implementation, sizes: Sizes) -> Outcome:
+    times = [timed_run([*impl.client, "cold", "--", *impl.server]) for _ in range(sizes.repeats)]
+    return Outcome({"cold": statistics.median(times)}, {})
+
+
+def stdio_calls(impl: Implementation, sizes: Sizes) -> Outcome:
+    report = run_client([*impl.client, "stdio", str(sizes.stdio_sequential), str(sizes.stdio_in_flight), "--",
+                         *impl.server])
+    sequential, in_flight = report["sequential"], report["in_flight"]
+    return Outcome({"stdio_seq": sequential["calls_per_s"], "stdio_p50": sequential["p50_ms"],
+                    "stdio_p99": sequential["p99_ms"], "stdio_in_flight": in_flight["calls_per_s"]},
+                   {"stdio": report["version"]})
+
+
+def http_calls(mode: str, prefix: str) -> Callable[[Implementation, Sizes], Outcome]:
+    """The HTTP workload against servers in ``mode``; its metrics are named ``PREFIX_1`` and ``PREFIX_8``."""
+    def workload(impl: Implementation, sizes: Sizes) -> Outcome:
+        with http_server(impl, mode) as url:
+            report = run_client([*impl.client, "http", url, str(sizes.http_sequential), str(HTTP_CLIENTS),
+                                 str(sizes.http_per_client)])
+        return Outcome({f"{prefix}_1": report["sequential"]["calls_per_s"],
+                        f"{prefix}_8": report["concurrent"]["calls_per_s"]}, {f"http {mode}": report["version"]})
+    return workload
+
+
+def peak_rss(impl: Implementation, sizes: Sizes) -> Outcome:
+    """Start a client in ``hold`` mode; once it says it is ready, read its VmHWM and its server's."""
+    with tempfile.TemporaryFile() as err:
+        process = subprocess.Popen([*impl.client, "hold", "--", *impl.server], cwd=ROOT, env=ENV,
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, start_new_session=True)
+        assert process.stdout is not None and process.stdin is not None
+        try:
+            ready, _, _ = select.select([process.stdout], [], [], TIMEOUT)
+            line = process.stdout.readline() if ready else b""
+            if not line:
+                raise WorkloadFailed(f"the client did not get ready: {tail(interop.read_all(err))}")
+            servers = descendants(process.pid)
+            if not servers:
+                raise WorkloadFailed("the client has no server process")
+            figures = {"rss_client": peak_rss_mib(process.pid),
+                       "rss_server": sum(peak_rss_mib(pid) for pid in servers)}
+            process.stdin.close()
+            if process.wait(timeout=TIMEOUT) != 0:
+                raise WorkloadFailed(f"the client exited with {process.returncode}: {tail(interop.read_all(err))}")
+        finally:
+            interop.stop(process)
+    return Outcome(figures, {})
+
+
+#: In the order they run in each round.
+WORKLOADS: List[Tuple[str, Callable[[Implementation, Sizes], Outcome]]] = [
+    ("import", import_times),
+    ("cold start", cold_start),
+    ("stdio", stdio_calls),
+    ("http stateless", http_calls("stateless", "http_json")),
+    ("http default", http_calls("default", "http_sse")),
+    ("peak rss", peak_rss),
+]
+
+
+class Record:
+    """What the rounds gathered, per implementation: samples of each metric, revisions, failures, time spent."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.samples: Dict[str, Dict[str, List[float]]] = {name: {} for name in names}
+        self.versions: Dict[str, Dict[str, Set[str]]] = {name: {} for name in names}
+        self.failures: Dict[str, List[str]] = {}
+        self.seconds: Dict[str, float] = {name: 0.0 for name in names}
+
+    def add(self, name: str, outcome: Outcome) -> None:
+        for metric, value in outcome.figures.items():
+            self.samples[name].setdefault(metric, []).append(value)
+        for transport, version in outcome.versions.items():
+            self.versions[name].setdefault(transport, set()).add(version)
+
+    def fail(self, name: str, what: str) -> None:
+        self.failures.setdefault(name, []).append(what)
+        print(f"bench: FAILED {name}: {what}", flush=True)
+
+    def medians(self) -> Dict[str, Dict[str, float]]:
+        return {name: {metric: statistics.median(values) for metric, values in metrics.items()}
+                for name, metrics in self.samples.items()}
+
+
+def run_rounds(impls: Sequence[Implementation], sizes: Sizes, record: Record) -> None:
+    for round_index in range(sizes.rounds):
+        started = time.monotonic()
+        shift = round_index % len(impls)
+        order = [*impls[shift:], *impls[:shift]]
+        for workload_name, workload in WORKLOADS:
+            for impl in order:
+                workload_started = time.monotonic()
+                try:
+                    record.add(impl.name, workload(impl, sizes))
+                except WorkloadFailed as exc:
+                    record.fail(impl.name, f"round {round_index + 1}, {workload_name}: {exc}")
+                record.seconds[impl.name] += time.monotonic() - workload_started
+        print(f"bench: round {round_index + 1}/{sizes.rounds} ({', '.join(impl.name for impl in order)}): "
+              f"{time.monotonic() - started:.0f} s", flush=True)
+
+
+# ---- the table --------------------------------------------------------------------------------------------
+class Row(NamedTuple):
+    metric: str
+    label: str
+    unit: str  # "calls/s" is better higher; "ms" and "MiB" better lower
+
+
+ROWS = [
+    Row("import_client", "import client", "ms"),
+    Row("import_server", "import server", "ms"),
+    Row("cold", "cold start (launch -> exit)", "ms"),
+    Row("stdio_seq", "stdio sequential", "calls/s"),
+    Row("stdio_p50", "stdio sequential p50", "ms"),
+    Row("stdio_p99", "stdio sequential p99", "ms"),
+    Row("stdio_in_flight", f"stdio {WINDOW} in flight", "calls/s"),
+    Row("http_json_1", "HTTP stateless JSON, 1 client", "calls/s"),
+    Row("http_json_8", f"HTTP stateless JSON, {HTTP_CLIENTS} clients", "calls/s"),
+    Row("http_sse_1", "HTTP default (sessions, SSE), 1 client", "calls/s"),
+    Row("http_sse_8", f"HTTP default (sessions, SSE), {HTTP_CLIENTS} clients", "calls/s"),
+    Row("rss_server", "idle stdio server peak RSS", "MiB"),
+    Row("rss_client", "stdio client peak RSS", "MiB"),
+]
+TRANSPORTS = ("stdio", "http stateless", "http default")
+
+#: What mcplite must reach (issue 7): metric -> [(peer, factor)]. For calls/s mcplite >= factor x the peer's
+#: figure, for ms and MiB mcplite <= factor x the peer's.
+TARGETS: Dict[str, List[Tuple[str, float]]] = {
+    "import_client": [("floor", 1.5)],
+    "import_server": [("floor", 1.5)],
+    "cold": [("floor", 2.0)],
+    "stdio_seq": [("typescript-sdk", 1.1), ("floor", 0.35)],
+    "stdio_in_flight": [("typescript-sdk", 1.0)],
+    "http_json_1": [("floor", 0.5)],
+    "http_json_8": [("floor", 0.5)],
+    "http_sse_1": [("python-sdk", 3.0)],
+    "rss_server": [("floor", 1.5)],
+}
+SHORT = {"floor": "floor", "mcplite": "mcplite", "python-sdk": "Python SDK", "typescript-sdk": "TS SDK"}
+RATIO_NOTE = "mcplite/peer: calls/s above 1x means mcplite is faster; ms and MiB below 1x mean it is lighter."
+
+
+def number(value: Optional[float], unit: str) -> str:
+    if value is None:
+        return "-"
+    if unit == "calls/s":
+        return f"{value:,.0f}"
+    return f"{value:,.2f}" if value < 10 else f"{value:,.1f}"
+
+
+def verdict(row: Row, medians: Dict[str, Dict[str, float]]) -> Tuple[str, Optional[bool]]:
+    """The row's target as text, and whether mcplite met it (None: no target, or a figure is missing)."""
+    goals = TARGETS.get(row.metric, [])
+    higher = row.unit == "calls/s"
+    text = ", ".join(f"{'>=' if higher else '<='} {factor:g}x {SHORT[peer]}" for peer, factor in goals)
+    ours = medians.get("mcplite", {}).get(row.metric)
+    theirs = [(medians.get(peer, {}).get(row.metric), factor) for peer, factor in goals]
+    if not goals or ours is None or any(value is None for value, _ in theirs):
+        return text, None
+    return text, all(ours >= factor * value if higher else ours <= factor * value  # type: ignore[operator]
+                     for value, factor in theirs)
+
+
+def table(names: Sequence[str], medians: Dict[str, Dict[str, float]],
+          versions: Dict[str, Dict[str, Set[str]]]) -> Tuple[List[str], List[str]]:
+    """The Markdown table's lines, and the targets mcplite missed."""
+    peers = [name for name in names if name != "mcplite"] if "mcplite" in names else []
+    header = ["workload", "unit", *(SHORT[name] for name in names), *(f"mcplite/{SHORT[peer]}" for peer in peers),
+              "mcplite must reach", "met"]
+    rows: List[List[str]] = []
+    missed: List[str] = []
+    for row in ROWS:
+        cells = [row.label, row.unit, *(number(medians[name].get(row.metric), row.unit) for name in names)]
+        ours = medians.get("mcplite", {}).get(row.metric)
+        for peer in peers:
+            theirs = medians[peer].get(row.metric)
+            cells.append(f"{ours / theirs:.2f}x" if ours is not None and theirs else "-")
+        text, met = verdict(row, medians)
+        cells += [text, "" if not text else "?" if met is None else "yes" if met else "**NO**"]
+        rows.append(cells)
+        if met is False:
+            missed.append(f"{row.label}: {text}")
+    for transport in TRANSPORTS:
+        cells = [f"protocol revision, {transport}", "",
+                 *(", ".join(sorted(versions[name].get(transport, ()))) or "-" for name in names)]
+        rows.append(cells + [""] * (len(header) - len(cells)))
+
+    numeric = range(2, len(header) - 2)  # right-aligned
+    widths = [max(len(cells[column]) for cells in [header, *rows]) for column in range(len(header))]
+    rule = "|".join("-" * (width + 1) + (":" if column in numeric else "-") for column, width in enumerate(widths))
+    lines = [" | ".join(cell.rjust(width) if column in numeric else cell.ljust(width)
+                        for column, (cell, width) in enumerate(zip(cells, widths))) for cells in [header, *rows]]
+    return [f"| {lines[0]} |", f"|{rule}|", *(f"| {line} |" for line in lines[1:])], missed
+
+
+# ---- the run ----------------------------------------------------------------------------------------------
+def machine() -> str:
+    cpu = "unknown cpu"
+    try:
+        with open("/proc/cpuinfo") as info:
+            cpu = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return f"{platform.machine()}, {cpu}, {os.cpu_count()} cpus"
+
+
+def output_of(argv: List[str]) -> str:
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=30).stdout.strip() or "?"
+    except (OSError, subprocess.TimeoutExpired):
+        return "?"
+
+
+def write_results(lines: List[str], about: List[str], command: str) -> None:
+    text = "\n".join([
+        "# mcplite benchmark results",
+        "",
+        f"Written by `{command}`; tests/bench/run.py's docstring says what each row measures.",
+        "Medians of interleaved rounds on a shared machine: compare the ratios, not the absolute figures.",
+        RATIO_NOTE,
+        "",
+        *(f"- {line}" for line in about),
+        "",
+        *lines,
+        "",
+    ])
+    with open(RESULTS, "w", encoding="utf-8") as out:
+        out.write(text)
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="Benchmark mcplite beside the official SDKs and a stdlib floor.")
+    parser.add_argument("--quick", action="store_true", help="fewer rounds and calls (CI); RESULTS.md is left alone")
+    parser.add_argument("--rounds", type=int, help=f"rounds (default {FULL.rounds}, or {QUICK.rounds} with --quick)")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when mcplite misses a target")
+    parser.add_argument("--only", help="comma-separated implementations (default: all): " + ", ".join(SHORT))
+    args = parser.parse_args(argv)
+    if args.rounds is not None and args.rounds < 1:
+        parser.error("--rounds must be at least 1")
+    args.only = [name.strip() for name in args.only.split(",")] if args.only else list(SHORT)
+    unknown = [name for name in args.only if name not in SHORT]
+    if unknown:
+        parser.error(f"unknown implementation(s): {', '.join(unknown)}")
+    return args
+
+
+def main(argv: Sequence[str]) -> int:
+    args = parse_args(argv)
+    started = time.monotonic()
+    sizes = QUICK if args.quick else FULL
+    if args.rounds is not None:
+        sizes = sizes._replace(rounds=args.rounds)
+    python, error = clean_python()
+    if python is None:
+        print(f"bench: cannot make a venv for mcplite and the floor: {error}", file=sys.stderr)
+        return 1
+    node = shutil.which("node") or "node"
+    every = implementations(python, interop.PY_PEER_PYTHON, node)
+    # With bytecode caching (pip compiled the SDKs' bytecode when it installed them; mcplite gets its cache
+    # too). interop.run_client builds its environment from ours.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    ENV.update(interop.child_env())
+    names, peer_notes = install_peers([name for name in every if name in args.only])
+    record = Record(names)
+
+    # An untimed cold start first: it writes bytecode caches and warms the OS's file cache for every program.
+    for name in list(names):
+        try:
+            timed_run([*every[name].client, "cold", "--", *every[name].server])
+        except WorkloadFailed as exc:
+            record.fail(name, f"left out, it cannot start: {exc}")
+            names.remove(name)
+    if names:
+        run_rounds([every[name] for name in names], sizes, record)
+
+    medians = record.medians()
+    lines, missed = table(names, medians, record.versions)
+    version_of = ["-c", "import platform; print(platform.python_version())"]
+    about = [
+        f"{datetime.datetime.now():%Y-%m-%d %H:%M}; {machine()}; Python {output_of([python, *version_of])} "
+        f"(the SDK's venv: {output_of([interop.PY_PEER_PYTHON, *version_of])}), node {output_of([node, '--version'])}; "
+        f"peers: {', '.join(peer_notes) or 'none'}",
+        f"{sizes.rounds} round(s), medians over them; per round and implementation: {sizes.stdio_sequential} "
+        f"sequential and {sizes.stdio_in_flight} in-flight stdio calls; per HTTP mode {sizes.http_sequential} "
+        f"sequential calls and {HTTP_CLIENTS} clients x {sizes.http_per_client}; {sizes.repeats} fresh processes "
+        f"per round for each import and cold-start figure",
+        f"took {time.monotonic() - started:.0f} s (" +
+        ", ".join(f"{name} {seconds:.0f} s" for name, seconds in record.seconds.items()) + ")",
+    ]
+    print("", *lines, "", *about, RATIO_NOTE, sep="\n")
+    for target in missed:
+        print(f"bench: target missed: {target}")
+    for name, failures in record.failures.items():
+        for failure in failures:
+            print(f"bench: {name} failed: {failure}")
+    if not args.quick:
+        write_results(lines, about, " ".join(["python3 tests/bench/run.py", *argv]))
+        print(f"bench: wrote {os.path.relpath(RESULTS, ROOT)}")
+    if "mcplite" in record.failures or "floor" in record.failures:
+        print("bench: FAILED: a workload of mcplite or of the floor failed")
+        return 1
+    if args.strict and missed:
+        print(f"bench: FAILED: --strict and {len(missed)} target(s) missed")
+        return 1
+    print(f"bench: {len(missed)} target(s) missed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

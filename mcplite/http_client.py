@@ -40,12 +40,12 @@ import time
 import urllib.parse
 import urllib.request
 from typing import (
-    AbstractSet, Any, Callable, Dict, Generator, Iterator, List, NamedTuple, Optional, Set, Tuple,
-    Union,
+    AbstractSet, Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Set, Tuple, Union,
 )
 
 from . import types as t
 from .errors import ConnectionClosed, HTTPError, MCPError, RemoteProtocolError, SessionExpired
+from .http_messages import AuthFlow, HTTPRequest, HTTPResponse
 from .jsonrpc import InvalidMessage, RequestId, decode, encode
 from .sse import Event, SSEParser
 from .transport import MessageSink, Transport
@@ -84,34 +84,6 @@ _LISTEN_ATTEMPTS = 3
 _FALLBACK_STATUSES = (400, 404, 405)
 _SESSION_ID = re.compile(r"[\x21-\x7e]+")  # the spec's "visible ASCII"
 _TRANSPORTS = ("auto", "streamable", "sse")
-
-
-# ---- the auth seam ------------------------------------------------------------------------------------
-class HTTPRequest(NamedTuple):
-    """One HTTP request as an ``auth`` flow receives and yields it."""
-
-    method: str
-    url: str
-    headers: Dict[str, str]
-    body: Optional[bytes] = None
-
-
-class HTTPResponse(NamedTuple):
-    """What an ``auth`` flow is sent back for each request it yielded.
-
-    ``headers`` has lower-case names (repeated headers joined with ", "). ``body`` is the whole body,
-    except for an SSE stream, which is never read ahead: there it is ``b""``.
-    """
-
-    status: int
-    headers: Dict[str, str]
-    body: bytes = b""
-
-
-#: ``auth.auth_flow(request)`` returns one of these: it yields requests to send (the original one, with
-#: credentials added, and any it needs on the way), receives each one's `HTTPResponse`, and the response
-#: to the last request it yielded is the one the transport uses.
-AuthFlow = Generator[HTTPRequest, HTTPResponse, None]
 
 
 # ---- connections ----------------------------------------------------------------------------------------
@@ -733,11 +705,16 @@ class _StreamableHTTP:
         """Run ``job(stream, work)`` on a reader thread; ``work`` is a `_Call` or an `_Exchange`."""
         with self._lock:
             readers = self._readers
-        if readers is None:  # closed since the stream was registered
+        try:
+            if readers is None:  # closed since the stream was registered
+                raise ConnectionClosed("the HTTP session is closed")
+            readers.submit(job, stream, work)
+        except BaseException:
+            # Nobody will finish this call: close it here, or an auth flow suspended inside it (holding
+            # its sign-in lock, say) would never be closed.
             self._unregister(stream)
             work.close()
-            raise ConnectionClosed("the HTTP session is closed")
-        readers.submit(job, stream, work)
+            raise
 
     # ---- answers (reader threads) -----------------------------------------------------------------------
     def _await_answer(self, stream: _Stream, call: _Call) -> None:
@@ -1131,8 +1108,9 @@ class HTTPClientTransport(Transport):
         transport: "auto" (Streamable HTTP, falling back to HTTP+SSE when initialize is refused with
             400, 404 or 405), "streamable", or "sse" (the 2024-11-05 transport only).
         headers: extra headers for every request (they cannot override the protocol's own).
-        auth: an object with ``auth_flow(HTTPRequest) -> AuthFlow`` (see `AuthFlow`); every request goes
-            through it.
+        auth: an object with ``auth_flow(HTTPRequest) -> AuthFlow`` (see `mcplite.http_messages`), such as
+            `mcplite.oauth.OAuth`; every request goes through it. The flow is always closed, whatever
+            happens to the request, so a lock it holds across its yields is released.
         ssl_context: the TLS context; default ``ssl.create_default_context(cafile=cafile)``.
         cafile: a CA bundle to trust instead of the system's (ignored with ``ssl_context``).
         sse_read_timeout: seconds an SSE stream may stay silent before it counts as dropped.

@@ -2,6 +2,8 @@
 
 One object plays both roles at one origin. Talk to it in-process with `OAuthTestServer.send` (no
 sockets: fast unit tests), or `start()` it on 127.0.0.1 with a free port and talk over real sockets.
+To issue tokens for another resource server (mcplite's own HTTP server with `BearerAuth`), set
+``resource`` to that server's URL and give it `introspect` as its ``verify``.
 
 It checks what a strict server would: registered redirect URIs, PKCE S256, ``resource`` on both the
 authorization and token requests, client authentication per the registered method (secrets and
@@ -21,7 +23,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 from mcplite import jose
-from mcplite.oauth import HTTPRequest, HTTPResponse
+from mcplite.http_messages import HTTPRequest, HTTPResponse
+from mcplite.oauth import drive
 
 JWT_BEARER_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
@@ -77,6 +80,7 @@ class OAuthTestServer:
         self.token_endpoint_auth_methods = ["none", "client_secret_basic", "client_secret_post", "private_key_jwt"]
         self.cimd_supported = False
         self.dynamic_registration = True
+        self.resource: Optional[str] = None  # the resource tokens are for; None: this server's own /mcp
         self.clients: Dict[str, Client] = {}
         # Records.
         self.requests: List[HTTPRequest] = []
@@ -96,6 +100,11 @@ class OAuthTestServer:
     @property
     def mcp_url(self) -> str:
         return f"{self.base_url}/mcp"
+
+    @property
+    def protected_resource(self) -> str:
+        """The resource whose tokens this server issues: ``resource``, or its own ``mcp_url``."""
+        return self.resource or self.mcp_url
 
     @property
     def resource_metadata_url(self) -> str:
@@ -236,7 +245,7 @@ class OAuthTestServer:
         if client is None or redirect_uri not in client.redirect_uris:
             return _oauth_error("invalid_request")  # never redirect to an unregistered URI
         if (query.get("response_type") != "code" or query.get("code_challenge_method") != "S256"
-                or not query.get("code_challenge") or query.get("resource") != self.mcp_url):
+                or not query.get("code_challenge") or query.get("resource") != self.protected_resource):
             return _oauth_error("invalid_request")
         code = secrets.token_urlsafe(16)
         self._codes[code] = PendingCode(
@@ -313,10 +322,26 @@ class OAuthTestServer:
                 return _oauth_error("invalid_grant")
             return self._issue(grant)
         if grant_type == "client_credentials":
-            if form.get("resource") != self.mcp_url:
+            if form.get("resource") != self.protected_resource:
                 return _oauth_error("invalid_target")
             return self._issue(Grant(client.client_id, form.get("scope", "").split(), form.get("resource")))
         return _oauth_error("unsupported_grant_type")
+
+    def introspect(self, token: str) -> Optional[Dict[str, Any]]:
+        """The claims of an access token it issued (RFC 7662 names), or None for an unknown one.
+
+        Expiry is left to the claims' ``exp``, audience to ``aud``, as a resource server reads them.
+        """
+        with self._lock:
+            grant = self.access_tokens.get(token)
+        if grant is None:
+            return None
+        claims: Dict[str, Any] = {
+            "active": True, "client_id": grant.client_id, "scope": " ".join(grant.scopes), "aud": grant.resource,
+        }
+        if grant.expires_at is not None:
+            claims["exp"] = grant.expires_at
+        return claims
 
     def _challenge(self, status: int, error: str, scopes: List[str]) -> HTTPResponse:
         header = f'Bearer error="{error}", resource_metadata="{self.resource_metadata_url}"'
@@ -329,7 +354,7 @@ class OAuthTestServer:
         grant = self.access_tokens.get(authorization[len("Bearer "):]) if authorization.startswith("Bearer ") else None
         if grant is None or (grant.expires_at is not None and self.clock() >= grant.expires_at):
             return self._challenge(401, "invalid_token", self.required_scopes)
-        if grant.resource != self.mcp_url:
+        if grant.resource != self.protected_resource:
             return self._challenge(401, "invalid_token", self.required_scopes)
         if not set(self.required_scopes) <= set(grant.scopes):
             return self._challenge(403, "insufficient_scope", self.required_scopes)
@@ -365,3 +390,53 @@ def decode_form(request: HTTPRequest) -> Dict[str, str]:
 def split_basic(header: str) -> Tuple[str, str]:
     client_id, _, secret = base64.b64decode(header[len("Basic "):]).decode().partition(":")
     return unquote(client_id), unquote(secret)
+
+
+# ---- helpers for tests that drive flows ----------------------------------------------------------------
+
+class Clock:
+    """A clock that moves only when told to."""
+
+    def __init__(self, now: float = 1_700_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+class CountingAuthorize:
+    """Wraps an ``authorize`` callback and keeps every authorization URL it was called with."""
+
+    def __init__(self, inner: Callable[[str], Any]) -> None:
+        self.inner = inner
+        self.urls: List[str] = []
+
+    def __call__(self, url: str) -> Any:
+        self.urls.append(url)
+        return self.inner(url)
+
+    def scopes(self) -> List[Optional[str]]:
+        return [decode_query(url).get("scope") for url in self.urls]
+
+
+def call(auth: Any, send: Callable[[HTTPRequest], HTTPResponse], url: str) -> HTTPResponse:
+    """One MCP request through ``auth``, every exchange made by ``send``."""
+    return drive(auth.auth_flow(jsonrpc_request(url)), send)
+
+
+def run_in_thread(target: Callable[[], Any]) -> Tuple[threading.Thread, Dict[str, Any]]:
+    """Run ``target`` in a daemon thread; the dict gets its ``result`` or ``error``."""
+    outcome: Dict[str, Any] = {}
+
+    def runner() -> None:
+        try:
+            outcome["result"] = target()
+        except BaseException as exc:  # reported to the test thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=runner, daemon=True)
+    thread.start()
+    return thread, outcome

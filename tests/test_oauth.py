@@ -1,10 +1,11 @@
-"""mcplite.oauth: the spec rules, the I/O-free flow against canned responses and the in-process test
-server, storage, the loopback listener, and full sign-ins over real sockets."""
+"""mcplite.oauth's flow, driven with canned responses and the in-process test authorization server:
+discovery, registration, PKCE/state/iss, token endpoint authentication, refresh, step-up, storage,
+concurrency, client credentials and cross-app access. (The pure rules: test_oauth_rules.py; sockets and
+the browser: test_oauth_io.py; the server side: test_auth_http.py.)"""
 
 import json
 import logging
 import os
-import socket
 import stat
 import threading
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
@@ -15,33 +16,16 @@ import pytest
 from mcplite import jose
 from mcplite.errors import AuthError, TransportError
 from mcplite.oauth import (
-    AuthorizationResponse, BearerChallenge, BrowserAuthorizer, ClientCredentials, ClientRegistration,
-    CrossAppAccess, FileTokenStorage, HTTPRequest, HTTPResponse, LoopbackRedirectCatcher, MemoryTokenStorage,
-    OAuth, Tokens, add_step_up_scopes, application_type_for, apply_offline_access,
-    authorization_server_metadata_urls, canonical_resource_uri, check_authorization_response,
-    check_authorization_response_issuer, check_pkce_support, choose_token_endpoint_auth_method, drive,
-    is_insufficient_scope,
-    legacy_default_endpoints, legacy_metadata_url, parse_bearer_challenge, pkce_challenge, pkce_pair,
-    protected_resource_metadata_urls, resource_matches, rule_applies, select_scopes, send_with_http_client,
+    AuthorizationResponse, ClientCredentials, ClientRegistration, CrossAppAccess, FileTokenStorage, HTTPRequest,
+    HTTPResponse, MemoryTokenStorage, OAuth, Tokens, drive, pkce_challenge,
 )
 from oauth_server import (  # tests/ is on sys.path under pytest's default import mode
-    OAuthTestServer, decode_form, decode_query, follow_authorization_redirect, jsonrpc_request, split_basic,
+    Clock, CountingAuthorize, OAuthTestServer, call, decode_form, decode_query, follow_authorization_redirect,
+    jsonrpc_request, run_in_thread, split_basic,
 )
 
-SOCKET_TIMEOUT = 5.0
 THREAD_TIMEOUT = 10.0
 REDIRECT_URI = "http://127.0.0.1:8976/callback"  # registered, never contacted: tests read the 302 itself
-
-
-class Clock:
-    def __init__(self, now: float = 1_700_000_000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
 
 
 def json_response(status: int, value: Any, headers: Optional[Dict[str, str]] = None) -> HTTPResponse:
@@ -136,200 +120,6 @@ def server_oauth(server: OAuthTestServer, **kwargs: Any) -> OAuth:
     kwargs.setdefault("authorize", follow_authorization_redirect(server.send))
     kwargs.setdefault("redirect_uri", REDIRECT_URI)
     return OAuth(**kwargs)
-
-
-def call(auth: Any, send: Callable[[HTTPRequest], HTTPResponse], url: str) -> HTTPResponse:
-    return drive(auth.auth_flow(jsonrpc_request(url)), send)
-
-
-class CountingAuthorize:
-    def __init__(self, inner: Callable[[str], Any]) -> None:
-        self.inner = inner
-        self.urls: List[str] = []
-
-    def __call__(self, url: str) -> Any:
-        self.urls.append(url)
-        return self.inner(url)
-
-    def scopes(self) -> List[Optional[str]]:
-        return [decode_query(url).get("scope") for url in self.urls]
-
-
-# ======================================================================================================
-# Spec rules as pure functions
-# ======================================================================================================
-
-
-def test_pkce_challenge_matches_rfc7636_appendix_b() -> None:
-    assert pkce_challenge("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk") == "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
-
-
-def test_pkce_pair_is_fresh_and_consistent() -> None:
-    (v1, c1), (v2, _) = pkce_pair(), pkce_pair()
-    assert v1 != v2 and 43 <= len(v1) <= 128
-    assert pkce_challenge(v1) == c1
-
-
-@pytest.mark.parametrize("verifier", ["short", "a" * 129, "a" * 42 + "!"])
-def test_pkce_challenge_refuses_invalid_verifiers(verifier: str) -> None:
-    with pytest.raises(ValueError):
-        pkce_challenge(verifier)
-
-
-def test_protected_resource_metadata_urls_header_then_path_then_root() -> None:
-    assert protected_resource_metadata_urls(MCP, PRM_HEADER_URL) == [
-        PRM_HEADER_URL,
-        "https://api.example.com/.well-known/oauth-protected-resource/v1/mcp",
-        "https://api.example.com/.well-known/oauth-protected-resource",
-    ]
-    assert protected_resource_metadata_urls("https://api.example.com/mcp/") == [
-        "https://api.example.com/.well-known/oauth-protected-resource/mcp",
-        "https://api.example.com/.well-known/oauth-protected-resource",
-    ]
-    assert protected_resource_metadata_urls("https://API.example.com") == [
-        "https://api.example.com/.well-known/oauth-protected-resource"]
-
-
-def test_authorization_server_metadata_urls_with_and_without_issuer_path() -> None:
-    assert authorization_server_metadata_urls("https://auth.ex/tenant1") == [
-        "https://auth.ex/.well-known/oauth-authorization-server/tenant1",
-        "https://auth.ex/.well-known/openid-configuration/tenant1",
-        "https://auth.ex/tenant1/.well-known/openid-configuration",
-    ]
-    assert authorization_server_metadata_urls("https://auth.ex") == [
-        "https://auth.ex/.well-known/oauth-authorization-server",
-        "https://auth.ex/.well-known/openid-configuration",
-    ]
-
-
-def test_legacy_2025_03_26_urls_drop_the_mcp_path() -> None:
-    assert legacy_metadata_url(MCP) == "https://api.example.com/.well-known/oauth-authorization-server"
-    assert legacy_default_endpoints(MCP) == {
-        "issuer": "https://api.example.com",
-        "authorization_endpoint": "https://api.example.com/authorize",
-        "token_endpoint": "https://api.example.com/token",
-        "registration_endpoint": "https://api.example.com/register",
-    }
-
-
-def test_canonical_resource_uri() -> None:
-    assert canonical_resource_uri("HTTPS://API.Example.COM:443/v1/mcp#frag") == "https://api.example.com/v1/mcp"
-    assert canonical_resource_uri("https://api.example.com/") == "https://api.example.com"
-    assert canonical_resource_uri("http://127.0.0.1:8080/mcp?x=1") == "http://127.0.0.1:8080/mcp?x=1"
-    assert canonical_resource_uri("http://[::1]:80/mcp") == "http://[::1]/mcp"
-
-
-@pytest.mark.parametrize("resource, expected", [
-    ("https://api.example.com/v1/mcp", True),
-    ("https://api.example.com/v1/mcp/", True),
-    ("https://api.example.com", True),  # a parent resource covers the endpoint
-    ("https://api.example.com/v1", True),
-    ("https://api.example.com/v1/mc", False),  # not a path segment boundary
-    ("https://api.example.com/v2", False),
-    ("https://evil.example.com/v1/mcp", False),
-    ("http://api.example.com/v1/mcp", False),
-    ("https://api.example.com:8443/v1/mcp", False),
-])
-def test_resource_matches(resource: str, expected: bool) -> None:
-    assert resource_matches(resource, MCP) is expected
-
-
-def test_parse_bearer_challenge() -> None:
-    header = ('Basic realm="x", Bearer realm="mcp", error="insufficient_scope", '
-              'scope="files:read files:write", resource_metadata="https://a.example/prm?x=1,2", '
-              'error_description="need \\"more\\""')
-    assert parse_bearer_challenge(header) == BearerChallenge(
-        error="insufficient_scope", error_description='need "more"', scope="files:read files:write",
-        resource_metadata="https://a.example/prm?x=1,2")
-    assert parse_bearer_challenge("bearer scope=a, Basic realm=b") == BearerChallenge(scope="a")
-    assert parse_bearer_challenge('Bearer') == BearerChallenge()
-    assert parse_bearer_challenge('Basic realm="x"') is None
-    assert parse_bearer_challenge(None) is None
-
-
-def test_insufficient_scope_detection() -> None:
-    assert is_insufficient_scope(403, BearerChallenge(error="insufficient_scope", scope="a"))
-    assert is_insufficient_scope(403, BearerChallenge(scope="a b"))  # servers that leave out error=
-    assert not is_insufficient_scope(403, BearerChallenge(error="invalid_token", scope="a"))
-    assert not is_insufficient_scope(403, BearerChallenge())
-    assert not is_insufficient_scope(403, None)
-    assert not is_insufficient_scope(401, BearerChallenge(error="insufficient_scope"))
-
-
-def test_scope_selection_priority() -> None:
-    assert select_scopes(["a"], ["b"], ["c", "d"]) == ["a"]
-    assert select_scopes(None, ["b"], ["c", "d"]) == ["b"]
-    assert select_scopes([], None, ["c", "d", "c"]) == ["c", "d"]
-    assert select_scopes(None, None, None) == []
-
-
-def test_step_up_requests_the_union() -> None:
-    assert add_step_up_scopes(["read"], ["read", "write"]) == ["read", "write"]
-    assert add_step_up_scopes(["read", "admin"], ["write"]) == ["read", "admin", "write"]
-
-
-def test_offline_access_only_when_the_authorization_server_lists_it() -> None:
-    assert apply_offline_access(["a", "offline_access"], ["a"], wanted=True) == ["a"]
-    assert apply_offline_access(["a"], ["a", "offline_access"], wanted=True) == ["a", "offline_access"]
-    assert apply_offline_access(["a"], ["a", "offline_access"], wanted=False) == ["a"]
-    assert apply_offline_access([], ["offline_access"], wanted=True) == []
-
-
-@pytest.mark.parametrize("advertised, iss, accepted", [
-    (True, "https://as.example", True),
-    (True, "https://evil.example", False),
-    (True, None, False),
-    (False, "https://as.example", True),
-    (False, "https://evil.example", False),
-    (False, None, True),
-    (True, "https://as.example/", False),  # exact string comparison, no normalization
-])
-def test_rfc9207_iss_table(advertised: bool, iss: Optional[str], accepted: bool) -> None:
-    if accepted:
-        check_authorization_response_issuer(iss, "https://as.example", advertised)
-    else:
-        with pytest.raises(AuthError):
-            check_authorization_response_issuer(iss, "https://as.example", advertised)
-
-
-def test_iss_is_checked_on_error_responses_too() -> None:
-    response = AuthorizationResponse(state="s", iss="https://evil.example", error="access_denied")
-    with pytest.raises(AuthError, match="issuer"):
-        check_authorization_response(response, expected_state="s", issuer="https://as.example", iss_advertised=False)
-
-
-def test_pkce_support_check_per_revision() -> None:
-    check_pkce_support({"code_challenge_methods_supported": ["plain", "S256"]}, "2025-11-25")
-    check_pkce_support({}, "2025-06-18")  # silent metadata: tolerated before 2025-11-25
-    with pytest.raises(AuthError, match="does not advertise"):
-        check_pkce_support({}, "2025-11-25")
-    with pytest.raises(AuthError, match="S256"):
-        check_pkce_support({"code_challenge_methods_supported": ["plain"]}, "2025-06-18")
-
-
-def test_revision_rules() -> None:
-    assert not rule_applies("resource_parameter", "2025-03-26")
-    assert rule_applies("resource_parameter", "2025-06-18")
-    assert not rule_applies("pkce_methods_advertised", "2025-06-18")
-    assert rule_applies("pkce_methods_advertised", "2026-07-28")
-
-
-def test_token_endpoint_auth_method_choice() -> None:
-    choose = choose_token_endpoint_auth_method
-    assert choose("client_secret_post", ["client_secret_basic"], has_secret=True, has_private_key=False) == "client_secret_post"
-    assert choose(None, None, has_secret=True, has_private_key=False) == "client_secret_basic"  # RFC 8414 default
-    assert choose(None, ["client_secret_post"], has_secret=True, has_private_key=False) == "client_secret_post"
-    assert choose(None, ["none"], has_secret=True, has_private_key=False) == "none"
-    assert choose(None, ["private_key_jwt", "client_secret_basic"], has_secret=True, has_private_key=True) == "private_key_jwt"
-    assert choose(None, None, has_secret=False, has_private_key=True) == "private_key_jwt"
-    assert choose(None, None, has_secret=False, has_private_key=False) == "none"
-
-
-def test_application_type() -> None:
-    assert application_type_for("http://127.0.0.1:5000/cb") == "native"
-    assert application_type_for("http://localhost/cb") == "native"
-    assert application_type_for("com.example.app:/cb") == "native"
-    assert application_type_for("https://app.example.com/cb") == "web"
 
 
 # ======================================================================================================
@@ -455,6 +245,30 @@ def test_2025_03_26_default_endpoints_when_metadata_is_404(protocol_version: str
     assert without_query(authorize.urls[0]) == "https://api.example.com/authorize"
     assert decode_query(authorize.urls[0]).get("resource") == resource
     assert decode_form(network.requests[-2]).get("resource") == resource
+
+
+def test_2025_03_26_metadata_whose_issuer_has_a_path_is_used_and_keys_the_registration() -> None:
+    network = legacy_deployment()
+    issuer = "https://api.example.com/oauth"
+    network.routes[("GET", "https://api.example.com/.well-known/oauth-authorization-server")] = json_response(
+        200, as_metadata(issuer, registration_endpoint="https://api.example.com/register",
+                         token_endpoint="https://api.example.com/token"))
+    storage = MemoryTokenStorage()
+    authorize = CountingAuthorize(redirect_back(iss=issuer))
+    assert call(canned_oauth(authorize=authorize, storage=storage), network, MCP).status == 200
+    assert without_query(authorize.urls[0]) == f"{issuer}/authorize"
+    registration = storage.get_client(issuer)
+    assert registration is not None and registration.client_id == "legacy-1"
+
+
+def test_2025_03_26_metadata_naming_an_issuer_elsewhere_is_refused() -> None:
+    network = legacy_deployment()
+    network.routes[("GET", "https://api.example.com/.well-known/oauth-authorization-server")] = json_response(
+        200, as_metadata("https://evil.example"))
+    authorize = CountingAuthorize(redirect_back())
+    with pytest.raises(AuthError, match="refusing"):
+        call(canned_oauth(authorize=authorize), network, MCP)
+    assert authorize.urls == []
 
 
 def test_2025_03_26_metadata_server_error_is_an_auth_error() -> None:
@@ -820,7 +634,7 @@ def test_step_up_asks_for_the_union_of_scopes() -> None:
     assert authorize.scopes() == ["mcp:read", "mcp:read mcp:write"]
 
 
-def test_step_up_gives_up_after_max_step_up_sign_ins() -> None:
+def test_step_up_gives_up_after_max_authorizations_sign_ins() -> None:
     def always_insufficient(request: HTTPRequest) -> HTTPResponse:
         if bearer_of(request) is None:
             return json_response(401, {}, {"www-authenticate": f'Bearer resource_metadata="{PRM_HEADER_URL}"'})
@@ -829,10 +643,42 @@ def test_step_up_gives_up_after_max_step_up_sign_ins() -> None:
     network = canned_deployment()
     network.routes[("POST", MCP)] = always_insufficient
     authorize = CountingAuthorize(redirect_back())
-    with pytest.raises(AuthError, match="3 step-up"):
+    with pytest.raises(AuthError, match="after 3 sign-ins"):
         call(canned_oauth(authorize=authorize), network, MCP)
-    assert len(authorize.urls) == 1 + 3  # the first sign-in, then three step-ups
-    assert authorize.scopes()[1:] == ["admin"] * 3
+    assert len(authorize.urls) == 3  # the first sign-in, then two step-ups: three in all
+    assert authorize.scopes()[1:] == ["admin"] * 2
+
+
+def test_the_sign_in_budget_is_per_request() -> None:
+    scopes_needed = ["a"]
+
+    def needs_scopes(request: HTTPRequest) -> HTTPResponse:
+        token = bearer_of(request)
+        if token is None:
+            challenge = f'Bearer resource_metadata="{PRM_HEADER_URL}", scope="a"'
+            return json_response(401, {}, {"www-authenticate": challenge})
+        if not set(scopes_needed) <= set(token.split("+")):
+            scope = " ".join(scopes_needed)
+            return json_response(403, {}, {"www-authenticate": f'Bearer error="insufficient_scope", scope="{scope}"'})
+        return json_response(200, {"ok": True})
+
+    def token_for_requested_scopes(request: HTTPRequest) -> HTTPResponse:
+        return json_response(200, {"access_token": "+".join(decode_query(urls[-1]).get("scope", "").split()),
+                                   "token_type": "Bearer"})
+
+    network = canned_deployment()
+    network.routes[("POST", MCP)] = needs_scopes
+    network.routes[("POST", f"{ISSUER}/token")] = token_for_requested_scopes
+    authorize = CountingAuthorize(redirect_back())
+    urls = authorize.urls
+    auth = canned_oauth(authorize=authorize, max_authorizations=2)
+    scopes_needed[:] = ["a", "b"]
+    assert call(auth, network, MCP).status == 200  # sign-in for a, step-up to a b: two sign-ins
+    scopes_needed[:] = ["a", "b", "c"]
+    assert call(auth, network, MCP).status == 200  # a new request may step up again
+    scopes_needed[:] = ["a", "b", "c", "d", "e"]
+    assert call(auth, network, MCP).status == 200
+    assert authorize.scopes() == ["a", "a b", "a b c", "a b c d e"]
 
 
 def test_a_401_after_a_fresh_sign_in_ends_with_an_error_not_a_loop() -> None:
@@ -976,20 +822,6 @@ def test_token_endpoint_errors_carry_only_the_server_error() -> None:
 # ======================================================================================================
 
 
-def run_in_thread(target: Callable[[], Any]) -> Tuple[threading.Thread, Dict[str, Any]]:
-    outcome: Dict[str, Any] = {}
-
-    def runner() -> None:
-        try:
-            outcome["result"] = target()
-        except BaseException as exc:  # reported to the test thread
-            outcome["error"] = exc
-
-    thread = threading.Thread(target=runner, daemon=True)
-    thread.start()
-    return thread, outcome
-
-
 def test_one_sign_in_serves_threads_that_were_waiting_for_it() -> None:
     server = OAuthTestServer()
     follow = follow_authorization_redirect(server.send)
@@ -1114,129 +946,3 @@ def test_cross_app_access_refuses_a_response_without_an_id_jag() -> None:
     auth = CrossAppAccess(client_id="c", client_secret="s", id_token="t", idp_token_endpoint=f"{IDP}/token")
     with pytest.raises(AuthError, match="ID-JAG"):
         call(auth, network, MCP)
-
-
-# ======================================================================================================
-# The loopback listener and real sockets
-# ======================================================================================================
-
-
-def get(url: str) -> HTTPResponse:
-    return send_with_http_client(HTTPRequest("GET", url, {}, None), timeout=SOCKET_TIMEOUT)
-
-
-def test_loopback_catcher_returns_the_redirect_and_ignores_other_paths() -> None:
-    with LoopbackRedirectCatcher(timeout=THREAD_TIMEOUT) as catcher:
-        base = f"http://127.0.0.1:{catcher.port}"
-        thread, outcome = run_in_thread(lambda: (get(f"{base}/favicon.ico"), get(f"{base}/callback?code=c&state=s")))
-        redirect = catcher.wait()
-        thread.join(THREAD_TIMEOUT)
-    assert redirect == f"{base}/callback?code=c&state=s"
-    favicon, callback = outcome["result"]
-    assert favicon.status == 404 and callback.status == 200 and b"close this window" in callback.body
-
-
-def test_loopback_catcher_times_out() -> None:
-    with LoopbackRedirectCatcher(timeout=0.2) as catcher:
-        with pytest.raises(AuthError, match="no authorization redirect"):
-            catcher.wait()
-
-
-def test_browser_authorizer_opens_the_url_and_returns_the_redirect() -> None:
-    opened: List[str] = []
-
-    def fake_browser(url: str) -> bool:
-        opened.append(url)
-        run_in_thread(lambda: get(decode_query(url)["redirect_uri"] + "?code=c&state=s"))
-        return True
-
-    authorizer = BrowserAuthorizer(open_browser=fake_browser, timeout=THREAD_TIMEOUT)
-    redirect_uri = authorizer.redirect_uri
-    assert redirect_uri.startswith("http://127.0.0.1:") and redirect_uri.endswith("/callback")
-    result = authorizer(f"https://as.example/authorize?redirect_uri={redirect_uri}")
-    assert result == f"{redirect_uri}?code=c&state=s" and len(opened) == 1
-    assert authorizer.redirect_uri == redirect_uri  # the same port again for the next sign-in
-    authorizer.close()
-
-
-def serve_one_raw_response(raw: bytes) -> Tuple[int, threading.Thread]:
-    """A one-shot server that answers the first request with ``raw`` bytes (to send what http.server can't)."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    listener.settimeout(SOCKET_TIMEOUT)
-
-    def answer() -> None:
-        with listener:
-            connection, _ = listener.accept()
-            with connection:
-                connection.settimeout(SOCKET_TIMEOUT)
-                connection.recv(65536)
-                connection.sendall(raw)
-
-    thread = threading.Thread(target=answer, daemon=True)
-    thread.start()
-    return listener.getsockname()[1], thread
-
-
-def test_send_with_http_client_joins_repeated_headers_and_lowercases_names() -> None:
-    port, thread = serve_one_raw_response(
-        b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"x\"\r\n"
-        b"WWW-Authenticate: Bearer scope=\"a b\"\r\nContent-Length: 2\r\nConnection: close\r\n\r\nno")
-    response = get(f"http://127.0.0.1:{port}/mcp")
-    thread.join(THREAD_TIMEOUT)
-    assert response.status == 401 and response.body == b"no"
-    assert response.headers["www-authenticate"] == 'Basic realm="x", Bearer scope="a b"'
-    challenge = parse_bearer_challenge(response.headers["www-authenticate"])
-    assert challenge is not None and challenge.scopes == ["a", "b"]
-
-
-def test_the_built_in_browser_sign_in_listens_where_the_redirect_uri_says() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    auth = OAuth(redirect_uri=f"http://127.0.0.1:{port}/oauth/done")
-    authorizer = auth.authorize
-    assert isinstance(authorizer, BrowserAuthorizer)
-    assert authorizer.redirect_uri == f"http://127.0.0.1:{port}/oauth/done"
-    authorizer.close()
-    with pytest.raises(ValueError, match="authorize="):
-        OAuth(redirect_uri="https://app.example.com/callback")
-
-
-def test_send_with_http_client_reports_connection_failures() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    with pytest.raises(TransportError, match="failed") as failure:
-        get(f"http://127.0.0.1:{port}/?code=secret-code")
-    assert "secret-code" not in str(failure.value)  # query strings can carry codes: kept out of messages
-
-
-def test_full_sign_in_refresh_and_reuse_over_real_sockets() -> None:
-    clock = Clock()
-
-    def send(request: HTTPRequest) -> HTTPResponse:
-        return send_with_http_client(request, timeout=SOCKET_TIMEOUT)
-
-    with OAuthTestServer(clock=clock) as server:
-        server.token_lifetime = 60
-        authorize = CountingAuthorize(follow_authorization_redirect(send))  # reads the 302, never follows it
-        auth = OAuth(authorize=authorize, redirect_uri=REDIRECT_URI, clock=clock)
-        first = call(auth, send, server.mcp_url)
-        assert first.status == 200 and json.loads(first.body)["result"] == {"ok": True}
-        assert server.paths() == [
-            "/mcp", "/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-authorization-server",
-            "/register", "/authorize", "/token", "/mcp"]
-        assert call(auth, send, server.mcp_url).status == 200
-        clock.advance(61)
-        assert call(auth, send, server.mcp_url).status == 200
-        assert server.paths()[-3:] == ["/mcp", "/token", "/mcp"]
-        assert len(authorize.urls) == 1
-
-
-def test_client_credentials_with_private_key_jwt_over_real_sockets() -> None:
-    key = jose.ECPrivateKey.generate()
-    with OAuthTestServer() as server:
-        server.add_client("svc", auth_method="private_key_jwt", public_key=key.public_key)
-        auth = ClientCredentials(client_id="svc", private_key=key)
-        response = call(auth, lambda r: send_with_http_client(r, timeout=SOCKET_TIMEOUT), server.mcp_url)
-    assert response.status == 200

@@ -1,0 +1,63 @@
+"""The HTTP messages that cross module boundaries, defined once.
+
+- `HTTPRequest` / `HTTPResponse`: one exchange as an auth flow sees it. The HTTP client transport sends
+  the requests an ``auth`` object's flow yields and sends it back each response (`AuthFlow`); the OAuth
+  client (`mcplite.oauth`) builds and reads them without doing any I/O itself.
+- `HTTPRefusal`: what an HTTP server's ``authenticate`` hook raises to answer 401/403 (the server-side
+  bearer token check in `mcplite.oauth` raises it; `mcplite.http_server` sends it).
+
+This module imports nothing from the package, so every layer may use it.
+"""
+
+from typing import Generator, List, Mapping, NamedTuple, Optional, Tuple
+
+__all__ = ["HTTPRequest", "HTTPResponse", "AuthFlow", "HTTPRefusal"]
+
+
+class HTTPRequest(NamedTuple):
+    """One HTTP request that a client sends: an absolute URL, headers as given, an optional body."""
+
+    method: str
+    url: str
+    headers: Mapping[str, str]
+    body: Optional[bytes] = None
+
+
+class HTTPResponse(NamedTuple):
+    """One HTTP response as an auth flow reads it.
+
+    ``headers`` has lower-case names (repeated headers joined with ", "): look names up in lower case.
+    ``body`` is the whole body, except for an SSE stream, which the HTTP client never reads ahead: there
+    it is ``b""``.
+    """
+
+    status: int
+    headers: Mapping[str, str]
+    body: bytes = b""
+
+
+#: What ``auth.auth_flow(request)`` returns: a generator that yields requests to send (the caller's own,
+#: with credentials, and any it needs on the way), is sent each one's `HTTPResponse`, and ends when the
+#: response to the last request it yielded is the one the caller should use.
+AuthFlow = Generator[HTTPRequest, HTTPResponse, None]
+
+
+class HTTPRefusal(Exception):
+    """Raise from an HTTP server's ``authenticate`` hook to refuse a request.
+
+    Args:
+        status: 401 (no or bad credentials) or 403 (not allowed).
+        message: the error message of the JSON-RPC error body.
+        www_authenticate: the ``WWW-Authenticate`` header value, for example
+            ``'Bearer resource_metadata="https://host/.well-known/oauth-protected-resource"'``.
+        headers: any other headers to send.
+    """
+
+    def __init__(self, status: int = 401, message: str = "Unauthorized", *, www_authenticate: Optional[str] = None,
+                 headers: Optional[List[Tuple[str, str]]] = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.headers: List[Tuple[str, str]] = list(headers or [])
+        if www_authenticate is not None:
+            self.headers.append(("WWW-Authenticate", www_authenticate))

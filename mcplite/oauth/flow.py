@@ -1,0 +1,370 @@
+"""The flow shared by every grant: bearer tokens on requests, discovery, the token endpoint, refresh,
+recovery from 401 and step-up on 403, as an I/O-free generator.
+
+`BaseOAuth.auth_flow` is a generator (httpx-style): it yields an `HTTPRequest`, is sent the
+`HTTPResponse`, and so on, until the caller's own request has had its final answer. It never touches
+the network itself; the HTTP transport drives it over its connections, tests with canned responses.
+Subclasses (`mcplite.oauth.grants`) say how a token is obtained and which client is in use.
+"""
+
+import abc
+import json
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Generator, List, Mapping, Optional, Sequence, Tuple, Union
+from urllib.parse import urlencode
+
+from .. import jose
+from ..errors import AuthError
+from ..http_messages import AuthFlow, HTTPRequest, HTTPResponse
+from .challenge import BearerChallenge, is_insufficient_scope, parse_bearer_challenge
+from .client_auth import client_authentication
+from .records import ClientRegistration, Tokens
+from .rules import (
+    DEFAULT_PROTOCOL_VERSION, add_step_up_scopes, apply_offline_access, auth_rules,
+    authorization_server_metadata_urls, canonical_resource_uri, check_legacy_metadata_issuer,
+    check_metadata_issuer, check_protected_resource_metadata, legacy_default_endpoints, legacy_metadata_url,
+    protected_resource_metadata_urls, select_scopes,
+)
+from .storage import MemoryTokenStorage, TokenStorage
+
+__all__ = ["BaseOAuth", "Binding", "PrivateKeySource"]
+
+_log = logging.getLogger("mcplite.oauth")
+
+JSON_ACCEPT = "application/json"
+FORM = "application/x-www-form-urlencoded"
+
+#: A private key as the grants accept it: PEM, a JWK dict, or a `jose` key (ES256 or RS256).
+PrivateKeySource = Union[str, bytes, Mapping[str, Any], jose.ECPrivateKey, jose.RSAPrivateKey]
+
+
+def json_object(body: bytes) -> Optional[Dict[str, Any]]:
+    """The body as a JSON object, or None when it is not one."""
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def oauth_error(what: str, status: int, data: Optional[Mapping[str, Any]]) -> AuthError:
+    """An `AuthError` for a failed OAuth request, carrying only the server's ``error`` and description:
+    a token must never end up in a message."""
+    detail = ""
+    if data and isinstance(data.get("error"), str):
+        detail = f": {data['error']}"
+        if isinstance(data.get("error_description"), str):
+            detail += f" ({data['error_description']})"
+    return AuthError(f"{what} failed with HTTP {status}{detail}")
+
+
+def _scope_list(scopes: Optional[Union[str, Sequence[str]]]) -> Optional[List[str]]:
+    if scopes is None:
+        return None
+    return scopes.split() if isinstance(scopes, str) else list(scopes)
+
+
+def _with_bearer(request: HTTPRequest, tokens: Optional[Tokens]) -> HTTPRequest:
+    headers = {name: value for name, value in request.headers.items() if name.lower() != "authorization"}
+    if tokens is not None:
+        headers["Authorization"] = f"Bearer {tokens.access_token}"
+    return request._replace(headers=headers)
+
+
+@dataclass
+class Binding:
+    """What discovery found for one MCP server, and the tokens in use for it."""
+
+    server_url: str  # canonical MCP server URL
+    issuer: Optional[str] = None
+    metadata: Dict[str, Any] = field(default_factory=dict)
+    legacy_defaults: bool = False  # the metadata is the 2025-03-26 default endpoints, not a document
+    resource: Optional[str] = None  # the RFC 8707 value to send; None only on a pre-2025-06-18 fallback
+    resource_scopes: List[str] = field(default_factory=list)  # PRM scopes_supported
+    tokens: Optional[Tokens] = None
+    requested_scopes: List[str] = field(default_factory=list)
+
+    @property
+    def storage_key(self) -> str:
+        """The resource the tokens are stored under (with the issuer)."""
+        return self.resource or self.server_url
+
+
+@dataclass
+class _Attempt:
+    """What one `auth_flow` call has tried, so that each remedy is tried a bounded number of times."""
+
+    used_stored: bool = False
+    refreshed: bool = False
+    authorizations: int = 0  # sign-ins (the first one and step-ups) caused by this request
+
+
+class BaseOAuth(abc.ABC):
+    """The machinery shared by every grant: discovery, the token endpoint, refresh, retries and step-up.
+
+    Subclasses say how a token is obtained (`_obtain_tokens`) and which client is in use (`_known_client`).
+    One object may serve several MCP servers, and several threads: a lock makes sure that only one thread
+    signs in while the others wait and then use the new token.
+    """
+
+    def __init__(
+        self, *, scopes: Optional[Union[str, Sequence[str]]] = None, storage: Optional[TokenStorage] = None,
+        protocol_version: str = DEFAULT_PROTOCOL_VERSION, max_authorizations: int = 3,
+        private_key: Optional[PrivateKeySource] = None, clock: Callable[[], float] = time.time,
+    ) -> None:
+        """Args:
+            scopes: scopes to request when the server's challenge names none (a string or a list).
+            storage: where tokens and registrations live (default: memory; see `FileTokenStorage`).
+            protocol_version: the MCP revision spoken; sent as ``MCP-Protocol-Version`` on discovery and
+                selects the revision's rules (`AUTH_RULES`).
+            max_authorizations: how many times one request may make the client sign in (the first time
+                and step-ups after 403 ``insufficient_scope`` together) before `AuthError`.
+            private_key: for ``private_key_jwt`` client authentication.
+            clock: the time source, for tests.
+
+        Raises:
+            ValueError: an unsupported ``protocol_version``.
+            jose.JWTError: a private key that cannot be read.
+        """
+        self.scopes = _scope_list(scopes)
+        self.storage: TokenStorage = storage if storage is not None else MemoryTokenStorage()
+        self.protocol_version = protocol_version
+        self.rules = auth_rules(protocol_version)
+        self.max_authorizations = max_authorizations
+        self._private_key: Optional[jose.PrivateKey] = (
+            private_key if isinstance(private_key, (jose.ECPrivateKey, jose.RSAPrivateKey))
+            else jose.load_private_key(private_key) if private_key is not None else None
+        )
+        self._clock = clock
+        self._bindings: Dict[str, Binding] = {}
+        self._bindings_lock = threading.Lock()
+        self._lock = threading.Lock()  # held by the one thread that is signing in or refreshing
+
+    # -- hooks --------------------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def _obtain_tokens(self, binding: Binding, scopes: List[str]) -> Generator[HTTPRequest, HTTPResponse, Tokens]:
+        """Get new tokens for ``scopes`` from ``binding``'s authorization server."""
+
+    @abc.abstractmethod
+    def _known_client(self, binding: Binding, redirect_uri: Optional[str] = None) -> Optional[ClientRegistration]:
+        """The client to use with ``binding``'s authorization server, when one is known without registering."""
+
+    _wants_refresh_tokens = False  # whether to ask for offline_access when the AS offers it
+
+    # -- the flow -----------------------------------------------------------------------------------
+
+    def auth_flow(self, request: HTTPRequest) -> AuthFlow:
+        """Send ``request`` with a bearer token, obtaining or renewing the token as the server requires.
+
+        Yields the request (with ``Authorization`` when a token is known) and receives its response. On
+        401 it rediscovers the authorization server and tries, each at most once: tokens another process
+        stored, a refresh, a new sign-in. On 403 ``insufficient_scope`` it signs in again with the union
+        of scopes, as long as this request has caused fewer than ``max_authorizations`` sign-ins. Then it
+        yields the request again with the new token. A token about to expire is refreshed before sending.
+        The generator ends once a response needs no more authorization; that response is the caller's.
+
+        The flow holds a lock while it signs in or refreshes, across its yields: whoever drives it must
+        close it (`drive` does) however the exchange ends.
+
+        Raises:
+            AuthError: no acceptable token could be obtained.
+        """
+        binding = self._binding_for(request.url)
+        if binding.tokens is not None and binding.tokens.needs_refresh(self._clock()):
+            with self._lock:  # held while the refresh exchange runs; other threads wait, then reuse it
+                if binding.tokens is not None and binding.tokens.needs_refresh(self._clock()):
+                    yield from self._refresh(binding)
+        attempt = _Attempt()
+        sent = binding.tokens
+        response = yield _with_bearer(request, sent)
+        while True:
+            challenge = parse_bearer_challenge(response.headers.get("www-authenticate"))
+            if response.status == 401:
+                with self._lock:
+                    yield from self._recover_from_unauthorized(binding, sent, challenge, attempt)
+            elif challenge is not None and is_insufficient_scope(response.status, challenge):
+                if attempt.authorizations >= self.max_authorizations:
+                    raise AuthError(
+                        f"the server still answers insufficient_scope after {attempt.authorizations} "
+                        f"sign-ins (scope {challenge.scope!r}); giving up"
+                    )
+                with self._lock:
+                    yield from self._step_up(binding, sent, challenge, attempt)
+            else:
+                return
+            sent = binding.tokens
+            response = yield _with_bearer(request, sent)
+
+    def _binding_for(self, url: str) -> Binding:
+        key = canonical_resource_uri(url)
+        with self._bindings_lock:
+            return self._bindings.setdefault(key, Binding(server_url=key))
+
+    def _recover_from_unauthorized(
+        self, binding: Binding, sent: Optional[Tokens], challenge: Optional[BearerChallenge], attempt: _Attempt
+    ) -> Generator[HTTPRequest, HTTPResponse, None]:
+        if binding.tokens is not sent:
+            return  # another thread replaced the token while we waited for the lock: try that one first
+        # Rediscover on every 401: the server may have moved to another authorization server (SEP-2352).
+        yield from self._discover(binding, challenge)
+        assert binding.issuer is not None
+        stored = self.storage.get_tokens(binding.issuer, binding.storage_key)
+        if not attempt.used_stored and stored is not None and stored != sent:
+            attempt.used_stored = True  # another process (or an earlier run) signed in already
+            binding.tokens = stored
+            if not stored.needs_refresh(self._clock()):
+                return
+        if not attempt.refreshed and binding.tokens is not None and binding.tokens.refresh_token:
+            attempt.refreshed = True
+            if (yield from self._refresh(binding)):
+                return
+        if attempt.authorizations:
+            raise AuthError("the server rejected the token it was just issued (HTTP 401)")
+        scopes = select_scopes(challenge.scopes if challenge else None, self.scopes, binding.resource_scopes)
+        yield from self._authorize(binding, scopes, attempt)
+
+    def _step_up(
+        self, binding: Binding, sent: Optional[Tokens], challenge: BearerChallenge, attempt: _Attempt
+    ) -> Generator[HTTPRequest, HTTPResponse, None]:
+        if binding.tokens is not sent:
+            return  # another thread stepped up meanwhile
+        if binding.issuer is None:
+            yield from self._discover(binding, challenge)
+        scopes = add_step_up_scopes(binding.requested_scopes, challenge.scopes)
+        yield from self._authorize(binding, scopes, attempt)
+
+    def _authorize(
+        self, binding: Binding, scopes: List[str], attempt: _Attempt
+    ) -> Generator[HTTPRequest, HTTPResponse, None]:
+        attempt.authorizations += 1
+        scopes = apply_offline_access(scopes, binding.metadata.get("scopes_supported"), self._wants_refresh_tokens)
+        _log.info("signing in to %s at %s", binding.server_url, binding.issuer)
+        tokens = yield from self._obtain_tokens(binding, scopes)
+        binding.requested_scopes = scopes
+        self._store_tokens(binding, tokens)
+
+    def _store_tokens(self, binding: Binding, tokens: Optional[Tokens]) -> None:
+        assert binding.issuer is not None
+        binding.tokens = tokens
+        self.storage.set_tokens(binding.issuer, binding.storage_key, tokens)
+
+    # -- discovery ----------------------------------------------------------------------------------
+
+    def _discover(
+        self, binding: Binding, challenge: Optional[BearerChallenge]
+    ) -> Generator[HTTPRequest, HTTPResponse, None]:
+        """Find the authorization server for ``binding`` (VERSIONS.md §3, steps 1-5)."""
+        resource_metadata = yield from self._fetch_resource_metadata(
+            binding.server_url, challenge.resource_metadata if challenge else None)
+        if resource_metadata is not None:
+            issuers: List[str] = resource_metadata["authorization_servers"]
+            # Each listed server is independent; keep the one we hold credentials for while it is listed.
+            issuer = binding.issuer if binding.issuer in issuers else issuers[0]
+            metadata = yield from self._fetch_authorization_server_metadata(issuer)
+            resource: Optional[str] = resource_metadata["resource"]
+            resource_scopes = resource_metadata.get("scopes_supported")
+            legacy = False
+        else:
+            issuer, metadata, legacy = yield from self._fetch_legacy_metadata(binding.server_url)
+            resource = binding.server_url if self.rules.resource_parameter else None
+            resource_scopes = None
+        if binding.issuer is not None and issuer != binding.issuer:
+            _log.info("%s moved from %s to %s", binding.server_url, binding.issuer, issuer)
+            binding.tokens = None  # tokens and credentials of the old server are not valid at the new one
+        binding.issuer = issuer
+        binding.metadata = metadata
+        binding.legacy_defaults = legacy
+        binding.resource = resource
+        binding.resource_scopes = [s for s in resource_scopes or [] if isinstance(s, str)]
+
+    def _discovery_request(self, url: str) -> HTTPRequest:
+        # MCP-Protocol-Version on discovery: SHOULD in 2025-03-26, and harmless everywhere else.
+        return HTTPRequest("GET", url, {"Accept": JSON_ACCEPT, "MCP-Protocol-Version": self.protocol_version})
+
+    def _get_json(self, url: str) -> Generator[HTTPRequest, HTTPResponse, Optional[Dict[str, Any]]]:
+        response = yield self._discovery_request(url)
+        _log.debug("discovery GET %s -> %d", url, response.status)
+        return json_object(response.body) if response.status == 200 else None
+
+    def _fetch_resource_metadata(
+        self, server_url: str, challenge_url: Optional[str]
+    ) -> Generator[HTTPRequest, HTTPResponse, Optional[Dict[str, Any]]]:
+        for url in protected_resource_metadata_urls(server_url, challenge_url):
+            document = yield from self._get_json(url)
+            if document is not None:
+                check_protected_resource_metadata(document, server_url)
+                return document
+        return None
+
+    def _fetch_authorization_server_metadata(
+        self, issuer: str
+    ) -> Generator[HTTPRequest, HTTPResponse, Dict[str, Any]]:
+        for url in authorization_server_metadata_urls(issuer):
+            document = yield from self._get_json(url)
+            if document is not None:
+                check_metadata_issuer(document, issuer)
+                return document
+        raise AuthError(f"no authorization server metadata found for {issuer}")
+
+    def _fetch_legacy_metadata(
+        self, server_url: str
+    ) -> Generator[HTTPRequest, HTTPResponse, Tuple[str, Dict[str, Any], bool]]:
+        """The 2025-03-26 fallback for servers without protected resource metadata."""
+        response = yield self._discovery_request(legacy_metadata_url(server_url))
+        if response.status == 404:
+            defaults = legacy_default_endpoints(server_url)
+            return defaults["issuer"], defaults, True
+        document = json_object(response.body) if response.status == 200 else None
+        if document is None:
+            raise AuthError(
+                f"{server_url} has no protected resource metadata, and {legacy_metadata_url(server_url)} "
+                f"answered HTTP {response.status}"
+            )
+        return check_legacy_metadata_issuer(document, server_url), document, False
+
+    # -- the token endpoint -------------------------------------------------------------------------
+
+    def _post_token_endpoint(
+        self, binding: Binding, form: Dict[str, str], client: ClientRegistration
+    ) -> Generator[HTTPRequest, HTTPResponse, Tuple[int, Optional[Dict[str, Any]]]]:
+        endpoint = binding.metadata.get("token_endpoint")
+        if not isinstance(endpoint, str):
+            raise AuthError(f"the authorization server {binding.issuer} has no token_endpoint")
+        assert binding.issuer is not None
+        extra_form, extra_headers = client_authentication(
+            client, supported=binding.metadata.get("token_endpoint_auth_methods_supported"),
+            issuer=binding.issuer, private_key=self._private_key, now=self._clock(),
+        )
+        headers = {"Content-Type": FORM, "Accept": JSON_ACCEPT, **extra_headers}
+        response = yield HTTPRequest("POST", endpoint, headers, urlencode({**form, **extra_form}).encode("ascii"))
+        return response.status, json_object(response.body)
+
+    def _request_tokens(
+        self, binding: Binding, form: Dict[str, str], client: ClientRegistration, scopes: List[str]
+    ) -> Generator[HTTPRequest, HTTPResponse, Tokens]:
+        status, data = yield from self._post_token_endpoint(binding, form, client)
+        if status != 200 or data is None:
+            raise oauth_error(f"the {form['grant_type']} token request", status, data)
+        return Tokens.from_token_response(data, now=self._clock(), requested_scope=" ".join(scopes) or None)
+
+    def _refresh(self, binding: Binding) -> Generator[HTTPRequest, HTTPResponse, bool]:
+        """Refresh ``binding``'s tokens (OAuth 2.1 §4.3). True on success; on failure the dead tokens are
+        forgotten so that the next attempt signs in afresh."""
+        tokens = binding.tokens
+        client = self._known_client(binding)
+        if tokens is None or not tokens.refresh_token or client is None:
+            return False
+        form = {"grant_type": "refresh_token", "refresh_token": tokens.refresh_token}
+        if binding.resource:
+            form["resource"] = binding.resource
+        status, data = yield from self._post_token_endpoint(binding, form, client)
+        if status != 200 or data is None:
+            _log.info("refreshing the token for %s failed with HTTP %d", binding.server_url, status)
+            self._store_tokens(binding, None)
+            return False
+        self._store_tokens(binding, Tokens.from_token_response(data, now=self._clock(), previous=tokens))
+        return True

@@ -1,0 +1,175 @@
+"""What the flow keeps: tokens, client registrations, and the authorization redirect's parameters.
+
+Their ``repr`` never shows a token, secret or code, so logging one is safe.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional
+from urllib.parse import parse_qsl, urlsplit
+
+from ..errors import AuthError
+
+__all__ = ["Tokens", "ClientRegistration", "AuthorizationResponse"]
+
+_REFRESH_MARGIN = 30.0  # seconds before expiry at which a token counts as expired
+
+
+def _expiry(expires_in: Any, now: float) -> Optional[float]:
+    if isinstance(expires_in, str) and expires_in.isdigit():
+        expires_in = int(expires_in)  # some servers send the lifetime as a string
+    if isinstance(expires_in, bool) or not isinstance(expires_in, (int, float)):
+        return None
+    return now + expires_in
+
+
+@dataclass
+class Tokens:
+    """An access token and what came with it. ``expires_at`` and ``issued_at`` are `time.time()` values."""
+
+    access_token: str = field(repr=False)
+    token_type: str = "Bearer"
+    refresh_token: Optional[str] = field(default=None, repr=False)
+    scope: Optional[str] = None
+    expires_at: Optional[float] = None
+    issued_at: float = 0.0
+
+    @classmethod
+    def from_token_response(
+        cls, data: Mapping[str, Any], *, now: float, requested_scope: Optional[str] = None,
+        previous: Optional["Tokens"] = None,
+    ) -> "Tokens":
+        """Tokens from a successful token endpoint response (RFC 6749 §5.1).
+
+        Args:
+            data: the response JSON.
+            now: the time the response arrived.
+            requested_scope: the scope asked for; RFC 6749 §5.1 says an omitted ``scope`` means this one.
+            previous: the tokens being refreshed. Their refresh token is kept unless a new one was issued
+                (OAuth 2.1 §4.3.1: a rotated refresh token replaces the old one).
+
+        Raises:
+            AuthError: no ``access_token``, or a token type other than Bearer.
+        """
+        access_token = data.get("access_token")
+        if not isinstance(access_token, str) or not access_token:
+            raise AuthError("the token response has no access_token")
+        token_type = data.get("token_type", "Bearer")
+        if not isinstance(token_type, str) or token_type.lower() != "bearer":
+            raise AuthError(f"unsupported token type {token_type!r} (only Bearer)")
+        refresh_token = data.get("refresh_token")
+        scope = data.get("scope")
+        return cls(
+            access_token=access_token,
+            refresh_token=refresh_token if isinstance(refresh_token, str) else (
+                previous.refresh_token if previous else None),
+            scope=scope if isinstance(scope, str) else (previous.scope if previous else requested_scope),
+            expires_at=_expiry(data.get("expires_in"), now),
+            issued_at=now,
+        )
+
+    def needs_refresh(self, now: float) -> bool:
+        """True when the token has expired or is about to (within 30 s, or a quarter of a short lifetime)."""
+        if self.expires_at is None:
+            return False
+        margin = min(_REFRESH_MARGIN, (self.expires_at - self.issued_at) / 4)
+        return now >= self.expires_at - margin
+
+    def to_json(self) -> Dict[str, Any]:
+        """A JSON object for storage (`FileTokenStorage`); `from_json` reads it back."""
+        return {
+            "access_token": self.access_token, "token_type": self.token_type,
+            "refresh_token": self.refresh_token, "scope": self.scope,
+            "expires_at": self.expires_at, "issued_at": self.issued_at,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "Tokens":
+        """Tokens from `to_json`'s output."""
+        return cls(
+            access_token=data["access_token"], token_type=data.get("token_type", "Bearer"),
+            refresh_token=data.get("refresh_token"), scope=data.get("scope"),
+            expires_at=data.get("expires_at"), issued_at=data.get("issued_at", 0.0),
+        )
+
+
+@dataclass
+class ClientRegistration:
+    """An OAuth client as an authorization server knows it. Valid with that server only (SEP-2352)."""
+
+    client_id: str
+    client_secret: Optional[str] = field(default=None, repr=False)
+    token_endpoint_auth_method: Optional[str] = None
+    redirect_uris: List[str] = field(default_factory=list)
+    client_secret_expires_at: Optional[float] = None  # RFC 7591 §3.2.1: 0 or absent means never
+
+    def secret_expired(self, now: float) -> bool:
+        """True when the server gave the secret an expiry time and ``now`` is past it."""
+        return bool(self.client_secret_expires_at) and now >= float(self.client_secret_expires_at or 0)
+
+    @classmethod
+    def from_registration_response(
+        cls, data: Mapping[str, Any], *, requested_method: str, redirect_uri: str
+    ) -> "ClientRegistration":
+        """The client from an RFC 7591 §3.2.1 registration response.
+
+        Raises:
+            AuthError: no ``client_id``.
+        """
+        client_id = data.get("client_id")
+        if not isinstance(client_id, str) or not client_id:
+            raise AuthError("the registration response has no client_id")
+        secret = data.get("client_secret")
+        method = data.get("token_endpoint_auth_method")
+        uris = data.get("redirect_uris")
+        expires = data.get("client_secret_expires_at")
+        if not isinstance(secret, str):
+            secret = None
+        if not isinstance(method, str):
+            # The server did not say. What we asked for, unless that needs a secret we were not given.
+            needs_secret = requested_method in ("client_secret_basic", "client_secret_post")
+            method = "none" if needs_secret and secret is None else requested_method
+        return cls(
+            client_id=client_id,
+            client_secret=secret,
+            token_endpoint_auth_method=method,
+            redirect_uris=[u for u in uris if isinstance(u, str)] if isinstance(uris, list) else [redirect_uri],
+            client_secret_expires_at=float(expires) if isinstance(expires, (int, float)) else None,
+        )
+
+    def to_json(self) -> Dict[str, Any]:
+        """A JSON object for storage (`FileTokenStorage`); `from_json` reads it back."""
+        return {
+            "client_id": self.client_id, "client_secret": self.client_secret,
+            "token_endpoint_auth_method": self.token_endpoint_auth_method,
+            "redirect_uris": list(self.redirect_uris), "client_secret_expires_at": self.client_secret_expires_at,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "ClientRegistration":
+        """A registration from `to_json`'s output."""
+        return cls(
+            client_id=data["client_id"], client_secret=data.get("client_secret"),
+            token_endpoint_auth_method=data.get("token_endpoint_auth_method"),
+            redirect_uris=list(data.get("redirect_uris") or []),
+            client_secret_expires_at=data.get("client_secret_expires_at"),
+        )
+
+
+@dataclass(frozen=True)
+class AuthorizationResponse:
+    """The parameters of the redirect that ends the user's authorization step (RFC 6749 §4.1.2)."""
+
+    code: Optional[str] = field(default=None, repr=False)
+    state: Optional[str] = None
+    iss: Optional[str] = None
+    error: Optional[str] = None
+    error_description: Optional[str] = None
+
+    @classmethod
+    def from_redirect_url(cls, url: str) -> "AuthorizationResponse":
+        """Read the query of the redirect URL (the loopback request, or a 302 ``Location``)."""
+        params = dict(parse_qsl(urlsplit(url).query))
+        return cls(
+            code=params.get("code"), state=params.get("state"), iss=params.get("iss"),
+            error=params.get("error"), error_description=params.get("error_description"),
+        )

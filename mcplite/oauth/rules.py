@@ -1,0 +1,359 @@
+"""The client-side rules of the MCP authorization spec, one small pure function each (VERSIONS.md §3).
+
+Each function is named after the rule it implements and says where the rule comes from, so it can be
+checked against the spec text. Where revisions differ, the difference is a field of `AuthRules`, one row
+per revision in `AUTH_RULES`, the way `mcplite.versions` holds the protocol's own per-revision rules.
+"""
+
+from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence
+from urllib.parse import urlsplit, urlunsplit
+
+from ..errors import AuthError
+from ..versions import LATEST_VERSION, SUPPORTED_VERSIONS
+from .records import AuthorizationResponse
+
+__all__ = [
+    "AuthRules", "AUTH_RULES", "auth_rules", "DEFAULT_PROTOCOL_VERSION",
+    "canonical_resource_uri", "resource_matches", "protected_resource_metadata_urls",
+    "authorization_server_metadata_urls", "legacy_metadata_url", "legacy_default_endpoints",
+    "check_protected_resource_metadata", "check_metadata_issuer", "check_legacy_metadata_issuer",
+    "check_pkce_support", "check_authorization_response_issuer", "check_authorization_response",
+    "select_scopes", "add_step_up_scopes", "apply_offline_access", "application_type_for",
+]
+
+DEFAULT_PROTOCOL_VERSION = LATEST_VERSION
+
+
+class AuthRules(NamedTuple):
+    """Where one revision's authorization rules for clients differ from the others'.
+
+    Discovery is deliberately not here: it happens before the revision is negotiated (the first request
+    is what gets the 401), so it always tries the URLs of every revision, in the order of VERSIONS.md §3
+    "Discovery URL order for a multi-version client".
+
+    Enforced in every revision, because the underlying RFCs already require them (MCP 2026-07-28 restates
+    the first two as MUST): the metadata ``issuer`` equals the issuer the URL was built from (RFC 8414
+    §3.3), the RFC 9207 ``iss`` table, ``state`` (OAuth 2.1 §4.1.2), PKCE with S256 (MCP 2025-03-26 on).
+    """
+
+    version: str
+    #: RFC 8707 ``resource`` on the authorization and token requests even when the server has no
+    #: protected resource metadata (the 2025-03-26 fallback). MUST from 2025-06-18; sent whenever
+    #: protected resource metadata was found, in every revision.
+    resource_parameter: bool
+    #: Refuse to authorize when AS metadata lacks ``code_challenge_methods_supported`` (2025-11-25).
+    pkce_methods_advertised: bool
+
+
+def _row(version: str, **rules: bool) -> AuthRules:
+    return AuthRules(version=version, **rules)
+
+
+AUTH_RULES: Dict[str, AuthRules] = {
+    rules.version: rules
+    for rules in (
+        # 2024-11-05 has no authorization framework; a client that speaks it gets the oldest one there is.
+        _row("2024-11-05", resource_parameter=False, pkce_methods_advertised=False),
+        _row("2025-03-26", resource_parameter=False, pkce_methods_advertised=False),
+        _row("2025-06-18", resource_parameter=True, pkce_methods_advertised=False),
+        _row("2025-11-25", resource_parameter=True, pkce_methods_advertised=True),
+    )
+}
+
+
+def auth_rules(protocol_version: str) -> AuthRules:
+    """The rules for a client speaking ``protocol_version``.
+
+    Raises:
+        ValueError: a revision this package does not speak.
+    """
+    try:
+        return AUTH_RULES[protocol_version]
+    except KeyError:
+        raise ValueError(
+            f"unsupported protocol version {protocol_version!r} (one of {', '.join(SUPPORTED_VERSIONS)})"
+        ) from None
+
+
+# ---- URLs -------------------------------------------------------------------------------------------
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
+
+
+def canonical_resource_uri(url: str) -> str:
+    """The canonical URI of an MCP server (2025-06-18 authorization.mdx, RFC 8707).
+
+    Lower-case scheme and host, no default port, no fragment, and no trailing slash on an empty path.
+    """
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if ":" in host:
+        host = f"[{host}]"
+    port = parts.port
+    netloc = host if port is None or port == _DEFAULT_PORTS.get(scheme) else f"{host}:{port}"
+    path = "" if parts.path == "/" else parts.path
+    return urlunsplit((scheme, netloc, path, parts.query, ""))
+
+
+def origin_of(url: str) -> str:
+    """``scheme://host[:port]`` of a URL, canonicalized."""
+    parts = urlsplit(canonical_resource_uri(url))
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def path_of(url: str) -> str:
+    """The path of a URL without its trailing "/": RFC 8414 §3.1 and RFC 9728 §3.1 remove it before
+    inserting the well-known segment."""
+    return urlsplit(url).path.rstrip("/")
+
+
+def resource_matches(metadata_resource: str, server_url: str) -> bool:
+    """True when a protected resource metadata ``resource`` names this MCP server.
+
+    Same origin, and the metadata's path is the server's path or one of its parents (segment-wise), so a
+    resource of ``https://host`` covers ``https://host/mcp`` but ``https://host/mc`` does not.
+    """
+    if origin_of(metadata_resource) != origin_of(server_url):
+        return False
+    prefix = path_of(metadata_resource)
+    path = path_of(server_url)
+    return path == prefix or path.startswith(prefix + "/")
+
+
+def protected_resource_metadata_urls(server_url: str, challenge_url: Optional[str] = None) -> List[str]:
+    """Where to look for RFC 9728 protected resource metadata, in order.
+
+    1. ``resource_metadata`` from the 401's ``WWW-Authenticate`` (2025-06-18 on);
+    2. the path-specific well-known URL, when the server URL has a path (2025-11-25 on);
+    3. the root well-known URL (2025-11-25 on).
+    """
+    origin, path = origin_of(server_url), path_of(server_url)
+    candidates = [challenge_url] if challenge_url else []
+    if path:
+        candidates.append(f"{origin}/.well-known/oauth-protected-resource{path}")
+    candidates.append(f"{origin}/.well-known/oauth-protected-resource")
+    return unique(candidates)
+
+
+def authorization_server_metadata_urls(issuer: str) -> List[str]:
+    """Where to look for an authorization server's metadata, in order (2025-11-25 authorization.mdx).
+
+    For an issuer with a path, ``https://as/tenant``: the RFC 8414 URL with the path appended after the
+    well-known segment, then OpenID Connect Discovery the same way, then OIDC with the well-known segment
+    appended to the issuer. Without a path: RFC 8414 then OIDC. (2025-06-18 defines only the first URL;
+    trying the others costs a 404 on such servers.)
+    """
+    origin, path = origin_of(issuer), path_of(issuer)
+    if path:
+        return [
+            f"{origin}/.well-known/oauth-authorization-server{path}",
+            f"{origin}/.well-known/openid-configuration{path}",
+            f"{origin}{path}/.well-known/openid-configuration",
+        ]
+    return [f"{origin}/.well-known/oauth-authorization-server", f"{origin}/.well-known/openid-configuration"]
+
+
+def legacy_metadata_url(server_url: str) -> str:
+    """2025-03-26 fallback when a server has no protected resource metadata: RFC 8414 metadata at the
+    *authorization base URL*, which is the MCP URL with its path discarded."""
+    return f"{origin_of(server_url)}/.well-known/oauth-authorization-server"
+
+
+def legacy_default_endpoints(server_url: str) -> Dict[str, str]:
+    """2025-03-26 fallback when that metadata is 404 too: default endpoints at the authorization base URL.
+
+    Returned as metadata, with the base URL as ``issuer``.
+    """
+    base = origin_of(server_url)
+    return {
+        "issuer": base,
+        "authorization_endpoint": f"{base}/authorize",
+        "token_endpoint": f"{base}/token",
+        "registration_endpoint": f"{base}/register",
+    }
+
+
+# ---- checks on what the servers say -----------------------------------------------------------------
+
+def check_protected_resource_metadata(document: Mapping[str, Any], server_url: str) -> None:
+    """Refuse protected resource metadata that is not about this server or names no authorization server.
+
+    Raises:
+        AuthError: ``resource`` missing or not matching the server (RFC 9728 §3.3, RFC 8707), or an empty
+        ``authorization_servers`` (2025-06-18: MUST list at least one).
+    """
+    resource = document.get("resource")
+    if not isinstance(resource, str) or not resource_matches(resource, server_url):
+        raise AuthError(
+            f"protected resource metadata is for {resource!r}, not {canonical_resource_uri(server_url)}; "
+            "refusing to use it"
+        )
+    servers = document.get("authorization_servers")
+    if not isinstance(servers, list) or not servers or not all(isinstance(s, str) for s in servers):
+        raise AuthError("protected resource metadata lists no authorization_servers")
+
+
+def check_metadata_issuer(metadata: Mapping[str, Any], issuer: str) -> None:
+    """The metadata ``issuer`` must be identical to the issuer its URL was built from (RFC 8414 §3.3; MCP
+    2026-07-28 authorization-server-discovery.mdx). Otherwise another server could pose as this one.
+
+    Raises:
+        AuthError: on any difference (no normalization).
+    """
+    if metadata.get("issuer") != issuer:
+        raise AuthError(
+            f"authorization server metadata has issuer {metadata.get('issuer')!r}, expected {issuer!r}; "
+            "refusing to use it"
+        )
+
+
+def check_legacy_metadata_issuer(metadata: Mapping[str, Any], server_url: str) -> str:
+    """The issuer of metadata found by the 2025-03-26 fallback, which must be on the MCP server's origin.
+
+    2025-03-26 puts the metadata at the MCP server's origin whatever the issuer is called (its issuer
+    may have a path, ``https://host/oauth``), so there is no issuer to compare with exactly; the
+    document's own is adopted, as long as it is on the origin the document came from, so that another
+    server cannot be named.
+
+    Returns:
+        The issuer, for keying credentials and for the RFC 9207 ``iss`` check.
+
+    Raises:
+        AuthError: no issuer, or one on another origin.
+    """
+    issuer = metadata.get("issuer")
+    if not isinstance(issuer, str) or not issuer or origin_of(issuer) != origin_of(server_url):
+        raise AuthError(
+            f"authorization server metadata at {legacy_metadata_url(server_url)} has issuer {issuer!r}, "
+            f"not on {origin_of(server_url)}; refusing to use it"
+        )
+    return issuer
+
+
+def check_pkce_support(metadata: Mapping[str, Any], rules: AuthRules) -> None:
+    """PKCE with S256 only. From 2025-11-25 the metadata MUST advertise it; earlier revisions tolerate a
+    metadata document that is silent (PKCE is still sent: 2025-03-26 makes it REQUIRED for every AS).
+
+    Raises:
+        AuthError: ``code_challenge_methods_supported`` lacks S256, or is absent under 2025-11-25 or later.
+    """
+    methods = metadata.get("code_challenge_methods_supported")
+    if methods is None:
+        if rules.pkce_methods_advertised:
+            raise AuthError(
+                "the authorization server does not advertise code_challenge_methods_supported, so PKCE "
+                "cannot be relied on; refusing to authorize"
+            )
+        return
+    if not isinstance(methods, list) or "S256" not in methods:
+        raise AuthError("the authorization server does not support PKCE with S256; refusing to authorize")
+
+
+def check_authorization_response_issuer(iss: Optional[str], issuer: str, advertised: bool) -> None:
+    """RFC 9207 ``iss`` in the authorization response (MCP 2026-07-28, SEP-2468), for success and error
+    responses alike:
+
+    ==================  ================  =======================================
+    metadata flag       ``iss`` present   action
+    ==================  ================  =======================================
+    true                yes               compare (exact string, no normalization)
+    true                no                reject
+    false / absent      yes               compare
+    false / absent      no                proceed
+    ==================  ================  =======================================
+
+    Args:
+        iss: the ``iss`` query parameter of the redirect, or None.
+        issuer: the issuer recorded when the authorization request was made.
+        advertised: ``authorization_response_iss_parameter_supported`` is true in the metadata.
+
+    Raises:
+        AuthError: per the table (a mix-up attack, or a server that broke its promise).
+    """
+    if iss is None:
+        if advertised:
+            raise AuthError("the authorization response lacks the iss parameter its server advertises")
+        return
+    if iss != issuer:
+        raise AuthError(f"the authorization response comes from issuer {iss!r}, expected {issuer!r}")
+
+
+def check_authorization_response(
+    response: AuthorizationResponse, *, expected_state: str, issuer: str, iss_advertised: bool
+) -> str:
+    """Validate the authorization redirect and return its code.
+
+    Checked before the code is redeemed, in this order: ``state`` (CSRF), ``iss`` (mix-up, see
+    `check_authorization_response_issuer`, which applies to error responses too), then ``error``.
+
+    Raises:
+        AuthError: any check fails, the user or server refused, or there is no code.
+    """
+    if response.state != expected_state:
+        raise AuthError("the authorization response state does not match the request; refusing it")
+    check_authorization_response_issuer(response.iss, issuer, iss_advertised)
+    if response.error:
+        detail = f": {response.error_description}" if response.error_description else ""
+        raise AuthError(f"authorization was refused: {response.error}{detail}")
+    if not response.code:
+        raise AuthError("the authorization response has no code")
+    return response.code
+
+
+# ---- what to ask for --------------------------------------------------------------------------------
+
+def select_scopes(
+    challenged: Optional[Sequence[str]], configured: Optional[Sequence[str]],
+    resource_supported: Optional[Sequence[str]],
+) -> List[str]:
+    """The scopes to request after a 401 (2025-11-25, SEP-835), first non-empty of:
+
+    1. ``scope`` from the ``WWW-Authenticate`` challenge (authoritative);
+    2. the scopes given to the auth object (``scopes=``);
+    3. all of the protected resource metadata's ``scopes_supported``;
+
+    otherwise none, and the ``scope`` parameter is omitted.
+    """
+    for candidate in (challenged, configured, resource_supported):
+        if candidate:
+            return unique(candidate)
+    return []
+
+
+def add_step_up_scopes(previous: Sequence[str], challenged: Sequence[str]) -> List[str]:
+    """Step-up after 403 ``insufficient_scope``: the union of what was requested before and what the
+    challenge asks for (2026-07-28), so that stepping up never loses a scope."""
+    return unique(list(previous) + list(challenged))
+
+
+def apply_offline_access(
+    scopes: Sequence[str], authorization_server_supported: Optional[Sequence[str]], wanted: bool
+) -> List[str]:
+    """``offline_access`` only when the AS lists it in ``scopes_supported`` (SEP-2207).
+
+    It is removed otherwise (even when a challenge named it), and added when listed, ``wanted`` (the
+    client keeps refresh tokens) and other scopes are requested: asking for ``offline_access`` alone
+    could get a token without the server's default scopes.
+    """
+    listed = "offline_access" in (authorization_server_supported or ())
+    result = [scope for scope in scopes if scope != "offline_access" or listed]
+    if listed and wanted and result and "offline_access" not in result:
+        result.append("offline_access")
+    return result
+
+
+def application_type_for(redirect_uri: str) -> str:
+    """DCR ``application_type`` (2026-07-28, SEP-837): ``native`` for loopback or private-scheme redirect
+    URIs, ``web`` for remote ones. Sent in every revision: older servers ignore unknown metadata (RFC 7591
+    §2)."""
+    parts = urlsplit(redirect_uri)
+    if parts.scheme not in ("http", "https") or (parts.hostname or "").lower() in _LOOPBACK_HOSTS:
+        return "native"
+    return "web"
+
+
+def unique(items: Iterable[str]) -> List[str]:
+    """``items`` without repeats, in first-seen order."""
+    return list(dict.fromkeys(items))

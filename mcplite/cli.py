@@ -1,12 +1,15 @@
 """The command line: talk to any MCP server, or serve a `Server` of yours.
 
-    python -m mcplite [--timeout S] [--protocol-version V] [--header K:V ...] COMMAND [ARGS] -- TARGET
+    python -m mcplite [--timeout S] [--protocol-version V] [--header K:V ...] [--auth] COMMAND [ARGS] -- TARGET
     python -m mcplite serve FILE_OR_MODULE[:OBJECT] [--http HOST:PORT] [--stateless] [--json-response]
 
 TARGET, after the first ``--``, is one ``http(s)://`` URL or a server command line (spawned and spoken to
 over stdio); ``--config FILE --server NAME`` takes it from an ``mcpServers`` JSON file instead. Results are
 JSON on stdout (indented on a terminal); server logs and progress go to stderr. Exit codes: 0 success,
 1 a tool result with ``isError``, 2 a usage error, 3 a protocol or connection error.
+
+``--auth`` signs in to a protected HTTP server with OAuth (the browser opens when a sign-in is needed);
+the tokens are kept for the next run in the user's token file (`mcplite.oauth.user_token_file`).
 """
 
 import argparse
@@ -26,6 +29,7 @@ from .server import Server
 from .versions import LATEST_VERSION, SUPPORTED_VERSIONS
 
 __all__ = ["main", "build_parser", "UsageError", "Target", "split_target", "parse_target", "target_from_config",
+           "user_sign_in",
            "parse_header", "parse_assignments", "tool_arguments", "emit", "StderrReporter", "load_server"]
 
 EXIT_OK = 0
@@ -321,9 +325,13 @@ def connect(target: Target, args: argparse.Namespace, reporter: StderrReporter) 
     options: Dict[str, Any] = {"protocol_version": args.protocol_version, "on_log": reporter.log}
     if args.timeout is not None:
         options["timeout"] = args.timeout
+    if args.auth and target.url is None:
+        raise UsageError("--auth only applies to an http(s) server")
     if target.url is not None:
         if target.headers:
             options["headers"] = target.headers
+        if args.auth:
+            options["auth"] = user_sign_in(args.protocol_version)
         try:
             client = Client(target.url, **options)
         except ValueError as exc:  # a URL the HTTP transport cannot use
@@ -332,6 +340,17 @@ def connect(target: Target, args: argparse.Namespace, reporter: StderrReporter) 
         assert target.argv is not None
         client = Client.stdio(target.argv, env=target.env, cwd=target.cwd, **options)
     return client.connect()
+
+
+def user_sign_in(protocol_version: str) -> Any:
+    """The ``--auth`` sign-in: OAuth in the user's browser, its tokens kept in the user's token file.
+
+    Imported here, not at the top: only ``--auth`` needs the OAuth client.
+    """
+    from .oauth import FileTokenStorage, OAuth, user_token_file
+
+    return OAuth(storage=FileTokenStorage(user_token_file()), client_name="mcplite command line",
+                 protocol_version=protocol_version)
 
 
 # ---- serve --------------------------------------------------------------------------------------------
@@ -455,6 +474,7 @@ _OVERVIEW_EXAMPLES = """\
   {prog} call add a=2 b=3 -- python3 -m mcplite serve examples/everything_server.py
   {prog} --timeout 10 list tools -- http://127.0.0.1:8000/mcp
   {prog} --header 'Authorization: Bearer TOKEN' info -- https://example.com/mcp
+  {prog} --auth list tools -- https://example.com/mcp     (sign in with OAuth; tokens kept for next time)
   {prog} serve examples/everything_server.py --http 127.0.0.1:8000"""
 
 
@@ -477,6 +497,10 @@ def build_parser(prog: str = "mcplite") -> argparse.ArgumentParser:
                              f"one of {', '.join(SUPPORTED_VERSIONS)})")
     parser.add_argument("--header", action="append", default=[], dest="headers", metavar="K:V",
                         help="an HTTP header to send with every request (repeatable)")
+    parser.add_argument("--auth", action="store_true",
+                        help="sign in to a protected http(s) server with OAuth: the browser opens when needed, "
+                             "and the tokens are kept in $XDG_CONFIG_HOME/mcplite/tokens.json "
+                             "(~/.config/mcplite/tokens.json), readable by you only")
     parser.add_argument("--config", metavar="FILE", help='an "mcpServers" JSON file to take the server from')
     parser.add_argument("--server", metavar="NAME", help="the server's name in --config")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)

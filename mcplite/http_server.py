@@ -63,6 +63,7 @@ from .errors import (
     INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, ConnectionClosed, TransportError,
 )
 from .eventstore import EventStore, InMemoryEventStore, StoredEvent
+from .http_messages import HTTPRefusal
 from .jsonrpc import InvalidMessage, RequestId
 from .session import ServerSession
 from .sse import encode_comment, encode_event
@@ -70,8 +71,8 @@ from .transport import MessageSink, Transport
 from .versions import DEFAULT_HTTP_VERSION, is_supported
 
 __all__ = [
-    "HTTPApp", "HTTPRequest", "Responder", "HTTPRefusal", "Headers", "serve", "HTTPServerThread",
-    "start_http_server", "LOOPBACK_HOSTS", "EventStore", "InMemoryEventStore", "reason_phrase",
+    "HTTPApp", "HTTPRequest", "Responder", "HTTPRefusal", "Headers", "RouteHandler", "serve",
+    "HTTPServerThread", "start_http_server", "LOOPBACK_HOSTS", "EventStore", "InMemoryEventStore", "reason_phrase",
 ]
 
 log = logging.getLogger("mcplite")
@@ -107,6 +108,10 @@ class HTTPRequest(NamedTuple):
     script_name: str = ""
 
 
+#: Answers a GET on one of `HTTPApp`'s extra ``routes``: ``(status, headers, body)``.
+RouteHandler = Callable[[HTTPRequest], Tuple[int, Headers, bytes]]
+
+
 class Responder(abc.ABC):
     """How `HTTPApp` answers one request: implemented by each HTTP server adapter.
 
@@ -133,27 +138,6 @@ class Responder(abc.ABC):
     @abc.abstractmethod
     def end_stream(self, last: bytes = b"", *, close_connection: bool = False) -> None:
         """Send ``last`` and end the streamed body (and the connection too, if asked and possible)."""
-
-
-class HTTPRefusal(Exception):
-    """Raise from an ``authenticate`` hook to refuse a request.
-
-    Args:
-        status: 401 (no or bad credentials) or 403 (not allowed).
-        message: the error message of the JSON-RPC error body.
-        www_authenticate: the ``WWW-Authenticate`` header value, for example
-            ``'Bearer resource_metadata="https://host/.well-known/oauth-protected-resource"'``.
-        headers: any other headers to send.
-    """
-
-    def __init__(self, status: int = 401, message: str = "Unauthorized", *, www_authenticate: Optional[str] = None,
-                 headers: Optional[Headers] = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.headers: Headers = list(headers or [])
-        if www_authenticate is not None:
-            self.headers.append(("WWW-Authenticate", www_authenticate))
 
 
 class _Reject(Exception):
@@ -608,7 +592,13 @@ class HTTPApp:
         allowed_origins: accepted ``Origin`` values (``"scheme://host[:port]"``, or ``"*"``). None accepts
             loopback origins and the request's own host (same origin).
         authenticate: called with the request headers (lower-case names) on every request; returns the
-            caller's claims (put in ``ctx.transport_info["auth"]``) or raises `HTTPRefusal`.
+            caller's claims (put in ``ctx.transport_info["auth"]``, `Context.auth`) or raises `HTTPRefusal`.
+            A hook with a ``well_known_routes()`` method (`mcplite.oauth.BearerAuth`) also serves what it
+            returns, as ``routes``.
+        routes: extra GET endpoints, ``{path: handler}``, answered without ``authenticate``: for the
+            documents a client needs before it can authenticate (RFC 9728 protected resource metadata). A
+            handler takes the `HTTPRequest` and returns ``(status, headers, body)``. Paths are below the
+            mount point, like ``path``: a WSGI app mounted below the root cannot serve root well-known URLs.
         max_body_size: the largest request body accepted, in bytes (413 beyond it).
         max_sessions: how many sessions may be live at once (503 beyond it).
         session_idle_timeout: seconds after which a session no request or stream has used ends (None: never).
@@ -626,6 +616,7 @@ class HTTPApp:
                  messages_path: str = "/messages", allowed_hosts: Optional[Sequence[str]] = None,
                  allowed_origins: Optional[Sequence[str]] = None,
                  authenticate: Optional[Callable[[Mapping[str, str]], Any]] = None,
+                 routes: Optional[Mapping[str, RouteHandler]] = None,
                  max_body_size: int = 4 * 1024 * 1024, max_sessions: int = 1000,
                  session_idle_timeout: Optional[float] = 1800.0, keepalive_interval: Optional[float] = 15.0,
                  sse_retry: int = 1000, event_store: Optional[EventStore] = None, resumable: bool = True,
@@ -638,6 +629,10 @@ class HTTPApp:
         self.stateless = stateless
         self.json_response = json_response
         self.authenticate = authenticate
+        #: The ``routes`` (path -> handler); add to it to serve more before the first request.
+        well_known = getattr(authenticate, "well_known_routes", None)
+        self.extra_routes: Dict[str, RouteHandler] = dict(well_known() if well_known is not None else {})
+        self.extra_routes.update(routes or {})
         self.max_body_size = max_body_size
         self.max_sessions = max_sessions
         self.session_idle_timeout = session_idle_timeout
@@ -677,7 +672,12 @@ class HTTPApp:
         """Answer one request; returns once its response is complete (a GET stream: once it has ended)."""
         try:
             self._check_host_and_origin(request.headers)
-            methods = self._routes.get(request.path.rstrip("/") or "/")
+            path = request.path.rstrip("/") or "/"
+            extra = self.extra_routes.get(path)
+            if extra is not None:
+                self._serve_extra(request, responder, extra)
+                return
+            methods = self._routes.get(path)
             if methods is None:
                 raise _Reject(404, "Not Found")
             handler = methods.get(request.method)
@@ -728,6 +728,13 @@ class HTTPApp:
         if parts.scheme not in ("http", "https"):
             return False  # "null" (sandboxed pages, files) and anything stranger
         return parts.hostname in _LOOPBACK_ORIGIN_HOSTS or parts.netloc.lower() == host_header.strip().lower()
+
+    @staticmethod
+    def _serve_extra(request: HTTPRequest, responder: Responder, handler: RouteHandler) -> None:
+        if request.method != "GET":
+            raise _Reject(405, f"Method Not Allowed: {request.method}", headers=[("Allow", "GET")])
+        status, headers, body = handler(request)
+        responder.respond(status, headers, body)
 
     def _authenticate(self, headers: Mapping[str, str]) -> Any:
         if self.authenticate is None:

@@ -91,6 +91,12 @@ class Context:
         return self.session.revision.version
 
     @property
+    def auth(self) -> Any:
+        """What the HTTP server's ``authenticate`` hook returned for this request: for
+        `mcplite.oauth.BearerAuth`, the verified token's claims. None without a hook, and on stdio."""
+        return self.transport_info.get("auth")
+
+    @property
     def is_cancelled(self) -> bool:
         return self.cancelled.is_set()
 

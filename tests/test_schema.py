@@ -13,11 +13,9 @@ from typing import Annotated, Literal
 
 import pytest
 
-from mcplite import schema as schema_module
-from mcplite.schema import (
-    FunctionSchema, Parameter, ValidationError, coerce_from_string, compile_schema, function_schema, to_jsonable,
-    type_schema, validate,
-)
+from mcplite import validation as schema_module
+from mcplite.schema import FunctionSchema, Parameter, function_schema, to_jsonable, type_schema
+from mcplite.validation import ValidationError, coerce_from_string, compile_schema, validate
 
 import schema_future_fixture as future
 from support import WAIT

@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Unio
 from . import types as t
 from .errors import METHOD_NOT_FOUND, LocalProtocolError, RemoteError, RemoteProtocolError, RPCError
 from .memory import memory_pair
-from .schema import ValidationError, validate
+from .validation import ValidationError, validate
 from .session import _DEFAULT, DEFAULT_TIMEOUT, ClientSession, PendingRequest, ProgressCallback, RequestContext
 from .transport import Transport
 from .versions import LATEST_VERSION

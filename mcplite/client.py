@@ -15,9 +15,9 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Unio
 from . import types as t
 from .errors import METHOD_NOT_FOUND, LocalProtocolError, RemoteError, RemoteProtocolError, RPCError
 from .memory import memory_pair
-from .validation import ValidationError, validate
 from .session import _DEFAULT, DEFAULT_TIMEOUT, ClientSession, PendingRequest, ProgressCallback, RequestContext
 from .transport import Transport
+from .validation import ValidationError, validate
 from .versions import LATEST_VERSION
 
 __all__ = ["Client"]

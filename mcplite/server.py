@@ -22,10 +22,11 @@ from typing import (
 from . import content as c
 from . import types as t
 from .errors import INVALID_PARAMS, CapabilityError, RemoteError, ResourceNotFound, RPCError
-from .schema import FunctionSchema, ValidationError, function_schema, to_jsonable, type_schema, validate
+from .schema import FunctionSchema, function_schema, to_jsonable, type_schema
 from .session import DEFAULT_TIMEOUT, RequestContext, ServerSession
 from .transport import Transport
 from .uritemplate import URITemplate, is_template
+from .validation import ValidationError, validate
 from .versions import SUPPORTED_VERSIONS
 
 __all__ = ["Server", "Context", "ToolResult"]

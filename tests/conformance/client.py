@@ -6,8 +6,10 @@ the URL of the scenario's mock server is the last argument, the scenario's name 
 ``MCP_CONFORMANCE_CONTEXT``. The mock server judges what we send; we exit 0 when the scenario ran through,
 1 when something failed (with the reason on stderr), 2 for a scenario this client does not know.
 
-Authorization scenarios (``auth/...``) register here the same way, with ``@scenario("auth/...")``, once the
-OAuth client exists; each receives the context's credentials.
+Authorization scenarios (``auth/...``): the mock's MCP server answers 401 until the client has signed in
+at the mock's authorization server. The sign-in is `mcplite.oauth` as a user would run it, except that the
+browser step is headless: the authorization URL is fetched and its 302 ``Location`` read, never followed.
+Credentials, where a scenario has them, come from ``MCP_CONFORMANCE_CONTEXT``.
 """
 
 import json
@@ -20,6 +22,11 @@ from typing import Any, Callable, Dict
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from mcplite import Client, MCPError  # noqa: E402
+from mcplite.errors import AuthError  # noqa: E402
+from mcplite.versions import LATEST_VERSION  # noqa: E402
+from mcplite.oauth import (  # noqa: E402
+    ClientCredentials, CrossAppAccess, HTTPRequest, OAuth, send_with_http_client,
+)
 
 #: Seconds per request: below the suite's own 30 s limit, so a hang ends with our message, not a kill.
 TIMEOUT = 20.0
@@ -66,6 +73,88 @@ def sse_retry(url: str, context: Dict[str, Any]) -> None:
     with Client(url, timeout=TIMEOUT) as client:
         client.call_tool("test_reconnection", raise_on_error=True)
 
+
+# ---- authorization ----------------------------------------------------------------------------------
+
+#: The mocks' authorization servers accept this Client ID Metadata Document URL as a client id.
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+#: Registered with the mocks, never contacted: `read_redirect` reads the redirect instead.
+REDIRECT_URI = "http://localhost:3000/callback"
+#: Scenarios where a user signs in (authorization code + PKCE); the mocks vary discovery, registration,
+#: token endpoint authentication and scopes, and the client must cope with each variation on its own.
+USER_SIGN_IN_SCENARIOS = (
+    "auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3",
+    "auth/basic-cimd", "auth/pre-registration",
+    "auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported", "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up", "auth/scope-retry-limit",
+    "auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post", "auth/token-endpoint-auth-none",
+    "auth/resource-mismatch", "auth/offline-access-scope", "auth/offline-access-not-supported",
+)
+#: The same for a server of 2025-03-26 (no protected resource metadata), signed in to by a client that
+#: speaks that revision, which selects its rules (no ``resource`` parameter on the fallback).
+LEGACY_SIGN_IN_SCENARIOS = ("auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback")
+
+
+def read_redirect(authorization_url: str) -> str:
+    """The user's step, headless: the mock consents at once, so fetch the authorization URL and return
+    the ``Location`` of its redirect without following it."""
+    response = send_with_http_client(HTTPRequest("GET", authorization_url, {}), timeout=TIMEOUT)
+    location = response.headers.get("location")
+    if response.status not in (302, 303) or not location:
+        raise AuthError(f"the authorization endpoint answered HTTP {response.status} without a redirect")
+    return location
+
+
+def use_protected_server(url: str, auth: Any, protocol_version: str = LATEST_VERSION) -> None:
+    """What the mocks' MCP servers expect once the client is authorized: list the tools, call one."""
+    with Client(url, timeout=TIMEOUT, auth=auth, protocol_version=protocol_version) as client:
+        client.list_tools()
+        client.call_tool("test-tool", raise_on_error=True)
+
+
+def sign_in_as_user(protocol_version: str) -> Scenario:
+    """A user's sign-in speaking ``protocol_version``: as a pre-registered client when the context has
+    one, otherwise with the Client ID Metadata Document where the authorization server supports it,
+    else with dynamic registration."""
+    def run(url: str, context: Dict[str, Any]) -> None:
+        auth = OAuth(
+            client_id=context.get("client_id"), client_secret=context.get("client_secret"),
+            client_metadata_url=CLIENT_METADATA_URL, redirect_uri=REDIRECT_URI, authorize=read_redirect,
+            protocol_version=protocol_version,
+        )
+        use_protected_server(url, auth, protocol_version)
+    return run
+
+
+for _name in USER_SIGN_IN_SCENARIOS:
+    scenario(_name)(sign_in_as_user(LATEST_VERSION))
+for _name in LEGACY_SIGN_IN_SCENARIOS:
+    scenario(_name)(sign_in_as_user("2025-03-26"))
+
+
+@scenario("auth/client-credentials-basic")
+def client_credentials_basic(url: str, context: Dict[str, Any]) -> None:
+    """A machine with a client secret (extension oauth-client-credentials)."""
+    use_protected_server(url, ClientCredentials(client_id=context["client_id"], client_secret=context["client_secret"]))
+
+
+@scenario("auth/client-credentials-jwt")
+def client_credentials_jwt(url: str, context: Dict[str, Any]) -> None:
+    """A machine with an ES256 key: a ``private_key_jwt`` assertion signed by `mcplite.jose`."""
+    use_protected_server(url, ClientCredentials(client_id=context["client_id"], private_key=context["private_key_pem"]))
+
+
+@scenario("auth/cross-app-access-complete-flow")
+def cross_app_access(url: str, context: Dict[str, Any]) -> None:
+    """Enterprise-managed authorization: the user's ID token exchanged at the IdP for an ID-JAG, then the
+    JWT bearer grant at the MCP server's authorization server."""
+    use_protected_server(url, CrossAppAccess(
+        client_id=context["client_id"], client_secret=context["client_secret"], id_token=context["idp_id_token"],
+        idp_token_endpoint=context["idp_token_endpoint"], idp_client_id=context["idp_client_id"],
+    ))
+
+
+# ---- helpers ------------------------------------------------------------------------------------------
 
 def accept_with_defaults(params: Dict[str, Any]) -> Dict[str, Any]:
     """An elicitation answer as a person who changes nothing would give: every default, accepted."""

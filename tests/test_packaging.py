@@ -3,12 +3,14 @@ under another name), and an `__all__` that names only what exists."""
 
 import ast
 import importlib
+import importlib.util
 import os
 import shutil
 import subprocess
 import sys
 import sysconfig
 import textwrap
+import zipfile
 from pathlib import Path
 from typing import Iterator, List, Set, Tuple
 
@@ -128,3 +130,25 @@ def test_every_name_in_all_exists(path):
     assert len(exported) == len(set(exported)), "duplicates in __all__"
     assert [item for item in exported if not hasattr(module, item)] == []
 
+
+
+def test_the_wheel_carries_every_module_of_the_package(tmp_path):
+    """A subpackage missing from pyproject's package list would install a broken mcplite."""
+    setuptools = pytest.importorskip("setuptools")
+    version = tuple(int(part) for part in setuptools.__version__.split(".")[:2])
+    if version < (61, 0):
+        pytest.skip("this setuptools cannot read PEP 621 metadata; the build backend asks for >= 61")
+    if version < (70, 1) and importlib.util.find_spec("wheel") is None:
+        pytest.skip("building a wheel offline needs the wheel package (CI installs it)")
+    root = ROOT
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+                            "-w", str(tmp_path), str(root)], capture_output=True, text=True, timeout=300)
+    if build.returncode != 0 and "No module named pip" in build.stderr:
+        pytest.skip("pip is not available")
+    assert build.returncode == 0, build.stderr
+    wheel, = tmp_path.glob("mcplite-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        shipped = {name for name in archive.namelist() if name.startswith("mcplite/")}
+    expected = {path.relative_to(root).as_posix() for path in (root / "mcplite").rglob("*.py")}
+    assert expected <= shipped
+    assert "mcplite/py.typed" in shipped

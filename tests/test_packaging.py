@@ -141,8 +141,12 @@ def test_the_wheel_carries_every_module_of_the_package(tmp_path):
     if version < (70, 1) and importlib.util.find_spec("wheel") is None:
         pytest.skip("building a wheel offline needs the wheel package (CI installs it)")
     root = ROOT
+    source = tmp_path / "source"  # a clean copy: an in-tree build/ folder would mask a missing package
+    shutil.copytree(root / "mcplite", source / "mcplite", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "setup.cfg", "README.md"):
+        shutil.copy(root / name, source / name)
     build = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-                            "-w", str(tmp_path), str(root)], capture_output=True, text=True, timeout=300)
+                            "-w", str(tmp_path), str(source)], capture_output=True, text=True, timeout=300)
     if build.returncode != 0 and "No module named pip" in build.stderr:
         pytest.skip("pip is not available")
     assert build.returncode == 0, build.stderr

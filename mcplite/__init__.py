@@ -13,8 +13,9 @@
         client.call_tool("add", {"a": 1, "b": 2})
 
 Layers, each importing only from those above it: protocol (`errors`, `jsonrpc`, `types`, `versions`,
-`schema`, `sse`, `uritemplate`), transports (`transport`, `memory`, `stdio`, `http_server`,
-`http_client`), `session` (the only module with threads), API (`server`, `client`, `content`).
+`validation`, `schema`, `sse`, `uritemplate`, `http_messages`), transports (`transport`, `memory`, `stdio`,
+`http_server` with `eventstore` and `wsgi`, `http_client`), `session` (the only module that owns message
+threads), API (`server`, `client`, `content`), auth (`oauth`, `jose`), tools (`cli`).
 """
 
 from . import content

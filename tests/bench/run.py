@@ -93,8 +93,8 @@ class Sizes(NamedTuple):
     repeats: int  # fresh processes per round for each import and cold-start figure
 
 
-FULL = Sizes(rounds=3, stdio_sequential=2000, stdio_in_flight=1000, http_sequential=1000, http_per_client=125,
-             repeats=2)
+FULL = Sizes(rounds=3, stdio_sequential=2000, stdio_in_flight=1000, http_sequential=1000, http_per_client=100,
+             repeats=3)
 QUICK = Sizes(rounds=1, stdio_sequential=500, stdio_in_flight=400, http_sequential=200, http_per_client=25,
               repeats=2)
 
@@ -183,7 +183,10 @@ class WorkloadFailed(Exception):
 
 
 def tail(text: str, lines: int = 12) -> str:
-    return " | ".join(text.strip().splitlines()[-lines:])
+    """What a failed program said: the client programs' own complaints if any (an SDK may follow them with a
+    long traceback), else its last lines."""
+    said = text.strip().splitlines()
+    return " | ".join([line for line in said if line.startswith("bench client:")] or said[-lines:])
 
 
 def timed_run(argv: List[str]) -> float:
@@ -473,7 +476,7 @@ def machine() -> str:
             cpu = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), cpu)
     except OSError:
         pass
-    return f"{platform.machine()}, {cpu}, {os.cpu_count()} cpus"
+    return f"{platform.machine()}, {cpu}, {len(os.sched_getaffinity(0))} cpus"  # uname -m, the model, nproc
 
 
 def output_of(argv: List[str]) -> str:

@@ -11,7 +11,7 @@ counted in per-call figures::
 
 ``IN_FLIGHT`` calls are spread over `WINDOW` concurrent callers on one connection; ``CLIENTS`` HTTP clients
 make ``PER_CLIENT`` calls each. FIGURES is ``{"calls", "calls_per_s", "p50_ms", "p99_ms"}``, timed after
-`warm-up <WARMUP>` calls. Every call is ``add(a, b)`` with operands that differ per call (`operands`), and
+`WARMUP` calls that are not. Every call is ``add(a, b)`` with operands that differ per call (`operands`), and
 every result is checked (`check`): a wrong one ends the program with status 1 and the reason on stderr.
 
 Standard library only, Python >= 3.9: the official SDK's client imports this from its own venv.

@@ -16,18 +16,26 @@ Layers, each importing only from those above it: protocol (`errors`, `jsonrpc`, 
 `validation`, `schema`, `sse`, `uritemplate`, `http_messages`), transports (`transport`, `memory`, `stdio`,
 `http_server` with `eventstore` and `wsgi`, `http_client`), `session` (the only module that owns message
 threads), API (`server`, `client`, `content`), auth (`oauth`, `jose`), tools (`cli`).
+
+The names below are loaded on first use (PEP 562), so ``from mcplite import Client`` does not import the
+server, the schema machinery or anything HTTP: start-up time is a feature for command-line tools.
 """
 
-from . import content
-from .client import Client
+import importlib
+from typing import TYPE_CHECKING, Any, List
+
 from .errors import (
     AuthError, CapabilityError, ConnectionClosed, HTTPError, LocalProtocolError, MCPError, ProtocolError,
     RemoteError, RemoteProtocolError, RequestCancelled, RequestTimeout, ResourceNotFound, RPCError,
     SessionExpired, TransportError, VersionMismatch,
 )
-from .server import Context, Server, ToolResult
-from .session import PendingRequest
 from .versions import LATEST_VERSION, SUPPORTED_VERSIONS
+
+if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
+    from . import content
+    from .client import Client
+    from .server import Context, Server, ToolResult
+    from .session import PendingRequest
 
 __version__ = "0.1.0"
 
@@ -38,3 +46,21 @@ __all__ = [
     "VersionMismatch", "RPCError", "RemoteError", "ResourceNotFound", "ConnectionClosed", "RequestTimeout",
     "RequestCancelled", "TransportError", "HTTPError", "SessionExpired", "AuthError",
 ]
+
+#: Lazily loaded name -> the module that defines it (a module itself when the name is a submodule).
+_LAZY = {"Server": ".server", "Context": ".server", "ToolResult": ".server", "Client": ".client",
+         "PendingRequest": ".session", "content": ".content"}
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _LAZY.get(name)
+    if module_name is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = importlib.import_module(module_name, __name__)
+    value = module if module_name == f".{name}" else getattr(module, name)
+    globals()[name] = value  # the next lookup is an ordinary attribute
+    return value
+
+
+def __dir__() -> List[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -9,7 +9,6 @@ A `Client` is a context manager: entering connects and runs the handshake, leavi
 reach the callbacks given to the constructor, on the session's threads, never the caller's.
 """
 
-import logging
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
 
 from . import types as t
@@ -22,7 +21,6 @@ from .versions import LATEST_VERSION
 
 __all__ = ["Client"]
 
-log = logging.getLogger("mcplite")
 
 CLIENT_INFO: Dict[str, Any] = {"name": "mcplite", "version": "0.1.0"}
 

@@ -11,7 +11,6 @@ import base64
 import collections.abc
 import copy
 import json
-import logging
 import re
 import threading
 import typing
@@ -19,6 +18,7 @@ from typing import (
     Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, TypeVar, Union, overload,
 )
 
+from ._log import log
 from . import content as c
 from . import types as t
 from .errors import INVALID_PARAMS, CapabilityError, RemoteError, ResourceNotFound, RPCError
@@ -31,7 +31,6 @@ from .versions import SUPPORTED_VERSIONS
 
 __all__ = ["Server", "Context", "ToolResult"]
 
-log = logging.getLogger("mcplite")
 
 F = TypeVar("F", bound=Callable[..., Any])
 

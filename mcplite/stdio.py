@@ -7,7 +7,6 @@ stderr, so a stray ``print`` (or a child process) in a handler cannot corrupt th
 """
 
 import io
-import logging
 import os
 import shutil
 import subprocess
@@ -15,13 +14,13 @@ import sys
 import threading
 from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Union, cast
 
+from ._log import log
 from .errors import ConnectionClosed, TransportError
 from .jsonrpc import RequestId, encode
 from .transport import MessageSink, Transport, deliver_bytes
 
 __all__ = ["StdioClientTransport", "StdioServerTransport", "DEFAULT_SHUTDOWN_TIMEOUT"]
 
-log = logging.getLogger("mcplite")
 
 #: Seconds each shutdown step (EOF on stdin, then SIGTERM) waits before the next, harsher one.
 DEFAULT_SHUTDOWN_TIMEOUT = 2.0

@@ -5,7 +5,6 @@ returned from handlers as they are: ``return [text("done"), image(png_bytes, "im
 """
 
 import base64
-import mimetypes
 from typing import Any, Dict, Optional, Union
 
 from . import types as t
@@ -46,7 +45,11 @@ def resource(uri: str, content: Union[str, bytes], mime_type: Optional[str] = No
              ) -> t.EmbeddedResource:
     """An embedded resource: ``str`` content is text, ``bytes`` a base64 blob."""
     contents: Dict[str, Any] = {"uri": uri}
-    mime_type = mime_type or mimetypes.guess_type(uri)[0]
+    if not mime_type:
+        # Imported here: mimetypes (and the urllib.parse it imports) would weigh on every server's start-up.
+        import mimetypes
+
+        mime_type = mimetypes.guess_type(uri)[0]
     if mime_type:
         contents["mimeType"] = mime_type
     if isinstance(content, str):

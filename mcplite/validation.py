@@ -9,14 +9,12 @@ values annotations promise, belong to `schema`.
 Only local ``$ref`` pointers are ever followed: MCP forbids dereferencing network references.
 """
 
-import decimal
 import json
 import math
 import operator
 import re
 import threading
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Pattern, Sized, Tuple, Type, Union
-from urllib.parse import unquote
 
 __all__ = ["ValidationError", "validate", "compile_schema", "coerce_from_string", "json_type", "member_path"]
 
@@ -584,7 +582,11 @@ def _resolve_pointer(root: Any, ref: str) -> Any:
         return None
     node = root
     for token in ref[2:].split("/"):
-        token = unquote(token).replace("~1", "/").replace("~0", "~")
+        if "%" in token:  # percent-encoded, as URI fragments may be (urllib.parse is loaded only then)
+            from urllib.parse import unquote
+
+            token = unquote(token)
+        token = token.replace("~1", "/").replace("~0", "~")
         if isinstance(node, dict) and token in node:
             node = node[token]
         elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
@@ -606,7 +608,9 @@ def _is_multiple(value: Union[int, float], step: Union[int, float]) -> bool:
     if isinstance(value, int) and isinstance(step, int):
         return value % step == 0
     # Decimal arithmetic on the shortest repr is exact for decimal literals: 0.3 is a multiple of 0.1,
-    # which float division gets wrong.
+    # which float division gets wrong. Imported here: fractional steps are rare, and decimal is heavy.
+    import decimal
+
     try:
         return decimal.Decimal(repr(value)) % decimal.Decimal(repr(step)) == 0
     except decimal.InvalidOperation:  # a quotient beyond Decimal's precision, or infinity: cannot judge

@@ -10,7 +10,6 @@ the rules used are documented on `URITemplate.match`.
 
 import re
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
-from urllib.parse import quote, unquote
 
 __all__ = ["URITemplate", "is_template"]
 
@@ -203,9 +202,9 @@ def _encode(text: str, allow_reserved: bool) -> str:
     """Pct-encode ``text`` as UTF-8, leaving unreserved characters (and, if allowed, reserved ones and
     existing pct-encoded triplets) as they are."""
     if not allow_reserved:
-        return quote(text, safe="")
+        return _quote(text, safe="")
     pieces = _PCT_TRIPLET.split(text)  # odd indexes hold the triplets, which pass unchanged
-    return "".join(piece if index % 2 else quote(piece, safe=_RESERVED) for index, piece in enumerate(pieces))
+    return "".join(piece if index % 2 else _quote(piece, safe=_RESERVED) for index, piece in enumerate(pieces))
 
 
 def _scalar_text(value: Any) -> str:
@@ -331,7 +330,7 @@ def _decode_named(specs: Sequence[_VarSpec], pairs: List[str]) -> Optional[Dict[
         name, _, raw = pair.partition("=")
         if name not in exploded_by_name:
             return None
-        value = unquote(raw)
+        value = _unquote(raw)
         if exploded_by_name[name]:
             values.setdefault(name, []).append(value)
         elif name in values:
@@ -344,7 +343,7 @@ def _decode_named(specs: Sequence[_VarSpec], pairs: List[str]) -> Optional[Dict[
 def _decode_positional(specs: Sequence[_VarSpec], text: str, separator: str) -> Dict[str, Any]:
     if len(specs) == 1 and not specs[0].explode:
         # A lone variable owns the whole text, separators included (a non-exploded list, a "+" value).
-        return {specs[0].name: unquote(text)}
+        return {specs[0].name: _unquote(text)}
     items = text.split(separator)
     values: Dict[str, Any] = {}
     for index, spec in enumerate(specs):
@@ -353,9 +352,28 @@ def _decode_positional(specs: Sequence[_VarSpec], text: str, separator: str) -> 
         needed_after = len(specs) - index - 1
         if spec.explode:
             taken = max(len(items) - needed_after, 1)
-            values[spec.name] = [unquote(item) for item in items[:taken]]
+            values[spec.name] = [_unquote(item) for item in items[:taken]]
         else:
             taken = len(items) if needed_after == 0 else 1
-            values[spec.name] = unquote(separator.join(items[:taken]))
+            values[spec.name] = _unquote(separator.join(items[:taken]))
         items = items[taken:]
     return values
+
+
+# -- percent-encoding --------------------------------------------------------------------------------
+# urllib.parse (and the ipaddress module it imports) is loaded on first use rather than with this module,
+# which every server imports: most URIs a server matches have nothing to decode.
+
+
+def _quote(text: str, safe: str) -> str:
+    from urllib.parse import quote
+
+    return quote(text, safe=safe)
+
+
+def _unquote(text: str) -> str:
+    if "%" not in text:
+        return text  # as unquote would return it
+    from urllib.parse import unquote
+
+    return unquote(text)

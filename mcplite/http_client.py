@@ -23,29 +23,28 @@ Threads, and why:
 
 Every HTTP failure becomes an exception carrying the status and body: `HTTPError` raised by `send`
 (status 0 when no response arrived) for initialize, notifications and responses; for a request, the
-same `HTTPError` raised by the caller's `result()` (through `MessageSink.fail_request`). A 404 for our session ends the session: `SessionExpired` is raised by
-`send` or becomes the session's ``close_reason``. Every socket read has a timeout.
+same `HTTPError` raised by the caller's `result()` (through `MessageSink.fail_request`). A 404 for our
+session ends the session: `SessionExpired` is raised by `send` or becomes the session's ``close_reason``.
+Every socket read has a timeout.
+
+The connections (keep-alive pool, TLS, proxies, the ``auth`` flow) are `http_pool`'s; the HTTP+SSE mode
+is `http_legacy`'s. This module holds the Streamable HTTP mode and `HTTPClientTransport`, which picks one.
 """
 
-import base64
 import contextlib
-import http.client
 import logging
 import queue
 import re
-import socket
 import ssl
 import threading
 import time
-import urllib.parse
-import urllib.request
-from typing import (
-    AbstractSet, Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Set, Tuple, Union,
-)
+from typing import AbstractSet, Any, Callable, Dict, Iterator, List, Optional, Set, Tuple, Union
 
 from . import types as t
 from .errors import ConnectionClosed, HTTPError, MCPError, RemoteProtocolError, SessionExpired
-from .http_messages import AuthFlow, HTTPRequest, HTTPResponse
+from .http_legacy import LegacySSE
+from .http_messages import AuthFlow, HTTPRequest, HTTPResponse  # re-exported: what an ``auth`` object sees
+from .http_pool import EVENT_STREAM, JSON, Call, ConnectionPool, Exchange, describe, plan_route, read_sse
 from .jsonrpc import InvalidMessage, RequestId, decode, encode
 from .sse import Event, SSEParser
 from .transport import MessageSink, Transport
@@ -69,13 +68,7 @@ DEFAULT_POOL_SIZE = 16
 #: Requests whose answers are awaited at once, each by a reader thread; more wait for a free reader.
 DEFAULT_MAX_READERS = 64
 
-_JSON = "application/json"
-_EVENT_STREAM = "text/event-stream"
-_POST_ACCEPT = "application/json, text/event-stream"
-_CHUNK = 64 * 1024
-_MAX_ERROR_BODY = 64 * 1024
-#: After a stream's last answer, how long to wait for the server to end it, so the connection is reused.
-_END_GRACE = 0.5
+_POST_ACCEPT = f"{JSON}, {EVENT_STREAM}"
 #: The longest `close()` waits for the server to acknowledge the end of the session.
 _DELETE_TIMEOUT = 5.0
 #: Consecutive attempts at the GET stream that bring nothing before we stop listening.
@@ -84,402 +77,6 @@ _LISTEN_ATTEMPTS = 3
 _FALLBACK_STATUSES = (400, 404, 405)
 _SESSION_ID = re.compile(r"[\x21-\x7e]+")  # the spec's "visible ASCII"
 _TRANSPORTS = ("auto", "streamable", "sse")
-
-
-# ---- connections ----------------------------------------------------------------------------------------
-class _Origin(NamedTuple):
-    scheme: str
-    host: str
-    port: int
-
-
-class _Route(NamedTuple):
-    """How to reach one URL: which origin's connections, the request target, and the proxy to go through."""
-
-    origin: _Origin
-    target: str  # what goes on the request line: a path, or the whole URL through an HTTP proxy
-    proxy: Optional[Tuple[str, int]]
-    proxy_headers: Dict[str, str]
-
-
-def _plan_route(url: str, proxies: Dict[str, str]) -> _Route:
-    parts = urllib.parse.urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"not an http(s) URL: {url!r}")
-    origin = _Origin(parts.scheme, parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
-    target = parts.path or "/"
-    if parts.query:
-        target += "?" + parts.query
-    proxy_url = proxies.get(parts.scheme)
-    netloc = parts.netloc.rpartition("@")[2]
-    if not proxy_url or urllib.request.proxy_bypass(netloc):
-        return _Route(origin, target, None, {})
-    proxy = urllib.parse.urlsplit(proxy_url if "://" in proxy_url else "http://" + proxy_url)
-    headers = {}
-    if proxy.username is not None:
-        credentials = f"{urllib.parse.unquote(proxy.username)}:{urllib.parse.unquote(proxy.password or '')}"
-        headers["Proxy-Authorization"] = "Basic " + base64.b64encode(credentials.encode()).decode("ascii")
-    if parts.scheme == "http":  # a plain HTTP proxy wants the absolute URL on the request line
-        target = urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path or "/", parts.query, ""))
-    return _Route(origin, target, (proxy.hostname or "", proxy.port or 80), headers)
-
-
-class _Exchange:
-    """One HTTP response and the pooled connection it arrived on.
-
-    The connection goes back to the pool once the body has been read to its end (`read`, `release`);
-    `close` gives it up. `interrupt` may be called from any thread to unblock a reader.
-    """
-
-    def __init__(self, pool: "_Connections", route: _Route, conn: http.client.HTTPConnection,
-                 sock: Optional[socket.socket], response: http.client.HTTPResponse, method: str, url: str) -> None:
-        self.method = method
-        self.url = url
-        self.status = response.status
-        self.reason = response.reason
-        self.headers = response.headers
-        self.response = response
-        self._pool = pool
-        self._route = route
-        self._conn = conn
-        self._sock = sock
-        self._lock = threading.Lock()  # guards _held, so interrupt() never hits a connection given back
-        self._held = True
-        self._body: Optional[bytes] = None
-
-    @property
-    def content_type(self) -> str:
-        return (self.headers.get("Content-Type") or "").partition(";")[0].strip().lower()
-
-    def read(self) -> bytes:
-        """The whole body; the connection is then free for the next request."""
-        if self._body is None:
-            try:
-                self._body = self.response.read()
-            except (OSError, ValueError, http.client.HTTPException) as exc:
-                self.close()
-                raise HTTPError(f"{self.method} {self.url}: the response body broke off: {_describe(exc)}",
-                                status=self.status, headers=self.headers) from exc
-            self.release()
-        return self._body
-
-    def error_text(self) -> str:
-        """Up to 64 KiB of the body as text, for an error message."""
-        if self._body is None:
-            try:
-                self._body = self.response.read(_MAX_ERROR_BODY)
-            except (OSError, ValueError, http.client.HTTPException):
-                self._body = b""
-            self.release()
-        return self._body.decode("utf-8", "replace")
-
-    def failure(self, problem: str = "") -> HTTPError:
-        """The `HTTPError` for this response, with its status and body."""
-        body = self.error_text()
-        text = f"{self.method} {self.url}: HTTP {self.status} {self.reason}"
-        if problem:
-            text += f": {problem}"
-        if body.strip():
-            text += f" -- {_shorten(body)}"
-        return HTTPError(text, status=self.status, body=body, headers=self.headers)
-
-    def set_timeout(self, seconds: float) -> None:
-        if self._sock is not None:
-            self._sock.settimeout(seconds)
-
-    def release(self) -> None:
-        """Done with the body: keep the connection if the body was read to its end, else close it."""
-        with self._lock:
-            if not self._held:
-                return
-            self._held = False
-        if self.response.isclosed() and not self.response.will_close:
-            self._pool.put(self._route.origin, self._conn)
-        else:
-            self.response.close()
-            self._conn.close()
-
-    def close(self) -> None:
-        """Give up the connection (unless it already went back to the pool)."""
-        with self._lock:
-            if not self._held:
-                return
-            self._held = False
-        self.response.close()
-        self._conn.close()
-
-    def interrupt(self) -> None:
-        """Make a read blocked on this response return at once (from another thread)."""
-        with self._lock:
-            if self._held and self._sock is not None:
-                try:
-                    self._sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-
-
-class _Call:
-    """One request on the wire whose response has not been read yet.
-
-    `_Connections.begin` writes it on the caller's thread; `finish` waits for the response on whatever
-    thread should (a reader, for a request), drives the ``auth`` flow, and retries once on a fresh
-    connection when a reused keep-alive connection turns out to have been closed by the server.
-    """
-
-    def __init__(self, pool: "_Connections", request: HTTPRequest, timeout: float, flow: Optional[AuthFlow]) -> None:
-        self._pool = pool
-        self._request = request
-        self._timeout = timeout
-        self._flow = flow
-        self._lock = threading.Lock()  # guards _conn and _sock against interrupt() from another thread
-        self._conn: Optional[http.client.HTTPConnection] = None
-        self._sock: Optional[socket.socket] = None
-        self._route: Optional[_Route] = None
-        self._reused = False
-        self._interrupted = False
-
-    def start(self) -> None:
-        """Send the request (the ``auth`` flow's first version of it, when there is a flow).
-
-        Raises:
-            HTTPError: it could not be sent (status 0): refused, reset, TLS failure, timeout.
-            AuthError: the ``auth`` flow gave up before sending anything.
-        """
-        try:
-            if self._flow is not None:
-                self._request = next(self._flow)
-            self.write()
-        except BaseException:
-            self.close_flow()
-            raise
-
-    def write(self, *, fresh: bool = False) -> None:
-        """Send the request on a pooled connection (a new one when ``fresh``).
-
-        Raises:
-            HTTPError: it could not be sent (status 0).
-        """
-        method, url, headers, body = self._request
-        route = self._pool.route(url)
-        if route.proxy_headers and route.proxy is not None and route.origin.scheme == "http":
-            headers = {**headers, **route.proxy_headers}
-        while True:
-            conn = self._pool.connect(route) if fresh else self._pool.take(route)
-            reused = conn.sock is not None
-            try:
-                if reused:
-                    conn.sock.settimeout(self._timeout)
-                else:
-                    conn.timeout = self._timeout
-                conn.request(method, route.target, body, headers)
-            except (OSError, http.client.HTTPException) as exc:
-                conn.close()
-                if reused and isinstance(exc, ConnectionError):
-                    continue  # the server closed this idle connection: take another
-                raise _no_response(method, url, self._timeout, exc) from exc
-            with self._lock:
-                self._conn, self._sock, self._route, self._reused = conn, conn.sock, route, reused
-            return
-
-    def finish(self) -> _Exchange:
-        """The response, its body unread (for ``auth``: the response to the flow's last request).
-
-        Raises:
-            HTTPError: no response arrived (status 0): reset, timeout, refused on a retry.
-            AuthError: the ``auth`` flow gave up.
-        """
-        try:
-            while True:
-                exchange = self._read_response()
-                if self._flow is None:
-                    return exchange
-                seen = b"" if exchange.content_type == _EVENT_STREAM else exchange.read()
-                try:
-                    self._request = self._flow.send(HTTPResponse(exchange.status, _lower_case(exchange.headers), seen))
-                except StopIteration:
-                    return exchange
-                exchange.close()  # an unread SSE answer that the flow will send again
-                self.write()
-        finally:
-            self.close_flow()
-
-    def _read_response(self) -> _Exchange:
-        retried = False
-        while True:
-            conn, route = self._conn, self._route
-            assert conn is not None and route is not None
-            try:
-                response = conn.getresponse()
-            except (OSError, http.client.HTTPException) as exc:
-                conn.close()
-                if self._reused and not retried and not self._interrupted and isinstance(exc, ConnectionError):
-                    # The server closed the idle keep-alive connection before our request reached it.
-                    retried = True
-                    self.write(fresh=True)
-                    continue
-                raise _no_response(self._request.method, self._request.url, self._timeout, exc) from exc
-            return _Exchange(self._pool, route, conn, self._sock, response, self._request.method, self._request.url)
-
-    def close_flow(self) -> None:
-        if self._flow is not None:
-            self._flow.close()  # a flow may hold a lock across its yields: let it go whatever happened
-            self._flow = None
-
-    def interrupt(self) -> None:
-        """Make `finish` return at once (from another thread): the caller no longer wants the answer."""
-        with self._lock:
-            self._interrupted = True  # so the broken connection is not mistaken for a stale one and retried
-            sock = self._sock
-        if sock is not None:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-    def close(self) -> None:
-        """Give the request up without reading its answer."""
-        self.close_flow()
-        if self._conn is not None:
-            self._conn.close()
-
-
-class _Connections:
-    """Keep-alive connections per origin, TLS, proxies from the environment, and the ``auth`` seam."""
-
-    def __init__(self, *, ssl_context: Optional[ssl.SSLContext], cafile: Optional[str], pool_size: int,
-                 auth: Any) -> None:
-        self._ssl_context = ssl_context
-        self._cafile = cafile
-        self._pool_size = pool_size
-        self._auth = auth
-        self._proxies = urllib.request.getproxies()  # read once: the environment is not re-read per call
-        self._lock = threading.Lock()  # guards _idle, _routes, _closed and the lazy TLS context
-        self._idle: Dict[_Origin, List[http.client.HTTPConnection]] = {}
-        self._routes: Dict[str, _Route] = {}
-        self._closed = False  # once closed, connections handed back are closed rather than kept
-
-    def request(self, method: str, url: str, headers: Dict[str, str], body: Optional[bytes],
-                timeout: float) -> _Exchange:
-        """Send one request and wait for its response (body unread). Raises as `begin` and `_Call.finish`."""
-        return self.begin(method, url, headers, body, timeout).finish()
-
-    def begin(self, method: str, url: str, headers: Dict[str, str], body: Optional[bytes],
-              timeout: float) -> _Call:
-        """Send one request (through ``auth`` when there is one); `_Call.finish` reads the answer.
-
-        Raises as `_Call.start`.
-        """
-        flow: Optional[AuthFlow] = None
-        if self._auth is not None:
-            flow = self._auth.auth_flow(HTTPRequest(method, url, dict(headers), body))
-        call = _Call(self, HTTPRequest(method, url, headers, body), timeout, flow)
-        call.start()
-        return call
-
-    def route(self, url: str) -> _Route:
-        route = self._routes.get(url)
-        if route is None:
-            route = _plan_route(url, self._proxies)
-            with self._lock:
-                self._routes[url] = route
-        return route
-
-    def take(self, route: _Route) -> http.client.HTTPConnection:
-        """An idle connection to the route's origin, or a new (unconnected) one."""
-        with self._lock:
-            idle = self._idle.get(route.origin)
-            if idle:
-                return idle.pop()
-        return self.connect(route)
-
-    def connect(self, route: _Route) -> http.client.HTTPConnection:
-        """A new connection object for the route; it connects on first use (http.client sets TCP_NODELAY)."""
-        origin = route.origin
-        host, port = route.proxy if route.proxy is not None else (origin.host, origin.port)
-        if origin.scheme != "https":
-            return http.client.HTTPConnection(host, port)
-        conn = http.client.HTTPSConnection(host, port, context=self._tls())
-        if route.proxy is not None:
-            conn.set_tunnel(origin.host, origin.port, headers=route.proxy_headers)  # CONNECT
-        return conn
-
-    def _tls(self) -> ssl.SSLContext:
-        with self._lock:
-            if self._ssl_context is None:
-                self._ssl_context = ssl.create_default_context(cafile=self._cafile)
-            return self._ssl_context
-
-    def put(self, origin: _Origin, conn: http.client.HTTPConnection) -> None:
-        """Take back a connection whose last response was read to its end."""
-        with self._lock:
-            idle = self._idle.setdefault(origin, [])
-            if len(idle) < self._pool_size and not self._closed:
-                idle.append(conn)
-                return
-        conn.close()
-
-    def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            idle = [conn for conns in self._idle.values() for conn in conns]
-            self._idle.clear()
-        for conn in idle:
-            conn.close()
-
-
-def _lower_case(headers: http.client.HTTPMessage) -> Dict[str, str]:
-    """Headers as an auth flow reads them: lower-case names, repeated ones joined with ", "."""
-    joined: Dict[str, str] = {}
-    for name, value in headers.items():
-        key = name.lower()
-        joined[key] = f"{joined[key]}, {value}" if key in joined else value
-    return joined
-
-
-def _no_response(method: str, url: str, timeout: float, exc: BaseException) -> HTTPError:
-    if isinstance(exc, socket.timeout):
-        return HTTPError(f"{method} {url}: no response within {timeout} s")
-    return HTTPError(f"{method} {url}: no response: {_describe(exc)}")
-
-
-def _describe(exc: BaseException) -> str:
-    return str(exc) or type(exc).__name__
-
-
-def _shorten(text: str, limit: int = 500) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-# ---- reading event streams ------------------------------------------------------------------------------
-def _read_sse(exchange: _Exchange, parser: SSEParser, on_chunk: Callable[[List[Event]], bool],
-              idle_timeout: float) -> Optional[str]:
-    """Feed an SSE response to ``parser`` and each chunk's events to ``on_chunk`` until the response ends.
-
-    Once ``on_chunk`` returns True (nothing more is needed) the stream is read for `_END_GRACE` more
-    seconds: a server ends it right after the last answer, and reading that end keeps the connection.
-
-    Returns:
-        None when the stream ended or was no longer needed; else why it broke off.
-    """
-    exchange.set_timeout(idle_timeout)
-    read1 = exchange.response.read1
-    finishing = False
-    try:
-        while True:
-            chunk = read1(_CHUNK)
-            if not chunk:
-                exchange.release()
-                return None
-            if on_chunk(parser.feed(chunk)) and not finishing:
-                finishing = True
-                exchange.set_timeout(_END_GRACE)
-    except socket.timeout:
-        exchange.close()
-        return None if finishing else f"no data for {idle_timeout} s"
-    except (OSError, ValueError, http.client.HTTPException) as exc:  # ValueError: SSEError, or closed under us
-        exchange.close()
-        return None if finishing else _describe(exc)
 
 
 class _Stream:
@@ -500,7 +97,7 @@ class _Stream:
         self.chunks = 0  # how many chunks arrived, over all connections
         self.stopped = threading.Event()
         self._lock = threading.Lock()  # guards _reading against stop() from another thread
-        self._reading: Union[_Call, _Exchange, None] = None  # what a reader is blocked on
+        self._reading: Union[Call, Exchange, None] = None  # what a reader is blocked on
 
     @property
     def done(self) -> bool:
@@ -509,7 +106,7 @@ class _Stream:
     def retry_delay(self) -> float:
         return (self.retry_ms if self.retry_ms is not None else DEFAULT_RETRY_MS) / 1000
 
-    def attach(self, reading: Union[_Call, _Exchange]) -> bool:
+    def attach(self, reading: Union[Call, Exchange]) -> bool:
         """Note what the reader is about to block on, so `stop` can interrupt it; False if stopped."""
         with self._lock:
             if self.stopped.is_set():
@@ -613,8 +210,8 @@ class _StreamableHTTP:
         if self.protocol_version is not None:
             protocol["MCP-Protocol-Version"] = self.protocol_version
         custom = self._owner.headers
-        self._post_headers = {**custom, "Accept": _POST_ACCEPT, "Content-Type": _JSON, **protocol}
-        self._get_headers = {**custom, "Accept": _EVENT_STREAM, **protocol}
+        self._post_headers = {**custom, "Accept": _POST_ACCEPT, "Content-Type": JSON, **protocol}
+        self._get_headers = {**custom, "Accept": EVENT_STREAM, **protocol}
         self._delete_headers = {**custom, **protocol}
 
     # ---- sending --------------------------------------------------------------------------------------
@@ -649,7 +246,7 @@ class _StreamableHTTP:
             if method == t.INITIALIZED:
                 self._start_listening()
 
-    def _check(self, exchange: _Exchange) -> None:
+    def _check(self, exchange: Exchange) -> None:
         """Raise for a POST that failed: `SessionExpired` for a 404 on our session, else `HTTPError`."""
         if exchange.status == 404 and self.session_id is not None:
             raise self._expire(exchange)
@@ -665,15 +262,15 @@ class _StreamableHTTP:
         self._adopt_session(exchange)
         request_ids = {message["id"]}
         content_type = exchange.content_type
-        if content_type == _EVENT_STREAM:
+        if content_type == EVENT_STREAM:
             self._submit(self._read_answer_stream, self._register(request_ids), exchange)
             return
-        problem = (self._json_answer(exchange, request_ids) if content_type == _JSON
+        problem = (self._json_answer(exchange, request_ids) if content_type == JSON
                    else self._unexpected_type(exchange))
         if problem is not None:
             raise problem
 
-    def _adopt_session(self, exchange: _Exchange) -> None:
+    def _adopt_session(self, exchange: Exchange) -> None:
         session_id = exchange.headers.get("MCP-Session-Id")
         if session_id is None:
             return  # a stateless server
@@ -702,7 +299,7 @@ class _StreamableHTTP:
                     del self._streams[request_id]
 
     def _submit(self, job: Callable[[_Stream, Any], None], stream: _Stream, work: Any) -> None:
-        """Run ``job(stream, work)`` on a reader thread; ``work`` is a `_Call` or an `_Exchange`."""
+        """Run ``job(stream, work)`` on a reader thread; ``work`` is a `Call` or an `Exchange`."""
         with self._lock:
             readers = self._readers
         try:
@@ -717,7 +314,7 @@ class _StreamableHTTP:
             raise
 
     # ---- answers (reader threads) -----------------------------------------------------------------------
-    def _await_answer(self, stream: _Stream, call: _Call) -> None:
+    def _await_answer(self, stream: _Stream, call: Call) -> None:
         """Wait for the answer to a POSTed request and deliver it, whatever form it takes."""
         with self._answering(stream):
             if not stream.attach(call):
@@ -737,16 +334,16 @@ class _StreamableHTTP:
             if not 200 <= exchange.status < 300:
                 raise exchange.failure()
             content_type = exchange.content_type
-            if content_type == _JSON:
+            if content_type == JSON:
                 problem = self._json_answer(exchange, stream.request_ids)
                 if problem is not None:
                     raise problem
-            elif content_type == _EVENT_STREAM:
+            elif content_type == EVENT_STREAM:
                 self._follow(stream, exchange)
             else:
                 raise self._unexpected_type(exchange)
 
-    def _read_answer_stream(self, stream: _Stream, exchange: _Exchange) -> None:
+    def _read_answer_stream(self, stream: _Stream, exchange: Exchange) -> None:
         with self._answering(stream):
             self._follow(stream, exchange)
 
@@ -761,11 +358,11 @@ class _StreamableHTTP:
             self._fail(stream, f"POST {self._url}: {exc}")
         except Exception as exc:  # a bug here must still wake the callers, not leave them hanging
             log.exception("reading the answer from %s failed", self._url)
-            self._fail(stream, f"POST {self._url}: reading the answer failed: {_describe(exc)}")
+            self._fail(stream, f"POST {self._url}: reading the answer failed: {describe(exc)}")
         finally:
             self._unregister(stream)
 
-    def _json_answer(self, exchange: _Exchange, request_ids: AbstractSet[RequestId]) -> Optional[HTTPError]:
+    def _json_answer(self, exchange: Exchange, request_ids: AbstractSet[RequestId]) -> Optional[HTTPError]:
         """Deliver a JSON answer; returns the error to report when it does not answer every request."""
         data = exchange.read()
         try:
@@ -782,8 +379,8 @@ class _StreamableHTTP:
         return None
 
     @staticmethod
-    def _unexpected_type(exchange: _Exchange) -> HTTPError:
-        return exchange.failure(f"expected {_JSON} or {_EVENT_STREAM}, got Content-Type "
+    def _unexpected_type(exchange: Exchange) -> HTTPError:
+        return exchange.failure(f"expected {JSON} or {EVENT_STREAM}, got Content-Type "
                                 f"{exchange.headers.get('Content-Type')!r}")
 
     def deliver(self, value: Any) -> None:
@@ -818,7 +415,7 @@ class _StreamableHTTP:
             return
         self.deliver(value)
 
-    def _pump(self, stream: _Stream, exchange: _Exchange) -> Optional[str]:
+    def _pump(self, stream: _Stream, exchange: Exchange) -> Optional[str]:
         """Deliver one SSE response's messages until it ends or ``stream`` needs nothing more.
 
         Returns why the response broke off, or None when it ended or was no longer needed.
@@ -841,11 +438,11 @@ class _StreamableHTTP:
             return stream.done
 
         try:
-            return _read_sse(exchange, parser, on_chunk, self._owner.sse_read_timeout)
+            return read_sse(exchange, parser, on_chunk, self._owner.sse_read_timeout)
         finally:
             stream.detach()
 
-    def _follow(self, stream: _Stream, exchange: _Exchange) -> None:
+    def _follow(self, stream: _Stream, exchange: Exchange) -> None:
         """Read a request's SSE answer, resuming it with GET + ``Last-Event-ID`` whenever it drops early.
 
         A dropped connection is not a cancellation: the request stays pending until its answer comes,
@@ -855,7 +452,7 @@ class _StreamableHTTP:
         Raises:
             HTTPError: the server refused to resume the stream.
         """
-        current: Optional[_Exchange] = exchange
+        current: Optional[Exchange] = exchange
         reason = ""
         while True:
             if current is not None:
@@ -874,7 +471,7 @@ class _StreamableHTTP:
                 return
             current, reason = self._resume(stream)
 
-    def _resume(self, stream: _Stream) -> Tuple[Optional[_Exchange], str]:
+    def _resume(self, stream: _Stream) -> Tuple[Optional[Exchange], str]:
         """GET the stream again from its last event id: (the response, "") or (None, why it failed).
 
         Raises:
@@ -888,7 +485,7 @@ class _StreamableHTTP:
         if exchange.status == 404 and self.session_id is not None:
             self._expire(exchange)
             return None, "the session expired"
-        if exchange.status != 200 or exchange.content_type != _EVENT_STREAM:
+        if exchange.status != 200 or exchange.content_type != EVENT_STREAM:
             raise exchange.failure(f"cannot resume the answer stream from event {stream.last_event_id!r}")
         return exchange, ""
 
@@ -937,7 +534,7 @@ class _StreamableHTTP:
                 reason = str(exc)
                 failures += 1
             else:
-                if exchange.status != 200 or exchange.content_type != _EVENT_STREAM:
+                if exchange.status != 200 or exchange.content_type != EVENT_STREAM:
                     log.debug("no GET stream from %s: %s", self._url, exchange.failure())
                     return
                 chunks = stream.chunks
@@ -950,7 +547,7 @@ class _StreamableHTTP:
                 return
 
     # ---- ending -----------------------------------------------------------------------------------------
-    def _expire(self, exchange: _Exchange) -> SessionExpired:
+    def _expire(self, exchange: Exchange) -> SessionExpired:
         """The server answered 404 for our session: end everything; the error says to start a new one."""
         error = SessionExpired(f"{exchange.method} {self._url}: HTTP 404: the server no longer knows session "
                                f"{self.session_id!r}; start a new session", status=404,
@@ -1006,95 +603,6 @@ def _list(ids: AbstractSet[RequestId]) -> str:
     return ", ".join(repr(request_id) for request_id in sorted(ids, key=repr))
 
 
-# ---- HTTP+SSE (2024-11-05) -----------------------------------------------------------------------------
-class _LegacySSE:
-    """The 2024-11-05 HTTP+SSE transport: one GET stream carries everything the server says, starting with
-    an ``endpoint`` event naming the URL that each of our messages is POSTed to."""
-
-    def __init__(self, owner: "HTTPClientTransport") -> None:
-        self._owner = owner
-        self._url = owner.url
-        self._conns = owner.connections
-        self._headers = {**owner.headers, "Content-Type": _JSON}
-        self._endpoint = ""
-        self._exchange: Optional[_Exchange] = None
-        self._closing = False
-
-    def connect(self) -> None:
-        """GET the SSE stream and wait (up to `timeout`) for its ``endpoint`` event.
-
-        Raises:
-            HTTPError: the GET failed, or the stream ended before naming an endpoint.
-            RemoteProtocolError: the endpoint is on another origin.
-        """
-        headers = {**self._owner.headers, "Accept": _EVENT_STREAM}
-        exchange = self._conns.request("GET", self._url, headers, None, self._owner.timeout)
-        if exchange.status != 200 or exchange.content_type != _EVENT_STREAM:
-            raise exchange.failure("expected the HTTP+SSE event stream")
-        parser = SSEParser()
-        early: List[Event] = []  # events that came with the endpoint, delivered once reading starts
-        try:
-            while not self._endpoint:
-                chunk = exchange.response.read1(_CHUNK)
-                if not chunk:
-                    raise HTTPError(f"GET {self._url}: the event stream ended before its endpoint event",
-                                    status=exchange.status)
-                for event in parser.feed(chunk):
-                    if event.event == "endpoint" and not self._endpoint:
-                        self._endpoint = self._check_endpoint(event.data)
-                    else:
-                        early.append(event)
-        except (OSError, ValueError, http.client.HTTPException) as exc:  # ValueError includes SSEError
-            exchange.close()
-            raise HTTPError(f"GET {self._url}: no endpoint event: {_describe(exc)}", status=exchange.status) from exc
-        except MCPError:
-            exchange.close()
-            raise
-        self._exchange = exchange
-        threading.Thread(target=self._read, args=(exchange, parser, early), name="mcplite-http-sse",
-                         daemon=True).start()
-
-    def _check_endpoint(self, data: str) -> str:
-        endpoint = urllib.parse.urljoin(self._url, data.strip())
-        ours, theirs = urllib.parse.urlsplit(self._url), urllib.parse.urlsplit(endpoint)
-        if (ours.scheme, ours.netloc) != (theirs.scheme, theirs.netloc):
-            raise RemoteProtocolError(f"the server's endpoint {endpoint!r} is not on the origin of {self._url!r}")
-        return endpoint
-
-    def _read(self, exchange: _Exchange, parser: SSEParser, early: List[Event]) -> None:
-        def on_chunk(events: List[Event]) -> bool:
-            for event in events:
-                self._on_event(event)
-            return self._closing
-
-        on_chunk(early)
-        reason = _read_sse(exchange, parser, on_chunk, self._owner.sse_read_timeout)
-        if not self._closing:
-            self._owner.lost(ConnectionClosed(f"GET {self._url}: the event stream ended"
-                                              + (f": {reason}" if reason else "")))
-
-    def _on_event(self, event: Event) -> None:
-        if event.event != "message":
-            return
-        try:
-            value = decode(event.data)
-        except InvalidMessage as exc:
-            self._owner.deliver_invalid(exc)
-            return
-        self._owner.deliver(value)
-
-    def send(self, message: Any, body: bytes) -> None:
-        if self._closing:
-            raise ConnectionClosed("the HTTP+SSE connection is closed")
-        exchange = self._conns.request("POST", self._endpoint, self._headers, body, self._owner.timeout)
-        if not 200 <= exchange.status < 300:
-            raise exchange.failure()
-        exchange.read()  # "Accepted", or nothing: the answer comes on the event stream
-
-    def close(self) -> None:
-        self._closing = True
-        if self._exchange is not None:
-            self._exchange.interrupt()
 
 
 # ---- the transport ----------------------------------------------------------------------------------
@@ -1129,16 +637,16 @@ class HTTPClientTransport(Transport):
                  max_readers: int = DEFAULT_MAX_READERS) -> None:
         if transport not in _TRANSPORTS:
             raise ValueError(f"transport must be one of {', '.join(_TRANSPORTS)}, not {transport!r}")
-        _plan_route(url, {})  # reject a URL that is not http(s) now rather than at the first send
+        plan_route(url, {})  # reject a URL that is not http(s) now rather than at the first send
         self.url = url
         self.timeout = timeout
         self.sse_read_timeout = sse_read_timeout
         self.max_readers = max_readers
         self.headers: Dict[str, str] = dict(headers or {})
-        self.connections = _Connections(ssl_context=ssl_context, cafile=cafile, pool_size=pool_size, auth=auth)
+        self.connections = ConnectionPool(ssl_context=ssl_context, cafile=cafile, pool_size=pool_size, auth=auth)
         self._kind = transport
         self._sink: Optional[MessageSink] = None
-        self._mode: Any = None  # _StreamableHTTP or _LegacySSE, chosen by the first send
+        self._mode: Any = None  # _StreamableHTTP or LegacySSE, chosen by the first send
         self._mode_lock = threading.Lock()  # serialises that choice
         self._lock = threading.Lock()  # guards _closed and _lost
         self._closed = False
@@ -1149,7 +657,7 @@ class HTTPClientTransport(Transport):
         """"streamable" or "sse" once the first message chose one, else None."""
         if self._mode is None:
             return None
-        return "sse" if isinstance(self._mode, _LegacySSE) else "streamable"
+        return "sse" if isinstance(self._mode, LegacySSE) else "streamable"
 
     @property
     def session_id(self) -> Optional[str]:
@@ -1206,7 +714,7 @@ class HTTPClientTransport(Transport):
             streamable.close()
 
     def _open_legacy(self, message: Any, body: bytes, refusal: Optional[HTTPError]) -> None:
-        legacy = _LegacySSE(self)
+        legacy = LegacySSE(self)
         try:
             legacy.connect()
         except MCPError as exc:

@@ -1,0 +1,443 @@
+"""The HTTP client's connections: keep-alive pools per origin, TLS, proxies, and the ``auth`` seam.
+
+`ConnectionPool.begin` sends one request and returns a `Call`; `Call.finish` waits for the response, an
+`Exchange`, whose body is read whole (`Exchange.read`) or as an event stream (`read_sse`). A connection
+goes back to the pool once its response was read to the end. Every failure is an `HTTPError` carrying
+the status (0 when no response arrived) and the body.
+
+Proxies come from the environment as `urllib` reads them (``http_proxy``, ``https_proxy``, ``no_proxy``);
+HTTPS goes through a proxy with CONNECT. This is the plumbing of `http_client` and `http_legacy`, not a
+public API.
+"""
+
+import base64
+import http.client
+import socket
+import ssl
+import threading
+import urllib.parse
+import urllib.request
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
+
+from .errors import HTTPError
+from .http_messages import AuthFlow, HTTPRequest, HTTPResponse
+from .sse import Event, SSEParser
+
+__all__ = ["JSON", "EVENT_STREAM", "Route", "plan_route", "Exchange", "Call", "ConnectionPool", "read_sse",
+           "describe"]
+
+JSON = "application/json"
+EVENT_STREAM = "text/event-stream"
+_CHUNK = 64 * 1024
+_MAX_ERROR_BODY = 64 * 1024
+#: After a stream's last answer, how long to wait for the server to end it, so the connection is reused.
+_END_GRACE = 0.5
+
+
+class Origin(NamedTuple):
+    """Where a connection goes, and so which idle connections a request may reuse."""
+
+    scheme: str
+    host: str
+    port: int
+
+
+class Route(NamedTuple):
+    """How to reach one URL: which origin's connections, the request target, and the proxy to go through."""
+
+    origin: Origin
+    target: str  # what goes on the request line: a path, or the whole URL through an HTTP proxy
+    proxy: Optional[Tuple[str, int]]
+    proxy_headers: Dict[str, str]
+
+
+def plan_route(url: str, proxies: Dict[str, str]) -> Route:
+    """How to reach ``url``, given the proxies by scheme (as `urllib.request.getproxies` returns them).
+
+    Raises:
+        ValueError: ``url`` is not an http(s) URL with a host.
+    """
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"not an http(s) URL: {url!r}")
+    origin = Origin(parts.scheme, parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
+    target = parts.path or "/"
+    if parts.query:
+        target += "?" + parts.query
+    proxy_url = proxies.get(parts.scheme)
+    netloc = parts.netloc.rpartition("@")[2]
+    if not proxy_url or urllib.request.proxy_bypass(netloc):
+        return Route(origin, target, None, {})
+    proxy = urllib.parse.urlsplit(proxy_url if "://" in proxy_url else "http://" + proxy_url)
+    headers = {}
+    if proxy.username is not None:
+        credentials = f"{urllib.parse.unquote(proxy.username)}:{urllib.parse.unquote(proxy.password or '')}"
+        headers["Proxy-Authorization"] = "Basic " + base64.b64encode(credentials.encode()).decode("ascii")
+    if parts.scheme == "http":  # a plain HTTP proxy wants the absolute URL on the request line
+        target = urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path or "/", parts.query, ""))
+    return Route(origin, target, (proxy.hostname or "", proxy.port or 80), headers)
+
+
+class Exchange:
+    """One HTTP response and the pooled connection it arrived on.
+
+    The connection goes back to the pool once the body has been read to its end (`read`, `release`);
+    `close` gives it up. `interrupt` may be called from any thread to unblock a reader.
+    """
+
+    def __init__(self, pool: "ConnectionPool", route: Route, conn: http.client.HTTPConnection,
+                 sock: Optional[socket.socket], response: http.client.HTTPResponse, method: str, url: str) -> None:
+        self.method = method
+        self.url = url
+        self.status = response.status
+        self.reason = response.reason
+        self.headers = response.headers
+        self._response = response
+        self._pool = pool
+        self._route = route
+        self._conn = conn
+        self._sock = sock
+        self._lock = threading.Lock()  # guards _held, so interrupt() never hits a connection given back
+        self._held = True
+        self._body: Optional[bytes] = None
+
+    @property
+    def content_type(self) -> str:
+        return (self.headers.get("Content-Type") or "").partition(";")[0].strip().lower()
+
+    def read(self) -> bytes:
+        """The whole body; the connection is then free for the next request."""
+        if self._body is None:
+            try:
+                self._body = self._response.read()
+            except (OSError, ValueError, http.client.HTTPException) as exc:
+                self.close()
+                raise HTTPError(f"{self.method} {self.url}: the response body broke off: {describe(exc)}",
+                                status=self.status, headers=self.headers) from exc
+            self.release()
+        return self._body
+
+    def error_text(self) -> str:
+        """Up to 64 KiB of the body as text, for an error message."""
+        if self._body is None:
+            try:
+                self._body = self._response.read(_MAX_ERROR_BODY)
+            except (OSError, ValueError, http.client.HTTPException):
+                self._body = b""
+            self.release()
+        return self._body.decode("utf-8", "replace")
+
+    def failure(self, problem: str = "") -> HTTPError:
+        """The `HTTPError` for this response, with its status and body."""
+        body = self.error_text()
+        text = f"{self.method} {self.url}: HTTP {self.status} {self.reason}"
+        if problem:
+            text += f": {problem}"
+        if body.strip():
+            text += f" -- {_shorten(body)}"
+        return HTTPError(text, status=self.status, body=body, headers=self.headers)
+
+    def read_chunk(self) -> bytes:
+        """The next bytes of the body as they arrive (at most 64 KiB); b"" at its end."""
+        return self._response.read1(_CHUNK)
+
+    def set_timeout(self, seconds: float) -> None:
+        if self._sock is not None:
+            self._sock.settimeout(seconds)
+
+    def release(self) -> None:
+        """Done with the body: keep the connection if the body was read to its end, else close it."""
+        with self._lock:
+            if not self._held:
+                return
+            self._held = False
+        if self._response.isclosed() and not self._response.will_close:
+            self._pool.put(self._route.origin, self._conn)
+        else:
+            self._response.close()
+            self._conn.close()
+
+    def close(self) -> None:
+        """Give up the connection (unless it already went back to the pool)."""
+        with self._lock:
+            if not self._held:
+                return
+            self._held = False
+        self._response.close()
+        self._conn.close()
+
+    def interrupt(self) -> None:
+        """Make a read blocked on this response return at once (from another thread)."""
+        with self._lock:
+            if self._held:
+                _shut_down(self._sock)
+
+
+class Call:
+    """One request on the wire whose response has not been read yet.
+
+    `ConnectionPool.begin` writes it on the caller's thread; `finish` waits for the response on whatever
+    thread should (a reader, for a request), drives the ``auth`` flow, and retries once on a fresh
+    connection when a reused keep-alive connection turns out to have been closed by the server.
+    """
+
+    def __init__(self, pool: "ConnectionPool", request: HTTPRequest, timeout: float, flow: Optional[AuthFlow]) -> None:
+        self._pool = pool
+        self._request = request
+        self._timeout = timeout
+        self._flow = flow
+        self._lock = threading.Lock()  # guards _conn and _sock against interrupt() from another thread
+        self._conn: Optional[http.client.HTTPConnection] = None
+        self._sock: Optional[socket.socket] = None
+        self._route: Optional[Route] = None
+        self._reused = False
+        self._interrupted = False
+
+    def start(self) -> None:
+        """Send the request (the ``auth`` flow's first version of it, when there is a flow).
+
+        Raises:
+            HTTPError: it could not be sent (status 0): refused, reset, TLS failure, timeout.
+            AuthError: the ``auth`` flow gave up before sending anything.
+        """
+        try:
+            if self._flow is not None:
+                self._request = next(self._flow)
+            self._write()
+        except BaseException:
+            self._close_flow()
+            raise
+
+    def _write(self, *, fresh: bool = False) -> None:
+        """Send the request on a pooled connection (a new one when ``fresh``).
+
+        Raises:
+            HTTPError: it could not be sent (status 0).
+        """
+        method, url, headers, body = self._request
+        route = self._pool.route(url)
+        if route.proxy_headers and route.origin.scheme == "http":  # through HTTPS they go on the CONNECT
+            headers = {**headers, **route.proxy_headers}
+        while True:
+            conn = self._pool.connect(route) if fresh else self._pool.take(route)
+            reused = conn.sock is not None
+            try:
+                if reused:
+                    conn.sock.settimeout(self._timeout)
+                else:
+                    conn.timeout = self._timeout
+                conn.request(method, route.target, body, headers)
+            except (OSError, http.client.HTTPException) as exc:
+                conn.close()
+                if reused and isinstance(exc, ConnectionError):
+                    continue  # the server closed this idle connection: take another
+                raise _no_response(method, url, self._timeout, exc) from exc
+            with self._lock:
+                self._conn, self._sock, self._route, self._reused = conn, conn.sock, route, reused
+            return
+
+    def finish(self) -> Exchange:
+        """The response, its body unread (for ``auth``: the response to the flow's last request).
+
+        Raises:
+            HTTPError: no response arrived (status 0): reset, timeout, refused on a retry.
+            AuthError: the ``auth`` flow gave up.
+        """
+        try:
+            while True:
+                exchange = self._read_response()
+                if self._flow is None:
+                    return exchange
+                seen = b"" if exchange.content_type == EVENT_STREAM else exchange.read()
+                try:
+                    self._request = self._flow.send(HTTPResponse(exchange.status, _lower_case(exchange.headers), seen))
+                except StopIteration:
+                    return exchange
+                exchange.close()  # an unread SSE answer that the flow will send again
+                self._write()
+        finally:
+            self._close_flow()
+
+    def _read_response(self) -> Exchange:
+        retried = False
+        while True:
+            conn, route = self._conn, self._route
+            assert conn is not None and route is not None
+            try:
+                response = conn.getresponse()
+            except (OSError, http.client.HTTPException) as exc:
+                conn.close()
+                if self._reused and not retried and not self._interrupted and isinstance(exc, ConnectionError):
+                    # The server closed the idle keep-alive connection before our request reached it.
+                    retried = True
+                    self._write(fresh=True)
+                    continue
+                raise _no_response(self._request.method, self._request.url, self._timeout, exc) from exc
+            return Exchange(self._pool, route, conn, self._sock, response, self._request.method, self._request.url)
+
+    def _close_flow(self) -> None:
+        if self._flow is not None:
+            self._flow.close()  # a flow may hold a lock across its yields: let it go whatever happened
+            self._flow = None
+
+    def interrupt(self) -> None:
+        """Make `finish` return at once (from another thread): the caller no longer wants the answer."""
+        with self._lock:
+            self._interrupted = True  # so the broken connection is not mistaken for a stale one and retried
+            sock = self._sock
+        _shut_down(sock)
+
+    def close(self) -> None:
+        """Give the request up without reading its answer."""
+        self._close_flow()
+        if self._conn is not None:
+            self._conn.close()
+
+
+class ConnectionPool:
+    """Keep-alive connections per origin, TLS, proxies from the environment, and the ``auth`` seam."""
+
+    def __init__(self, *, ssl_context: Optional[ssl.SSLContext], cafile: Optional[str], pool_size: int,
+                 auth: Any) -> None:
+        self._ssl_context = ssl_context
+        self._cafile = cafile
+        self._pool_size = pool_size
+        self._auth = auth
+        self._proxies = urllib.request.getproxies()  # read once: the environment is not re-read per call
+        self._lock = threading.Lock()  # guards _idle, _routes, _closed and the lazy TLS context
+        self._idle: Dict[Origin, List[http.client.HTTPConnection]] = {}
+        self._routes: Dict[str, Route] = {}
+        self._closed = False  # once closed, connections handed back are closed rather than kept
+
+    def request(self, method: str, url: str, headers: Dict[str, str], body: Optional[bytes],
+                timeout: float) -> Exchange:
+        """Send one request and wait for its response (body unread). Raises as `begin` and `Call.finish`."""
+        return self.begin(method, url, headers, body, timeout).finish()
+
+    def begin(self, method: str, url: str, headers: Dict[str, str], body: Optional[bytes],
+              timeout: float) -> Call:
+        """Send one request (through ``auth`` when there is one); `Call.finish` reads the answer.
+
+        Raises as `Call.start`.
+        """
+        flow: Optional[AuthFlow] = None
+        if self._auth is not None:
+            flow = self._auth.auth_flow(HTTPRequest(method, url, dict(headers), body))
+        call = Call(self, HTTPRequest(method, url, headers, body), timeout, flow)
+        call.start()
+        return call
+
+    def route(self, url: str) -> Route:
+        route = self._routes.get(url)
+        if route is None:
+            route = plan_route(url, self._proxies)
+            with self._lock:
+                self._routes[url] = route
+        return route
+
+    def take(self, route: Route) -> http.client.HTTPConnection:
+        """An idle connection to the route's origin, or a new (unconnected) one."""
+        with self._lock:
+            idle = self._idle.get(route.origin)
+            if idle:
+                return idle.pop()
+        return self.connect(route)
+
+    def connect(self, route: Route) -> http.client.HTTPConnection:
+        """A new connection object for the route; it connects on first use (http.client sets TCP_NODELAY)."""
+        origin = route.origin
+        host, port = route.proxy if route.proxy is not None else (origin.host, origin.port)
+        if origin.scheme != "https":
+            return http.client.HTTPConnection(host, port)
+        conn = http.client.HTTPSConnection(host, port, context=self._tls())
+        if route.proxy is not None:
+            conn.set_tunnel(origin.host, origin.port, headers=route.proxy_headers)  # CONNECT
+        return conn
+
+    def _tls(self) -> ssl.SSLContext:
+        with self._lock:
+            if self._ssl_context is None:
+                self._ssl_context = ssl.create_default_context(cafile=self._cafile)
+            return self._ssl_context
+
+    def put(self, origin: Origin, conn: http.client.HTTPConnection) -> None:
+        """Take back a connection whose last response was read to its end."""
+        with self._lock:
+            idle = self._idle.setdefault(origin, [])
+            if len(idle) < self._pool_size and not self._closed:
+                idle.append(conn)
+                return
+        conn.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            idle = [conn for conns in self._idle.values() for conn in conns]
+            self._idle.clear()
+        for conn in idle:
+            conn.close()
+
+
+def _lower_case(headers: http.client.HTTPMessage) -> Dict[str, str]:
+    """Headers as an auth flow reads them: lower-case names, repeated ones joined with ", "."""
+    joined: Dict[str, str] = {}
+    for name, value in headers.items():
+        key = name.lower()
+        joined[key] = f"{joined[key]}, {value}" if key in joined else value
+    return joined
+
+
+def _shut_down(sock: Optional[socket.socket]) -> None:
+    """Make a read blocked on ``sock`` (if any) return at once, as if the peer had closed it."""
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+def _no_response(method: str, url: str, timeout: float, exc: BaseException) -> HTTPError:
+    if isinstance(exc, socket.timeout):
+        return HTTPError(f"{method} {url}: no response within {timeout} s")
+    return HTTPError(f"{method} {url}: no response: {describe(exc)}")
+
+
+def describe(exc: BaseException) -> str:
+    return str(exc) or type(exc).__name__
+
+
+def _shorten(text: str, limit: int = 500) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+# ---- reading event streams ------------------------------------------------------------------------------
+def read_sse(exchange: Exchange, parser: SSEParser, on_chunk: Callable[[List[Event]], bool],
+              idle_timeout: float) -> Optional[str]:
+    """Feed an SSE response to ``parser`` and each chunk's events to ``on_chunk`` until the response ends.
+
+    Once ``on_chunk`` returns True (nothing more is needed) the stream is read for `_END_GRACE` more
+    seconds: a server ends it right after the last answer, and reading that end keeps the connection.
+
+    Returns:
+        None when the stream ended or was no longer needed; else why it broke off.
+    """
+    exchange.set_timeout(idle_timeout)
+    finishing = False
+    try:
+        while True:
+            chunk = exchange.read_chunk()
+            if not chunk:
+                exchange.release()
+                return None
+            if on_chunk(parser.feed(chunk)) and not finishing:
+                finishing = True
+                exchange.set_timeout(_END_GRACE)
+    except socket.timeout:
+        exchange.close()
+        return None if finishing else f"no data for {idle_timeout} s"
+    except (OSError, ValueError, http.client.HTTPException) as exc:  # ValueError: SSEError, or closed under us
+        exchange.close()
+        return None if finishing else describe(exc)
+
+

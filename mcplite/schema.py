@@ -15,7 +15,6 @@ The sections below, in reading order:
 """
 
 import collections.abc
-import dataclasses
 import enum
 import functools
 import inspect
@@ -197,6 +196,8 @@ def _class_schema(cls: type, defs: _Definitions) -> Schema:
     hints = _type_hints(cls, cls.__name__)
     properties: Schema = {}
     if _is_dataclass(cls):
+        import dataclasses  # already loaded: see _is_dataclass
+
         fields = [field for field in dataclasses.fields(cls) if field.init]
         names = [field.name for field in fields]
         defaults = {field.name: field.default for field in fields if field.default is not dataclasses.MISSING}
@@ -234,7 +235,9 @@ def _add_default(schema: Schema, default: Any) -> None:
 
 
 def _is_dataclass(annotation: Any) -> bool:
-    return isinstance(annotation, type) and dataclasses.is_dataclass(annotation)
+    # The attribute dataclasses.is_dataclass looks for. The dataclasses module is imported only where a
+    # dataclass is met, and then costs nothing: the program that made the class has imported it already.
+    return isinstance(annotation, type) and hasattr(annotation, "__dataclass_fields__")
 
 
 def _is_typeddict(annotation: Any) -> bool:
@@ -589,7 +592,9 @@ def to_jsonable(value: Any) -> Any:
         return value
     if kind is list and all(item.__class__ in _JSON_SCALARS for item in value):
         return value
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    if hasattr(type(value), "__dataclass_fields__"):  # a dataclass instance (see _is_dataclass)
+        import dataclasses
+
         return {field.name: to_jsonable(getattr(value, field.name)) for field in dataclasses.fields(value)}
     if isinstance(value, enum.Enum):
         return to_jsonable(value.value)
@@ -693,6 +698,8 @@ def _dataclass_converter(cls: type, classes: Dict[type, Optional[_Convert]]) -> 
     """A JSON object becomes an instance, built from its init fields (the class's defaults fill the rest)."""
     if cls in classes:
         return classes[cls]  # type: ignore[return-value]  # a dataclass always has a converter
+    import dataclasses  # already loaded: see _is_dataclass
+
     fields: List[Tuple[str, Optional[_Convert]]] = []  # (init field, its converter), filled in below
 
     def convert_dataclass(value: Any, path: Any) -> Any:

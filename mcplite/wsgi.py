@@ -19,7 +19,8 @@ knows its public names.
 
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
-from .http_server import Headers, HTTPApp, HTTPRequest, Responder, reason_phrase
+from .http_app import HTTPApp
+from .http_exchange import Headers, HTTPRequest, Responder, reason_phrase
 
 __all__ = ["WSGIApp", "wsgi_app"]
 

@@ -1,0 +1,96 @@
+"""One HTTP request as the server core (`HTTPApp`) sees it, and how the core answers it.
+
+The seam between the core and the HTTP servers in front of it: an adapter (the standard library's server in
+`http_server`, PEP 3333 in `wsgi`) parses a request into an `HTTPRequest` and implements `Responder`.
+"""
+
+import abc
+from http import HTTPStatus
+from typing import Callable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+
+from . import jsonrpc
+from .errors import INVALID_REQUEST
+from .jsonrpc import RequestId
+
+__all__ = ["Headers", "HTTPRequest", "RouteHandler", "Responder", "reason_phrase"]
+
+Headers = List[Tuple[str, str]]
+
+JSON_HEADERS: Headers = [("Content-Type", "application/json")]
+_REASONS = {status.value: status.phrase for status in HTTPStatus}
+
+
+def reason_phrase(status: int) -> str:
+    """The standard reason phrase of an HTTP status ("" for an unknown one)."""
+    return _REASONS.get(status, "")
+
+
+class HTTPRequest(NamedTuple):
+    """One HTTP request, as an adapter hands it to `HTTPApp.handle`."""
+
+    method: str
+    #: The path below the application's mount point, without the query string.
+    path: str
+    query: str
+    #: Header names in lower case; repeated headers joined with ", ".
+    headers: Mapping[str, str]
+    body: bytes
+    #: Where the application is mounted (WSGI ``SCRIPT_NAME``); prefixes the URLs it hands out.
+    script_name: str = ""
+
+
+#: Answers a GET on one of `HTTPApp`'s extra ``routes``: ``(status, headers, body)``.
+RouteHandler = Callable[[HTTPRequest], Tuple[int, Headers, bytes]]
+
+
+class Responder(abc.ABC):
+    """How `HTTPApp` answers one request: implemented by each HTTP server adapter.
+
+    A response is either complete (`respond`) or streamed (`start_stream`, `write`..., `end_stream`).
+    Stream methods may be called from any thread, never two at once; they raise `OSError` once the client
+    has gone. Adapters add the framing headers (Content-Length, Transfer-Encoding, Connection) themselves.
+    """
+
+    #: False where a response cannot end before the application returns (WSGI).
+    can_end_early = True
+
+    @abc.abstractmethod
+    def respond(self, status: int, headers: Headers, body: bytes) -> None:
+        """Send a complete response."""
+
+    @abc.abstractmethod
+    def start_stream(self, headers: Headers, first: bytes) -> None:
+        """Send ``200 OK`` with ``headers`` and the first bytes of a body that goes on."""
+
+    @abc.abstractmethod
+    def write(self, data: bytes) -> None:
+        """Send more of the streamed body, at once."""
+
+    @abc.abstractmethod
+    def end_stream(self, last: bytes = b"", *, close_connection: bool = False) -> None:
+        """Send ``last`` and end the streamed body (and the connection too, if asked and possible)."""
+
+
+
+def error_body(message: str, code: int = INVALID_REQUEST, id: Optional[RequestId] = None) -> bytes:
+    """The body of every error answer: a JSON-RPC error response, encoded."""
+    return jsonrpc.encode(jsonrpc.error(id, code, message)).encode("utf-8")
+
+
+class Reject(Exception):
+    """An error answer: raised by the checks, sent by `HTTPApp.handle` with a JSON-RPC error body."""
+
+    def __init__(self, status: int, message: str, code: int = INVALID_REQUEST, *,
+                 headers: Sequence[Tuple[str, str]] = (), id: Optional[RequestId] = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.id = id
+        self.headers = list(headers)
+        self.body = error_body(message, code, id)
+
+    def answering(self, id: Optional[RequestId]) -> "Reject":
+        """The same refusal, addressed to request ``id`` (when it has no id yet)."""
+        if self.id is not None or id is None:
+            return self
+        return Reject(self.status, str(self), self.code, headers=self.headers, id=id)

@@ -1,0 +1,415 @@
+"""The streams of the Streamable HTTP server: which response carries each outgoing message, and when.
+
+Used by `http_app`; not an API. `SessionTransport` is one MCP session's side of the HTTP transport: it
+sends every outgoing message on exactly one `Stream`. A message related to a request (``related_request_id``:
+its response, progress, a log message, a sampling request...) goes to the stream of the POST that carried
+the request; anything else goes to the session's standalone GET stream. Nothing is ever broadcast.
+
+A POST stream is written at once by the thread that sends, under the stream's lock. It starts undecided: if
+the response is the first message to arrive it goes out as one ``application/json`` body with its headers,
+in a single write (the fast path). The first message that is not the response switches the stream to
+``text/event-stream``; that is still possible because no header has been sent yet. A stream that stays
+silent for ``keepalive_interval`` also switches, so that keep-alive comments can flow. With
+``json_response=True`` a stream never switches: related notifications go to the standalone GET stream
+instead, and server requests related to the POST fail (there is no stream that may carry them).
+
+Resumability (2025-03-26) and SSE polling (2025-11-25): events of a stateful session carry ids
+``"<stream>:<seq>"`` and are stored in an `EventStore` before they are written, so a client that resumes
+with GET + ``Last-Event-ID`` receives exactly the events of that stream it missed, then the live ones. From
+2025-11-25 a stream starts with a priming event (an id, empty data and ``retry``), and a handler may close
+its POST's stream early (`Stream.close_early`) to free the connection; the client then resumes.
+"""
+
+import logging
+import threading
+import time
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Set, Tuple
+
+from . import jsonrpc
+from .errors import ConnectionClosed, TransportError
+from .eventstore import StoredEvent
+from .http_exchange import JSON_HEADERS, Headers, Reject, Responder, error_body
+from .jsonrpc import RequestId
+from .session import ServerSession
+from .sse import encode_comment, encode_event
+from .transport import MessageSink, Transport
+
+if TYPE_CHECKING:
+    from .http_app import HTTPApp
+
+__all__ = ["Attachment", "Stream", "SessionTransport"]
+
+log = logging.getLogger("mcplite")
+
+_STANDALONE_STREAM = "0"  # the GET stream's id; a session's POST streams are numbered from 1
+_SSE_HEADERS: Headers = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache, no-transform"),
+                         ("X-Accel-Buffering", "no")]
+
+
+def _answered_ids(message: Any) -> Tuple[RequestId, ...]:
+    """The ids of the requests that ``message`` (one outgoing message or a batch) answers."""
+    items = message if isinstance(message, list) else (message,)
+    return tuple(m["id"] for m in items if isinstance(m, dict) and "method" not in m and m.get("id") is not None)
+
+
+def _is_request(message: Any) -> bool:
+    return isinstance(message, dict) and "method" in message and "id" in message
+
+
+class Attachment:
+    """One HTTP response that currently carries a stream to the client."""
+
+    __slots__ = ("responder", "streaming", "last_write", "released")
+
+    def __init__(self, responder: Responder, *, waited_on: bool = False) -> None:
+        self.responder = responder
+        #: The SSE headers have gone out; until then a POST can still answer with JSON.
+        self.streaming = False
+        self.last_write = time.monotonic()
+        #: Set once this response no longer carries the stream, for the thread that waits to return (a
+        #: GET's). A POST's thread needs none: it finishes its stream itself once its handlers return.
+        self.released = threading.Event() if waited_on else None
+
+
+class Stream:
+    """One SSE stream of a session: the one a POST opens for its requests, or the standalone GET stream.
+
+    Messages are written by whichever thread sends them, under `lock`, so events are numbered, stored and
+    written in one order, with as few writes as possible (the headers go out with the first event, the last
+    event with the end of the body). The stream outlives any one connection: while the client is not
+    attached (it disconnected, or we closed the connection early) events are only stored, if the session
+    is resumable, and replayed when it resumes.
+    """
+
+    def __init__(self, transport: "SessionTransport", stream_id: str, request_ids: Sequence[RequestId] = (),
+                 batch: bool = False) -> None:
+        self.transport = transport
+        self.id = stream_id
+        self.request_ids = tuple(request_ids)
+        self.is_post = bool(request_ids)
+        self.batch = batch
+        # Guards every field below and serialises writes to the attached response.
+        self.lock = threading.Lock()
+        self.unanswered: Set[RequestId] = set(request_ids)
+        self.seq = 0  # number of the last event; 0 is the priming event's
+        self.out: Optional[Attachment] = None
+        self.held: List[str] = []  # responses kept while a POST may still answer with one JSON body
+        self.finished = False
+        self.opened = False  # standalone only: a client has listened, so missed events are worth keeping
+
+    # -- called by the session transport, from the threads that send --
+    def deliver(self, data: str, answers: Tuple[RequestId, ...]) -> bool:
+        """Take one encoded message; False if this stream cannot carry it (the caller routes it elsewhere)."""
+        with self.lock:
+            if self.finished or (self.is_post and not answers and self.transport.app.json_response):
+                return False
+            self.unanswered.difference_update(answers)
+            final = self.is_post and not self.unanswered
+            out = self.out
+            if out is not None and not out.streaming:  # a POST that has sent nothing yet
+                if answers:
+                    self.held.append(data)
+                    if final:
+                        self._answer_with_json(out)
+                    return True
+                return self._start_sse(out, [data])
+            event, stored = self._number(data)
+            if final:
+                self.finished = True
+            if out is None:
+                return stored
+            if final:
+                return self._release(out, last=event) or stored
+            return self._write(out, event) or stored
+
+    def _answer_with_json(self, out: Attachment) -> None:
+        body = f"[{','.join(self.held)}]" if self.batch else self.held[0]
+        self.held = []
+        self.finished = True
+        try:
+            out.responder.respond(200, JSON_HEADERS + self.transport.session_headers(), body.encode("utf-8"))
+        except OSError:
+            log.debug("client left before its JSON response")
+        self._release(out, end=False)
+
+    def _start_sse(self, out: Attachment, messages: List[str]) -> bool:
+        """Switch an undecided POST to SSE: headers, priming event, held responses and ``messages``, one write."""
+        priming = self._priming()  # before numbering: it points just before the first event
+        pending, self.held = self.held + messages, []
+        events = [self._number(data) for data in pending]
+        try:
+            out.responder.start_stream(_SSE_HEADERS + self.transport.session_headers(),
+                                       priming + b"".join(event for event, _ in events))
+        except OSError:
+            self._release(out, end=False)
+            return all(stored for _, stored in events)
+        out.streaming = True
+        out.last_write = time.monotonic()
+        return True
+
+    def _priming(self) -> bytes:
+        """The priming event (SSE polling): an id to resume from, empty data, and the reconnection delay."""
+        if not self.transport.polling:
+            return b""
+        return encode_event("", id=f"{self.id}:{self.seq}", retry=self.transport.app.sse_retry)
+
+    def _number(self, data: str) -> Tuple[bytes, bool]:
+        """Encode one event; if the session is resumable, number and store it first. Returns (event, stored)."""
+        if self.transport.resumable and (self.is_post or self.opened):
+            self.seq += 1
+            self.transport.store(self.id, self.seq, data)
+            return _event(self.id, self.seq, data), True
+        return encode_event(data), False
+
+    def _write(self, out: Attachment, payload: bytes) -> bool:
+        try:
+            out.responder.write(payload)
+        except OSError:
+            self._release(out, end=False)  # the client went away; it may resume
+            return False
+        out.last_write = time.monotonic()
+        return True
+
+    def _release(self, out: Attachment, *, end: bool = True, last: bytes = b"",
+                 close_connection: bool = False) -> bool:
+        """Detach ``out``, ending its body (after ``last``) if it streams; False if that write failed."""
+        written = True
+        if end and out.streaming:
+            try:
+                out.responder.end_stream(last, close_connection=close_connection)
+            except OSError:
+                written = False
+        if self.out is out:
+            self.out = None
+        self.transport.app._untrack(out)
+        if out.released is not None:
+            out.released.set()
+        return written
+
+    # -- called by the HTTP app, from the thread of the request concerned --
+    def attach(self, responder: Responder, preface: bytes = b"") -> Attachment:
+        """Open the standalone stream on a GET (or the legacy stream, after ``preface``)."""
+        with self.lock:
+            if self.finished:
+                raise Reject(404, "Session not found")
+            if self.out is not None:
+                raise Reject(409, "Conflict: this session already has a standalone SSE stream")
+            self.opened = True
+            return self._attach(responder, preface + self._priming())
+
+    def resume(self, responder: Responder, after_seq: int) -> Optional[Attachment]:
+        """Replay the events after ``after_seq`` on a GET, then carry the live ones; None if the stream had ended."""
+        with self.lock:
+            if self.finished:
+                _send_replay(responder, self.transport, self.id, self.transport.replay(self.id, after_seq))
+                return None
+            if after_seq > self.seq:
+                raise Reject(400, f"Last-Event-ID {self.id}:{after_seq} is not an event of this session")
+            missed = [] if after_seq == self.seq else self.transport.replay(self.id, after_seq)
+            if missed is None:
+                raise Reject(400, "The events after this Last-Event-ID are no longer available")
+            if self.out is not None:
+                if not self.out.streaming:
+                    raise Reject(400, "This stream has not started")
+                self._release(self.out)  # the client has moved to the new connection
+            self.opened = True
+            return self._attach(responder, b"".join(_event(self.id, seq, data) for seq, data in missed))
+
+    def _attach(self, responder: Responder, first: bytes) -> Attachment:
+        out = self.transport.app._track(Attachment(responder, waited_on=True), self)
+        self.out = out
+        try:
+            responder.start_stream(_SSE_HEADERS + self.transport.session_headers(), first)
+            out.streaming = True
+        except OSError:
+            self._release(out, end=False)
+        return out
+
+    def close_early(self) -> bool:
+        """End the response carrying this stream now; the client resumes with GET + Last-Event-ID.
+
+        The ``close_sse_stream`` hook of handlers. False where the stream could not be resumed (before
+        2025-11-25, stateless, JSON response mode) or the response cannot end early (WSGI).
+        """
+        with self.lock:
+            out = self.out
+            if self.finished or out is None or not out.responder.can_end_early or not self.transport.polling:
+                return False
+            if not out.streaming:
+                self._start_sse(out, [])  # its priming event gives the client an id to resume from
+            if self.out is out:
+                self._release(out, close_connection=True)
+            return True
+
+    def finish_post(self) -> None:
+        """No more answers can come (the POST's handlers have returned): end the POST's response."""
+        with self.lock:
+            out = self.out
+            self.finished = True
+            if out is None:
+                return
+            if out.streaming:
+                self._release(out)
+            elif self.held:
+                self._answer_with_json(out)  # a batch some of whose requests were cancelled
+            else:
+                try:
+                    if self.transport.closed:
+                        out.responder.respond(404, JSON_HEADERS, error_body("Session not found"))
+                    else:  # cancelled: no response will ever come, so the stream is empty
+                        out.responder.start_stream(_SSE_HEADERS + self.transport.session_headers(), b"")
+                        out.streaming = True
+                except OSError:
+                    pass
+                self._release(out)
+
+    def end(self) -> None:
+        """The session is over: end whatever streamed response carries this stream."""
+        with self.lock:
+            self.finished = True
+            if self.out is not None and self.out.streaming:
+                self._release(self.out)
+            # An undecided POST keeps its response: `finish_post`, on the POST's thread, answers it.
+
+    def keepalive(self, out: Attachment, idle_since: float) -> None:
+        """Write a comment if ``out`` has been silent since ``idle_since`` (the housekeeping thread)."""
+        with self.lock:
+            if self.out is not out or out.last_write > idle_since:
+                return
+            if out.streaming:
+                self._write(out, encode_comment())
+            elif not self.transport.app.json_response:
+                # A handler silent this long: switch to SSE so that comments can keep the connection open.
+                self._start_sse(out, [])
+
+
+def _event(stream_id: str, seq: int, data: str) -> bytes:
+    return encode_event(data, id=f"{stream_id}:{seq}")
+
+
+def _send_replay(responder: Responder, transport: "SessionTransport", stream_id: str,
+                 events: Optional[List[StoredEvent]]) -> None:
+    if events is None:
+        raise Reject(400, "Unknown or expired Last-Event-ID")
+    responder.start_stream(_SSE_HEADERS + transport.session_headers(),
+                           b"".join(_event(stream_id, seq, data) for seq, data in events))
+    responder.end_stream()
+
+
+class SessionTransport(Transport):
+    """One MCP session's side of the HTTP transport: sends each outgoing message on exactly one stream.
+
+    A message related to a request goes to the stream of the POST that carried the request; anything else
+    goes to the standalone GET stream. Nothing is ever broadcast.
+    """
+
+    def __init__(self, app: "HTTPApp", session_id: Optional[str], *, legacy: bool = False) -> None:
+        self.app = app
+        self.session_id = session_id
+        self.legacy = legacy
+        self.session: Optional[ServerSession] = None
+        # Guards _routes, _streams, _next_stream and closed.
+        self._lock = threading.Lock()
+        self._routes: Dict[RequestId, Stream] = {}  # request id -> the stream of the POST carrying it
+        self.standalone = Stream(self, _STANDALONE_STREAM)
+        self._streams: Dict[str, Stream] = {_STANDALONE_STREAM: self.standalone}
+        self._next_stream = 1
+        self.closed = False
+
+    def start(self, sink: MessageSink) -> None:
+        """Nothing to start: the HTTP app delivers each POSTed message to the session itself."""
+
+    @property
+    def resumable(self) -> bool:
+        """Events carry ids and are stored (a stateful Streamable HTTP session of 2025-03-26 or later)."""
+        revision = self.session.revision if self.session is not None else None
+        return (self.session_id is not None and not self.legacy and self.app.event_store is not None
+                and revision is not None and revision.resumable_streams)
+
+    @property
+    def polling(self) -> bool:
+        """Streams are primed and may be closed early for the client to resume (2025-11-25)."""
+        revision = self.session.revision if self.session is not None else None
+        return self.resumable and revision is not None and revision.sse_polling
+
+    def session_headers(self) -> Headers:
+        if self.session_id is None or self.legacy or self.session is None or self.session.revision is None:
+            return []
+        return [("MCP-Session-Id", self.session_id)]
+
+    def store(self, stream_id: str, seq: int, data: str) -> None:
+        assert self.app.event_store is not None and self.session_id is not None
+        self.app.event_store.append(self.session_id, stream_id, seq, data)
+
+    def replay(self, stream_id: str, after_seq: int) -> Optional[List[StoredEvent]]:
+        if not self.resumable:
+            return None
+        assert self.app.event_store is not None and self.session_id is not None
+        return self.app.event_store.replay(self.session_id, stream_id, after_seq)
+
+    def send(self, message: Any, *, related_request_id: Optional[RequestId] = None) -> None:
+        data = jsonrpc.encode(message)  # a ValueError here reaches the session, which answers an error instead
+        answers = _answered_ids(message)
+        with self._lock:
+            if self.closed:
+                raise ConnectionClosed("the HTTP session has ended")
+            stream = self._routes.get(related_request_id) if related_request_id is not None else None
+        if stream is not None and stream.deliver(data, answers):
+            return
+        if answers and not self.legacy:
+            # Its POST has been answered or abandoned; a response never goes on the standalone stream.
+            log.debug("response to %r dropped: its stream has ended", answers)
+            return
+        if stream is not None and _is_request(message):
+            raise TransportError(f"{message['method']}: the stream of request {related_request_id!r} cannot carry "
+                                 "it (JSON response mode, the request was answered, or the client left)")
+        if not self.standalone.deliver(data, answers):
+            if _is_request(message):
+                raise ConnectionClosed(f"{message['method']}: the client has no open stream to receive it")
+            log.debug("message dropped: the client has no open stream: %.200s", data)
+
+    def open_post(self, request_ids: List[RequestId], responder: Responder, batch: bool) -> Stream:
+        """A new stream for a POST carrying ``request_ids``."""
+        with self._lock:
+            if self.closed:
+                raise Reject(404, "Session not found")
+            for request_id in request_ids:
+                if request_id in self._routes or request_ids.count(request_id) > 1:
+                    raise Reject(400, f"Invalid Request: id {request_id!r} is already in use", id=request_id)
+            stream = Stream(self, str(self._next_stream), request_ids, batch)
+            stream.out = Attachment(responder)
+            self._next_stream += 1
+            for request_id in request_ids:
+                self._routes[request_id] = stream
+            self._streams[stream.id] = stream
+        self.app._track(stream.out, stream)
+        return stream
+
+    def finish_post(self, stream: Stream) -> None:
+        stream.finish_post()
+        with self._lock:
+            for request_id in stream.request_ids:
+                del self._routes[request_id]
+            del self._streams[stream.id]
+
+    def resume(self, last_event_id: str, responder: Responder) -> Optional[Attachment]:
+        stream_id, sep, seq = last_event_id.partition(":")
+        if not sep or not (seq.isascii() and seq.isdigit()):
+            raise Reject(400, f"Invalid Last-Event-ID {last_event_id!r}")
+        with self._lock:
+            stream = self._streams.get(stream_id)
+        if stream is None:  # a POST stream that has ended: replay what it sent after that id, if kept
+            _send_replay(responder, self, stream_id, self.replay(stream_id, int(seq)))
+            return None
+        return stream.resume(responder, int(seq))
+
+    def close(self) -> None:
+        with self._lock:
+            if self.closed:
+                return
+            self.closed = True
+            streams = list(self._streams.values())
+        for stream in streams:
+            stream.end()
+        if self.session_id is not None and self.app.event_store is not None:
+            self.app.event_store.forget(self.session_id)

@@ -20,7 +20,6 @@ import functools
 import inspect
 import json
 import re
-import textwrap
 import types
 import typing
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Pattern, Tuple, Union
@@ -525,7 +524,7 @@ def _parse_docstring(doc: Optional[str]) -> Tuple[Optional[str], Dict[str, str]]
     """Split a docstring into its description (without the arguments section) and per-argument texts."""
     if not doc:
         return None, {}
-    lines = [line.rstrip() for line in inspect.cleandoc(doc).splitlines()]
+    lines = _docstring_lines(doc)
     section = _find_arguments_section(lines)
     if section is None:
         return "\n".join(lines).strip() or None, {}
@@ -534,10 +533,26 @@ def _parse_docstring(doc: Optional[str]) -> Tuple[Optional[str], Dict[str, str]]
     return rest or None, _argument_texts(lines[body:end], entry)
 
 
+def _docstring_lines(doc: str) -> List[str]:
+    """The lines of a docstring cleaned as inspect.cleandoc cleans them, each right-stripped: tabs expanded,
+    the first line's indent and the indent the other lines share removed (blank lines at either end stay).
+
+    Not inspect.cleandoc itself: importing inspect would weigh on every server's start-up.
+    """
+    lines = [line.rstrip() for line in doc.expandtabs().splitlines()]
+    return [lines[0].lstrip(" ")] + _dedent(lines[1:])
+
+
+def _dedent(lines: List[str]) -> List[str]:
+    """Right-stripped lines without the indent their non-blank lines share, as textwrap.dedent does."""
+    margin = min((len(line) - len(line.lstrip(" ")) for line in lines if line), default=0)
+    return [line[margin:] for line in lines]
+
+
 def _find_arguments_section(lines: List[str]) -> Optional[Tuple[int, int, int, Pattern[str]]]:
     """(header line, first body line, end line, entry pattern) of the arguments section, if any."""
     for start, line in enumerate(lines):
-        if line in _GOOGLE_HEADERS:  # cleandoc removed the common indent: headers sit at column 0
+        if line in _GOOGLE_HEADERS:  # the common indent is gone: headers sit at column 0
             end = start + 1
             while end < len(lines) and (not lines[end] or lines[end][0].isspace()):
                 end += 1
@@ -559,7 +574,7 @@ def _argument_texts(body: List[str], entry: Pattern[str]) -> Dict[str, str]:
     """name -> description from a section body: entries at its left margin, continuations indented."""
     texts: Dict[str, List[str]] = {}
     current: Optional[str] = None
-    for line in textwrap.dedent("\n".join(body)).splitlines():
+    for line in _dedent(body):
         match = entry.match(line) if line[:1] not in (" ", "\t") else None
         if match:
             current = match.group("name")

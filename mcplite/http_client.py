@@ -368,22 +368,22 @@ class _StreamableHTTP:
         try:
             value = decode(data)
         except InvalidMessage as exc:
-            return HTTPError(f"POST {self._url}: HTTP {exchange.status}: the JSON answer does not parse: {exc}",
-                             status=exchange.status, body=data.decode("utf-8", "replace"), headers=exchange.headers)
-        self.deliver(value)
-        missing = request_ids - _response_ids(value)
-        if missing:
-            return HTTPError(f"POST {self._url}: HTTP {exchange.status}: the JSON answer has no response to "
-                             f"request {_list(missing)}", status=exchange.status,
-                             body=data.decode("utf-8", "replace"), headers=exchange.headers)
-        return None
+            problem = f"the JSON answer does not parse: {exc}"
+        else:
+            self._deliver(value)
+            missing = request_ids - _response_ids(value)
+            if not missing:
+                return None
+            problem = f"the JSON answer has no response to request {_list(missing)}"
+        return HTTPError(f"POST {self._url}: HTTP {exchange.status}: {problem}", status=exchange.status,
+                         body=data.decode("utf-8", "replace"), headers=exchange.headers)
 
     @staticmethod
     def _unexpected_type(exchange: Exchange) -> HTTPError:
         return exchange.failure(f"expected {JSON} or {EVENT_STREAM}, got Content-Type "
                                 f"{exchange.headers.get('Content-Type')!r}")
 
-    def deliver(self, value: Any) -> None:
+    def _deliver(self, value: Any) -> None:
         """Hand one decoded message (or batch) to the session, noting what it answers."""
         if self._initialize_id is not None:
             self._watch_initialize(value)
@@ -413,7 +413,7 @@ class _StreamableHTTP:
         except InvalidMessage as exc:
             self._owner.deliver_invalid(exc)
             return
-        self.deliver(value)
+        self._deliver(value)
 
     def _pump(self, stream: _Stream, exchange: Exchange) -> Optional[str]:
         """Deliver one SSE response's messages until it ends or ``stream`` needs nothing more.
@@ -477,9 +477,8 @@ class _StreamableHTTP:
         Raises:
             HTTPError: the server refused to resume (the stream cannot be resumed at all).
         """
-        headers = {**self._get_headers, "Last-Event-ID": stream.last_event_id}
         try:
-            exchange = self._conns.request("GET", self._url, headers, None, self._owner.timeout)
+            exchange = self._get(stream)
         except HTTPError as exc:
             return None, str(exc)
         if exchange.status == 404 and self.session_id is not None:
@@ -488,6 +487,13 @@ class _StreamableHTTP:
         if exchange.status != 200 or exchange.content_type != EVENT_STREAM:
             raise exchange.failure(f"cannot resume the answer stream from event {stream.last_event_id!r}")
         return exchange, ""
+
+    def _get(self, stream: _Stream) -> Exchange:
+        """GET ``stream`` (again), from its last event id when it has one. Raises as `ConnectionPool.request`."""
+        headers = self._get_headers
+        if stream.last_event_id:
+            headers = {**headers, "Last-Event-ID": stream.last_event_id}
+        return self._conns.request("GET", self._url, headers, None, self._owner.timeout)
 
     def _fail(self, stream: _Stream, message: str, status: int = 0, body: str = "") -> None:
         """Answer each request still pending on ``stream`` with a JSON-RPC error, so its caller wakes."""
@@ -525,11 +531,8 @@ class _StreamableHTTP:
         """
         failures = 0
         while not stream.stopped.is_set():
-            headers = self._get_headers
-            if stream.last_event_id:
-                headers = {**headers, "Last-Event-ID": stream.last_event_id}
             try:
-                exchange = self._conns.request("GET", self._url, headers, None, self._owner.timeout)
+                exchange = self._get(stream)
             except MCPError as exc:  # no response, or the auth flow gave up
                 reason = str(exc)
                 failures += 1

@@ -147,24 +147,22 @@ class Exchange:
 
     def release(self) -> None:
         """Done with the body: keep the connection if the body was read to its end, else close it."""
+        self._let_go(keep_if_read=True)
+
+    def close(self) -> None:
+        """Give up the connection (unless it already went back to the pool)."""
+        self._let_go(keep_if_read=False)
+
+    def _let_go(self, *, keep_if_read: bool) -> None:
         with self._lock:
             if not self._held:
-                return
+                return  # already given back or closed
             self._held = False
-        if self._response.isclosed() and not self._response.will_close:
+        if keep_if_read and self._response.isclosed() and not self._response.will_close:
             self._pool.put(self._route.origin, self._conn)
         else:
             self._response.close()
             self._conn.close()
-
-    def close(self) -> None:
-        """Give up the connection (unless it already went back to the pool)."""
-        with self._lock:
-            if not self._held:
-                return
-            self._held = False
-        self._response.close()
-        self._conn.close()
 
     def interrupt(self) -> None:
         """Make a read blocked on this response return at once (from another thread)."""

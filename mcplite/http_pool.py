@@ -401,6 +401,7 @@ def _no_response(method: str, url: str, timeout: float, exc: BaseException) -> H
 
 
 def describe(exc: BaseException) -> str:
+    """An exception as a few words for an error message (its class name when it has no text)."""
     return str(exc) or type(exc).__name__
 
 
@@ -411,7 +412,7 @@ def _shorten(text: str, limit: int = 500) -> str:
 
 # ---- reading event streams ------------------------------------------------------------------------------
 def read_sse(exchange: Exchange, parser: SSEParser, on_chunk: Callable[[List[Event]], bool],
-              idle_timeout: float) -> Optional[str]:
+             idle_timeout: float) -> Optional[str]:
     """Feed an SSE response to ``parser`` and each chunk's events to ``on_chunk`` until the response ends.
 
     Once ``on_chunk`` returns True (nothing more is needed) the stream is read for `_END_GRACE` more

@@ -58,6 +58,7 @@ _VARSPEC = re.compile(
 )
 _PCT_TRIPLET = re.compile(r"(%[0-9A-Fa-f]{2})")
 _RESERVED = ":/?#[]@!$&'()*+,;="
+_UNRESERVED = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"  # RFC 3986 2.3: never encoded
 
 
 class _VarSpec(NamedTuple):
@@ -362,10 +363,13 @@ def _decode_positional(specs: Sequence[_VarSpec], text: str, separator: str) -> 
 
 # -- percent-encoding --------------------------------------------------------------------------------
 # urllib.parse (and the ipaddress module it imports) is loaded on first use rather than with this module,
-# which every server imports: most URIs a server matches have nothing to decode.
+# which every server imports: most templates a server registers, and the URIs it matches, have nothing to
+# encode or decode.
 
 
 def _quote(text: str, safe: str) -> str:
+    if not text.strip(_UNRESERVED + safe):
+        return text  # as quote would return it
     from urllib.parse import quote
 
     return quote(text, safe=safe)

@@ -17,7 +17,6 @@ The sections below, in reading order:
 import collections.abc
 import enum
 import functools
-import inspect
 import json
 import re
 import types
@@ -94,7 +93,7 @@ def _schema(annotation: Any, defs: _Definitions) -> Schema:
     origin = get_origin(annotation)
     if origin is not None:
         return _generic_schema(annotation, origin, get_args(annotation), defs)
-    if annotation is Any or annotation is inspect.Parameter.empty:
+    if annotation is Any:
         return {}
     if annotation is None:
         return {"type": "null"}
@@ -109,6 +108,10 @@ def _schema(annotation: Any, defs: _Definitions) -> Schema:
             return defs.ref(annotation)
     container = _container_schema(annotation, (), defs)  # bare list, dict, tuple, set...
     if container is None:
+        import inspect  # here, not at the top: inspect is heavy, and this line is rarely reached
+
+        if annotation is inspect.Parameter.empty:  # a signature's marker of a parameter without annotation
+            return {}
         raise TypeError(f"unsupported type annotation {annotation!r}")
     return container
 
@@ -391,11 +394,11 @@ def function_schema(fn: Callable[..., Any], *, skip_types: Tuple[type, ...] = ()
     injected: Dict[str, type] = {}
     annotations: Dict[str, Any] = {}
     accepts_extra = False
-    for param in inspect.signature(fn).parameters.values():
-        if param.kind is inspect.Parameter.VAR_KEYWORD:
+    for param in _signature(fn):
+        if param.kind == "VAR_KEYWORD":
             accepts_extra = True
             continue
-        if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.POSITIONAL_ONLY):
+        if param.kind in ("VAR_POSITIONAL", "POSITIONAL_ONLY"):
             raise TypeError(f"{name}(): parameter {param.name!r} cannot be passed by keyword")
         annotation = hints.get(param.name, Any)
         skip_type = _skip_type(annotation, skip_types)
@@ -414,7 +417,63 @@ def function_schema(fn: Callable[..., Any], *, skip_types: Tuple[type, ...] = ()
                           accepts_extra, annotations)
 
 
-def _parameter(function: str, param: inspect.Parameter, annotation: Any, doc: Optional[str],
+class _Param(NamedTuple):
+    """One parameter of a signature: what function_schema needs of an inspect.Parameter."""
+
+    name: str
+    kind: str  # the name of its inspect.Parameter kind: "POSITIONAL_ONLY", "KEYWORD_ONLY", "VAR_KEYWORD"...
+    default: Any  # _NO_DEFAULT when it has none
+
+
+_NO_DEFAULT: Any = object()
+
+# Flags of a code object (inspect.CO_VARARGS, inspect.CO_VARKEYWORDS): the function takes *args, **kwargs.
+_CO_VARARGS = 0x04
+_CO_VARKEYWORDS = 0x08
+
+
+def _is_plain_function(fn: Any) -> bool:
+    """Whether `fn` is a function made by ``def`` or ``lambda`` that carries no attributes (such as the
+    ``__wrapped__`` of functools.wraps, or a ``__signature__``), so that its code object tells its signature.
+
+    Such functions, the usual tools and prompts, are read without inspect: importing it (and the ast, dis
+    and tokenize modules it imports) would weigh on every server's start-up. Anything else (methods,
+    partials, classes, callable objects, wrappers) is left to inspect.
+    """
+    return type(fn) is types.FunctionType and not fn.__dict__
+
+
+def _signature(fn: Callable[..., Any]) -> List[_Param]:
+    """The parameters of `fn` as inspect.signature lists them, in order."""
+    if not _is_plain_function(fn):
+        import inspect
+
+        return [_Param(p.name, p.kind.name, _NO_DEFAULT if p.default is p.empty else p.default)
+                for p in inspect.signature(fn).parameters.values()]
+    code = fn.__code__  # type: ignore[attr-defined]
+    # co_varnames starts with the positional parameters, then the keyword-only ones, then *args and **kwargs.
+    names = code.co_varnames
+    positional, keyword_only = code.co_argcount, code.co_kwonlyargcount
+    defaults = fn.__defaults__ or ()  # type: ignore[attr-defined]
+    first_default = positional - len(defaults)  # the defaults belong to the last positional parameters
+    params: List[_Param] = []
+    for index in range(positional):
+        kind = "POSITIONAL_ONLY" if index < code.co_posonlyargcount else "POSITIONAL_OR_KEYWORD"
+        default = defaults[index - first_default] if index >= first_default else _NO_DEFAULT
+        params.append(_Param(names[index], kind, default))
+    next_name = positional + keyword_only
+    if code.co_flags & _CO_VARARGS:
+        params.append(_Param(names[next_name], "VAR_POSITIONAL", _NO_DEFAULT))
+        next_name += 1
+    keyword_defaults = fn.__kwdefaults__ or {}  # type: ignore[attr-defined]
+    params.extend(_Param(name, "KEYWORD_ONLY", keyword_defaults.get(name, _NO_DEFAULT))
+                  for name in names[positional:positional + keyword_only])
+    if code.co_flags & _CO_VARKEYWORDS:
+        params.append(_Param(names[next_name], "VAR_KEYWORD", _NO_DEFAULT))
+    return params
+
+
+def _parameter(function: str, param: _Param, annotation: Any, doc: Optional[str],
                defs: _Definitions) -> Parameter:
     try:
         schema = dict(_schema(annotation, defs))
@@ -423,7 +482,7 @@ def _parameter(function: str, param: inspect.Parameter, annotation: Any, doc: Op
     description = schema.get("description") or doc  # an Annotated description wins over the docstring
     if description:
         schema["description"] = description
-    required = param.default is inspect.Parameter.empty
+    required = param.default is _NO_DEFAULT
     if not required:
         _add_default(schema, param.default)
     return Parameter(param.name, schema, required, description)
@@ -431,6 +490,10 @@ def _parameter(function: str, param: inspect.Parameter, annotation: Any, doc: Op
 
 def _inspect_callable(fn: Callable[..., Any]) -> Tuple[str, Optional[str], Callable[..., Any]]:
     """The name, the docstring and the annotated function behind `fn`."""
+    if _is_plain_function(fn):
+        return fn.__name__, fn.__doc__, fn
+    import inspect  # see _is_plain_function
+
     target: Any = fn
     while isinstance(target, functools.partial):
         target = target.func

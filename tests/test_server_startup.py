@@ -1,0 +1,139 @@
+"""What a server's start-up costs (issue 7): the modules it keeps out, and the light paths that keep them out.
+
+A server that registers ordinary handlers must not import inspect, dataclasses, textwrap, decimal, mimetypes
+or urllib.parse: `schema` reads plain functions from their code objects and cleans docstrings itself, and
+the other modules are imported where their rare uses are. These tests pin both halves: nothing heavy is
+imported, and the light paths give what the heavy ones would.
+"""
+
+import inspect
+import os
+import subprocess
+import sys
+from typing import Any, Callable, List, Tuple
+
+import pytest
+
+from mcplite.schema import _NO_DEFAULT, _signature, function_schema
+from mcplite.validation import ValidationError, validate
+
+from support import WAIT
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+HEAVY_MODULES = ["inspect", "dataclasses", "textwrap", "decimal", "mimetypes", "urllib.parse"]
+
+SERVER_SCRIPT = '''
+import sys
+already = set(sys.modules)  # what the interpreter's start-up (site, .pth files) imported is not mcplite's
+from typing import Optional
+from mcplite import Server
+
+server = Server("startup")
+
+@server.tool
+def add(a: int, b: int = 1, *, scale: Optional[float] = None) -> int:
+    """Add two integers.
+
+    Args:
+        a: the first.
+        b: the second.
+        scale: a factor.
+    """
+    return a + b
+
+@server.resource("notes://{name}")
+def note(name: str) -> str:
+    """A note."""
+    return name
+
+@server.prompt
+def greet(who: str) -> str:
+    """Greet someone."""
+    return "hello " + who
+
+tool = server._tools["add"]
+assert tool.schema.bind({"a": 1, "b": 2}) == {"a": 1, "b": 2}, "the tool was not registered as expected"
+print(" ".join(name for name in HEAVY if name in sys.modules and name not in already))
+'''
+
+
+def test_a_server_with_ordinary_handlers_imports_no_heavy_module() -> None:
+    script = f"HEAVY = {HEAVY_MODULES!r}\n{SERVER_SCRIPT}"
+    completed = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True,
+                               timeout=WAIT * 3)
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.split() == []
+
+
+# --- plain functions read from their code objects -------------------------------------------------------
+
+
+def _locals_and_cells(a: int, *args: int, key: str = "k", **extra: Any) -> Callable[[], Any]:
+    total = a + len(args)  # a local variable: co_varnames lists it after the parameters
+
+    def inner() -> Any:  # captures parameters, which makes them cell variables too
+        return total, args, key, extra
+    return inner
+
+
+PLAIN_FUNCTIONS: List[Tuple[str, Callable[..., Any]]] = [
+    ("no parameters", lambda: None),
+    ("positional with defaults", lambda a, b=2, c=None: None),
+    ("every kind", lambda p, q=1, /, r=2, *args, s, t=3, **kw: None),
+    ("keyword-only without defaults", lambda *, x, y: None),
+    ("keyword-only mixed", lambda a, *, x=1, y: None),
+    ("only *args", lambda *args: None),
+    ("only **kwargs", lambda **kwargs: None),
+    ("*args and **kwargs", lambda *args, **kwargs: None),
+    ("locals and cells", _locals_and_cells),
+    ("mutable default", lambda items=[]: None),  # noqa: B006  # the very object must come back
+]
+
+
+@pytest.mark.parametrize("fn", [fn for _, fn in PLAIN_FUNCTIONS], ids=[name for name, _ in PLAIN_FUNCTIONS])
+def test_plain_function_parameters_read_as_inspect_reads_them(fn: Callable[..., Any]) -> None:
+    expected = [(p.name, p.kind.name, _NO_DEFAULT if p.default is p.empty else p.default)
+                for p in inspect.signature(fn).parameters.values()]
+    read = [tuple(param) for param in _signature(fn)]
+    assert read == expected
+    assert [param.default for param in _signature(fn)] == [default for _, _, default in expected]  # identical
+
+
+def test_a_function_that_carries_a_signature_is_read_by_inspect() -> None:
+    def anything(*args: Any, **kwargs: Any) -> int:
+        return 0
+
+    anything.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
+        inspect.Parameter("count", inspect.Parameter.KEYWORD_ONLY, default=3)])
+    schema = function_schema(anything)
+    assert schema.input_schema == {"type": "object", "properties": {"count": {"default": 3}}}
+    assert not schema.accepts_extra
+
+
+def test_a_plain_function_with_positional_only_parameters_is_refused_by_name() -> None:
+    def area(width: int, /, height: int) -> int:
+        return width * height
+
+    with pytest.raises(TypeError, match="parameter 'width' cannot be passed by keyword"):
+        function_schema(area)
+
+
+def test_docstrings_are_cleaned_as_inspect_cleans_them() -> None:
+    def tabbed(city: str) -> str:
+        """Forecast.\n\n\tDetails.\n\n\tArgs:\n\t\tcity: the city,\n\t\t\tin full.\n\t"""
+        return city
+
+    schema = function_schema(tabbed)
+    assert schema.description == "Forecast.\n\nDetails."
+    assert schema.parameters[0].description == "the city, in full."
+
+
+# --- the rare uses that import their module on first use ------------------------------------------------
+
+
+def test_a_percent_encoded_ref_still_resolves() -> None:
+    schema = {"$defs": {"a b": {"type": "integer"}}, "$ref": "#/$defs/a%20b"}
+    validate(3, schema)
+    with pytest.raises(ValidationError, match="integer"):
+        validate("three", schema)

@@ -88,6 +88,26 @@ class _DeadlineReader:
             if not self._fill():
                 return self._take(len(self._buffer))
 
+    def read_head(self, max_line: int, max_lines: int) -> bytes:
+        """Read a request's header fields and the empty line that ends them, in one piece.
+
+        Returns what has arrived, without that empty line, if the client stops sending first or the fields
+        can no longer be valid (more than ``max_lines`` lines, or one of ``max_line`` bytes or more). One
+        search per read from the socket: reading line by line would copy each line out of the buffer.
+        """
+        scanned = lines = line_start = 0
+        while True:
+            end = _end_of_head(self._buffer, scanned)
+            if end:
+                return self._take(end)
+            lines += self._buffer.count(b"\n", scanned)
+            last_newline = self._buffer.rfind(b"\n", scanned)
+            if last_newline >= 0:
+                line_start = last_newline + 1
+            scanned = len(self._buffer)
+            if lines > max_lines or scanned - line_start >= max_line or not self._fill():
+                return self._take(len(self._buffer))
+
     def read(self, size: int) -> bytes:
         while len(self._buffer) < size and self._fill():
             pass
@@ -107,6 +127,22 @@ class _DeadlineReader:
         data = self._sock.recv(65536)
         self._buffer += data
         return bool(data)
+
+
+def _end_of_head(buffer: bytearray, searched: int) -> int:
+    """Where the empty line that ends a request's header fields ends in ``buffer``; 0 if it has not arrived.
+
+    Lines end with CRLF or a bare LF; there may be no fields at all. The first ``searched`` bytes have been
+    searched before, but an empty line may begin in their last two.
+    """
+    for empty_head in (b"\r\n", b"\n"):
+        if buffer.startswith(empty_head):
+            return len(empty_head)
+    since = max(searched - 2, 0)
+    crlf, lf = buffer.find(b"\n\r\n", since), buffer.find(b"\n\n", since)
+    if crlf >= 0 and (lf < 0 or crlf < lf):
+        return crlf + 3
+    return lf + 2 if lf >= 0 else 0
 
 
 class _SocketWriter:
@@ -208,23 +244,27 @@ class _ConnectionHandler(BaseHTTPRequestHandler):
             self.send_error(HTTPStatus.BAD_REQUEST, "Bad request line")
             return False
         self.command, self.path, self.request_version = words
+        head = self.rfile.read_head(_MAX_LINE, _MAX_HEADERS)  # type: ignore[attr-defined]
+        *lines, unfinished = str(head, "iso-8859-1").split("\n")
+        ended = bool(lines) and lines[-1] in ("", "\r")  # else the client left, or the head is too large
+        if ended:
+            lines.pop()  # the empty line
+        elif unfinished:
+            lines.append(unfinished)  # a line cut short: refused below if it is bad, like any other
+        if len(lines) > _MAX_HEADERS:
+            self.send_error(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "Too many header fields")
+            return False
         headers: Dict[str, str] = {}
-        for _ in range(_MAX_HEADERS + 1):
-            line = self.rfile.readline(_MAX_LINE + 1)
-            if line in (b"\r\n", b"\n"):
-                break
-            if not line:
-                return False  # the client left mid-request
-            name, colon, value = str(line, "iso-8859-1").partition(":")
-            if len(line) > _MAX_LINE or not colon or not name or name != name.strip():
+        for line in lines:
+            name, colon, value = line.partition(":")
+            if len(line) >= _MAX_LINE or not colon or not name or name != name.strip():  # len: without "\n"
                 self.send_error(HTTPStatus.BAD_REQUEST, "Bad header line")
                 return False
             key = name.lower()
             value = value.strip()
             headers[key] = f"{headers[key]}, {value}" if key in headers else value
-        else:
-            self.send_error(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "Too many header fields")
-            return False
+        if not ended:
+            return False  # the client left mid-request
         self.headers = headers  # type: ignore[assignment]
         # Keep-alive is HTTP/1.1's default; an HTTP/1.0 connection always closes after its response.
         self.close_connection = self.request_version != "HTTP/1.1" or "close" in headers.get("connection", "").lower()

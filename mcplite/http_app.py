@@ -197,7 +197,7 @@ class HTTPApp:
             handler = methods.get(request.method)
             if handler is None:
                 raise Reject(405, f"Method Not Allowed: {request.method}",
-                              headers=[("Allow", ", ".join(sorted(methods)))])
+                             headers=[("Allow", ", ".join(sorted(methods)))])
             handler(request, responder, self._authenticate(request.headers))
         except Reject as reject:
             responder.respond(reject.status, JSON_HEADERS + reject.headers, reject.body)
@@ -382,7 +382,7 @@ class HTTPApp:
         version = headers.get("mcp-protocol-version")
         if version is not None and not (is_supported(version) and version in self.server.supported_versions):
             raise Reject(400, f"Bad Request: unsupported MCP-Protocol-Version {version!r} (supported: "
-                          f"{', '.join(self.server.supported_versions)})")
+                         f"{', '.join(self.server.supported_versions)})")
         return version
 
     def _require_version_header(self, session: ServerSession, version: Optional[str]) -> None:

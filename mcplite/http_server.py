@@ -76,13 +76,14 @@ class _DeadlineReader:
     def set_deadline(self, seconds: Optional[float]) -> None:
         self._deadline = None if seconds is None else time.monotonic() + seconds
 
-    def readline(self, limit: int = -1) -> bytes:
+    def readline(self, limit: int) -> bytes:
+        """One line with its "\\n", cut at ``limit`` bytes; shorter if the client stops sending first."""
         searched = 0
         while True:
             end = self._buffer.find(b"\n", searched)
             if end >= 0:
-                return self._take(end + 1 if limit < 0 else min(end + 1, limit))
-            if 0 <= limit <= len(self._buffer):
+                return self._take(min(end + 1, limit))
+            if limit <= len(self._buffer):
                 return self._take(limit)
             searched = len(self._buffer)
             if not self._fill():

@@ -138,8 +138,7 @@ class Stream:
         pending, self.held = self.held + messages, []
         events = [self._number(data) for data in pending]
         try:
-            out.responder.start_stream(_SSE_HEADERS + self.transport.session_headers(),
-                                       priming + b"".join(event for event, _ in events))
+            out.responder.start_stream(self.transport.sse_headers(), priming + b"".join(event for event, _ in events))
         except OSError:
             self._release(out, end=False)
             return all(stored for _, stored in events)
@@ -201,7 +200,7 @@ class Stream:
         """Replay the events after ``after_seq`` on a GET, then carry the live ones; None if the stream had ended."""
         with self.lock:
             if self.finished:
-                _send_replay(responder, self.transport, self.id, self.transport.replay(self.id, after_seq))
+                self.transport.send_replay(responder, self.id, after_seq)
                 return None
             if after_seq > self.seq:
                 raise Reject(400, f"Last-Event-ID {self.id}:{after_seq} is not an event of this session")
@@ -219,7 +218,7 @@ class Stream:
         out = self.transport.app._track(Attachment(responder, waited_on=True), self)
         self.out = out
         try:
-            responder.start_stream(_SSE_HEADERS + self.transport.session_headers(), first)
+            responder.start_stream(self.transport.sse_headers(), first)
             out.streaming = True
         except OSError:
             self._release(out, end=False)
@@ -257,7 +256,7 @@ class Stream:
                     if self.transport.closed:
                         out.responder.respond(404, JSON_HEADERS, error_body("Session not found"))
                     else:  # cancelled: no response will ever come, so the stream is empty
-                        out.responder.start_stream(_SSE_HEADERS + self.transport.session_headers(), b"")
+                        out.responder.start_stream(self.transport.sse_headers(), b"")
                         out.streaming = True
                 except OSError:
                     pass
@@ -285,15 +284,6 @@ class Stream:
 
 def _event(stream_id: str, seq: int, data: str) -> bytes:
     return encode_event(data, id=f"{stream_id}:{seq}")
-
-
-def _send_replay(responder: Responder, transport: "SessionTransport", stream_id: str,
-                 events: Optional[List[StoredEvent]]) -> None:
-    if events is None:
-        raise Reject(400, "Unknown or expired Last-Event-ID")
-    responder.start_stream(_SSE_HEADERS + transport.session_headers(),
-                           b"".join(_event(stream_id, seq, data) for seq, data in events))
-    responder.end_stream()
 
 
 class SessionTransport(Transport):
@@ -337,6 +327,10 @@ class SessionTransport(Transport):
             return []
         return [("MCP-Session-Id", self.session_id)]
 
+    def sse_headers(self) -> Headers:
+        """The headers of a response that carries a stream."""
+        return _SSE_HEADERS + self.session_headers()
+
     def store(self, stream_id: str, seq: int, data: str) -> None:
         assert self.app.event_store is not None and self.session_id is not None
         self.app.event_store.append(self.session_id, stream_id, seq, data)
@@ -346,6 +340,14 @@ class SessionTransport(Transport):
             return None
         assert self.app.event_store is not None and self.session_id is not None
         return self.app.event_store.replay(self.session_id, stream_id, after_seq)
+
+    def send_replay(self, responder: Responder, stream_id: str, after_seq: int) -> None:
+        """Answer a GET that resumes a stream which has ended: the events it sent after ``after_seq``."""
+        events = self.replay(stream_id, after_seq)
+        if events is None:
+            raise Reject(400, "Unknown or expired Last-Event-ID")
+        responder.start_stream(self.sse_headers(), b"".join(_event(stream_id, seq, data) for seq, data in events))
+        responder.end_stream()
 
     def send(self, message: Any, *, related_request_id: Optional[RequestId] = None) -> None:
         data = jsonrpc.encode(message)  # a ValueError here reaches the session, which answers an error instead
@@ -399,7 +401,7 @@ class SessionTransport(Transport):
         with self._lock:
             stream = self._streams.get(stream_id)
         if stream is None:  # a POST stream that has ended: replay what it sent after that id, if kept
-            _send_replay(responder, self, stream_id, self.replay(stream_id, int(seq)))
+            self.send_replay(responder, stream_id, int(seq))
             return None
         return stream.resume(responder, int(seq))
 

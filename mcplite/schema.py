@@ -21,7 +21,7 @@ import json
 import re
 import types
 import typing
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Pattern, Tuple, Union
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple, Union
 from typing import Annotated, Literal, get_args, get_origin
 
 # validate and compile_schema are not used here: like ValidationError and coerce_from_string, they are
@@ -394,20 +394,20 @@ def function_schema(fn: Callable[..., Any], *, skip_types: Tuple[type, ...] = ()
     injected: Dict[str, type] = {}
     annotations: Dict[str, Any] = {}
     accepts_extra = False
-    for param in _signature(fn):
-        if param.kind == "VAR_KEYWORD":
+    for param_name, kind, default in _signature(fn):
+        if kind == "VAR_KEYWORD":
             accepts_extra = True
             continue
-        if param.kind in ("VAR_POSITIONAL", "POSITIONAL_ONLY"):
-            raise TypeError(f"{name}(): parameter {param.name!r} cannot be passed by keyword")
-        annotation = hints.get(param.name, Any)
+        if kind in ("VAR_POSITIONAL", "POSITIONAL_ONLY"):
+            raise TypeError(f"{name}(): parameter {param_name!r} cannot be passed by keyword")
+        annotation = hints.get(param_name, Any)
         skip_type = _skip_type(annotation, skip_types)
         if skip_type is not None:
-            injected[param.name] = skip_type
+            injected[param_name] = skip_type
             continue
-        parameter = _parameter(name, param, annotation, argument_docs.get(param.name), defs)
+        parameter = _parameter(name, param_name, default, annotation, argument_docs.get(param_name), defs)
         parameters.append(parameter)
-        annotations[param.name] = annotation
+        annotations[param_name] = annotation
     properties = {parameter.name: parameter.schema for parameter in parameters}
     input_schema = _object_schema(properties, [p.name for p in parameters if p.required])
     if defs.schemas:
@@ -417,14 +417,10 @@ def function_schema(fn: Callable[..., Any], *, skip_types: Tuple[type, ...] = ()
                           accepts_extra, annotations)
 
 
-class _Param(NamedTuple):
-    """One parameter of a signature: what function_schema needs of an inspect.Parameter."""
-
-    name: str
-    kind: str  # the name of its inspect.Parameter kind: "POSITIONAL_ONLY", "KEYWORD_ONLY", "VAR_KEYWORD"...
-    default: Any  # _NO_DEFAULT when it has none
-
-
+# One parameter of a signature, as function_schema reads it: (name, kind, default). The kind is the name of
+# an inspect.Parameter kind ("POSITIONAL_ONLY", "KEYWORD_ONLY", "VAR_KEYWORD"...); the default is
+# _NO_DEFAULT when there is none.
+_Param = Tuple[str, str, Any]
 _NO_DEFAULT: Any = object()
 
 # Flags of a code object (inspect.CO_VARARGS, inspect.CO_VARKEYWORDS): the function takes *args, **kwargs.
@@ -448,44 +444,44 @@ def _signature(fn: Callable[..., Any]) -> List[_Param]:
     if not _is_plain_function(fn):
         import inspect
 
-        return [_Param(p.name, p.kind.name, _NO_DEFAULT if p.default is p.empty else p.default)
+        return [(p.name, p.kind.name, _NO_DEFAULT if p.default is p.empty else p.default)
                 for p in inspect.signature(fn).parameters.values()]
-    code = fn.__code__  # type: ignore[attr-defined]
+    code = fn.__code__
     # co_varnames starts with the positional parameters, then the keyword-only ones, then *args and **kwargs.
     names = code.co_varnames
     positional, keyword_only = code.co_argcount, code.co_kwonlyargcount
-    defaults = fn.__defaults__ or ()  # type: ignore[attr-defined]
+    defaults = fn.__defaults__ or ()
     first_default = positional - len(defaults)  # the defaults belong to the last positional parameters
     params: List[_Param] = []
     for index in range(positional):
         kind = "POSITIONAL_ONLY" if index < code.co_posonlyargcount else "POSITIONAL_OR_KEYWORD"
         default = defaults[index - first_default] if index >= first_default else _NO_DEFAULT
-        params.append(_Param(names[index], kind, default))
+        params.append((names[index], kind, default))
     next_name = positional + keyword_only
     if code.co_flags & _CO_VARARGS:
-        params.append(_Param(names[next_name], "VAR_POSITIONAL", _NO_DEFAULT))
+        params.append((names[next_name], "VAR_POSITIONAL", _NO_DEFAULT))
         next_name += 1
-    keyword_defaults = fn.__kwdefaults__ or {}  # type: ignore[attr-defined]
-    params.extend(_Param(name, "KEYWORD_ONLY", keyword_defaults.get(name, _NO_DEFAULT))
+    keyword_defaults = fn.__kwdefaults__ or {}
+    params.extend((name, "KEYWORD_ONLY", keyword_defaults.get(name, _NO_DEFAULT))
                   for name in names[positional:positional + keyword_only])
     if code.co_flags & _CO_VARKEYWORDS:
-        params.append(_Param(names[next_name], "VAR_KEYWORD", _NO_DEFAULT))
+        params.append((names[next_name], "VAR_KEYWORD", _NO_DEFAULT))
     return params
 
 
-def _parameter(function: str, param: _Param, annotation: Any, doc: Optional[str],
+def _parameter(function: str, name: str, default: Any, annotation: Any, doc: Optional[str],
                defs: _Definitions) -> Parameter:
     try:
         schema = dict(_schema(annotation, defs))
     except TypeError as exc:
-        raise TypeError(f"{function}(): parameter {param.name!r}: {exc}") from None
+        raise TypeError(f"{function}(): parameter {name!r}: {exc}") from None
     description = schema.get("description") or doc  # an Annotated description wins over the docstring
     if description:
         schema["description"] = description
-    required = param.default is _NO_DEFAULT
+    required = default is _NO_DEFAULT
     if not required:
-        _add_default(schema, param.default)
-    return Parameter(param.name, schema, required, description)
+        _add_default(schema, default)
+    return Parameter(name, schema, required, description)
 
 
 def _inspect_callable(fn: Callable[..., Any]) -> Tuple[str, Optional[str], Callable[..., Any]]:
@@ -577,10 +573,12 @@ def _refers_to(node: Any, ref: str) -> bool:
 
 # Docstring sections that describe the arguments, Google style ("Args:" then indented entries) and NumPy
 # style ("Parameters" underlined with dashes, then "name : type" entries with indented descriptions).
+# The entry patterns are compiled on first use (and kept by re): compiling them with the module would slow
+# every server's start-up, and many docstrings have no such section.
 _GOOGLE_HEADERS = ("Args:", "Arguments:", "Parameters:")
-_GOOGLE_ENTRY = re.compile(r"^\*{0,2}(?P<name>\w+)\s*(?:\([^)]*\))?\s*:\s*(?P<text>.*)$")  # name (type): text
+_GOOGLE_ENTRY = r"^\*{0,2}(?P<name>\w+)\s*(?:\([^)]*\))?\s*:\s*(?P<text>.*)$"  # name (type): text
 _NUMPY_HEADER = "Parameters"
-_NUMPY_ENTRY = re.compile(r"^\*{0,2}(?P<name>\w+)\s*(?::.*)?$")  # name : type
+_NUMPY_ENTRY = r"^\*{0,2}(?P<name>\w+)\s*(?::.*)?$"  # name : type
 
 
 def _parse_docstring(doc: Optional[str]) -> Tuple[Optional[str], Dict[str, str]]:
@@ -612,7 +610,7 @@ def _dedent(lines: List[str]) -> List[str]:
     return [line[margin:] for line in lines]
 
 
-def _find_arguments_section(lines: List[str]) -> Optional[Tuple[int, int, int, Pattern[str]]]:
+def _find_arguments_section(lines: List[str]) -> Optional[Tuple[int, int, int, str]]:
     """(header line, first body line, end line, entry pattern) of the arguments section, if any."""
     for start, line in enumerate(lines):
         if line in _GOOGLE_HEADERS:  # the common indent is gone: headers sit at column 0
@@ -633,12 +631,12 @@ def _is_underline(lines: List[str], index: int) -> bool:
     return index < len(lines) and bool(lines[index].strip()) and set(lines[index].strip()) == {"-"}
 
 
-def _argument_texts(body: List[str], entry: Pattern[str]) -> Dict[str, str]:
+def _argument_texts(body: List[str], entry: str) -> Dict[str, str]:
     """name -> description from a section body: entries at its left margin, continuations indented."""
     texts: Dict[str, List[str]] = {}
     current: Optional[str] = None
     for line in _dedent(body):
-        match = entry.match(line) if line[:1] not in (" ", "\t") else None
+        match = re.match(entry, line) if line[:1] not in (" ", "\t") else None
         if match:
             current = match.group("name")
             texts[current] = [match.groupdict().get("text") or ""]

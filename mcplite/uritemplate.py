@@ -51,12 +51,14 @@ _CAPTURE_PATTERNS = {
 }
 _PATH_SEGMENT = r"/[^/?#]*"
 
-_EXPRESSION = re.compile(r"\{([^{}]*)\}")
-_VARSPEC = re.compile(
+# Patterns compiled on first use (and kept by re), not with the module: every server imports it, and many
+# serve no template.
+_EXPRESSION = r"\{([^{}]*)\}"
+_VARSPEC = (
     r"(?P<name>(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2})(?:\.?(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2}))*)"
     r"(?::(?P<prefix>[1-9][0-9]{0,3})|(?P<explode>\*))?"
 )
-_PCT_TRIPLET = re.compile(r"(%[0-9A-Fa-f]{2})")
+_PCT_TRIPLET = r"(%[0-9A-Fa-f]{2})"
 _RESERVED = ":/?#[]@!$&'()*+,;="
 _UNRESERVED = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"  # RFC 3986 2.3: never encoded
 
@@ -98,7 +100,7 @@ class URITemplate:
         self.template = template
         self._parts: List[Union[str, _Expression]] = []  # literals are stored already encoded
         position = 0
-        for found in _EXPRESSION.finditer(template):
+        for found in re.finditer(_EXPRESSION, template):
             self._add_literal(template[position : found.start()])
             self._parts.append(_parse_expression(found.group(1), template))
             position = found.end()
@@ -188,7 +190,7 @@ def _parse_expression(body: str, template: str) -> _Expression:
         operator = ""
     specs = []
     for varspec in body[len(operator) :].split(","):
-        parsed = _VARSPEC.fullmatch(varspec)
+        parsed = re.fullmatch(_VARSPEC, varspec)
         if parsed is None:
             raise ValueError(f"invalid variable {varspec!r} in URI template {template!r}")
         prefix = parsed.group("prefix")
@@ -204,7 +206,7 @@ def _encode(text: str, allow_reserved: bool) -> str:
     existing pct-encoded triplets) as they are."""
     if not allow_reserved:
         return _quote(text, safe="")
-    pieces = _PCT_TRIPLET.split(text)  # odd indexes hold the triplets, which pass unchanged
+    pieces = re.split(_PCT_TRIPLET, text)  # odd indexes hold the triplets, which pass unchanged
     return "".join(piece if index % 2 else _quote(piece, safe=_RESERVED) for index, piece in enumerate(pieces))
 
 

@@ -213,12 +213,14 @@ class _ConnectionHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "mcplite"
     server: "_MCPHTTPServer"
+    raw_requestline: bytes
 
     def setup(self) -> None:
         self.connection = self.request
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.connection.settimeout(self.server.read_timeout)
-        self.rfile = _DeadlineReader(self.connection)  # type: ignore[assignment]
+        self.reader = _DeadlineReader(self.connection)
+        self.rfile = self.reader  # type: ignore[assignment]  # where the base class reads the request line
         self.wfile = _SocketWriter(self.connection)  # type: ignore[assignment]
         self.server.connection_opened(self.connection)
 
@@ -228,7 +230,7 @@ class _ConnectionHandler(BaseHTTPRequestHandler):
     def handle_one_request(self) -> None:
         # Waiting for the next request and reading its head share one deadline: it is also the
         # keep-alive timeout of an idle connection.
-        self.rfile.set_deadline(self.server.header_timeout)  # type: ignore[attr-defined]
+        self.reader.set_deadline(self.server.header_timeout)
         super().handle_one_request()
 
     def parse_request(self) -> bool:
@@ -245,7 +247,7 @@ class _ConnectionHandler(BaseHTTPRequestHandler):
             self.send_error(HTTPStatus.BAD_REQUEST, "Bad request line")
             return False
         self.command, self.path, self.request_version = words
-        head = self.rfile.read_head(_MAX_LINE, _MAX_HEADERS)  # type: ignore[attr-defined]
+        head = self.reader.read_head(_MAX_LINE, _MAX_HEADERS)
         *lines, unfinished = str(head, "iso-8859-1").split("\n")
         ended = bool(lines) and lines[-1] in ("", "\r")  # else the client left, or the head is too large
         if ended:
@@ -283,7 +285,7 @@ class _ConnectionHandler(BaseHTTPRequestHandler):
         body = self._read_body(self.server.app.max_body_size)
         if body is None:
             return
-        self.rfile.set_deadline(None)  # type: ignore[attr-defined]
+        self.reader.set_deadline(None)
         self.connection.settimeout(self.server.read_timeout)  # now bounds each write of the response
         path, _, query = self.path.partition("?")
         if not path.startswith("/"):  # the absolute form a proxy sends: http://host/mcp
@@ -302,7 +304,7 @@ class _ConnectionHandler(BaseHTTPRequestHandler):
 
     def _read_body(self, limit: int) -> Optional[bytes]:
         """The request body, or None when the request was refused or the client left."""
-        self.rfile.set_deadline(self.server.read_timeout)  # type: ignore[attr-defined]
+        self.reader.set_deadline(self.server.read_timeout)
         try:
             if "chunked" in self.headers.get("transfer-encoding", "").lower():
                 return self._read_chunked(limit)
@@ -315,7 +317,7 @@ class _ConnectionHandler(BaseHTTPRequestHandler):
             if int(length) > limit:
                 self._refuse(413, "Payload Too Large")
                 return None
-            body = self.rfile.read(int(length))
+            body = self.reader.read(int(length))
             if len(body) < int(length):
                 self.close_connection = True
                 return None
@@ -330,15 +332,15 @@ class _ConnectionHandler(BaseHTTPRequestHandler):
     def _read_chunked(self, limit: int) -> Optional[bytes]:
         body = bytearray()
         while True:
-            size = int(self.rfile.readline(1024).split(b";", 1)[0].strip(), 16)  # ValueError: malformed
+            size = int(self.reader.readline(1024).split(b";", 1)[0].strip(), 16)  # ValueError: malformed
             if size == 0:
-                while self.rfile.readline(65537) not in (b"\r\n", b"\n", b""):
+                while self.reader.readline(65537) not in (b"\r\n", b"\n", b""):
                     pass  # trailer fields, which we ignore
                 return bytes(body)
             if len(body) + size > limit:
                 self._refuse(413, "Payload Too Large")
                 return None
-            chunk = self.rfile.read(size + 2)
+            chunk = self.reader.read(size + 2)
             if len(chunk) < size + 2:
                 self.close_connection = True
                 return None
@@ -351,8 +353,8 @@ class _ConnectionHandler(BaseHTTPRequestHandler):
         try:
             HTTPApp.refuse(_SocketResponder(self), status, message)
             self.connection.shutdown(socket.SHUT_WR)
-            self.rfile.set_deadline(min(self.server.read_timeout, 2.0))  # type: ignore[attr-defined]
-            while self.rfile.read(65536):
+            self.reader.set_deadline(min(self.server.read_timeout, 2.0))
+            while self.reader.read(65536):
                 pass
         except OSError:
             pass

@@ -4,6 +4,8 @@ Every helper returns the plain dict the protocol carries, so results can be comb
 returned from handlers as they are: ``return [text("done"), image(png_bytes, "image/png")]``.
 """
 
+from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
+
 import base64
 from typing import Any, Dict, Optional, Union
 

@@ -14,6 +14,8 @@ The sections below, in reading order:
 * JSON -> Python for `bind`: converters planned once per function from its annotations.
 """
 
+from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
+
 import collections.abc
 import enum
 import functools

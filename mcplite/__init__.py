@@ -13,9 +13,11 @@
         client.call_tool("add", {"a": 1, "b": 2})
 
 Layers, each importing only from those above it: protocol (`errors`, `jsonrpc`, `types`, `versions`,
-`validation`, `schema`, `sse`, `uritemplate`, `http_messages`), transports (`transport`, `memory`, `stdio`,
-`http_server` with `eventstore` and `wsgi`, `http_client`), `session` (the only module that owns message
-threads), API (`server`, `client`, `content`), auth (`oauth`, `jose`), tools (`cli`).
+`validation`, `schema`, `sse`, `uritemplate`, `http_messages`), transports (`transport`, `memory`, `stdio`;
+the HTTP server's core `http_app` with `http_exchange`, `http_streams` and `eventstore`, served by
+`http_server` or `wsgi`; the HTTP client `http_client` with `http_pool` and `http_client_legacy`),
+`session` (the only module that owns message threads), API (`server`, `client`, `content`), auth (`oauth`,
+`jose`), tools (`cli`).
 
 The names below are loaded on first use (PEP 562), so ``from mcplite import Client`` does not import the
 server, the schema machinery or anything HTTP: start-up time is a feature for command-line tools.

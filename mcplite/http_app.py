@@ -1,6 +1,6 @@
 """`HTTPApp`, the core of the HTTP server: Streamable HTTP (2025-03-26 to 2025-11-25) and legacy HTTP+SSE.
 
-It takes one parsed request (`HTTPRequest`) and answers it through the `Responder` that the HTTP server in
+It takes one parsed request (`IncomingRequest`) and answers it through the `Responder` that the HTTP server in
 front of it provides (`http_server`, `wsgi`). It owns the MCP sessions, applies the security checks, and
 leaves routing each outgoing message to exactly one stream to `http_streams`. It never touches a socket.
 
@@ -41,7 +41,7 @@ from . import jsonrpc
 from . import types as t
 from .errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
 from .eventstore import EventStore, InMemoryEventStore
-from .http_exchange import JSON_HEADERS, HTTPRequest, Reject, Responder, RouteHandler, error_body
+from .http_exchange import JSON_HEADERS, IncomingRequest, Reject, Responder, RouteHandler, error_body
 from .http_messages import HTTPRefusal
 from .http_streams import Attachment, SessionTransport, Stream
 from .jsonrpc import InvalidMessage
@@ -111,7 +111,7 @@ class HTTPApp:
             returns, as ``routes``.
         routes: extra GET endpoints, ``{path: handler}``, answered without ``authenticate``: for the
             documents a client needs before it can authenticate (RFC 9728 protected resource metadata). A
-            handler takes the `HTTPRequest` and returns ``(status, headers, body)``. Paths are below the
+            handler takes the `IncomingRequest` and returns ``(status, headers, body)``. Paths are below the
             mount point, like ``path``: a WSGI app mounted below the root cannot serve root well-known URLs.
         max_body_size: the largest request body accepted, in bytes (413 beyond it).
         max_sessions: how many sessions may be live at once (503 beyond it).
@@ -165,12 +165,12 @@ class HTTPApp:
             self._host_ports = frozenset(name for name in names if _split_host(name)[1])
         self._allowed_origins = None if allowed_origins is None else frozenset(o.rstrip("/") for o in allowed_origins)
         # The method table of each path: a path missing here is 404, a method missing is 405.
-        mcp: Dict[str, Callable[[HTTPRequest, Responder, Any], None]] = {"POST": self._post}
+        mcp: Dict[str, Callable[[IncomingRequest, Responder, Any], None]] = {"POST": self._post}
         if allow_get and not stateless:
             mcp["GET"] = self._get
         if allow_delete and not stateless:
             mcp["DELETE"] = self._delete
-        self._routes: Dict[str, Dict[str, Callable[[HTTPRequest, Responder, Any], None]]] = {self.path: mcp}
+        self._routes: Dict[str, Dict[str, Callable[[IncomingRequest, Responder, Any], None]]] = {self.path: mcp}
         if legacy_sse and not stateless:
             self._routes[sse_path.rstrip("/") or "/"] = {"GET": self._legacy_stream}
             self._routes[self.messages_path] = {"POST": self._legacy_post}
@@ -182,7 +182,7 @@ class HTTPApp:
         self._stopping = threading.Event()
 
     # ---- entry point ------------------------------------------------------------------------------------
-    def handle(self, request: HTTPRequest, responder: Responder) -> None:
+    def handle(self, request: IncomingRequest, responder: Responder) -> None:
         """Answer one request; returns once its response is complete (a GET stream: once it has ended)."""
         try:
             self._check_host_and_origin(request.headers)
@@ -244,7 +244,7 @@ class HTTPApp:
         return parts.hostname in _LOOPBACK_ORIGIN_HOSTS or parts.netloc.lower() == host_header.strip().lower()
 
     @staticmethod
-    def _serve_extra(request: HTTPRequest, responder: Responder, handler: RouteHandler) -> None:
+    def _serve_extra(request: IncomingRequest, responder: Responder, handler: RouteHandler) -> None:
         if request.method != "GET":
             raise Reject(405, f"Method Not Allowed: {request.method}", headers=[("Allow", "GET")])
         status, headers, body = handler(request)
@@ -259,7 +259,7 @@ class HTTPApp:
             raise Reject(refusal.status, refusal.message, headers=refusal.headers) from None
 
     # ---- Streamable HTTP --------------------------------------------------------------------------------
-    def _post(self, request: HTTPRequest, responder: Responder, claims: Any) -> None:
+    def _post(self, request: IncomingRequest, responder: Responder, claims: Any) -> None:
         headers = request.headers
         if "application/json" not in _media_types(headers.get("content-type", "")):
             raise Reject(415, "Unsupported Media Type: Content-Type must be application/json")
@@ -298,7 +298,7 @@ class HTTPApp:
         except Reject as exc:  # a refusal of one request names it, so the client can match it
             raise exc.answering(messages[0]["id"] if kinds == [jsonrpc.REQUEST] else None) from None
 
-    def _initialize(self, request: HTTPRequest, responder: Responder, messages: List[Any], claims: Any) -> None:
+    def _initialize(self, request: IncomingRequest, responder: Responder, messages: List[Any], claims: Any) -> None:
         kinds = [jsonrpc.REQUEST]
         if self.stateless:  # answered normally, by a session that is then forgotten
             transport = SessionTransport(self, None)
@@ -316,7 +316,7 @@ class HTTPApp:
         if entry.session.revision is None:  # the handshake failed: no session was established
             entry.session.close()
 
-    def _stateless_post(self, request: HTTPRequest, responder: Responder, messages: List[Any], kinds: List[str],
+    def _stateless_post(self, request: IncomingRequest, responder: Responder, messages: List[Any], kinds: List[str],
                         batch: bool, claims: Any, version: Optional[str]) -> None:
         version = version or DEFAULT_HTTP_VERSION
         if version not in self.server.supported_versions:
@@ -332,7 +332,7 @@ class HTTPApp:
         finally:
             session.close()
 
-    def _deliver(self, session: ServerSession, transport: SessionTransport, request: HTTPRequest,
+    def _deliver(self, session: ServerSession, transport: SessionTransport, request: IncomingRequest,
                  responder: Responder, messages: List[Any], kinds: List[str], batch: bool, claims: Any) -> None:
         """Hand POSTed messages to the session; requests are handled on this thread, their stream answered."""
         if batch and (session.revision is None or not session.revision.batching):
@@ -352,7 +352,7 @@ class HTTPApp:
         finally:
             transport.finish_post(stream)
 
-    def _get(self, request: HTTPRequest, responder: Responder, claims: Any) -> None:
+    def _get(self, request: IncomingRequest, responder: Responder, claims: Any) -> None:
         if not _accepts(_media_types(request.headers.get("accept", "")), "text/event-stream"):
             raise Reject(406, "Not Acceptable: Accept must list text/event-stream")
         entry = self._checkout(request.headers)
@@ -369,7 +369,7 @@ class HTTPApp:
         finally:
             self._checkin(entry)
 
-    def _delete(self, request: HTTPRequest, responder: Responder, claims: Any) -> None:
+    def _delete(self, request: IncomingRequest, responder: Responder, claims: Any) -> None:
         entry = self._checkout(request.headers)
         try:
             self._require_version_header(entry.session, self._version_header(request.headers))
@@ -391,7 +391,7 @@ class HTTPApp:
             raise Reject(400, "Bad Request: the MCP-Protocol-Version header is required")
 
     # ---- legacy HTTP+SSE (2024-11-05) -------------------------------------------------------------------
-    def _legacy_stream(self, request: HTTPRequest, responder: Responder, claims: Any) -> None:
+    def _legacy_stream(self, request: IncomingRequest, responder: Responder, claims: Any) -> None:
         entry = self._open_session(legacy=True)
         try:
             assert entry.transport.session_id is not None
@@ -403,7 +403,7 @@ class HTTPApp:
             self._checkin(entry)
             entry.session.close()  # the stream is the connection: when it ends, so does the session
 
-    def _legacy_post(self, request: HTTPRequest, responder: Responder, claims: Any) -> None:
+    def _legacy_post(self, request: IncomingRequest, responder: Responder, claims: Any) -> None:
         session_id = parse_qs(request.query).get("session_id", [None])[0]
         if session_id is None:
             raise Reject(400, "Bad Request: session_id is required")

@@ -28,7 +28,7 @@ session ends the session: `SessionExpired` is raised by `send` or becomes the se
 Every socket read has a timeout.
 
 The connections (keep-alive pool, TLS, proxies, the ``auth`` flow) are `http_pool`'s; the HTTP+SSE mode
-is `http_legacy`'s. This module holds the Streamable HTTP mode and `HTTPClientTransport`, which picks one.
+is `http_client_legacy`'s. This module holds the Streamable HTTP mode and `HTTPClientTransport`, which picks one.
 """
 
 import contextlib
@@ -42,7 +42,7 @@ from typing import AbstractSet, Any, Callable, Dict, Iterator, List, Optional, S
 
 from . import types as t
 from .errors import ConnectionClosed, HTTPError, MCPError, RemoteProtocolError, SessionExpired
-from .http_legacy import LegacySSE
+from .http_client_legacy import LegacySSE
 from .http_messages import AuthFlow, HTTPRequest, HTTPResponse  # re-exported: what an ``auth`` object sees
 from .http_pool import EVENT_STREAM, JSON, Call, ConnectionPool, Exchange, describe, plan_route, read_sse
 from .jsonrpc import InvalidMessage, RequestId, decode, encode

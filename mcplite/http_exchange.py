@@ -1,7 +1,7 @@
 """One HTTP request as the server core (`HTTPApp`) sees it, and how the core answers it.
 
 The seam between the core and the HTTP servers in front of it: an adapter (the standard library's server in
-`http_server`, PEP 3333 in `wsgi`) parses a request into an `HTTPRequest` and implements `Responder`.
+`http_server`, PEP 3333 in `wsgi`) parses a request into an `IncomingRequest` and implements `Responder`.
 """
 
 import abc
@@ -12,7 +12,7 @@ from . import jsonrpc
 from .errors import INVALID_REQUEST
 from .jsonrpc import RequestId
 
-__all__ = ["Headers", "HTTPRequest", "RouteHandler", "Responder", "reason_phrase"]
+__all__ = ["Headers", "IncomingRequest", "RouteHandler", "Responder", "reason_phrase"]
 
 Headers = List[Tuple[str, str]]
 
@@ -25,7 +25,7 @@ def reason_phrase(status: int) -> str:
     return _REASONS.get(status, "")
 
 
-class HTTPRequest(NamedTuple):
+class IncomingRequest(NamedTuple):
     """One HTTP request, as an adapter hands it to `HTTPApp.handle`."""
 
     method: str
@@ -40,7 +40,7 @@ class HTTPRequest(NamedTuple):
 
 
 #: Answers a GET on one of `HTTPApp`'s extra ``routes``: ``(status, headers, body)``.
-RouteHandler = Callable[[HTTPRequest], Tuple[int, Headers, bytes]]
+RouteHandler = Callable[[IncomingRequest], Tuple[int, Headers, bytes]]
 
 
 class Responder(abc.ABC):

@@ -6,7 +6,7 @@ goes back to the pool once its response was read to the end. Every failure is an
 the status (0 when no response arrived) and the body.
 
 Proxies come from the environment as `urllib` reads them (``http_proxy``, ``https_proxy``, ``no_proxy``);
-HTTPS goes through a proxy with CONNECT. This is the plumbing of `http_client` and `http_legacy`, not a
+HTTPS goes through a proxy with CONNECT. This is the plumbing of `http_client` and `http_client_legacy`, not a
 public API.
 """
 

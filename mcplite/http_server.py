@@ -2,7 +2,7 @@
 
 Two layers:
 
-- `HTTPApp` (`http_app`, with `http_streams`), the core. It takes one parsed request (`HTTPRequest`) and
+- `HTTPApp` (`http_app`, with `http_streams`), the core. It takes one parsed request (`IncomingRequest`) and
   answers it through a `Responder` that the HTTP server in front of it provides. It owns the MCP sessions,
   routes every outgoing message to exactly one stream, and applies the security checks. It never touches
   a socket.
@@ -32,11 +32,11 @@ from urllib.parse import urlsplit
 
 from .eventstore import EventStore, InMemoryEventStore
 from .http_app import HTTPApp
-from .http_exchange import Headers, HTTPRequest, Responder, RouteHandler, error_body, reason_phrase
+from .http_exchange import Headers, IncomingRequest, Responder, RouteHandler, error_body, reason_phrase
 from .http_messages import HTTPRefusal
 
 __all__ = [
-    "HTTPApp", "HTTPRequest", "Responder", "HTTPRefusal", "Headers", "RouteHandler", "serve",
+    "HTTPApp", "IncomingRequest", "Responder", "HTTPRefusal", "Headers", "RouteHandler", "serve",
     "HTTPServerThread", "start_http_server", "LOOPBACK_HOSTS", "EventStore", "InMemoryEventStore", "reason_phrase",
 ]
 
@@ -291,7 +291,7 @@ class _ConnectionHandler(BaseHTTPRequestHandler):
         if not path.startswith("/"):  # the absolute form a proxy sends: http://host/mcp
             path = urlsplit(path).path or "/"
         try:
-            request = HTTPRequest(self.command, path, query, self.headers, body)  # type: ignore[arg-type]
+            request = IncomingRequest(self.command, path, query, self.headers, body)  # type: ignore[arg-type]
             self.server.app.handle(request, _SocketResponder(self))
         except OSError:
             self.close_connection = True

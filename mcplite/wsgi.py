@@ -20,7 +20,7 @@ knows its public names.
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
 from .http_app import HTTPApp
-from .http_exchange import Headers, HTTPRequest, Responder, reason_phrase
+from .http_exchange import Headers, IncomingRequest, Responder, reason_phrase
 
 __all__ = ["WSGIApp", "wsgi_app"]
 
@@ -76,7 +76,7 @@ class WSGIApp:
         if body is None:
             self.http.refuse(responder, 413, "Payload Too Large")
             return responder.body
-        request = HTTPRequest(method, environ.get("PATH_INFO") or "/", environ.get("QUERY_STRING", ""), headers,
+        request = IncomingRequest(method, environ.get("PATH_INFO") or "/", environ.get("QUERY_STRING", ""), headers,
                               body, environ.get("SCRIPT_NAME", ""))
         try:
             self.http.handle(request, responder)

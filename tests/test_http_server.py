@@ -890,3 +890,38 @@ def test_shutdown_ends_open_streams_promptly(fixture: Fixture) -> None:
     assert time.monotonic() - started < 3
     with pytest.raises(OSError):
         socket.create_connection((http.host, http.port), timeout=1).close()
+
+
+# ---- the request head parser ----------------------------------------------------------------------------
+def raw_exchange(http: HTTPServerThread, chunks: List[bytes]) -> bytes:
+    """Send ``chunks`` one write at a time on a fresh socket; return the status line the server answers."""
+    host, port = http.url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=WAIT) as sock:
+        for chunk in chunks:
+            sock.sendall(chunk)
+        reader = sock.makefile("rb")
+        return reader.readline().rstrip()
+
+
+def ping_head(extra: bytes = b"", line_end: bytes = b"\r\n") -> bytes:
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}).encode()
+    lines = [b"POST /mcp HTTP/1.1", b"Host: 127.0.0.1", b"Content-Type: application/json",
+             b"Accept: application/json, text/event-stream", b"Content-Length: %d" % len(body), b"Connection: close"]
+    return line_end.join(lines) + line_end + extra + line_end + body
+
+
+def test_the_head_parser_accepts_lf_only_line_ends(http: HTTPServerThread) -> None:
+    assert raw_exchange(http, [ping_head(line_end=b"\n")]).startswith(b"HTTP/1.1 200")
+
+
+def test_the_head_parser_takes_a_head_that_arrives_byte_by_byte(http: HTTPServerThread) -> None:
+    head = ping_head()
+    assert raw_exchange(http, [head[i:i + 1] for i in range(len(head))]).startswith(b"HTTP/1.1 200")
+
+
+def test_the_head_parser_refuses_too_many_headers_and_too_long_lines(http: HTTPServerThread) -> None:
+    many = b"".join(b"X-Filler-%d: x\r\n" % i for i in range(101))
+    assert raw_exchange(http, [ping_head(extra=many)]).startswith(b"HTTP/1.1 431")
+    assert raw_exchange(http, [ping_head(extra=b"X-Long: " + b"x" * 65536 + b"\r\n")]).startswith(b"HTTP/1.1 400")
+    assert raw_exchange(http, [ping_head()]).startswith(b"HTTP/1.1 200")  # and the server still serves

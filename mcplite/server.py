@@ -9,7 +9,6 @@ sampling, elicitation, roots and the cancel event of the request it is answering
 
 import base64
 import collections.abc
-import copy
 import json
 import re
 import threading
@@ -215,6 +214,7 @@ def _with_input_schema(schema: FunctionSchema, input_schema: Dict[str, Any]) -> 
     """``schema`` publishing and validating against a hand-written input schema."""
     if input_schema.get("type") != "object":
         raise ValueError('a tool\'s input_schema must be a JSON Schema with "type": "object"')
+    import copy  # a rare path: most tools take their input schema from the signature
     custom = copy.copy(schema)
     custom.input_schema = input_schema
     original_bind = schema.bind

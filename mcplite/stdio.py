@@ -8,16 +8,20 @@ stderr, so a stray ``print`` (or a child process) in a handler cannot corrupt th
 
 import io
 import os
-import shutil
-import subprocess
 import sys
 import threading
-from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Union, cast
+from typing import IO, TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Union, cast
 
 from ._log import log
 from .errors import ConnectionClosed, TransportError
 from .jsonrpc import RequestId, encode
 from .transport import MessageSink, Transport, deliver_bytes
+
+if TYPE_CHECKING:
+    import subprocess
+
+# `subprocess` (and `shutil`) are imported where a client spawns a server: a stdio *server* never needs
+# them, and its start-up time is part of every client's cold start.
 
 __all__ = ["StdioClientTransport", "StdioServerTransport", "DEFAULT_SHUTDOWN_TIMEOUT"]
 
@@ -115,6 +119,7 @@ def resolve_command(argv: Sequence[str]) -> List[str]:
         raise ValueError("the server command is empty")
     args = list(argv)
     if os.name == "nt":  # pragma: no cover - exercised on Windows only
+        import shutil
         found = shutil.which(args[0])
         if found:
             args[0] = found
@@ -146,6 +151,7 @@ class StdioClientTransport(Transport):
         self._closing = False
 
     def start(self, sink: MessageSink) -> None:
+        import subprocess
         if callable(self._stderr):
             stderr_arg: Any = subprocess.PIPE
         elif self._stderr is None:
@@ -168,6 +174,7 @@ class StdioClientTransport(Transport):
 
     def _exit_reason(self) -> Optional[BaseException]:
         """Called at EOF on the server's stdout: why the connection ended."""
+        import subprocess
         assert self.process is not None
         try:
             code = self.process.wait(timeout=0.5)  # EOF usually means it is exiting right now
@@ -184,6 +191,7 @@ class StdioClientTransport(Transport):
 
     def close(self) -> None:
         """Stop the server: EOF on its stdin, then SIGTERM, then SIGKILL, each after a timeout."""
+        import subprocess
         self._closing = True
         if self.process is None or self._channel is None:
             return

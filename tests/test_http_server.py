@@ -893,7 +893,7 @@ def test_shutdown_ends_open_streams_promptly(fixture: Fixture) -> None:
 
 
 # ---- the request head parser ----------------------------------------------------------------------------
-def raw_exchange(http: HTTPServerThread, chunks: List[bytes]) -> bytes:
+def head_exchange(http: HTTPServerThread, chunks: List[bytes]) -> bytes:
     """Send ``chunks`` one write at a time on a fresh socket; return the status line the server answers."""
     host, port = http.url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)
     with socket.create_connection((host, int(port)), timeout=WAIT) as sock:
@@ -912,16 +912,16 @@ def ping_head(extra: bytes = b"", line_end: bytes = b"\r\n") -> bytes:
 
 
 def test_the_head_parser_accepts_lf_only_line_ends(http: HTTPServerThread) -> None:
-    assert raw_exchange(http, [ping_head(line_end=b"\n")]).startswith(b"HTTP/1.1 200")
+    assert head_exchange(http, [ping_head(line_end=b"\n")]).startswith(b"HTTP/1.1 200")
 
 
 def test_the_head_parser_takes_a_head_that_arrives_byte_by_byte(http: HTTPServerThread) -> None:
     head = ping_head()
-    assert raw_exchange(http, [head[i:i + 1] for i in range(len(head))]).startswith(b"HTTP/1.1 200")
+    assert head_exchange(http, [head[i:i + 1] for i in range(len(head))]).startswith(b"HTTP/1.1 200")
 
 
 def test_the_head_parser_refuses_too_many_headers_and_too_long_lines(http: HTTPServerThread) -> None:
     many = b"".join(b"X-Filler-%d: x\r\n" % i for i in range(101))
-    assert raw_exchange(http, [ping_head(extra=many)]).startswith(b"HTTP/1.1 431")
-    assert raw_exchange(http, [ping_head(extra=b"X-Long: " + b"x" * 65536 + b"\r\n")]).startswith(b"HTTP/1.1 400")
-    assert raw_exchange(http, [ping_head()]).startswith(b"HTTP/1.1 200")  # and the server still serves
+    assert head_exchange(http, [ping_head(extra=many)]).startswith(b"HTTP/1.1 431")
+    assert head_exchange(http, [ping_head(extra=b"X-Long: " + b"x" * 65536 + b"\r\n")]).startswith(b"HTTP/1.1 400")
+    assert head_exchange(http, [ping_head()]).startswith(b"HTTP/1.1 200")  # and the server still serves

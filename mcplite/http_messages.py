@@ -9,9 +9,9 @@
 This module imports nothing from the package, so every layer may use it.
 """
 
-from typing import Generator, List, Mapping, NamedTuple, Optional, Tuple
+from typing import Dict, Generator, Iterable, List, Mapping, NamedTuple, Optional, Tuple
 
-__all__ = ["HTTPRequest", "HTTPResponse", "AuthFlow", "HTTPRefusal"]
+__all__ = ["HTTPRequest", "HTTPResponse", "AuthFlow", "HTTPRefusal", "lower_case_headers"]
 
 
 class HTTPRequest(NamedTuple):
@@ -61,3 +61,12 @@ class HTTPRefusal(Exception):
         self.headers: List[Tuple[str, str]] = list(headers or [])
         if www_authenticate is not None:
             self.headers.append(("WWW-Authenticate", www_authenticate))
+
+
+def lower_case_headers(pairs: Iterable[Tuple[str, str]]) -> Dict[str, str]:
+    """Response headers as `HTTPResponse` holds them: lower-case names, repeated ones joined with ", "."""
+    joined: Dict[str, str] = {}
+    for name, value in pairs:
+        key = name.lower()
+        joined[key] = f"{joined[key]}, {value}" if key in joined else value
+    return joined

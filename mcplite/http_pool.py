@@ -20,7 +20,7 @@ import urllib.request
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from .errors import HTTPError
-from .http_messages import AuthFlow, HTTPRequest, HTTPResponse
+from .http_messages import AuthFlow, HTTPRequest, HTTPResponse, lower_case_headers
 from .sse import Event, SSEParser
 
 __all__ = ["JSON", "EVENT_STREAM", "Route", "plan_route", "Exchange", "Call", "ConnectionPool", "read_sse",
@@ -248,7 +248,7 @@ class Call:
                     return exchange
                 seen = b"" if exchange.content_type == EVENT_STREAM else exchange.read()
                 try:
-                    self._request = self._flow.send(HTTPResponse(exchange.status, _lower_case(exchange.headers), seen))
+                    self._request = self._flow.send(HTTPResponse(exchange.status, lower_case_headers(exchange.headers.items()), seen))
                 except StopIteration:
                     return exchange
                 exchange.close()  # an unread SSE answer that the flow will send again
@@ -374,15 +374,6 @@ class ConnectionPool:
             self._idle.clear()
         for conn in idle:
             conn.close()
-
-
-def _lower_case(headers: http.client.HTTPMessage) -> Dict[str, str]:
-    """Headers as an auth flow reads them: lower-case names, repeated ones joined with ", "."""
-    joined: Dict[str, str] = {}
-    for name, value in headers.items():
-        key = name.lower()
-        joined[key] = f"{joined[key]}, {value}" if key in joined else value
-    return joined
 
 
 def _shut_down(sock: Optional[socket.socket]) -> None:

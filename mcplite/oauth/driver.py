@@ -5,11 +5,11 @@ The HTTP client transport (``Client(url, auth=...)``) drives flows itself, over 
 """
 
 import http.client
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Optional
 from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import TransportError
-from ..http_messages import AuthFlow, HTTPRequest, HTTPResponse
+from ..http_messages import AuthFlow, HTTPRequest, HTTPResponse, lower_case_headers
 
 __all__ = ["drive", "send_with_http_client"]
 
@@ -74,11 +74,7 @@ def send_with_http_client(
         raise TransportError(f"{request.method} {_without_query(request.url)} failed: {exc}") from exc
     finally:
         connection.close()
-    headers: Dict[str, str] = {}
-    for name, value in raw.getheaders():
-        key = name.lower()
-        headers[key] = f"{headers[key]}, {value}" if key in headers else value
-    return HTTPResponse(raw.status, headers, body)
+    return HTTPResponse(raw.status, lower_case_headers(raw.getheaders()), body)
 
 
 def _without_query(url: str) -> str:

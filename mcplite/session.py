@@ -129,8 +129,11 @@ class PendingRequest:
         if not self.wait(timeout):
             self._session._abandon(self, RequestTimeout(f"{self.method} timed out after {timeout} s"),
                                    f"timed out after {timeout} s")
-            # Either we settled it with the timeout, or the answer won the race by a hair.
-            self.wait(self._session.default_timeout)
+            # Either we settled it with the timeout, or the answer won the race by a hair. An answer routed
+            # through the dispatcher can still be stuck behind a slow callback: then it is a timeout too.
+            if not self.wait(self._session.default_timeout):
+                raise RequestTimeout(f"{self.method}: the answer came but was not delivered within "
+                                     f"{self._session.default_timeout} s")
         if self._error is not None:
             raise self._error
         assert self._value is not None

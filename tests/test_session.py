@@ -11,7 +11,7 @@ from mcplite.errors import (
     RemoteError, RequestCancelled, RequestTimeout, VersionMismatch,
 )
 from mcplite.memory import memory_pair
-from mcplite.session import ClientSession, ServerSession, Session
+from mcplite.session import ClientSession, PendingRequest, ServerSession, Session
 
 from support import WAIT
 
@@ -275,3 +275,15 @@ def test_handler_errors_become_json_rpc_errors():
         client.request("tools/call", {})
     assert info.value.code == -32603 and "boom" in info.value.message
     client.close()
+
+
+def test_an_answer_that_wins_the_race_but_is_never_delivered_is_still_a_timeout():
+    # The answer was taken from the pending map (so the timeout cannot settle it), but the dispatcher that
+    # should deliver it is stuck: result() must end with RequestTimeout, not hang or fail an assertion.
+    session = Session(memory_pair()[0], default_timeout=0.05)
+    pending = PendingRequest(session, 1, "tools/call", on_progress=None)
+    session._abandon = lambda *args: False  # type: ignore[assignment]
+    started = time.monotonic()
+    with pytest.raises(RequestTimeout, match="not delivered"):
+        pending.result(timeout=0.05)
+    assert time.monotonic() - started < WAIT

@@ -91,26 +91,14 @@ run_server_suite() {
     return "$status"
 }
 
-run_client_scenarios() {
-    local scenario status=0
-    for scenario in "${CLIENT_SCENARIOS[@]}"; do
-        echo "== conformance client --scenario $scenario"
-        if ! timeout 120 conformance client --command "$PYTHON tests/conformance/client.py" --scenario "$scenario" \
-                -o "$RESULTS/client" >"$RESULTS/client-$scenario.log" 2>&1; then
-            echo "   failed: see .conformance/results/client-$scenario.log"
-            status=1
-        fi
-    done
-    return "$status"
-}
-
-run_auth_suites() {
-    local suite status=0
-    for suite in "${AUTH_SUITES[@]}"; do
-        echo "== conformance client --suite $suite"
-        if ! timeout 300 conformance client --command "$PYTHON tests/conformance/client.py" --suite "$suite" \
-                -o "$RESULTS/client-auth" >"$RESULTS/client-auth-$suite.log" 2>&1; then
-            echo "   failed: see .conformance/results/client-auth-$suite.log"
+run_client() {  # run_client scenario|suite SECONDS RESULT_DIR NAME...: one conformance client run per NAME
+    local kind=$1 limit=$2 out=$3 name status=0
+    shift 3
+    for name in "$@"; do
+        echo "== conformance client --$kind $name"
+        if ! timeout "$limit" conformance client --command "$PYTHON tests/conformance/client.py" --"$kind" "$name" \
+                -o "$RESULTS/$out" >"$RESULTS/$out-$name.log" 2>&1; then
+            echo "   failed: see .conformance/results/$out-$name.log"
             status=1
         fi
     done
@@ -150,8 +138,8 @@ run_suites() {
     mkdir -p "$RESULTS"
     local status=0
     run_server_suite || status=1
-    run_client_scenarios || status=1
-    run_auth_suites || status=1
+    run_client scenario 120 client "${CLIENT_SCENARIOS[@]}" || status=1
+    run_client suite 300 client-auth "${AUTH_SUITES[@]}" || status=1
     echo "== totals"
     report || status=1
     if [ "$status" -ne 0 ]; then

@@ -365,6 +365,8 @@ class HTTPApp:
                 out = entry.transport.standalone.attach(responder)
             if out is not None:
                 assert out.released is not None
+                # The stream's whole life, by design. It is released when the session ends or expires, the
+                # server closes, or a keep-alive write finds the client gone (every keepalive_interval).
                 out.released.wait()
         finally:
             self._checkin(entry)
@@ -398,7 +400,7 @@ class HTTPApp:
             endpoint = f"{request.script_name}{self.messages_path}?session_id={entry.transport.session_id}"
             out = entry.transport.standalone.attach(responder, encode_event(endpoint, event="endpoint"))
             assert out.released is not None
-            out.released.wait()
+            out.released.wait()  # released as the GET stream above is: session end, server close, dead client
         finally:
             self._checkin(entry)
             entry.session.close()  # the stream is the connection: when it ends, so does the session

@@ -94,13 +94,6 @@ class RPCError(MCPError):
         self.message = message
         self.data = data
 
-    def to_error(self) -> "dict[str, Any]":
-        """The wire form: ``{"code", "message"[, "data"]}``."""
-        error: "dict[str, Any]" = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            error["data"] = self.data
-        return error
-
     def __str__(self) -> str:
         return f"{self.message} (code {self.code})"
 

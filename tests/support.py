@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any, List, Optional
 
 from mcplite import jsonrpc
-from mcplite.memory import memory_pair
 from mcplite.transport import MessageSink, Transport
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -21,10 +21,18 @@ the HTTP server's core `http_app` with `http_exchange`, `http_streams` and `even
 
 The names below are loaded on first use (PEP 562), so ``from mcplite import Client`` does not import the
 server, the schema machinery or anything HTTP: start-up time is a feature for command-line tools.
+
+For the same reason the modules a server or client loads at start-up do not import `typing` (it costs
+more than the rest of such a start-up): they use ``from __future__ import annotations``, import typing
+names under ``TYPE_CHECKING = False; if TYPE_CHECKING:`` (the spelling type checkers recognise), and
+load `types`, `schema` and `uritemplate` when something first needs them.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any, List
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see above)
+if TYPE_CHECKING:
+    from typing import Any, List
 
 from .errors import (
     AuthError, CapabilityError, ConnectionClosed, HTTPError, LocalProtocolError, MCPError, ProtocolError,
@@ -58,7 +66,8 @@ def __getattr__(name: str) -> Any:
     module_name = _LAZY.get(name)
     if module_name is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module = importlib.import_module(module_name, __name__)
+    # __import__ rather than importlib.import_module: importing importlib would cost more than this lookup.
+    module = __import__(module_name[1:], globals(), None, ["__name__"], 1)
     value = module if module_name == f".{name}" else getattr(module, name)
     globals()[name] = value  # the next lookup is an ordinary attribute
     return value

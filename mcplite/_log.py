@@ -4,7 +4,11 @@
 anything through it; `log.warning(...)` here imports it the first time a message is actually written.
 """
 
-from typing import Any
+from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["log"]
 

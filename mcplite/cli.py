@@ -262,7 +262,7 @@ def _call(client: Client, args: argparse.Namespace, reporter: StderrReporter) ->
         reporter.finish()
     emit(result)
     if result.get("isError"):
-        texts = [block.get("text", "") for block in result.get("content", []) if block.get("type") == "text"]
+        texts = [str(block.get("text", "")) for block in result.get("content", []) if block.get("type") == "text"]
         summary = " ".join(" ".join(texts).split())  # one line, however many the tool wrote
         reporter.error(f"tool {args.tool} returned an error" + (f": {summary}" if summary else ""))
         return EXIT_TOOL_ERROR

@@ -9,24 +9,31 @@ A `Client` is a context manager: entering connects and runs the handshake, leavi
 reach the callbacks given to the constructor, on the session's threads, never the caller's.
 """
 
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
+from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
-from . import types as t
+from . import methods
 from .errors import METHOD_NOT_FOUND, LocalProtocolError, RemoteError, RemoteProtocolError, RPCError
 from .memory import memory_pair
-from .session import _DEFAULT, DEFAULT_TIMEOUT, ClientSession, PendingRequest, ProgressCallback, RequestContext
+from .session import _DEFAULT, DEFAULT_TIMEOUT, ClientSession, PendingRequest, RequestContext
 from .transport import Transport
 from .validation import ValidationError, validate
 from .versions import LATEST_VERSION
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
+
+    from . import types as t
+    from .session import ProgressCallback
+
+    SamplingCallback = Callable[[Dict[str, Any]], Dict[str, Any]]
+    ElicitationCallback = Callable[[Dict[str, Any]], Dict[str, Any]]
+    RootsSource = Union[Sequence[t.Root], Callable[[], Sequence[t.Root]]]
 
 __all__ = ["Client"]
 
 
 CLIENT_INFO: Dict[str, Any] = {"name": "mcplite", "version": "0.1.0"}
-
-SamplingCallback = Callable[[Dict[str, Any]], Dict[str, Any]]
-ElicitationCallback = Callable[[Dict[str, Any]], Dict[str, Any]]
-RootsSource = Union[Sequence[t.Root], Callable[[], Sequence[t.Root]]]
 
 
 class Client:
@@ -174,7 +181,7 @@ class Client:
     # ---- tools ------------------------------------------------------------------------------------------
     def iter_tools(self, *, timeout: Any = _DEFAULT) -> Iterator[t.Tool]:
         """Every tool, fetching pages as the iteration reaches them."""
-        return self._iterate(t.TOOLS_LIST, "tools", timeout)
+        return self._iterate(methods.TOOLS_LIST, "tools", timeout)
 
     def list_tools(self, *, timeout: Any = _DEFAULT) -> List[t.Tool]:
         """Every tool (all pages). Also remembers their output schemas for `call_tool`'s check."""
@@ -205,7 +212,7 @@ class Client:
         params: Dict[str, Any] = {"name": name, "arguments": arguments or {}}
         if meta:
             params["_meta"] = meta
-        return self.session.send_request(t.TOOLS_CALL, params, progress=progress)
+        return self.session.send_request(methods.TOOLS_CALL, params, progress=progress)
 
     def finish_tool_call(self, name: str, pending: PendingRequest, *, timeout: Any = _DEFAULT,
                          raise_on_error: bool = False) -> t.CallToolResult:
@@ -237,31 +244,31 @@ class Client:
 
     # ---- resources --------------------------------------------------------------------------------------
     def iter_resources(self, *, timeout: Any = _DEFAULT) -> Iterator[t.Resource]:
-        return self._iterate(t.RESOURCES_LIST, "resources", timeout)
+        return self._iterate(methods.RESOURCES_LIST, "resources", timeout)
 
     def list_resources(self, *, timeout: Any = _DEFAULT) -> List[t.Resource]:
         return list(self.iter_resources(timeout=timeout))
 
     def iter_resource_templates(self, *, timeout: Any = _DEFAULT) -> Iterator[t.ResourceTemplate]:
-        return self._iterate(t.RESOURCES_TEMPLATES_LIST, "resourceTemplates", timeout)
+        return self._iterate(methods.RESOURCES_TEMPLATES_LIST, "resourceTemplates", timeout)
 
     def list_resource_templates(self, *, timeout: Any = _DEFAULT) -> List[t.ResourceTemplate]:
         return list(self.iter_resource_templates(timeout=timeout))
 
     def read_resource(self, uri: str, *, timeout: Any = _DEFAULT) -> t.ReadResourceResult:
         """The resource's `ReadResourceResult` (``{"contents": [...]}``)."""
-        return self.request(t.RESOURCES_READ, {"uri": uri}, timeout=timeout)  # type: ignore[return-value]
+        return self.request(methods.RESOURCES_READ, {"uri": uri}, timeout=timeout)  # type: ignore[return-value]
 
     def subscribe_resource(self, uri: str, *, timeout: Any = _DEFAULT) -> None:
         """Ask for `on_resource_updated` calls when ``uri`` changes."""
-        self.request(t.RESOURCES_SUBSCRIBE, {"uri": uri}, timeout=timeout)
+        self.request(methods.RESOURCES_SUBSCRIBE, {"uri": uri}, timeout=timeout)
 
     def unsubscribe_resource(self, uri: str, *, timeout: Any = _DEFAULT) -> None:
-        self.request(t.RESOURCES_UNSUBSCRIBE, {"uri": uri}, timeout=timeout)
+        self.request(methods.RESOURCES_UNSUBSCRIBE, {"uri": uri}, timeout=timeout)
 
     # ---- prompts ----------------------------------------------------------------------------------------
     def iter_prompts(self, *, timeout: Any = _DEFAULT) -> Iterator[t.Prompt]:
-        return self._iterate(t.PROMPTS_LIST, "prompts", timeout)
+        return self._iterate(methods.PROMPTS_LIST, "prompts", timeout)
 
     def list_prompts(self, *, timeout: Any = _DEFAULT) -> List[t.Prompt]:
         return list(self.iter_prompts(timeout=timeout))
@@ -272,7 +279,7 @@ class Client:
         if arguments:
             params["arguments"] = {key: value if isinstance(value, str) else str(value)
                                    for key, value in arguments.items()}
-        return self.request(t.PROMPTS_GET, params, timeout=timeout)  # type: ignore[return-value]
+        return self.request(methods.PROMPTS_GET, params, timeout=timeout)  # type: ignore[return-value]
 
     # ---- completion and logging -------------------------------------------------------------------------
     def complete(self, ref: Dict[str, Any], argument: str, value: str = "", *,
@@ -282,16 +289,16 @@ class Client:
         params: Dict[str, Any] = {"ref": ref, "argument": {"name": argument, "value": value}}
         if context:
             params["context"] = {"arguments": context}
-        return self.request(t.COMPLETE, params, timeout=timeout)["completion"]
+        return self.request(methods.COMPLETE, params, timeout=timeout)["completion"]
 
     def set_logging_level(self, level: str, *, timeout: Any = _DEFAULT) -> None:
-        if level not in t.LOGGING_LEVELS:
-            raise LocalProtocolError(f"unknown log level {level!r}; use one of {', '.join(t.LOGGING_LEVELS)}")
-        self.request(t.LOGGING_SET_LEVEL, {"level": level}, timeout=timeout)
+        if level not in methods.LOGGING_LEVELS:
+            raise LocalProtocolError(f"unknown log level {level!r}; use one of {', '.join(methods.LOGGING_LEVELS)}")
+        self.request(methods.LOGGING_SET_LEVEL, {"level": level}, timeout=timeout)
 
     def notify_roots_changed(self) -> None:
         """Tell the server our roots changed (it will ask for them again)."""
-        self.notify(t.ROOTS_LIST_CHANGED)
+        self.notify(methods.ROOTS_LIST_CHANGED)
 
     # ---- pagination -------------------------------------------------------------------------------------
     def _iterate(self, method: str, key: str, timeout: Any) -> Iterator[Any]:
@@ -309,22 +316,22 @@ class Client:
 
     # ---- the server's requests and notifications (session threads) --------------------------------------
     def _handle_request(self, ctx: RequestContext) -> Dict[str, Any]:
-        if ctx.method == t.SAMPLING_CREATE and self._sampling is not None:
+        if ctx.method == methods.SAMPLING_CREATE and self._sampling is not None:
             return self._sampling(ctx.params)
-        if ctx.method == t.ELICIT and self._elicitation is not None:
+        if ctx.method == methods.ELICIT and self._elicitation is not None:
             return self._elicitation(ctx.params)
-        if ctx.method == t.ROOTS_LIST and self._roots is not None:
+        if ctx.method == methods.ROOTS_LIST and self._roots is not None:
             roots = self._roots() if callable(self._roots) else self._roots
             return {"roots": list(roots)}
         raise RPCError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
 
     def _handle_notification(self, method: str, params: Dict[str, Any]) -> None:
-        if method == t.LOG_MESSAGE and self._on_log is not None:
+        if method == methods.LOG_MESSAGE and self._on_log is not None:
             self._on_log(params)
-        elif method == t.RESOURCE_UPDATED and self._on_resource_updated is not None:
+        elif method == methods.RESOURCE_UPDATED and self._on_resource_updated is not None:
             self._on_resource_updated(params.get("uri", ""))
         elif method in _LIST_CHANGED:
-            if method == t.TOOLS_LIST_CHANGED:
+            if method == methods.TOOLS_LIST_CHANGED:
                 self._output_schemas = None
             if self._on_list_changed is not None:
                 self._on_list_changed(_LIST_CHANGED[method])
@@ -332,8 +339,8 @@ class Client:
             self._on_notification(method, params)
 
 
-_LIST_CHANGED = {t.TOOLS_LIST_CHANGED: "tools", t.RESOURCES_LIST_CHANGED: "resources",
-                 t.PROMPTS_LIST_CHANGED: "prompts"}
+_LIST_CHANGED = {methods.TOOLS_LIST_CHANGED: "tools", methods.RESOURCES_LIST_CHANGED: "resources",
+                 methods.PROMPTS_LIST_CHANGED: "prompts"}
 
 
 def _result_text(result: Dict[str, Any]) -> str:

@@ -6,17 +6,22 @@ returned from handlers as they are: ``return [text("done"), image(png_bytes, "im
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
-import base64
-from typing import Any, Dict, Optional, Union
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
+if TYPE_CHECKING:
+    from typing import Any, Dict, Optional, Union
 
-from . import types as t
+    from . import types as t
 
 __all__ = ["text", "image", "audio", "resource", "resource_link", "message", "b64"]
 
 
 def b64(data: Union[bytes, str]) -> str:
     """Base64 text for binary data (a str is taken as already encoded)."""
-    return data if isinstance(data, str) else base64.b64encode(data).decode("ascii")
+    if isinstance(data, str):
+        return data
+    import base64  # here: most servers never send binary content
+
+    return base64.b64encode(data).decode("ascii")
 
 
 def _extras(block: Dict[str, Any], annotations: Optional[t.Annotations], meta: Optional[Dict[str, Any]]) -> Any:

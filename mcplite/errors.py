@@ -28,7 +28,11 @@ errors are the peer's. The tree::
 that is data, not an exception (`Client.call_tool(..., raise_on_error=True)` turns it into `RemoteError`).
 """
 
-from typing import Any, Optional
+from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
+if TYPE_CHECKING:
+    from typing import Any, Optional
 
 __all__ = [
     "PARSE_ERROR", "INVALID_REQUEST", "METHOD_NOT_FOUND", "INVALID_PARAMS", "INTERNAL_ERROR",

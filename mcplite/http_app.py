@@ -38,7 +38,7 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequ
 from urllib.parse import parse_qs, urlsplit
 
 from . import jsonrpc
-from . import types as t
+from . import methods
 from .errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
 from .eventstore import EventStore, InMemoryEventStore
 from .http_exchange import JSON_HEADERS, IncomingRequest, Reject, Responder, RouteHandler, error_body
@@ -191,13 +191,13 @@ class HTTPApp:
             if extra is not None:
                 self._serve_extra(request, responder, extra)
                 return
-            methods = self._routes.get(path)
-            if methods is None:
+            by_method = self._routes.get(path)
+            if by_method is None:
                 raise Reject(404, "Not Found")
-            handler = methods.get(request.method)
+            handler = by_method.get(request.method)
             if handler is None:
                 raise Reject(405, f"Method Not Allowed: {request.method}",
-                             headers=[("Allow", ", ".join(sorted(methods)))])
+                             headers=[("Allow", ", ".join(sorted(by_method)))])
             handler(request, responder, self._authenticate(request.headers))
         except Reject as reject:
             responder.respond(reject.status, JSON_HEADERS + reject.headers, reject.body)
@@ -278,7 +278,8 @@ class HTTPApp:
             kinds = [jsonrpc.kind_of(message) for message in messages]
         except InvalidMessage as exc:
             raise Reject(400, str(exc), id=exc.id) from None
-        if any(kind is jsonrpc.REQUEST and m["method"] == t.INITIALIZE for m, kind in zip(messages, kinds)):
+        if any(kind is jsonrpc.REQUEST and message["method"] == methods.INITIALIZE
+               for message, kind in zip(messages, kinds)):
             if batch:
                 raise Reject(400, "Invalid Request: initialize cannot be batched")
             # No version check: negotiation in the body answers a version we do not speak.

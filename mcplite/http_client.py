@@ -31,6 +31,8 @@ The connections (keep-alive pool, TLS, proxies, the ``auth`` flow) are `http_poo
 is `http_client_legacy`'s. This module holds the Streamable HTTP mode and `HTTPClientTransport`, which picks one.
 """
 
+from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
+
 import contextlib
 import logging
 import queue
@@ -38,17 +40,20 @@ import re
 import ssl
 import threading
 import time
-from typing import AbstractSet, Any, Callable, Dict, Iterator, List, Optional, Set, Tuple, Union
+from typing import TYPE_CHECKING, AbstractSet, Any, Callable, Dict, Iterator, List, Optional, Set, Tuple, Union
 
-from . import types as t
+from . import methods
 from .errors import ConnectionClosed, HTTPError, MCPError, RemoteProtocolError, SessionExpired
 from .http_client_legacy import LegacySSE
 from .http_messages import AuthFlow, HTTPRequest, HTTPResponse  # re-exported: what an ``auth`` object sees
 from .http_pool import EVENT_STREAM, JSON, Call, ConnectionPool, Exchange, describe, plan_route, read_sse
-from .jsonrpc import InvalidMessage, RequestId, decode, encode
+from .jsonrpc import InvalidMessage, decode, encode
 from .sse import Event, SSEParser
 from .transport import MessageSink, Transport
 from .versions import is_supported, revision
+
+if TYPE_CHECKING:
+    from .jsonrpc import RequestId
 
 __all__ = [
     "HTTPClientTransport", "HTTPRequest", "HTTPResponse", "AuthFlow", "DEFAULT_TIMEOUT",
@@ -226,7 +231,7 @@ class _StreamableHTTP:
             raise ConnectionClosed("the HTTP session is closed")
         request_ids = _request_ids(message)
         method = message.get("method") if isinstance(message, dict) else None
-        if method == t.INITIALIZE:
+        if method == methods.INITIALIZE:
             self._initialize(message, body)
         elif request_ids:
             stream = self._register(request_ids)  # before sending: a cancellation must find it
@@ -237,13 +242,13 @@ class _StreamableHTTP:
                 raise
             self._submit(self._await_answer, stream, call)
         else:
-            if method == t.CANCELLED:
+            if method == methods.CANCELLED:
                 # The session gave up on that request (timeout or cancel): stop reading its answer.
                 self._forget((message.get("params") or {}).get("requestId"))
             exchange = self._conns.request("POST", self._url, self._post_headers, body, self._owner.timeout)
             self._check(exchange)
             exchange.read()  # 202 with no body; a 200 with one is tolerated and ignored
-            if method == t.INITIALIZED:
+            if method == methods.INITIALIZED:
                 self._start_listening()
 
     def _check(self, exchange: Exchange) -> None:

@@ -4,13 +4,17 @@ The seam between the core and the HTTP servers in front of it: an adapter (the s
 `http_server`, PEP 3333 in `wsgi`) parses a request into an `IncomingRequest` and implements `Responder`.
 """
 
+from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
+
 import abc
 from http import HTTPStatus
-from typing import Callable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from . import jsonrpc
 from .errors import INVALID_REQUEST
-from .jsonrpc import RequestId
+
+if TYPE_CHECKING:
+    from .jsonrpc import RequestId
 
 __all__ = ["Headers", "IncomingRequest", "RouteHandler", "Responder", "reason_phrase"]
 

@@ -20,6 +20,8 @@ with GET + ``Last-Event-ID`` receives exactly the events of that stream it misse
 its POST's stream early (`Stream.close_early`) to free the connection; the client then resumes.
 """
 
+from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
+
 import logging
 import threading
 import time
@@ -29,13 +31,13 @@ from . import jsonrpc
 from .errors import ConnectionClosed, TransportError
 from .eventstore import StoredEvent
 from .http_exchange import JSON_HEADERS, Headers, Reject, Responder, error_body
-from .jsonrpc import RequestId
 from .session import ServerSession
 from .sse import encode_comment, encode_event
 from .transport import MessageSink, Transport
 
 if TYPE_CHECKING:
     from .http_app import HTTPApp
+    from .jsonrpc import RequestId
 
 __all__ = ["Attachment", "Stream", "SessionTransport"]
 

@@ -3,20 +3,27 @@
 Messages stay plain dicts from the wire to the user; this module only decides what kind of message a dict
 is and whether its envelope is valid. Anything invalid raises `InvalidMessage`, which knows the error
 response to send back (with the request's id when it could be read, else ``null``).
+
+`RequestId` and `Message` are type aliases for type checkers (``if TYPE_CHECKING:``), not run-time names.
 """
 
+from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
+
 import json
-from typing import Any, Dict, List, Optional, Union
 
 from .errors import INVALID_REQUEST, PARSE_ERROR, RemoteProtocolError
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Union
+
+    RequestId = Union[str, int]
+    Message = Dict[str, Any]
+
 __all__ = [
-    "RequestId", "Message", "REQUEST", "NOTIFICATION", "RESPONSE", "ERROR", "InvalidMessage",
+    "REQUEST", "NOTIFICATION", "RESPONSE", "ERROR", "InvalidMessage",
     "request", "notification", "result", "error", "encode", "decode", "kind_of", "is_valid_id",
 ]
-
-RequestId = Union[str, int]
-Message = Dict[str, Any]
 
 # The four kinds of message, as returned by `kind_of`.
 REQUEST = "request"

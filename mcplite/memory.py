@@ -5,13 +5,20 @@ the wire (a tuple arrives as a list; a value JSON cannot carry fails at `send`, 
 Each direction has a queue and one reader thread, the same shape as a pipe.
 """
 
+from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
+
 import queue
 import threading
-from typing import Any, Optional, Tuple
 
 from .errors import ConnectionClosed
-from .jsonrpc import RequestId, encode
+from .jsonrpc import encode
 from .transport import MessageSink, Transport, deliver_bytes
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
+if TYPE_CHECKING:
+    from typing import Any, Optional, Tuple
+
+    from .jsonrpc import RequestId
 
 __all__ = ["MemoryTransport", "memory_pair"]
 

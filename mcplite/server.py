@@ -7,31 +7,38 @@ wire shape here. A handler that declares a parameter annotated with `Context` ge
 sampling, elicitation, roots and the cancel event of the request it is answering.
 """
 
-import base64
-import collections.abc
+from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
+
 import json
 import re
 import threading
-import typing
-from typing import (
-    Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, TypeVar, Union, overload,
-)
 
 from ._log import log
 from . import content as c
-from . import types as t
+from . import methods
 from .errors import INVALID_PARAMS, CapabilityError, RemoteError, ResourceNotFound, RPCError
-from .schema import FunctionSchema, function_schema, to_jsonable, type_schema
 from .session import DEFAULT_TIMEOUT, RequestContext, ServerSession
 from .transport import Transport
-from .uritemplate import URITemplate, is_template
 from .validation import ValidationError, validate
 from .versions import SUPPORTED_VERSIONS
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, TypeVar, Union, overload
+
+    from . import types as t
+    from .schema import FunctionSchema
+    from .uritemplate import URITemplate
+
+    F = TypeVar("F", bound=Callable[..., Any])
+else:
+    def overload(fn: Any) -> Any:  # overloads are for type checkers: at run time the last definition wins
+        return fn
+
+# `schema` (which needs `typing`) and `uritemplate` are imported by the first registration that needs
+# them: a process that imports Server only to, say, print its version does not pay for them.
+
 __all__ = ["Server", "Context", "ToolResult"]
-
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 #: Elicitation waits for a person, so it gets longer than an ordinary request.
 ELICIT_TIMEOUT = 600.0
@@ -47,7 +54,7 @@ class ToolResult(dict):  # type: ignore[type-arg]
                  meta: Optional[Dict[str, Any]] = None) -> None:
         super().__init__(content=[_content_block(item) for item in content])
         if structured is not None:
-            self["structuredContent"] = to_jsonable(structured)
+            self["structuredContent"] = _to_jsonable(structured)
         if is_error:
             self["isError"] = True
         if meta:
@@ -115,13 +122,14 @@ class Context:
             params["total"] = total
         if message is not None and self.session.revision and self.session.revision.annotations_audio_completions:
             params["message"] = message
-        self.session.notify(t.PROGRESS, params, related_request_id=self.request_id)
+        self.session.notify(methods.PROGRESS, params, related_request_id=self.request_id)
 
     def log(self, level: str, data: Any, logger: Optional[str] = None) -> None:
         """Send a log message to the client, unless its chosen level filters it out."""
         _check_log_level(level)
         if self._connection.wants_log(level):
-            self.session.notify(t.LOG_MESSAGE, _log_params(level, data, logger), related_request_id=self.request_id)
+            self.session.notify(methods.LOG_MESSAGE, _log_params(level, data, logger),
+                                related_request_id=self.request_id)
 
     def debug(self, data: Any, logger: Optional[str] = None) -> None:
         self.log("debug", data, logger)
@@ -148,7 +156,7 @@ class Context:
         """
         if isinstance(messages, str):
             messages = [messages]
-        params: Dict[str, Any] = {"messages": [c.message(m) if isinstance(m, str) else m for m in messages],
+        params: Dict[str, Any] = {"messages": [c.message(item) if isinstance(item, str) else item for item in messages],
                                   "maxTokens": max_tokens}
         for key, value in (("systemPrompt", system_prompt), ("temperature", temperature),
                            ("stopSequences", stop_sequences), ("modelPreferences", model_preferences),
@@ -156,7 +164,8 @@ class Context:
             if value is not None:
                 params[key] = value
         params.update(extra)
-        return self.session.request(t.SAMPLING_CREATE, params, timeout=timeout, related_request_id=self.request_id)
+        return self.session.request(methods.SAMPLING_CREATE, params, timeout=timeout,
+                                    related_request_id=self.request_id)
 
     def elicit(self, message: str, schema: Any, *, timeout: Optional[float] = ELICIT_TIMEOUT) -> Dict[str, Any]:
         """Ask the user for structured input (form mode); returns ``{"action", "content"?}``.
@@ -167,7 +176,7 @@ class Context:
         params: Dict[str, Any] = {"message": message, "requestedSchema": requested}
         if self._url_elicitation():
             params["mode"] = "form"
-        result = self.session.request(t.ELICIT, params, timeout=timeout, related_request_id=self.request_id)
+        result = self.session.request(methods.ELICIT, params, timeout=timeout, related_request_id=self.request_id)
         if result.get("action") == "accept" and isinstance(result.get("content"), dict):
             try:
                 validate(result["content"], requested)
@@ -181,7 +190,7 @@ class Context:
         if not self._url_elicitation():
             raise CapabilityError("the client does not support URL-mode elicitation")
         params = {"mode": "url", "message": message, "url": url, "elicitationId": elicitation_id}
-        return self.session.request(t.ELICIT, params, timeout=timeout, related_request_id=self.request_id)
+        return self.session.request(methods.ELICIT, params, timeout=timeout, related_request_id=self.request_id)
 
     def _url_elicitation(self) -> bool:
         revision = self.session.revision
@@ -190,14 +199,17 @@ class Context:
 
     def list_roots(self, *, timeout: Optional[float] = DEFAULT_TIMEOUT) -> List[Dict[str, Any]]:
         """The client's roots (`roots/list`)."""
-        return self.session.request(t.ROOTS_LIST, timeout=timeout, related_request_id=self.request_id)["roots"]
-
-
-_CONTENT_TYPES = (t.TextContent, t.ImageContent, t.AudioContent, t.ResourceLink, t.EmbeddedResource)
+        return self.session.request(methods.ROOTS_LIST, timeout=timeout, related_request_id=self.request_id)["roots"]
 
 
 def _returns_content(fn: Callable[..., Any]) -> bool:
     """True when ``fn`` is annotated to return content blocks (or a `ToolResult`), not structured data."""
+    import collections.abc
+    import typing
+
+    from . import types as t
+
+    content_types = (t.TextContent, t.ImageContent, t.AudioContent, t.ResourceLink, t.EmbeddedResource)
     try:
         annotation = typing.get_type_hints(fn).get("return")
     except Exception:  # unresolvable hints: let function_schema report them
@@ -205,9 +217,9 @@ def _returns_content(fn: Callable[..., Any]) -> bool:
     if typing.get_origin(annotation) in (list, tuple, collections.abc.Sequence):
         args = typing.get_args(annotation)
         annotation = args[0] if args else None
-    if typing.get_origin(annotation) is Union:
-        return all(arg in _CONTENT_TYPES for arg in typing.get_args(annotation))
-    return annotation in _CONTENT_TYPES or annotation is ToolResult
+    if typing.get_origin(annotation) is typing.Union:
+        return all(arg in content_types for arg in typing.get_args(annotation))
+    return annotation in content_types or annotation is ToolResult
 
 
 def _with_input_schema(schema: FunctionSchema, input_schema: Dict[str, Any]) -> FunctionSchema:
@@ -229,6 +241,8 @@ def _with_input_schema(schema: FunctionSchema, input_schema: Dict[str, Any]) -> 
 
 def _flat_object_schema(cls: Any) -> Dict[str, Any]:
     """Elicitation schemas are flat objects with no $ref: inline the one definition the type makes."""
+    from .schema import type_schema
+
     schema = type_schema(cls)
     defs = schema.pop("$defs", {})
     if "$ref" in schema:
@@ -237,8 +251,8 @@ def _flat_object_schema(cls: Any) -> Dict[str, Any]:
 
 
 def _check_log_level(level: str) -> None:
-    if level not in t.LOGGING_LEVELS:
-        raise ValueError(f"unknown log level {level!r}; use one of {', '.join(t.LOGGING_LEVELS)}")
+    if level not in methods.LOGGING_LEVELS:
+        raise ValueError(f"unknown log level {level!r}; use one of {', '.join(methods.LOGGING_LEVELS)}")
 
 
 def _log_params(level: str, data: Any, logger: Optional[str]) -> Dict[str, Any]:
@@ -249,23 +263,32 @@ def _log_params(level: str, data: Any, logger: Optional[str]) -> Dict[str, Any]:
 
 
 # ---- registry entries ---------------------------------------------------------------------------------
-class _Tool(NamedTuple):
-    definition: Dict[str, Any]  # the `Tool` sent in tools/list
-    fn: Callable[..., Any]
-    schema: FunctionSchema
+class _Entry:
+    """A registered handler: its wire definition, the function, and what `function_schema` read from it."""
+
+    __slots__ = ("definition", "fn", "schema")
+
+    def __init__(self, definition: Dict[str, Any], fn: Callable[..., Any], schema: FunctionSchema) -> None:
+        self.definition = definition  # the `Tool` / `Prompt` sent in the list result
+        self.fn = fn
+        self.schema = schema
 
 
-class _Resource(NamedTuple):
-    definition: Dict[str, Any]  # `Resource` or `ResourceTemplate`
-    fn: Callable[..., Any]
-    schema: FunctionSchema
-    template: Optional[URITemplate]
+class _Tool(_Entry):
+    __slots__ = ()
 
 
-class _Prompt(NamedTuple):
-    definition: Dict[str, Any]
-    fn: Callable[..., Any]
-    schema: FunctionSchema
+class _Prompt(_Entry):
+    __slots__ = ()
+
+
+class _Resource(_Entry):
+    __slots__ = ("template",)
+
+    def __init__(self, definition: Dict[str, Any], fn: Callable[..., Any], schema: FunctionSchema,
+                 template: Optional[URITemplate]) -> None:
+        super().__init__(definition, fn, schema)  # definition: a `Resource` or `ResourceTemplate`
+        self.template = template
 
 
 class _Connection:
@@ -279,7 +302,8 @@ class _Connection:
         self.subscriptions: set = set()
 
     def wants_log(self, level: str) -> bool:
-        return self.log_level is None or t.LOGGING_LEVELS.index(level) >= t.LOGGING_LEVELS.index(self.log_level)
+        rank = methods.LOGGING_LEVELS.index
+        return self.log_level is None or rank(level) >= rank(self.log_level)
 
 
 def _drop_none(**fields: Any) -> Dict[str, Any]:
@@ -322,11 +346,17 @@ class Server:
         self._completions: Dict[Tuple[str, str, str], Callable[..., Any]] = {}
         self._connections: Dict[ServerSession, _Connection] = {}
         self._methods: Dict[str, Callable[[_Connection, RequestContext], Dict[str, Any]]] = {
-            t.TOOLS_LIST: self._list_tools, t.TOOLS_CALL: self._call_tool,
-            t.RESOURCES_LIST: self._list_resources, t.RESOURCES_TEMPLATES_LIST: self._list_templates,
-            t.RESOURCES_READ: self._read_resource, t.RESOURCES_SUBSCRIBE: self._subscribe,
-            t.RESOURCES_UNSUBSCRIBE: self._unsubscribe, t.PROMPTS_LIST: self._list_prompts,
-            t.PROMPTS_GET: self._get_prompt, t.COMPLETE: self._complete, t.LOGGING_SET_LEVEL: self._set_level,
+            methods.TOOLS_LIST: self._list_tools,
+            methods.TOOLS_CALL: self._call_tool,
+            methods.RESOURCES_LIST: self._list_resources,
+            methods.RESOURCES_TEMPLATES_LIST: self._list_templates,
+            methods.RESOURCES_READ: self._read_resource,
+            methods.RESOURCES_SUBSCRIBE: self._subscribe,
+            methods.RESOURCES_UNSUBSCRIBE: self._unsubscribe,
+            methods.PROMPTS_LIST: self._list_prompts,
+            methods.PROMPTS_GET: self._get_prompt,
+            methods.COMPLETE: self._complete,
+            methods.LOGGING_SET_LEVEL: self._set_level,
         }
         #: Called with (method, params, session) for client notifications other than the lifecycle ones.
         self.notification_handlers: Dict[str, Callable[[Dict[str, Any], ServerSession], None]] = {}
@@ -360,6 +390,8 @@ class Server:
                  input_schema: Optional[Dict[str, Any]] = None,
                  output_schema: Union[Dict[str, Any], bool, None] = None) -> None:
         """Register ``fn`` as a tool (see `tool`); clients are told the list changed."""
+        from .schema import function_schema
+
         derive_output = output_schema is not False and not _returns_content(fn)
         schema = function_schema(fn, skip_types=(Context,), output=derive_output)
         if input_schema is not None:
@@ -375,10 +407,10 @@ class Server:
         elif derive_output and schema.output_schema is not None:
             definition["outputSchema"] = schema.output_schema
         definition.update(_drop_none(annotations=annotations, icons=icons, _meta=meta))
-        self._register("_tools", name, _Tool(definition, fn, schema), "tool", t.TOOLS_LIST_CHANGED)
+        self._register("_tools", name, _Tool(definition, fn, schema), "tool", methods.TOOLS_LIST_CHANGED)
 
     def remove_tool(self, name: str) -> None:
-        self._unregister("_tools", name, "tool", t.TOOLS_LIST_CHANGED)
+        self._unregister("_tools", name, "tool", methods.TOOLS_LIST_CHANGED)
 
     def resource(self, uri: str, *, name: Optional[str] = None, title: Optional[str] = None,
                  description: Optional[str] = None, mime_type: Optional[str] = None, size: Optional[int] = None,
@@ -400,6 +432,9 @@ class Server:
                      mime_type: Optional[str] = None, size: Optional[int] = None,
                      annotations: Optional[t.Annotations] = None, icons: Optional[List[t.Icon]] = None,
                      meta: Optional[Dict[str, Any]] = None) -> None:
+        from .schema import function_schema
+        from .uritemplate import URITemplate, is_template
+
         schema = function_schema(fn, skip_types=(Context,), output=False)
         fields = _drop_none(name=name or schema.name, title=title, description=description or schema.description,
                             mimeType=mime_type, annotations=annotations, icons=icons, _meta=meta)
@@ -409,14 +444,14 @@ class Server:
             if unknown:
                 raise TypeError(f"{schema.name}: parameters {sorted(unknown)} are not variables of {uri!r}")
             entry = _Resource({"uriTemplate": uri, **fields}, fn, schema, template)
-            self._register("_templates", uri, entry, "resource template", t.RESOURCES_LIST_CHANGED)
+            self._register("_templates", uri, entry, "resource template", methods.RESOURCES_LIST_CHANGED)
         else:
             entry = _Resource({"uri": uri, **fields, **_drop_none(size=size)}, fn, schema, None)
-            self._register("_resources", uri, entry, "resource", t.RESOURCES_LIST_CHANGED)
+            self._register("_resources", uri, entry, "resource", methods.RESOURCES_LIST_CHANGED)
 
     def remove_resource(self, uri: str) -> None:
         attr = "_templates" if uri in self._templates else "_resources"
-        self._unregister(attr, uri, "resource", t.RESOURCES_LIST_CHANGED)
+        self._unregister(attr, uri, "resource", methods.RESOURCES_LIST_CHANGED)
 
     @overload
     def prompt(self, fn: F) -> F: ...
@@ -439,16 +474,18 @@ class Server:
     def add_prompt(self, fn: Callable[..., Any], *, name: Optional[str] = None, title: Optional[str] = None,
                    description: Optional[str] = None, icons: Optional[List[t.Icon]] = None,
                    meta: Optional[Dict[str, Any]] = None) -> None:
+        from .schema import function_schema
+
         schema = function_schema(fn, skip_types=(Context,), output=False)
         name = name or schema.name
         arguments = [_drop_none(name=p.name, description=p.description, required=p.required)
                      for p in schema.parameters]
         definition = {"name": name, **_drop_none(title=title), "description": description or schema.description or "",
                       "arguments": arguments, **_drop_none(icons=icons, _meta=meta)}
-        self._register("_prompts", name, _Prompt(definition, fn, schema), "prompt", t.PROMPTS_LIST_CHANGED)
+        self._register("_prompts", name, _Prompt(definition, fn, schema), "prompt", methods.PROMPTS_LIST_CHANGED)
 
     def remove_prompt(self, name: str) -> None:
-        self._unregister("_prompts", name, "prompt", t.PROMPTS_LIST_CHANGED)
+        self._unregister("_prompts", name, "prompt", methods.PROMPTS_LIST_CHANGED)
 
     def completion(self, *, argument: str, prompt: Optional[str] = None,
                    resource: Optional[str] = None) -> Callable[[F], F]:
@@ -497,12 +534,12 @@ class Server:
 
     def notify_resource_updated(self, uri: str) -> None:
         """Tell every client subscribed to ``uri`` that it changed (`notifications/resources/updated`)."""
-        self._notify_all(t.RESOURCE_UPDATED, {"uri": uri}, only=lambda conn: uri in conn.subscriptions)
+        self._notify_all(methods.RESOURCE_UPDATED, {"uri": uri}, only=lambda conn: uri in conn.subscriptions)
 
     def log(self, level: str, data: Any, logger: Optional[str] = None) -> None:
         """Send a log message not tied to any request to every connected client that wants it."""
         _check_log_level(level)
-        self._notify_all(t.LOG_MESSAGE, _log_params(level, data, logger), only=lambda conn: conn.wants_log(level))
+        self._notify_all(methods.LOG_MESSAGE, _log_params(level, data, logger), only=lambda conn: conn.wants_log(level))
 
     # ---- connections ------------------------------------------------------------------------------------
     def capabilities(self) -> Dict[str, Any]:
@@ -523,6 +560,7 @@ class Server:
     def create_session(self, transport: Transport, *, max_workers: Optional[int] = None) -> ServerSession:
         """A session serving this server over ``transport``, not yet started (transports call this)."""
         holder: List[_Connection] = []
+        session: ServerSession
         session = ServerSession(
             transport, initialize_result=self._initialize_result, supported_versions=self.supported_versions,
             handle_request=lambda ctx: self._handle(holder[0], ctx),
@@ -732,7 +770,7 @@ class Server:
 
     def _set_level(self, connection: _Connection, ctx: RequestContext) -> Dict[str, Any]:
         level = ctx.params.get("level")
-        if level not in t.LOGGING_LEVELS:
+        if level not in methods.LOGGING_LEVELS:
             raise RPCError(INVALID_PARAMS, f"Invalid params: unknown log level {level!r}")
         connection.log_level = level
         return {}
@@ -753,6 +791,8 @@ _CURSOR_PREFIX = "mcplite:"
 
 
 def _encode_cursor(offset: int) -> str:
+    import base64  # here: only paginated lists need it
+
     return base64.urlsafe_b64encode(f"{_CURSOR_PREFIX}{offset}".encode()).decode("ascii")
 
 
@@ -760,6 +800,8 @@ def _decode_cursor(cursor: Any, length: int) -> int:
     """The offset a cursor stands for; -32602 for anything we did not issue."""
     if cursor is None:
         return 0
+    import base64
+
     try:
         text = base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii")
         if not text.startswith(_CURSOR_PREFIX):
@@ -777,12 +819,23 @@ def _is_content_block(value: Any) -> bool:
     return isinstance(value, dict) and _CONTENT_KEYS.get(value.get("type")) in value  # type: ignore[arg-type]
 
 
-def _content_block(item: Any) -> Dict[str, Any]:
+def _content_block(item: Any) -> t.ContentBlock:
     if isinstance(item, str):
         return c.text(item)
     if _is_content_block(item):
         return item
-    return c.text(json.dumps(to_jsonable(item), ensure_ascii=False))
+    return c.text(json.dumps(_to_jsonable(item), ensure_ascii=False))
+
+
+def _to_jsonable(value: Any) -> Any:
+    """`schema.to_jsonable`, for the results that are neither text nor an output schema's structured value.
+
+    Imported here rather than at the top, where it would load `schema` (and `typing`) with the server: by
+    the time a handler returns, its registration has imported `schema` already, so this costs a lookup.
+    """
+    from .schema import to_jsonable
+
+    return to_jsonable(value)
 
 
 def _tool_result(value: Any, tool: _Tool) -> Dict[str, Any]:
@@ -790,22 +843,23 @@ def _tool_result(value: Any, tool: _Tool) -> Dict[str, Any]:
     if isinstance(value, ToolResult):
         return dict(value)
     if "outputSchema" in tool.definition:
-        if tool.schema.output_schema is not None:
-            structured = tool.schema.structure_output(value)
-        else:  # a hand-written output schema: the tool must return the object itself
-            structured = to_jsonable(value)
-            if not isinstance(structured, dict):
-                raise TypeError(f"tool {tool.definition['name']} has an outputSchema, so it must return an "
-                                f"object, not {type(value).__name__}")
-        return {"content": [c.text(json.dumps(to_jsonable(value), ensure_ascii=False))],
-                "structuredContent": structured}
+        schema = tool.schema
+        # The JSON form of the value, once: it is the structured content (wrapped as {"result": ...} when
+        # the value is not an object) and, as text, the content block that older clients read.
+        structured = schema.structure_output(value)
+        data = structured["result"] if schema.wraps_output else structured
+        if schema.output_schema is None and not isinstance(structured, dict):
+            # A hand-written output schema: the tool must return the object itself.
+            raise TypeError(f"tool {tool.definition['name']} has an outputSchema, so it must return an "
+                            f"object, not {type(value).__name__}")
+        return {"content": [c.text(json.dumps(data, ensure_ascii=False))], "structuredContent": structured}
     if value is None:
         return {"content": []}
     if isinstance(value, str) or _is_content_block(value):
         return {"content": [_content_block(value)]}
     if isinstance(value, (list, tuple)) and all(isinstance(i, str) or _is_content_block(i) for i in value):
         return {"content": [_content_block(item) for item in value]}
-    data = to_jsonable(value)
+    data = _to_jsonable(value)
     result: Dict[str, Any] = {"content": [c.text(json.dumps(data, ensure_ascii=False))]}
     if isinstance(data, dict):
         result["structuredContent"] = data
@@ -832,7 +886,7 @@ def _resource_contents(value: Any, uri: str, mime_type: Optional[str]) -> List[D
 
 def _prompt_messages(value: Any) -> List[Dict[str, Any]]:
     items = value if isinstance(value, (list, tuple)) else [value]
-    messages = []
+    messages: List[Any] = []
     for item in items:
         if isinstance(item, str) or _is_content_block(item):
             messages.append(c.message(item))

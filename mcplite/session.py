@@ -16,23 +16,34 @@ Threads, and what each may do:
   (sampling, elicitation, roots) while the reader keeps reading.
 """
 
+from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
+
 import queue
 import threading
-from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ._log import log
 from . import jsonrpc
-from . import types as t
+from . import methods
 from .errors import (
     INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, CapabilityError, ConnectionClosed,
     LocalProtocolError, MCPError, RemoteError, RemoteProtocolError, RequestCancelled, RequestTimeout, RPCError,
     SessionExpired, VersionMismatch,
 )
-from .jsonrpc import InvalidMessage, Message, RequestId
+from .jsonrpc import InvalidMessage
 from .transport import MessageSink, Transport
 from .versions import (
     LATEST_VERSION, SUPPORTED_VERSIONS, Revision, is_supported, missing_capability, negotiate, revision,
 )
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional, Tuple
+
+    from .jsonrpc import Message, RequestId
+
+    RequestHandler = Callable[["RequestContext"], Dict[str, Any]]
+    NotificationHandler = Callable[[str, Dict[str, Any]], None]
+    ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
 
 __all__ = [
     "DEFAULT_TIMEOUT", "RequestContext", "PendingRequest", "Session", "ClientSession", "ServerSession",
@@ -42,10 +53,6 @@ __all__ = [
 #: Seconds a request waits for its answer unless the caller says otherwise.
 DEFAULT_TIMEOUT = 60.0
 _DEFAULT: Any = object()  # "use the session's default timeout" (None means "wait forever")
-
-RequestHandler = Callable[["RequestContext"], Dict[str, Any]]
-NotificationHandler = Callable[[str, Dict[str, Any]], None]
-ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
 
 
 class RequestContext:
@@ -368,7 +375,7 @@ class Session(MessageSink):
         self._send(jsonrpc.notification(method, params), related_request_id)
 
     def ping(self, timeout: Any = _DEFAULT) -> None:
-        self.request(t.PING, timeout=timeout)
+        self.request(methods.PING, timeout=timeout)
 
     def fail_request(self, request_id: RequestId, exc: BaseException) -> None:
         """The transport cannot get an answer to ``request_id``: its caller gets ``exc`` (no cancel is sent)."""
@@ -387,12 +394,12 @@ class Session(MessageSink):
             if self._pending.pop(pending.id, None) is None:
                 return False
         pending._settle(None, error)
-        if pending.method != t.INITIALIZE:  # the spec forbids cancelling initialize
+        if pending.method != methods.INITIALIZE:  # the spec forbids cancelling initialize
             params: Dict[str, Any] = {"requestId": pending.id}
             if reason:
                 params["reason"] = reason
             try:
-                self._send(jsonrpc.notification(t.CANCELLED, params))
+                self._send(jsonrpc.notification(methods.CANCELLED, params))
             except MCPError:
                 pass  # the connection is gone: nothing left to cancel
         return True
@@ -459,7 +466,7 @@ class Session(MessageSink):
 
     def _accept_response(self, msg: Message, kind: str) -> None:
         with self._lock:
-            pending = self._pending.pop(msg.get("id"), None)
+            pending = self._pending.pop(msg.get("id"), None)  # type: ignore[arg-type]  # a null id: no match
         if pending is None:
             # Late (we timed out or cancelled), or an error about something unparseable we sent.
             log.debug("%s: answer to no pending request: %r", self._name, msg)
@@ -482,7 +489,7 @@ class Session(MessageSink):
         ctx.batch = batch
         ctx.transport_info = transport_info
         refusal = self._check_incoming_request(ctx.method)
-        if refusal is None and ctx.method == t.PING:
+        if refusal is None and ctx.method == methods.PING:
             self._respond(ctx, jsonrpc.result(ctx.id, {}))
             return
         with self._lock:
@@ -542,13 +549,13 @@ class Session(MessageSink):
         params = msg.get("params")
         if params is None:
             params = {}
-        if method == t.CANCELLED:
+        if method == methods.CANCELLED:
             with self._lock:
                 ctx = self._in_flight.get(params.get("requestId"))  # type: ignore[arg-type]
-            if ctx is not None and ctx.method != t.INITIALIZE:
+            if ctx is not None and ctx.method != methods.INITIALIZE:
                 ctx.cancelled.set()
             return
-        if method == t.PROGRESS:
+        if method == methods.PROGRESS:
             with self._lock:
                 pending = self._pending.get(params.get("progressToken"))  # type: ignore[arg-type]
             if pending is not None and pending.on_progress is not None:
@@ -632,7 +639,7 @@ class ClientSession(Session):
         """
         if self.revision is not None:
             raise LocalProtocolError("the session is already initialized")
-        result = self.request(t.INITIALIZE, {"protocolVersion": protocol_version, "capabilities": capabilities,
+        result = self.request(methods.INITIALIZE, {"protocolVersion": protocol_version, "capabilities": capabilities,
                                              "clientInfo": client_info}, timeout=timeout)
         version = result.get("protocolVersion")
         if not is_supported(version):
@@ -648,11 +655,11 @@ class ClientSession(Session):
         self.server_info = result.get("serverInfo") or {}
         self.instructions = result.get("instructions")
         self.revision = revision(version)  # type: ignore[arg-type]
-        self.notify(t.INITIALIZED)
+        self.notify(methods.INITIALIZED)
         return result
 
     def _check_outgoing_request(self, method: str) -> None:
-        if self.revision is None and method not in (t.INITIALIZE, t.PING):
+        if self.revision is None and method not in (methods.INITIALIZE, methods.PING):
             raise LocalProtocolError(f"{method}: the session is not initialized")
         super()._check_outgoing_request(method)
 
@@ -683,20 +690,20 @@ class ServerSession(Session):
         self.initialized.set()
 
     def _check_incoming_request(self, method: str) -> Optional[RPCError]:
-        if method == t.INITIALIZE:
+        if method == methods.INITIALIZE:
             if self.revision is not None:
                 return RPCError(INVALID_REQUEST, "Invalid Request: the session is already initialized")
             return None
-        if self.revision is None and method != t.PING:
+        if self.revision is None and method != methods.PING:
             return RPCError(INVALID_REQUEST, f"Invalid Request: {method} before initialize")
         return None
 
     def _accept_request(self, msg: Message, batch: Optional[_Batch], inline: bool,
                         transport_info: Optional[Dict[str, Any]] = None) -> None:
-        if msg["method"] == t.INITIALIZE and batch is not None:
+        if msg["method"] == methods.INITIALIZE and batch is not None:
             self._respond_error(msg["id"], INVALID_REQUEST, "Invalid Request: initialize cannot be batched", batch)
             return
-        if msg["method"] == t.INITIALIZE and self.revision is None:
+        if msg["method"] == methods.INITIALIZE and self.revision is None:
             # Answered here on the reader thread, so no request can overtake the handshake.
             self._initialize(msg)
             return
@@ -720,14 +727,14 @@ class ServerSession(Session):
         self.peer_capabilities = params.get("capabilities") or {}
         self.revision = revision(version)
         result = {"protocolVersion": version, **self._initialize_result(params)}
-        self._respond(RequestContext(self, msg["id"], t.INITIALIZE, params), jsonrpc.result(msg["id"], result))
+        self._respond(RequestContext(self, msg["id"], methods.INITIALIZE, params), jsonrpc.result(msg["id"], result))
 
     def _notification_received(self, method: str, params: Dict[str, Any]) -> None:
-        if method == t.INITIALIZED:
+        if method == methods.INITIALIZED:
             self.initialized.set()
 
     def _check_outgoing_request(self, method: str) -> None:
         # Before `initialized` the spec allows the server only pings (and log notifications).
-        if not self.initialized.is_set() and method != t.PING:
+        if not self.initialized.is_set() and method != methods.PING:
             raise LocalProtocolError(f"{method}: the client has not finished initializing")
         super()._check_outgoing_request(method)

@@ -6,19 +6,26 @@ waits, then terminates and finally kills, so no server process is ever left behi
 stderr, so a stray ``print`` (or a child process) in a handler cannot corrupt the protocol stream.
 """
 
+from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
+
 import io
 import os
 import sys
 import threading
-from typing import IO, TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Union, cast
 
 from ._log import log
 from .errors import ConnectionClosed, TransportError
-from .jsonrpc import RequestId, encode
+from .jsonrpc import encode
 from .transport import MessageSink, Transport, deliver_bytes
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
     import subprocess
+    from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Union
+
+    from .jsonrpc import RequestId
+
+    StderrTarget = Union[None, IO[Any], Callable[[str], None]]
 
 # `subprocess` (and `shutil`) are imported where a client spawns a server: a stdio *server* never needs
 # them, and its start-up time is part of every client's cold start.
@@ -30,8 +37,6 @@ __all__ = ["StdioClientTransport", "StdioServerTransport", "DEFAULT_SHUTDOWN_TIM
 DEFAULT_SHUTDOWN_TIMEOUT = 2.0
 #: A line longer than this is a broken peer, not a message we want in memory.
 MAX_LINE = 64 * 1024 * 1024
-
-StderrTarget = Union[None, IO[Any], Callable[[str], None]]
 
 
 class _LineChannel:
@@ -219,7 +224,7 @@ def _buffered(pipe: Optional[IO[bytes]]) -> IO[bytes]:
     The pipes are unbuffered (bufsize=0), so closing one never waits for a reader blocked on it; but lines
     read from a raw pipe cost a system call per byte, so each reader thread reads through a buffer.
     """
-    return io.BufferedReader(cast(io.RawIOBase, pipe))
+    return io.BufferedReader(pipe)  # type: ignore[arg-type, type-var]  # an unbuffered pipe is a RawIOBase
 
 
 def _pump_lines(pipe: Optional[IO[bytes]], callback: Callable[[str], None]) -> None:

@@ -12,10 +12,17 @@ once (`start`); from then on the transport calls the sink from its reader thread
 `send` may be called from any thread; each transport serialises its own writes.
 """
 
-import abc
-from typing import Any, Optional
+from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
-from .jsonrpc import InvalidMessage, RequestId, decode
+import abc
+
+from .jsonrpc import InvalidMessage, decode
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
+if TYPE_CHECKING:
+    from typing import Any, Optional
+
+    from .jsonrpc import RequestId
 
 __all__ = ["MessageSink", "Transport", "deliver_bytes"]
 

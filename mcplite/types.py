@@ -1,4 +1,4 @@
-"""Wire types: `TypedDict`s mirroring the MCP schema (2024-11-05 to 2025-11-25), and method names.
+"""Wire types: `TypedDict`s mirroring the MCP schema (2024-11-05 to 2025-11-25), and the method names of `methods`.
 
 They are for reading and type checkers only: at run time every message is the plain dict that came off
 the wire, so fields from newer peers pass through untouched and nothing is converted on the hot path.
@@ -6,6 +6,14 @@ Fields that only exist from some revision on say so in a comment; optional field
 """
 
 from typing import Any, Dict, List, Literal, TypedDict, Union
+
+from .methods import (  # re-exported: listed in __all__ below
+    INITIALIZE, INITIALIZED, PING, CANCELLED, PROGRESS, TOOLS_LIST, TOOLS_CALL, RESOURCES_LIST,
+    RESOURCES_TEMPLATES_LIST, RESOURCES_READ, RESOURCES_SUBSCRIBE, RESOURCES_UNSUBSCRIBE, PROMPTS_LIST,
+    PROMPTS_GET, COMPLETE, LOGGING_SET_LEVEL, LOG_MESSAGE, SAMPLING_CREATE, ELICIT, ROOTS_LIST,
+    ROOTS_LIST_CHANGED, TOOLS_LIST_CHANGED, RESOURCES_LIST_CHANGED, PROMPTS_LIST_CHANGED, RESOURCE_UPDATED,
+    ELICITATION_COMPLETE, LOGGING_LEVELS,
+)
 
 __all__ = [
     # methods
@@ -23,37 +31,8 @@ __all__ = [
     "CompleteResult", "Root", "SamplingMessage", "CreateMessageResult", "ElicitResult", "LoggingLevel",
 ]
 
-# ---- method names -------------------------------------------------------------------------------------
-INITIALIZE = "initialize"
-INITIALIZED = "notifications/initialized"
-PING = "ping"
-CANCELLED = "notifications/cancelled"
-PROGRESS = "notifications/progress"
-TOOLS_LIST = "tools/list"
-TOOLS_CALL = "tools/call"
-TOOLS_LIST_CHANGED = "notifications/tools/list_changed"
-RESOURCES_LIST = "resources/list"
-RESOURCES_TEMPLATES_LIST = "resources/templates/list"
-RESOURCES_READ = "resources/read"
-RESOURCES_SUBSCRIBE = "resources/subscribe"
-RESOURCES_UNSUBSCRIBE = "resources/unsubscribe"
-RESOURCES_LIST_CHANGED = "notifications/resources/list_changed"
-RESOURCE_UPDATED = "notifications/resources/updated"
-PROMPTS_LIST = "prompts/list"
-PROMPTS_GET = "prompts/get"
-PROMPTS_LIST_CHANGED = "notifications/prompts/list_changed"
-COMPLETE = "completion/complete"
-LOGGING_SET_LEVEL = "logging/setLevel"
-LOG_MESSAGE = "notifications/message"
-SAMPLING_CREATE = "sampling/createMessage"
-ELICIT = "elicitation/create"
-ELICITATION_COMPLETE = "notifications/elicitation/complete"  # 2025-11-25, URL mode
-ROOTS_LIST = "roots/list"
-ROOTS_LIST_CHANGED = "notifications/roots/list_changed"
-
+# ---- method names and logging levels: `methods` defines them, this module re-exports them --------------
 LoggingLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
-#: RFC 5424 severities, least severe first: a level's index is its rank.
-LOGGING_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
 # ---- base and lifecycle -------------------------------------------------------------------------------

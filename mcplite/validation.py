@@ -16,11 +16,17 @@ import math
 import operator
 import re
 import threading
-from typing import Any, Callable, Dict, FrozenSet, List, Optional, Pattern, Sized, Tuple, Type, Union
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, FrozenSet, List, Optional, Pattern, Sized, Tuple, Type, Union
+
+    Schema = Dict[str, Any]
+    _Check = Callable[[Any, Optional[str]], Tuple[str, ...]]
+    _KeywordCompiler = Callable[[Schema, "_Compiler", FrozenSet[str]], Optional[_Check]]
 
 __all__ = ["ValidationError", "validate", "compile_schema", "coerce_from_string", "json_type", "member_path"]
 
-Schema = Dict[str, Any]
 
 
 class ValidationError(ValueError):
@@ -74,7 +80,6 @@ def compile_schema(schema: Union[Schema, bool]) -> Callable[[Any], List[str]]:
 # valid. Given a path ("$", "$.items[0]"...) it returns every problem as "path: message". Given None it only
 # answers "valid or not", cheaply: any non-empty tuple (often `_INVALID`) means invalid, and no message is
 # built; it passes None on to the checks of children. Valid values, the usual case, get only this pass.
-_Check = Callable[[Any, Optional[str]], Tuple[str, ...]]
 _INVALID = ("invalid",)
 
 
@@ -218,7 +223,6 @@ def _compile_type(schema: Schema) -> Optional[_Check]:
 # Each keyword compiler below reads its keywords from one schema and returns their check, or None when
 # they are absent (or say nothing). `compiler.compile(sub)` compiles a child value's schema; schemas that
 # apply at the same path (allOf, anyOf, oneOf, not) pass `refs` on.
-_KeywordCompiler = Callable[[Schema, _Compiler, FrozenSet[str]], Optional[_Check]]
 
 _HASHED = frozenset({str, int, float})  # scalars whose Python equality is JSON's
 

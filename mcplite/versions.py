@@ -7,9 +7,14 @@ whatever genuinely new feature it brings; nothing else should compare version st
 Sources: ../shared/spec/VERSIONS.md (with the spec-repository file for each rule).
 """
 
-from typing import Dict, NamedTuple, Optional, Tuple
+from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
+
 
 from .errors import RESOURCE_NOT_FOUND
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
+if TYPE_CHECKING:
+    from typing import Dict, Optional, Tuple
 
 __all__ = [
     "Revision", "REVISIONS", "SUPPORTED_VERSIONS", "LATEST_VERSION", "DEFAULT_HTTP_VERSION", "revision",
@@ -18,8 +23,13 @@ __all__ = [
 ]
 
 
-class Revision(NamedTuple):
-    """What one protocol revision has. Field names say the feature; values say whether it exists."""
+class Revision:
+    """What one protocol revision has. Field names say the feature; values say whether it exists.
+
+    A plain class rather than a NamedTuple (which would import `typing`): the annotations below are the
+    fields, `__init__` takes each of them by keyword, and there is one row per revision, so rows compare
+    by identity.
+    """
 
     version: str
     #: JSON-RPC batches on the wire: receivers MUST accept them (2025-03-26 only).
@@ -47,9 +57,23 @@ class Revision(NamedTuple):
     #: Connection-scoped handshake with `initialize` (every revision up to 2025-11-25).
     initialize_handshake: bool
 
+    def __init__(self, **fields: object) -> None:
+        expected = Revision.__annotations__.keys()
+        if fields.keys() != expected:
+            raise TypeError(f"a Revision needs exactly its fields; missing {sorted(expected - fields.keys())}, "
+                            f"unknown {sorted(fields.keys() - expected)}")
+        self.__dict__.update(fields)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("a Revision row is read-only")
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in Revision.__annotations__)
+        return f"Revision({fields})"
+
 
 def _row(version: str, **features: object) -> Revision:
-    return Revision(version=version, **features)  # type: ignore[arg-type]
+    return Revision(version=version, **features)
 
 
 # Oldest first; each row differs from the one above only where the changelog says so.

@@ -7,7 +7,7 @@ output, repeat a cursor, never answer) the far end is a bare `ServerSession` or 
 import queue
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
 
 import pytest
 
@@ -19,10 +19,12 @@ from mcplite import content as c
 from mcplite import types as t
 from mcplite import jsonrpc
 from mcplite.errors import INTERNAL_ERROR, METHOD_NOT_FOUND
-from mcplite.jsonrpc import RequestId
 from mcplite.memory import memory_pair
 from mcplite.session import ServerSession
 from mcplite.transport import MessageSink, Transport
+
+if TYPE_CHECKING:
+    from mcplite.jsonrpc import RequestId
 
 from support import WAIT, RawPeer
 
@@ -37,7 +39,7 @@ class Recording(Transport):
     def start(self, sink: MessageSink) -> None:
         self.inner.start(sink)
 
-    def send(self, message: Any, *, related_request_id: Optional[RequestId] = None) -> None:
+    def send(self, message: Any, *, related_request_id: "Optional[RequestId]" = None) -> None:
         self.sent.append(message)
         self.inner.send(message, related_request_id=related_request_id)
 

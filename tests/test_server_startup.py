@@ -58,6 +58,30 @@ print(" ".join(name for name in HEAVY if name in sys.modules and name not in alr
 '''
 
 
+IMPORT_SCRIPT = '''
+import sys
+sys.path.insert(0, ROOT)  # run with -S: no site, so no .pth file has imported typing already
+already = set(sys.modules)
+from mcplite import Server, Client, ToolResult, Context, content
+print(" ".join(sorted(name for name in sys.modules if name not in already)))
+'''
+
+#: What importing the package must not load: `typing` (and what it brings), the TypedDicts, the schema
+#: machinery, and the modules of rarely used paths. They load when a handler is registered or used.
+NOT_AT_IMPORT = ["typing", "mcplite.types", "mcplite.schema", "mcplite.uritemplate", "base64", "importlib",
+                 "subprocess", "logging", "inspect", "contextlib", "warnings"]
+
+
+def test_importing_the_package_loads_neither_typing_nor_the_schema_machinery() -> None:
+    script = f"ROOT = {ROOT!r}\n{IMPORT_SCRIPT}"
+    completed = subprocess.run([sys.executable, "-S", "-c", script], capture_output=True, text=True,
+                               timeout=WAIT * 3)
+    assert completed.returncode == 0, completed.stderr
+    loaded = completed.stdout.split()
+    assert "mcplite.server" in loaded and "mcplite.client" in loaded, loaded  # the names really were loaded
+    assert [name for name in NOT_AT_IMPORT if name in loaded] == []
+
+
 def test_a_server_with_ordinary_handlers_imports_no_heavy_module() -> None:
     script = f"HEAVY = {HEAVY_MODULES!r}\n{SERVER_SCRIPT}"
     completed = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True,

@@ -110,7 +110,7 @@ class BearerAuth:
         Clients try the URL from the challenge first, then the path-specific well-known URL, then the
         root one (2025-11-25); serving both helps clients that skip the challenge's URL.
         """
-        routes = {_WELL_KNOWN: self._serve_metadata}
+        routes: Dict[str, Callable[[Any], Document]] = {_WELL_KNOWN: self._serve_metadata}
         routes[protected_resource_metadata_path(self.resource)] = self._serve_metadata
         return routes
 

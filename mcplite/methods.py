@@ -1,0 +1,44 @@
+"""MCP method names and logging levels: the protocol's string constants, importable without `typing`.
+
+`types` re-exports every name here, so ``from mcplite import types as t; t.TOOLS_CALL`` keeps working; the
+sessions, `Server` and `Client` import this module instead, so that start-up never loads the TypedDicts.
+"""
+
+__all__ = [
+    "INITIALIZE", "INITIALIZED", "PING", "CANCELLED", "PROGRESS", "TOOLS_LIST", "TOOLS_CALL",
+    "RESOURCES_LIST", "RESOURCES_TEMPLATES_LIST", "RESOURCES_READ", "RESOURCES_SUBSCRIBE",
+    "RESOURCES_UNSUBSCRIBE", "PROMPTS_LIST", "PROMPTS_GET", "COMPLETE", "LOGGING_SET_LEVEL", "LOG_MESSAGE",
+    "SAMPLING_CREATE", "ELICIT", "ROOTS_LIST", "ROOTS_LIST_CHANGED", "TOOLS_LIST_CHANGED",
+    "RESOURCES_LIST_CHANGED", "PROMPTS_LIST_CHANGED", "RESOURCE_UPDATED", "ELICITATION_COMPLETE",
+    "LOGGING_LEVELS",
+]
+
+INITIALIZE = "initialize"
+INITIALIZED = "notifications/initialized"
+PING = "ping"
+CANCELLED = "notifications/cancelled"
+PROGRESS = "notifications/progress"
+TOOLS_LIST = "tools/list"
+TOOLS_CALL = "tools/call"
+TOOLS_LIST_CHANGED = "notifications/tools/list_changed"
+RESOURCES_LIST = "resources/list"
+RESOURCES_TEMPLATES_LIST = "resources/templates/list"
+RESOURCES_READ = "resources/read"
+RESOURCES_SUBSCRIBE = "resources/subscribe"
+RESOURCES_UNSUBSCRIBE = "resources/unsubscribe"
+RESOURCES_LIST_CHANGED = "notifications/resources/list_changed"
+RESOURCE_UPDATED = "notifications/resources/updated"
+PROMPTS_LIST = "prompts/list"
+PROMPTS_GET = "prompts/get"
+PROMPTS_LIST_CHANGED = "notifications/prompts/list_changed"
+COMPLETE = "completion/complete"
+LOGGING_SET_LEVEL = "logging/setLevel"
+LOG_MESSAGE = "notifications/message"
+SAMPLING_CREATE = "sampling/createMessage"
+ELICIT = "elicitation/create"
+ELICITATION_COMPLETE = "notifications/elicitation/complete"  # 2025-11-25, URL mode
+ROOTS_LIST = "roots/list"
+ROOTS_LIST_CHANGED = "notifications/roots/list_changed"
+
+#: RFC 5424 severities, least severe first: a level's index is its rank.
+LOGGING_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")

@@ -45,6 +45,9 @@ ELICIT_TIMEOUT = 600.0
 _CONTENT_KEYS = {"text": "text", "image": "data", "audio": "data", "resource": "resource", "resource_link": "uri"}
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
 _MAX_COMPLETIONS = 100  # the spec's cap on completion values per response
+#: A structured result's text content, as json.dumps(value, ensure_ascii=False) writes it; json.dumps
+#: would build a new encoder for every call because ensure_ascii is not its default.
+_json_text = json.JSONEncoder(ensure_ascii=False).encode
 
 
 class ToolResult(dict):  # type: ignore[type-arg]
@@ -78,7 +81,6 @@ class Context:
         self._connection = connection
         self._request = request
         self.request_id = request.id
-        self.cancelled = request.cancelled
         #: What the transport knows of the caller (HTTP: headers, auth claims); empty on stdio.
         self.transport_info: Dict[str, Any] = request.transport_info or {}
 
@@ -103,8 +105,12 @@ class Context:
         return self.transport_info.get("auth")
 
     @property
+    def cancelled(self) -> threading.Event:
+        return self._request.cancelled
+
+    @property
     def is_cancelled(self) -> bool:
-        return self.cancelled.is_set()
+        return self._request.cancel_requested
 
     @property
     def meta(self) -> Dict[str, Any]:
@@ -824,7 +830,7 @@ def _content_block(item: Any) -> t.ContentBlock:
         return c.text(item)
     if _is_content_block(item):
         return item
-    return c.text(json.dumps(_to_jsonable(item), ensure_ascii=False))
+    return c.text(_json_text(_to_jsonable(item)))
 
 
 def _to_jsonable(value: Any) -> Any:
@@ -852,7 +858,7 @@ def _tool_result(value: Any, tool: _Tool) -> Dict[str, Any]:
             # A hand-written output schema: the tool must return the object itself.
             raise TypeError(f"tool {tool.definition['name']} has an outputSchema, so it must return an "
                             f"object, not {type(value).__name__}")
-        return {"content": [c.text(json.dumps(data, ensure_ascii=False))], "structuredContent": structured}
+        return {"content": [c.text(_json_text(data))], "structuredContent": structured}
     if value is None:
         return {"content": []}
     if isinstance(value, str) or _is_content_block(value):
@@ -860,7 +866,7 @@ def _tool_result(value: Any, tool: _Tool) -> Dict[str, Any]:
     if isinstance(value, (list, tuple)) and all(isinstance(i, str) or _is_content_block(i) for i in value):
         return {"content": [_content_block(item) for item in value]}
     data = _to_jsonable(value)
-    result: Dict[str, Any] = {"content": [c.text(json.dumps(data, ensure_ascii=False))]}
+    result: Dict[str, Any] = {"content": [c.text(_json_text(data))]}
     if isinstance(data, dict):
         result["structuredContent"] = data
     return result

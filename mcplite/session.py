@@ -55,21 +55,52 @@ DEFAULT_TIMEOUT = 60.0
 _DEFAULT: Any = object()  # "use the session's default timeout" (None means "wait forever")
 
 
+#: Guards each RequestContext's cancel_requested and the making of its `cancelled` event (rarely contended:
+#: only cancellations and handlers that look at `cancelled` take it).
+_CANCEL_LOCK = threading.Lock()
+
+
 class RequestContext:
     """One incoming request while it is being handled: what the handler may know and do about it."""
 
-    __slots__ = ("session", "id", "method", "params", "cancelled", "batch", "transport_info")
+    __slots__ = ("session", "id", "method", "params", "cancel_requested", "_cancelled", "batch", "transport_info")
 
     def __init__(self, session: "Session", id: RequestId, method: str, params: Dict[str, Any]) -> None:
         self.session = session
         self.id = id
         self.method = method
         self.params = params
-        #: Set when the peer cancels the request or the connection dies; handlers should check it.
-        self.cancelled = threading.Event()
+        #: True once the peer cancelled the request or the connection died.
+        self.cancel_requested = False
+        self._cancelled: Optional[threading.Event] = None  # made by the first `cancelled` lookup
         self.batch: Optional["_Batch"] = None
         #: What the transport knows about this request (HTTP: headers, auth claims); None on streams.
         self.transport_info: Optional[Dict[str, Any]] = None
+
+    @property
+    def cancelled(self) -> threading.Event:
+        """Set when the peer cancels the request or the connection dies; handlers should check it.
+
+        Made on first use: most handlers never look, and an Event (a Condition and its lock) costs more
+        to build than the rest of a small tool call's bookkeeping.
+        """
+        event = self._cancelled
+        if event is None:
+            with _CANCEL_LOCK:
+                event = self._cancelled
+                if event is None:
+                    event = self._cancelled = threading.Event()
+                    if self.cancel_requested:
+                        event.set()
+        return event
+
+    def cancel(self) -> None:
+        """Mark the request cancelled, and wake whoever waits on `cancelled`."""
+        with _CANCEL_LOCK:
+            self.cancel_requested = True
+            event = self._cancelled
+        if event is not None:
+            event.set()
 
     @property
     def meta(self) -> Dict[str, Any]:
@@ -316,7 +347,7 @@ class Session(MessageSink):
             else:
                 request._settle(None, error)
         for ctx in in_flight:
-            ctx.cancelled.set()
+            ctx.cancel()
         self._callbacks.put(None)  # the dispatcher (if any) ends after what is already queued
         if self._pool is not None:
             self._pool.shutdown()
@@ -521,7 +552,7 @@ class Session(MessageSink):
         finally:
             with self._lock:
                 self._in_flight.pop(ctx.id, None)
-        if ctx.cancelled.is_set():
+        if ctx.cancel_requested:
             # Cancelled by the peer: it has stopped waiting, and the spec says not to answer.
             if ctx.batch is not None:
                 ctx.batch.add(None)
@@ -553,7 +584,7 @@ class Session(MessageSink):
             with self._lock:
                 ctx = self._in_flight.get(params.get("requestId"))  # type: ignore[arg-type]
             if ctx is not None and ctx.method != methods.INITIALIZE:
-                ctx.cancelled.set()
+                ctx.cancel()
             return
         if method == methods.PROGRESS:
             with self._lock:

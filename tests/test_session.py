@@ -102,6 +102,35 @@ def test_cancel_pending_request():
     client.close()
 
 
+def test_a_cancel_that_comes_before_the_handler_looks_is_seen_when_it_looks():
+    # `cancelled` is made on first use: a cancellation that arrives before then must still show in it.
+    entered, go_on = threading.Event(), threading.Event()
+    seen = []
+
+    def late_looker(ctx):
+        entered.set()
+        go_on.wait(WAIT)
+        seen.append((ctx.cancel_requested, ctx.cancelled.is_set(), ctx.cancelled.wait(0)))
+        return {}
+
+    client, server = make_pair(late_looker)
+    pending = client.send_request("tools/call", {})
+    assert entered.wait(WAIT)
+    assert pending.cancel() is True
+    deadline = time.monotonic() + WAIT  # the cancel notification reaches the server's reader thread
+    while not any(ctx.cancel_requested for ctx in list(server._in_flight.values())):
+        assert time.monotonic() < deadline, "the server never saw the cancellation"
+        time.sleep(0.005)
+    go_on.set()
+    assert client.request("ping") == {}  # the cancelled request's handler has run on; the session is fine
+    deadline = time.monotonic() + WAIT
+    while not seen:
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+    assert seen == [(True, True, True)]
+    client.close()
+
+
 def test_progress_is_delivered_before_the_result_in_order():
     def work(ctx):
         for i in range(50):

@@ -221,11 +221,12 @@ class _HandlerPool:
         self._name = name
         self._jobs: "queue.SimpleQueue[Optional[Tuple[Callable[[RequestContext], None], RequestContext]]]" = (
             queue.SimpleQueue())
-        # Guards _threads, _idle and _stopped: whether a new job needs a new thread.
+        # Guards _threads, _idle, _stopped and _workers: whether a new job needs a new thread.
         self._lock = threading.Lock()
         self._threads = 0
         self._idle = 0
         self._stopped = False
+        self._workers: List[threading.Thread] = []
 
     def submit(self, job: Callable[[RequestContext], None], ctx: RequestContext) -> None:
         with self._lock:
@@ -238,7 +239,10 @@ class _HandlerPool:
                 self._idle -= 1  # an idle thread will take this job
         self._jobs.put((job, ctx))
         if start:
-            threading.Thread(target=self._work, name=f"{self._name}-{self._threads}", daemon=True).start()
+            worker = threading.Thread(target=self._work, name=f"{self._name}-{self._threads}", daemon=True)
+            with self._lock:
+                self._workers.append(worker)
+            worker.start()
 
     def _work(self) -> None:
         while True:
@@ -254,12 +258,20 @@ class _HandlerPool:
                 self._idle += 1
 
     def shutdown(self) -> None:
-        """Let every thread finish its current job and end (nothing waits for them)."""
+        """Let every thread finish the jobs already queued and end (`join` waits for that)."""
         with self._lock:
             self._stopped = True
             threads = self._threads
         for _ in range(threads):
             self._jobs.put(None)
+
+    def join(self) -> None:
+        """After `shutdown`: wait until every job has run and every thread has ended."""
+        with self._lock:
+            workers = list(self._workers)
+        for worker in workers:
+            if worker is not threading.current_thread():
+                worker.join()
 
 
 class Session(MessageSink):
@@ -291,13 +303,14 @@ class Session(MessageSink):
         self.revision: Optional[Revision] = None
         #: What the peer declared at initialize.
         self.peer_capabilities: Dict[str, Any] = {}
-        # Guards _pending, _in_flight, _next_id, _closed and the lazy creation of _pool. Never held while
+        # Guards _pending, _in_flight, _next_id, _closed, _input_ended and the lazy creation of _pool. Never held while
         # calling the transport or user code.
         self._lock = threading.Lock()
         self._pending: Dict[RequestId, PendingRequest] = {}
         self._in_flight: Dict[RequestId, RequestContext] = {}
         self._next_id = 0
         self._closed = False
+        self._input_ended = False  # the peer sends nothing more, but still reads (see input_ended)
         self._pool: Optional[_HandlerPool] = None
         self._callbacks: "queue.SimpleQueue[Optional[Tuple[Callable[..., None], tuple]]]" = queue.SimpleQueue()
         # Started on first use (under _lock): a stateless HTTP request that sends no notification never
@@ -335,17 +348,7 @@ class Session(MessageSink):
             self._pending.clear()
             in_flight = list(self._in_flight.values())
         self.close_reason = exc
-        message = f"connection closed: {exc}" if exc else "connection closed"
-        for request in pending:
-            error: ConnectionClosed
-            if isinstance(exc, SessionExpired):  # keep the type: the caller must start a new session
-                error = SessionExpired(f"{request.method}: {exc}", status=exc.status, body=exc.body)
-            else:
-                error = ConnectionClosed(f"{request.method}: {message}")
-            if request.on_progress is not None:
-                self.dispatch(request._settle, None, error)  # after its queued progress
-            else:
-                request._settle(None, error)
+        self._fail_pending(pending, exc)
         for ctx in in_flight:
             ctx.cancel()
         self._callbacks.put(None)  # the dispatcher (if any) ends after what is already queued
@@ -357,6 +360,40 @@ class Session(MessageSink):
                 hook()
             except Exception:  # a hook must not stop the others
                 log.exception("close hook failed")
+
+    def input_ended(self, exc: Optional[BaseException] = None) -> None:
+        """The peer will send nothing more but may still read (a stdio server's stdin ended).
+
+        Our own pending requests fail at once (their answers can no longer arrive), and so does any request
+        a handler makes from now on. The requests already read are not cancelled: their handlers run to the
+        end and their answers are sent, so ``printf '...' | server`` gets every answer. Then the session
+        closes. Blocks the calling thread (the transport's reader, which has nothing left to read) until then.
+        """
+        with self._lock:
+            if self._closed or self._input_ended:
+                return
+            self._input_ended = True
+            pending = list(self._pending.values())
+            self._pending.clear()
+            pool = self._pool
+        self._fail_pending(pending, exc)
+        if pool is not None:
+            pool.shutdown()
+            pool.join()
+        self.connection_lost(exc)
+
+    def _fail_pending(self, pending: List[PendingRequest], exc: Optional[BaseException]) -> None:
+        message = f"connection closed: {exc}" if exc else "connection closed"
+        for request in pending:
+            error: ConnectionClosed
+            if isinstance(exc, SessionExpired):  # keep the type: the caller must start a new session
+                error = SessionExpired(f"{request.method}: {exc}", status=exc.status, body=exc.body)
+            else:
+                error = ConnectionClosed(f"{request.method}: {message}")
+            if request.on_progress is not None:
+                self.dispatch(request._settle, None, error)  # after its queued progress
+            else:
+                request._settle(None, error)
 
     # ---- sending ----------------------------------------------------------------------------------------
     def _send(self, message: Any, related_request_id: Optional[RequestId] = None) -> None:
@@ -376,6 +413,8 @@ class Session(MessageSink):
         with self._lock:
             if self._closed:
                 raise ConnectionClosed(f"{method}: connection closed")
+            if self._input_ended:  # the answer could never arrive
+                raise ConnectionClosed(f"{method}: connection closed: the peer sends nothing more")
             request_id = self._next_id
             self._next_id += 1
             pending = PendingRequest(self, request_id, method, progress)

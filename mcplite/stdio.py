@@ -56,12 +56,16 @@ class _LineChannel:
         self._writing = False
         self._thread: Optional[threading.Thread] = None
 
-    def start(self, sink: MessageSink, on_eof: Callable[[], Optional[BaseException]]) -> None:
-        self._thread = threading.Thread(target=self._read, args=(sink, on_eof), name=f"mcplite-{self._name}-reader",
-                                        daemon=True)
+    def start(self, sink: MessageSink, on_eof: Callable[[], Optional[BaseException]], *,
+              answer_after_eof: bool = False) -> None:
+        """Read on a thread of its own. ``answer_after_eof``: at EOF the peer may still read our output, so
+        the sink is told `MessageSink.input_ended` (answer what came) rather than `connection_lost`."""
+        self._thread = threading.Thread(target=self._read, args=(sink, on_eof, answer_after_eof),
+                                        name=f"mcplite-{self._name}-reader", daemon=True)
         self._thread.start()
 
-    def _read(self, sink: MessageSink, on_eof: Callable[[], Optional[BaseException]]) -> None:
+    def _read(self, sink: MessageSink, on_eof: Callable[[], Optional[BaseException]],
+              answer_after_eof: bool) -> None:
         error: Optional[BaseException] = None
         try:
             readline = self._reader.readline
@@ -78,7 +82,10 @@ class _LineChannel:
         except (OSError, ValueError) as exc:  # ValueError: the pipe was closed under us
             error = exc
         reason = on_eof() or error
-        sink.connection_lost(reason)
+        if answer_after_eof:
+            sink.input_ended(reason)
+        else:
+            sink.connection_lost(reason)
 
     def send(self, message: Any) -> None:
         data = encode(message).encode("utf-8") + b"\n"
@@ -255,7 +262,8 @@ class StdioServerTransport(Transport):
         stdin = self._stdin if self._stdin is not None else sys.stdin.buffer
         stdout = self._stdout if self._stdout is not None else self._take_stdout()
         self._channel = _LineChannel(stdin, stdout, "stdio-server")
-        self._channel.start(sink, lambda: None)
+        # A client may close our stdin and still read stdout (``printf '...' | server``): answer first.
+        self._channel.start(sink, lambda: None, answer_after_eof=True)
 
     def _take_stdout(self) -> IO[bytes]:
         sys.stdout.flush()

@@ -42,6 +42,11 @@ class MessageSink(abc.ABC):
     def connection_lost(self, exc: Optional[BaseException]) -> None:
         """Nothing more will arrive; ``exc`` says why when it was not an orderly close."""
 
+    def input_ended(self, exc: Optional[BaseException]) -> None:
+        """Nothing more will arrive, but the peer may still read what we send (a stdio server's stdin
+        ended): answer what has arrived, then close. By default the same as `connection_lost`."""
+        self.connection_lost(exc)
+
     def fail_request(self, request_id: RequestId, exc: BaseException) -> None:
         """Our request ``request_id`` will get no answer: its caller should get ``exc`` now."""
         raise NotImplementedError

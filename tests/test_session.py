@@ -131,6 +131,41 @@ def test_a_cancel_that_comes_before_the_handler_looks_is_seen_when_it_looks():
     client.close()
 
 
+def test_input_ended_answers_the_requests_in_flight_and_fails_new_outgoing_ones():
+    # What a stdio server does when its stdin ends: the handler running is not cancelled, its own request
+    # to the client fails at once (no answer can come), its answer is still sent, then the session closes.
+    entered, go_on = threading.Event(), threading.Event()
+    outcome = {}
+
+    def handler(ctx):
+        entered.set()
+        go_on.wait(WAIT)
+        try:
+            ctx.session.request("sampling/createMessage", {"messages": []}, timeout=WAIT)
+        except ConnectionClosed as exc:
+            outcome["nested"] = str(exc)
+        outcome["cancelled"] = ctx.cancel_requested
+        return {"done": True}
+
+    client, server = make_pair(handler)
+    pending = client.send_request("tools/call", {})
+    assert entered.wait(WAIT)
+    draining = threading.Thread(target=server.input_ended, args=(None,))
+    draining.start()
+    deadline = time.monotonic() + WAIT
+    while not server._input_ended:
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+    assert not server.closed.is_set()  # still waiting for the handler
+    go_on.set()
+    assert pending.result(WAIT) == {"done": True}
+    draining.join(WAIT)
+    assert not draining.is_alive() and server.closed.is_set()
+    assert outcome == {"nested": "sampling/createMessage: connection closed: the peer sends nothing more",
+                       "cancelled": False}
+    client.close()
+
+
 def test_progress_is_delivered_before_the_result_in_order():
     def work(ctx):
         for i in range(50):

@@ -293,3 +293,25 @@ def test_a_server_that_exits_at_once_is_a_closed_connection():
     with pytest.raises(ConnectionClosed, match="code 3"):
         client.connect()
     assert time.monotonic() - start < WAIT / 2
+
+
+# --- a server whose stdin ends answers what it has read ----------------------------------------------------
+
+
+def test_a_server_answers_every_request_it_read_before_stdin_ended() -> None:
+    # ``printf '...' | server``: every request is written, then stdin closes at once. The echo tool sleeps
+    # a little, so most calls are still running when EOF arrives; each must still be answered.
+    lines = [{"jsonrpc": "2.0", "id": 0, "method": "initialize",
+              "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "sh", "version": "1"}}},
+             {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    lines += [{"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": "echo", "arguments": {"n": n}}}
+              for n in range(1, 41)]
+    lines.append({"jsonrpc": "2.0", "id": "last", "method": "ping"})
+    stdin = "".join(json.dumps(line) + "\n" for line in lines)
+    completed = subprocess.run(SERVER, input=stdin, capture_output=True, text=True, timeout=WAIT * 3)
+    assert completed.returncode == 0, completed.stderr
+    answers = {message["id"]: message for message in map(json.loads, completed.stdout.splitlines())}
+    assert sorted(answers, key=str) == sorted([0, "last", *range(1, 41)], key=str)
+    for n in range(1, 41):
+        assert answers[n]["result"]["structuredContent"] == {"result": n}
+    assert answers["last"]["result"] == {}

@@ -12,7 +12,7 @@
     with Client(server) as client:            # or Client.stdio([...]), or Client("http://host/mcp")
         client.call_tool("add", {"a": 1, "b": 2})
 
-Layers, each importing only from those above it: protocol (`errors`, `jsonrpc`, `types`, `versions`,
+Layers, each importing only from those above it: protocol (`errors`, `jsonrpc`, `methods`, `types`, `versions`,
 `validation`, `schema`, `sse`, `uritemplate`, `http_messages`), transports (`transport`, `memory`, `stdio`;
 the HTTP server's core `http_app` with `http_exchange`, `http_streams` and `eventstore`, served by
 `http_server` or `wsgi`; the HTTP client `http_client` with `http_pool` and `http_client_legacy`),

@@ -46,7 +46,9 @@ from . import methods
 from .errors import ConnectionClosed, HTTPError, MCPError, RemoteProtocolError, SessionExpired
 from .http_client_legacy import LegacySSE
 from .http_messages import AuthFlow, HTTPRequest, HTTPResponse  # re-exported: what an ``auth`` object sees
-from .http_pool import EVENT_STREAM, JSON, Call, ConnectionPool, Exchange, describe, plan_route, read_sse
+from .http_pool import (
+    EVENT_STREAM, JSON, Call, ConnectionPool, Exchange, deliver_event, describe, plan_route, read_sse,
+)
 from .jsonrpc import InvalidMessage, decode, encode
 from .sse import Event, SSEParser
 from .transport import MessageSink, Transport
@@ -410,16 +412,6 @@ class _StreamableHTTP:
             self.protocol_version = version
             self._set_headers()
 
-    def _on_event(self, event: Event) -> None:
-        if event.event != "message":
-            return  # MCP sends only "message" events; anything else is not for us
-        try:
-            value = decode(event.data)
-        except InvalidMessage as exc:
-            self._owner.deliver_invalid(exc)
-            return
-        self._deliver(value)
-
     def _pump(self, stream: _Stream, exchange: Exchange) -> Optional[str]:
         """Deliver one SSE response's messages until it ends or ``stream`` needs nothing more.
 
@@ -435,7 +427,7 @@ class _StreamableHTTP:
             stream.chunks += 1
             stream.deadline = time.monotonic() + timeout
             for event in events:
-                self._on_event(event)
+                deliver_event(event, self._deliver, self._owner.deliver_invalid)
             if parser.last_event_id:
                 stream.last_event_id = parser.last_event_id
             if parser.retry is not None:

@@ -12,8 +12,7 @@ import urllib.parse
 from typing import TYPE_CHECKING, Any, List, Optional
 
 from .errors import ConnectionClosed, HTTPError, MCPError, RemoteProtocolError
-from .http_pool import EVENT_STREAM, JSON, Exchange, describe, read_sse
-from .jsonrpc import InvalidMessage, decode
+from .http_pool import EVENT_STREAM, JSON, Exchange, deliver_event, describe, read_sse
 from .sse import Event, SSEParser
 
 if TYPE_CHECKING:
@@ -79,7 +78,7 @@ class LegacySSE:
     def _read(self, exchange: Exchange, parser: SSEParser, early: List[Event]) -> None:
         def on_chunk(events: List[Event]) -> bool:
             for event in events:
-                self._on_event(event)
+                deliver_event(event, self._owner.deliver, self._owner.deliver_invalid)
             return self._closing
 
         on_chunk(early)
@@ -87,16 +86,6 @@ class LegacySSE:
         if not self._closing:
             self._owner.lost(ConnectionClosed(f"GET {self._url}: the event stream ended"
                                               + (f": {reason}" if reason else "")))
-
-    def _on_event(self, event: Event) -> None:
-        if event.event != "message":
-            return
-        try:
-            value = decode(event.data)
-        except InvalidMessage as exc:
-            self._owner.deliver_invalid(exc)
-            return
-        self._owner.deliver(value)
 
     def send(self, message: Any, body: bytes) -> None:
         if self._closing:

@@ -21,6 +21,7 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from .errors import HTTPError
 from .http_messages import AuthFlow, HTTPRequest, HTTPResponse, lower_case_headers
+from .jsonrpc import InvalidMessage, decode
 from .sse import Event, SSEParser
 
 __all__ = ["JSON", "EVENT_STREAM", "Route", "plan_route", "Exchange", "Call", "ConnectionPool", "read_sse",
@@ -402,6 +403,22 @@ def _shorten(text: str, limit: int = 500) -> str:
 
 
 # ---- reading event streams ------------------------------------------------------------------------------
+def deliver_event(event: Event, deliver: Callable[[Any], None], deliver_invalid: Callable[[InvalidMessage], None]
+                  ) -> None:
+    """Hand one SSE event's JSON-RPC message to ``deliver`` (to ``deliver_invalid`` when it is not JSON).
+
+    MCP sends its messages as "message" events; any other event is not for us and is skipped.
+    """
+    if event.event != "message":
+        return
+    try:
+        value = decode(event.data)
+    except InvalidMessage as exc:
+        deliver_invalid(exc)
+        return
+    deliver(value)
+
+
 def read_sse(exchange: Exchange, parser: SSEParser, on_chunk: Callable[[List[Event]], bool],
              idle_timeout: float) -> Optional[str]:
     """Feed an SSE response to ``parser`` and each chunk's events to ``on_chunk`` until the response ends.

@@ -31,9 +31,6 @@ if TYPE_CHECKING:
     from .uritemplate import URITemplate
 
     F = TypeVar("F", bound=Callable[..., Any])
-else:
-    def overload(fn: Any) -> Any:  # overloads are for type checkers: at run time the last definition wins
-        return fn
 
 # `schema` (which needs `typing`) and `uritemplate` are imported by the first registration that needs
 # them: a process that imports Server only to, say, print its version does not pay for them.
@@ -368,14 +365,15 @@ class Server:
         self.notification_handlers: Dict[str, Callable[[Dict[str, Any], ServerSession], None]] = {}
 
     # ---- registration -----------------------------------------------------------------------------------
-    @overload
-    def tool(self, fn: F) -> F: ...
-    @overload
-    def tool(self, fn: None = None, *, name: Optional[str] = None, title: Optional[str] = None,
-             description: Optional[str] = None, annotations: Optional[t.ToolAnnotations] = None,
-             icons: Optional[List[t.Icon]] = None, meta: Optional[Dict[str, Any]] = None,
-             input_schema: Optional[Dict[str, Any]] = None,
-             output_schema: Union[Dict[str, Any], bool, None] = None) -> Callable[[F], F]: ...
+    if TYPE_CHECKING:  # the two ways to call it, for type checkers (at run time: the definition below)
+        @overload
+        def tool(self, fn: F) -> F: ...
+        @overload
+        def tool(self, fn: None = None, *, name: Optional[str] = None, title: Optional[str] = None,
+                 description: Optional[str] = None, annotations: Optional[t.ToolAnnotations] = None,
+                 icons: Optional[List[t.Icon]] = None, meta: Optional[Dict[str, Any]] = None,
+                 input_schema: Optional[Dict[str, Any]] = None,
+                 output_schema: Union[Dict[str, Any], bool, None] = None) -> Callable[[F], F]: ...
 
     def tool(self, fn: Optional[F] = None, **options: Any) -> Any:
         """Register a tool: ``@server.tool`` or ``@server.tool(name=..., annotations=...)``.
@@ -459,12 +457,13 @@ class Server:
         attr = "_templates" if uri in self._templates else "_resources"
         self._unregister(attr, uri, "resource", methods.RESOURCES_LIST_CHANGED)
 
-    @overload
-    def prompt(self, fn: F) -> F: ...
-    @overload
-    def prompt(self, fn: None = None, *, name: Optional[str] = None, title: Optional[str] = None,
-               description: Optional[str] = None, icons: Optional[List[t.Icon]] = None,
-               meta: Optional[Dict[str, Any]] = None) -> Callable[[F], F]: ...
+    if TYPE_CHECKING:
+        @overload
+        def prompt(self, fn: F) -> F: ...
+        @overload
+        def prompt(self, fn: None = None, *, name: Optional[str] = None, title: Optional[str] = None,
+                   description: Optional[str] = None, icons: Optional[List[t.Icon]] = None,
+                   meta: Optional[Dict[str, Any]] = None) -> Callable[[F], F]: ...
 
     def prompt(self, fn: Optional[F] = None, **options: Any) -> Any:
         """Register a prompt: ``@server.prompt`` or ``@server.prompt(name=...)``.

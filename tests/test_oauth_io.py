@@ -11,8 +11,8 @@ import pytest
 from mcplite import jose
 from mcplite.errors import AuthError, TransportError
 from mcplite.oauth import (
-    BrowserAuthorizer, ClientCredentials, HTTPRequest, HTTPResponse, LoopbackRedirectCatcher, OAuth,
-    parse_bearer_challenge, send_with_http_client,
+    BrowserAuthorizer, ClientCredentials, HTTPRequest, HTTPResponse, LoopbackRedirectCatcher, MemoryTokenStorage,
+    OAuth, parse_bearer_challenge, send_with_http_client,
 )
 from oauth_server import (  # tests/ is on sys.path under pytest's default import mode
     Clock, CountingAuthorize, OAuthTestServer, call, decode_query, follow_authorization_redirect, run_in_thread,
@@ -142,3 +142,44 @@ def test_client_credentials_with_private_key_jwt_over_real_sockets() -> None:
         auth = ClientCredentials(client_id="svc", private_key=key)
         response = call(auth, lambda r: send_with_http_client(r, timeout=SOCKET_TIMEOUT), server.mcp_url)
     assert response.status == 200
+
+
+@pytest.mark.parametrize("port_taken", [False, True], ids=["port free", "port taken"])
+def test_a_later_process_listens_on_the_registered_port_and_does_not_register_again(port_taken: bool) -> None:
+    # Each command-line run is a new process with a new BrowserAuthorizer: it must take the port the
+    # stored registration names, or every run would register one more client at the authorization server.
+    # When something else holds that port, it signs in on another one and registers again.
+    def send(request: HTTPRequest) -> HTTPResponse:
+        return send_with_http_client(request, timeout=SOCKET_TIMEOUT)
+
+    browsers: List[threading.Thread] = []
+
+    def browser(url: str) -> bool:  # consents at once: follows the 302 to the loopback listener
+        location = follow_authorization_redirect(send)(url)
+        thread, _ = run_in_thread(lambda: get(location))
+        browsers.append(thread)
+        return True
+
+    with OAuthTestServer() as server:
+        stored = MemoryTokenStorage()
+        first = BrowserAuthorizer(open_browser=browser, timeout=THREAD_TIMEOUT)
+        assert call(OAuth(storage=stored, authorize=first), send, server.mcp_url).status == 200
+        registered_uri = first.redirect_uri
+        first.close()
+        # The next process: the same registration on disk, but no tokens (as after they expired).
+        later = MemoryTokenStorage()
+        later.set_client(server.issuer, stored.get_client(server.issuer))
+        squatter = socket.socket()
+        if port_taken:
+            squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # the first sign-in's is in TIME_WAIT
+            squatter.bind(("127.0.0.1", int(registered_uri.split(":")[2].split("/")[0])))
+            squatter.listen()
+        with squatter:
+            second = BrowserAuthorizer(open_browser=browser, timeout=THREAD_TIMEOUT)
+            assert call(OAuth(storage=later, authorize=second), send, server.mcp_url).status == 200
+            assert (second.redirect_uri == registered_uri) is not port_taken
+            second.close()
+        assert server.paths().count("/register") == (2 if port_taken else 1)
+        assert server.paths().count("/authorize") == 2
+    for thread in browsers:
+        thread.join(THREAD_TIMEOUT)

@@ -103,7 +103,12 @@ class OAuth(BaseOAuth):
         self.authorize: AuthorizeCallback = (
             authorize if authorize is not None else default_authorizer(redirect_uri))
 
-    def _redirect_uri_in_use(self) -> str:
+    def _redirect_uri_in_use(self, binding: Binding) -> str:
+        prefer = getattr(self.authorize, "prefer_redirect_uris", None)
+        if self._redirect_uri is None and prefer is not None and binding.issuer is not None:
+            stored = self.storage.get_client(binding.issuer)
+            if stored is not None and stored.redirect_uris:
+                prefer(stored.redirect_uris)  # the port of an earlier registration, so that it still fits
         redirect_uri = self._redirect_uri or getattr(self.authorize, "redirect_uri", None)
         if not isinstance(redirect_uri, str):
             raise AuthError("no redirect URI: pass redirect_uri= (or an authorize callback that has one)")
@@ -176,7 +181,7 @@ class OAuth(BaseOAuth):
         if not binding.legacy_defaults:
             check_pkce_support(metadata, self.rules)
         assert binding.issuer is not None
-        redirect_uri = self._redirect_uri_in_use()
+        redirect_uri = self._redirect_uri_in_use(binding)
         client = yield from self._client_for(binding, redirect_uri, scopes)
         verifier, challenge = pkce_pair()
         state = secrets.token_urlsafe(32)

@@ -6,7 +6,7 @@ import sys
 import time
 import webbrowser
 from http.server import BaseHTTPRequestHandler
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Optional, Sequence, Union
 from urllib.parse import urlsplit
 
 from ..errors import AuthError
@@ -114,8 +114,9 @@ class BrowserAuthorizer:
     and catches the redirect on a loopback port.
 
     `redirect_uri` binds the port as soon as it is asked for, because the client must register the URI
-    before the browser opens. Later sign-ins reuse the same port when it is free; when it is not, the
-    redirect URI changes and `OAuth` registers again.
+    before the browser opens. Later sign-ins reuse the same port when it is free, and so does a later
+    process: `OAuth` offers it the redirect URIs of the stored registration (`prefer_redirect_uris`). When
+    that port is taken, the redirect URI changes and `OAuth` registers again.
     """
 
     def __init__(
@@ -149,6 +150,18 @@ class BrowserAuthorizer:
     def redirect_uri(self) -> str:
         """The loopback redirect URI of the next sign-in (binding its port now)."""
         return self._bound_catcher().redirect_uri
+
+    def prefer_redirect_uris(self, uris: Sequence[str]) -> None:
+        """Listen on the port of the first of ``uris`` that this listener could serve (same path, on
+        127.0.0.1), if no port was chosen yet: a client registered with that URI is then used again rather
+        than registering a new one for every process. A port that is taken falls back to a free one."""
+        if self._catcher is not None or self._port != 0:
+            return
+        for uri in uris:
+            parts = urlsplit(uri)
+            if parts.scheme == "http" and parts.hostname == "127.0.0.1" and parts.port and parts.path == self._path:
+                self._port = parts.port
+                return
 
     def __call__(self, authorization_url: str) -> str:
         """Open the browser at ``authorization_url`` (or print it, when no browser opens) and return the

@@ -7,31 +7,18 @@ Fields that only exist from some revision on say so in a comment; optional field
 
 from typing import Any, Dict, List, Literal, TypedDict, Union
 
-from .methods import (  # re-exported: listed in __all__ below
-    INITIALIZE, INITIALIZED, PING, CANCELLED, PROGRESS, TOOLS_LIST, TOOLS_CALL, RESOURCES_LIST,
-    RESOURCES_TEMPLATES_LIST, RESOURCES_READ, RESOURCES_SUBSCRIBE, RESOURCES_UNSUBSCRIBE, PROMPTS_LIST,
-    PROMPTS_GET, COMPLETE, LOGGING_SET_LEVEL, LOG_MESSAGE, SAMPLING_CREATE, ELICIT, ROOTS_LIST,
-    ROOTS_LIST_CHANGED, TOOLS_LIST_CHANGED, RESOURCES_LIST_CHANGED, PROMPTS_LIST_CHANGED, RESOURCE_UPDATED,
-    ELICITATION_COMPLETE, LOGGING_LEVELS,
-)
+from . import methods
+from .methods import *  # noqa: F401,F403  the method names and LOGGING_LEVELS, re-exported
 
 __all__ = [
-    # methods
-    "INITIALIZE", "INITIALIZED", "PING", "CANCELLED", "PROGRESS", "TOOLS_LIST", "TOOLS_CALL",
-    "RESOURCES_LIST", "RESOURCES_TEMPLATES_LIST", "RESOURCES_READ", "RESOURCES_SUBSCRIBE",
-    "RESOURCES_UNSUBSCRIBE", "PROMPTS_LIST", "PROMPTS_GET", "COMPLETE", "LOGGING_SET_LEVEL", "LOG_MESSAGE",
-    "SAMPLING_CREATE", "ELICIT", "ROOTS_LIST", "ROOTS_LIST_CHANGED", "TOOLS_LIST_CHANGED",
-    "RESOURCES_LIST_CHANGED", "PROMPTS_LIST_CHANGED", "RESOURCE_UPDATED", "ELICITATION_COMPLETE",
-    "LOGGING_LEVELS",
-    # types
     "Implementation", "Icon", "ClientCapabilities", "ServerCapabilities", "InitializeResult", "Annotations",
     "TextContent", "ImageContent", "AudioContent", "ResourceLink", "EmbeddedResource", "ContentBlock",
     "TextResourceContents", "BlobResourceContents", "Tool", "ToolAnnotations", "CallToolResult", "Resource",
     "ResourceTemplate", "ReadResourceResult", "Prompt", "PromptArgument", "PromptMessage", "GetPromptResult",
     "CompleteResult", "Root", "SamplingMessage", "CreateMessageResult", "ElicitResult", "LoggingLevel",
 ]
+__all__ += methods.__all__
 
-# ---- method names and logging levels: `methods` defines them, this module re-exports them --------------
 LoggingLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 
 

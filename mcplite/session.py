@@ -232,17 +232,15 @@ class _HandlerPool:
         with self._lock:
             if self._stopped:
                 return  # the connection closed meanwhile: nobody is left to answer
-            start = self._idle == 0 and self._threads < self._size
-            if start:
+            if self._idle == 0 and self._threads < self._size:
+                # Started under the lock, with the count, so `join` never meets a thread it cannot join.
                 self._threads += 1
+                worker = threading.Thread(target=self._work, name=f"{self._name}-{self._threads}", daemon=True)
+                self._workers.append(worker)
+                worker.start()  # it waits in _jobs.get() for the job put below
             elif self._idle:
                 self._idle -= 1  # an idle thread will take this job
         self._jobs.put((job, ctx))
-        if start:
-            worker = threading.Thread(target=self._work, name=f"{self._name}-{self._threads}", daemon=True)
-            with self._lock:
-                self._workers.append(worker)
-            worker.start()
 
     def _work(self) -> None:
         while True:

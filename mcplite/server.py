@@ -17,7 +17,7 @@ from ._log import log
 from . import content as c
 from . import methods
 from .errors import INVALID_PARAMS, CapabilityError, RemoteError, ResourceNotFound, RPCError
-from .session import DEFAULT_TIMEOUT, RequestContext, ServerSession
+from .session import DEFAULT_TIMEOUT, LazyEvent, RequestContext, ServerSession
 from .transport import Transport
 from .validation import ValidationError, validate
 from .versions import SUPPORTED_VERSIONS
@@ -66,8 +66,8 @@ class Context:
 
     Attributes:
         request_id: the JSON-RPC id of the request.
-        cancelled: a `threading.Event` set when the client cancels (or disconnects); long handlers should
-            check it and stop.
+        cancelled: set when the client cancels (or disconnects): ``is_set()`` and ``wait(timeout)`` as on a
+            `threading.Event`; long handlers should check it and stop.
         session: the `ServerSession` of the connection.
         server: the `Server`.
     """
@@ -102,12 +102,12 @@ class Context:
         return self.transport_info.get("auth")
 
     @property
-    def cancelled(self) -> threading.Event:
+    def cancelled(self) -> LazyEvent:
         return self._request.cancelled
 
     @property
     def is_cancelled(self) -> bool:
-        return self._request.cancel_requested
+        return self._request.cancelled.is_set()
 
     @property
     def meta(self) -> Dict[str, Any]:

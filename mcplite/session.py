@@ -55,52 +55,64 @@ DEFAULT_TIMEOUT = 60.0
 _DEFAULT: Any = object()  # "use the session's default timeout" (None means "wait forever")
 
 
-#: Guards each RequestContext's cancel_requested and the making of its `cancelled` event (rarely contended:
-#: only cancellations and handlers that look at `cancelled` take it).
-_CANCEL_LOCK = threading.Lock()
+class LazyEvent:
+    """`threading.Event`'s ``is_set``, ``set`` and ``wait``, with the Event itself made for the first waiter.
+
+    Every request and every session has such flags (cancelled, closed, initialized) and most are never
+    waited on: building a real Event (a Condition and its lock) for each costs more than the rest of a
+    small tool call's bookkeeping. Testing and setting one is a plain attribute access.
+    """
+
+    __slots__ = ("_set", "_event")
+
+    #: Guards the making of every LazyEvent's Event (only waiters take it, once each).
+    _making = threading.Lock()
+
+    def __init__(self) -> None:
+        self._set = False
+        self._event: Optional[threading.Event] = None
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def set(self) -> None:
+        self._set = True
+        event = self._event  # read after _set: a waiter that made its Event before this sees _set below
+        if event is not None:
+            event.set()
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        if self._set:
+            return True
+        event = self._event
+        if event is None:
+            with LazyEvent._making:
+                event = self._event
+                if event is None:
+                    event = self._event = threading.Event()
+        if self._set:  # set before the Event existed: set() found nothing to wake
+            event.set()
+        return event.wait(timeout)
+
+    def __repr__(self) -> str:
+        return f"<LazyEvent {'set' if self._set else 'unset'}>"
 
 
 class RequestContext:
     """One incoming request while it is being handled: what the handler may know and do about it."""
 
-    __slots__ = ("session", "id", "method", "params", "cancel_requested", "_cancelled", "batch", "transport_info")
+    __slots__ = ("session", "id", "method", "params", "cancelled", "batch", "transport_info")
 
     def __init__(self, session: "Session", id: RequestId, method: str, params: Dict[str, Any]) -> None:
         self.session = session
         self.id = id
         self.method = method
         self.params = params
-        #: True once the peer cancelled the request or the connection died.
-        self.cancel_requested = False
-        self._cancelled: Optional[threading.Event] = None  # made by the first `cancelled` lookup
+        #: Set when the peer cancels the request or the connection dies; handlers should check it.
+        self.cancelled = LazyEvent()
         self.batch: Optional["_Batch"] = None
         #: What the transport knows about this request (HTTP: headers, auth claims); None on streams.
         self.transport_info: Optional[Dict[str, Any]] = None
-
-    @property
-    def cancelled(self) -> threading.Event:
-        """Set when the peer cancels the request or the connection dies; handlers should check it.
-
-        Made on first use: most handlers never look, and an Event (a Condition and its lock) costs more
-        to build than the rest of a small tool call's bookkeeping.
-        """
-        event = self._cancelled
-        if event is None:
-            with _CANCEL_LOCK:
-                event = self._cancelled
-                if event is None:
-                    event = self._cancelled = threading.Event()
-                    if self.cancel_requested:
-                        event.set()
-        return event
-
-    def cancel(self) -> None:
-        """Mark the request cancelled, and wake whoever waits on `cancelled`."""
-        with _CANCEL_LOCK:
-            self.cancel_requested = True
-            event = self._cancelled
-        if event is not None:
-            event.set()
 
     @property
     def meta(self) -> Dict[str, Any]:
@@ -314,7 +326,8 @@ class Session(MessageSink):
         # Started on first use (under _lock): a stateless HTTP request that sends no notification never
         # pays for a thread.
         self._dispatcher: Optional[threading.Thread] = None
-        self.closed = threading.Event()
+        #: Set when the connection has ended.
+        self.closed = LazyEvent()
         #: Why the connection ended (None for an orderly close).
         self.close_reason: Optional[BaseException] = None
         self._close_hooks: List[Callable[[], None]] = []
@@ -348,7 +361,7 @@ class Session(MessageSink):
         self.close_reason = exc
         self._fail_pending(pending, exc)
         for ctx in in_flight:
-            ctx.cancel()
+            ctx.cancelled.set()
         self._callbacks.put(None)  # the dispatcher (if any) ends after what is already queued
         if self._pool is not None:
             self._pool.shutdown()
@@ -589,7 +602,7 @@ class Session(MessageSink):
         finally:
             with self._lock:
                 self._in_flight.pop(ctx.id, None)
-        if ctx.cancel_requested:
+        if ctx.cancelled.is_set():
             # Cancelled by the peer: it has stopped waiting, and the spec says not to answer.
             if ctx.batch is not None:
                 ctx.batch.add(None)
@@ -621,7 +634,7 @@ class Session(MessageSink):
             with self._lock:
                 ctx = self._in_flight.get(params.get("requestId"))  # type: ignore[arg-type]
             if ctx is not None and ctx.method != methods.INITIALIZE:
-                ctx.cancel()
+                ctx.cancelled.set()
             return
         if method == methods.PROGRESS:
             with self._lock:
@@ -749,7 +762,7 @@ class ServerSession(Session):
         self._supported_versions = supported_versions or SUPPORTED_VERSIONS
         self.client_info: Dict[str, Any] = {}
         #: True once the client has sent `notifications/initialized`.
-        self.initialized = threading.Event()
+        self.initialized = LazyEvent()
 
     def assume_initialized(self, version: str, client_capabilities: Optional[Dict[str, Any]] = None) -> None:
         """Start already past the handshake (stateless HTTP: every request stands alone)."""

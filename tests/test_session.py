@@ -103,14 +103,14 @@ def test_cancel_pending_request():
 
 
 def test_a_cancel_that_comes_before_the_handler_looks_is_seen_when_it_looks():
-    # `cancelled` is made on first use: a cancellation that arrives before then must still show in it.
+    # `cancelled` makes its Event for the first waiter: a cancellation that came before must still show.
     entered, go_on = threading.Event(), threading.Event()
     seen = []
 
     def late_looker(ctx):
         entered.set()
         go_on.wait(WAIT)
-        seen.append((ctx.cancel_requested, ctx.cancelled.is_set(), ctx.cancelled.wait(0)))
+        seen.append((ctx.cancelled.is_set(), ctx.cancelled.wait(0), ctx.cancelled.wait(WAIT)))
         return {}
 
     client, server = make_pair(late_looker)
@@ -118,7 +118,7 @@ def test_a_cancel_that_comes_before_the_handler_looks_is_seen_when_it_looks():
     assert entered.wait(WAIT)
     assert pending.cancel() is True
     deadline = time.monotonic() + WAIT  # the cancel notification reaches the server's reader thread
-    while not any(ctx.cancel_requested for ctx in list(server._in_flight.values())):
+    while not any(ctx.cancelled.is_set() for ctx in list(server._in_flight.values())):
         assert time.monotonic() < deadline, "the server never saw the cancellation"
         time.sleep(0.005)
     go_on.set()
@@ -144,7 +144,7 @@ def test_input_ended_answers_the_requests_in_flight_and_fails_new_outgoing_ones(
             ctx.session.request("sampling/createMessage", {"messages": []}, timeout=WAIT)
         except ConnectionClosed as exc:
             outcome["nested"] = str(exc)
-        outcome["cancelled"] = ctx.cancel_requested
+        outcome["cancelled"] = ctx.cancelled.is_set()
         return {"done": True}
 
     client, server = make_pair(handler)
@@ -351,3 +351,29 @@ def test_an_answer_that_wins_the_race_but_is_never_delivered_is_still_a_timeout(
     with pytest.raises(RequestTimeout, match="not delivered"):
         pending.result(timeout=0.05)
     assert time.monotonic() - started < WAIT
+
+
+def test_a_lazy_event_wakes_a_waiter_whether_it_was_set_before_or_during_the_wait():
+    from mcplite.session import LazyEvent
+
+    early = LazyEvent()
+    early.set()
+    assert early.is_set() and early.wait(0) and early.wait(WAIT)
+    late = LazyEvent()
+    assert not late.wait(0.01) and not late.is_set()
+    woken = []
+    waiter = threading.Thread(target=lambda: woken.append(late.wait(WAIT)))
+    waiter.start()
+    time.sleep(0.05)  # let it block in wait (the test passes either way; this makes the wake-up path likely)
+    late.set()
+    waiter.join(WAIT)
+    assert woken == [True] and late.is_set()
+    many = LazyEvent()  # several first waiters at once must share one Event
+    results = []
+    waiters = [threading.Thread(target=lambda: results.append(many.wait(WAIT))) for _ in range(8)]
+    for thread in waiters:
+        thread.start()
+    many.set()
+    for thread in waiters:
+        thread.join(WAIT)
+    assert results == [True] * 8

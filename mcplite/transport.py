@@ -5,7 +5,9 @@ once (`start`); from then on the transport calls the sink from its reader thread
 
 - ``receive(value)`` for every decoded JSON value (one message, or a list for a JSON-RPC batch);
 - ``receive_invalid(exc)`` for bytes that were not JSON, so the session can answer -32700;
-- ``connection_lost(exc)`` exactly once, when nothing more will arrive (EOF, peer death, `close()`);
+- ``connection_lost(exc)`` exactly once, when nothing more will arrive (EOF, peer death, `close()`), or
+  instead ``input_ended(exc)`` when nothing more will arrive but the peer still reads what we send (a
+  stdio server's stdin ended): the session answers what it has, then ends as for ``connection_lost``;
 - ``fail_request(id, exc)`` when the transport knows one of our requests will never be answered (an HTTP
   exchange that failed), so its caller gets ``exc`` at once rather than a timeout.
 

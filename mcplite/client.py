@@ -12,7 +12,7 @@ reach the callbacks given to the constructor, on the session's threads, never th
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
 from . import methods
-from .errors import METHOD_NOT_FOUND, LocalProtocolError, RemoteError, RemoteProtocolError, RPCError
+from .errors import INVALID_PARAMS, METHOD_NOT_FOUND, LocalProtocolError, RemoteError, RemoteProtocolError, RPCError
 from .memory import memory_pair
 from .session import _DEFAULT, DEFAULT_TIMEOUT, ClientSession, PendingRequest, RequestContext
 from .transport import Transport
@@ -47,6 +47,9 @@ class Client:
         protocol_version: the revision to offer; the server may answer with an older one we also speak.
         timeout: default seconds for every request.
         sampling: answers `sampling/createMessage` (params dict -> `CreateMessageResult` dict).
+        sampling_features: the sampling sub-capabilities to declare (2025-11-25): "tools" (the callback
+            handles ``tools`` and ``toolChoice``) and/or "context" (it honours ``includeContext``). A
+            request with ``tools`` is refused (-32602) unless "tools" is declared.
         elicitation: answers `elicitation/create` (params dict -> `ElicitResult` dict).
         elicitation_modes: the elicitation modes to declare (2025-11-25): "form" and/or "url".
         roots: the roots to offer, or a function returning them.
@@ -60,8 +63,9 @@ class Client:
 
     def __init__(self, target: Any = None, *, client_info: Optional[Dict[str, Any]] = None,
                  protocol_version: str = LATEST_VERSION, timeout: float = DEFAULT_TIMEOUT,
-                 sampling: Optional[SamplingCallback] = None, elicitation: Optional[ElicitationCallback] = None,
-                 elicitation_modes: Sequence[str] = ("form",), roots: Optional[RootsSource] = None,
+                 sampling: Optional[SamplingCallback] = None, sampling_features: Sequence[str] = (),
+                 elicitation: Optional[ElicitationCallback] = None, elicitation_modes: Sequence[str] = ("form",),
+                 roots: Optional[RootsSource] = None,
                  on_log: Optional[Callable[[Dict[str, Any]], None]] = None,
                  on_resource_updated: Optional[Callable[[str], None]] = None,
                  on_list_changed: Optional[Callable[[str], None]] = None,
@@ -72,6 +76,7 @@ class Client:
         self._offered_version = protocol_version
         self.timeout = timeout
         self._sampling = sampling
+        self._sampling_features = tuple(sampling_features)
         self._elicitation = elicitation
         self._elicitation_modes = tuple(elicitation_modes)
         self._roots = roots
@@ -132,7 +137,7 @@ class Client:
         """The `ClientCapabilities` we declare: what the callbacks given to the constructor can answer."""
         caps: Dict[str, Any] = {}
         if self._sampling is not None:
-            caps["sampling"] = {}
+            caps["sampling"] = {feature: {} for feature in self._sampling_features}
         if self._elicitation is not None:
             caps["elicitation"] = {mode: {} for mode in self._elicitation_modes}
         if self._roots is not None:
@@ -317,6 +322,9 @@ class Client:
     # ---- the server's requests and notifications (session threads) --------------------------------------
     def _handle_request(self, ctx: RequestContext) -> Dict[str, Any]:
         if ctx.method == methods.SAMPLING_CREATE and self._sampling is not None:
+            if "tools" in ctx.params and "tools" not in self._sampling_features:
+                raise RPCError(INVALID_PARAMS, "Invalid params: this client did not declare sampling.tools, so "
+                                               "a sampling request may not carry tools")
             return self._sampling(ctx.params)
         if ctx.method == methods.ELICIT and self._elicitation is not None:
             return self._elicitation(ctx.params)

@@ -151,22 +151,34 @@ class Context:
                system_prompt: Optional[str] = None, temperature: Optional[float] = None,
                stop_sequences: Optional[List[str]] = None, model_preferences: Optional[Dict[str, Any]] = None,
                include_context: Optional[str] = None, metadata: Optional[Dict[str, Any]] = None,
+               tools: Optional[List[Dict[str, Any]]] = None, tool_choice: Union[str, Dict[str, Any], None] = None,
                timeout: Optional[float] = ELICIT_TIMEOUT, **extra: Any) -> Dict[str, Any]:
         """Ask the client's model for a completion (`sampling/createMessage`); returns its result.
 
-        ``messages`` may be one string (a user message) or a list of strings and message dicts.
-        Raises `CapabilityError` if the client did not declare sampling.
+        ``messages`` may be one string (a user message) or a list of strings and message dicts. ``tools``
+        (2025-11-25) are tool definitions the model may call (``name``, ``description``, ``inputSchema``);
+        ``tool_choice`` is "auto", "required", "none" or a ``toolChoice`` dict.
+
+        Raises:
+            CapabilityError: the client did not declare sampling, or ``tools`` were given and it did not
+                declare ``sampling.tools`` (the spec forbids sending them then).
         """
         if isinstance(messages, str):
             messages = [messages]
         params: Dict[str, Any] = {"messages": [c.message(item) if isinstance(item, str) else item for item in messages],
                                   "maxTokens": max_tokens}
+        if isinstance(tool_choice, str):
+            tool_choice = {"mode": tool_choice}
         for key, value in (("systemPrompt", system_prompt), ("temperature", temperature),
                            ("stopSequences", stop_sequences), ("modelPreferences", model_preferences),
-                           ("includeContext", include_context), ("metadata", metadata)):
+                           ("includeContext", include_context), ("metadata", metadata), ("tools", tools),
+                           ("toolChoice", tool_choice)):
             if value is not None:
                 params[key] = value
         params.update(extra)
+        sampling = self.client_capabilities.get("sampling")
+        if "tools" in params and not (isinstance(sampling, dict) and isinstance(sampling.get("tools"), dict)):
+            raise CapabilityError("the client did not declare sampling.tools: a sampling request may not carry tools")
         return self.session.request(methods.SAMPLING_CREATE, params, timeout=timeout,
                                     related_request_id=self.request_id)
 

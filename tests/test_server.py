@@ -957,6 +957,63 @@ def test_context_sample_without_the_capability_fails_the_tool():
     assert result["isError"] is True and "sampling" in result["content"][0]["text"]
 
 
+WEATHER_TOOL = {"name": "weather", "description": "The weather in a city",
+                "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
+
+
+def tool_using_server() -> Server:
+    server = Server("sampling-tools")
+
+    @server.tool
+    def plan(ctx: Context) -> Dict[str, Any]:
+        return ctx.sample("Plan my day.", max_tokens=100, tools=[WEATHER_TOOL], tool_choice="auto")
+
+    return server
+
+
+def test_context_sample_with_tools_reaches_a_client_that_declared_sampling_tools():
+    asked: List[Dict[str, Any]] = []
+
+    def model(params: Dict[str, Any]) -> Dict[str, Any]:
+        asked.append(params)
+        return {"role": "assistant", "model": "m", "stopReason": "toolUse",
+                "content": [{"type": "tool_use", "id": "call-1", "name": "weather", "input": {"city": "Oslo"}}]}
+
+    with connect(tool_using_server(), sampling=model, sampling_features=("tools",)) as client:
+        assert client.capabilities() == {"sampling": {"tools": {}}}
+        result = client.call_tool("plan")
+    assert result.get("isError") is not True, result
+    assert result["structuredContent"]["stopReason"] == "toolUse"
+    assert asked[0]["tools"] == [WEATHER_TOOL] and asked[0]["toolChoice"] == {"mode": "auto"}
+
+
+def test_context_sample_with_tools_is_refused_before_sending_when_the_client_lacks_sampling_tools():
+    asked: List[Dict[str, Any]] = []
+    with connect(tool_using_server(), sampling=lambda params: asked.append(params) or {}) as client:
+        result = client.call_tool("plan")
+    assert result["isError"] is True and "sampling.tools" in result["content"][0]["text"]
+    assert asked == []  # nothing was sent
+
+
+def test_a_client_without_sampling_tools_refuses_a_sampling_request_that_carries_tools():
+    # A server that ignores the rule: the client must answer with an error, not call its model.
+    asked: List[Dict[str, Any]] = []
+    server = Server("rule-breaker")
+
+    @server.tool
+    def plan(ctx: Context) -> str:
+        try:
+            ctx.session.request("sampling/createMessage", {"messages": [], "maxTokens": 10,
+                                                           "tools": [WEATHER_TOOL]}, timeout=WAIT)
+        except RPCError as exc:
+            return f"{exc.code}: {exc.message}"
+        return "sent"
+
+    with connect(server, sampling=lambda params: asked.append(params) or {}) as client:
+        text = client.call_tool("plan")["content"][0]["text"]
+    assert text.startswith("-32602:") and "sampling.tools" in text and asked == []
+
+
 def test_context_elicit_form_mode():
     asked: List[Dict[str, Any]] = []
 

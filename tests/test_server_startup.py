@@ -61,6 +61,7 @@ print(" ".join(name for name in HEAVY if name in sys.modules and name not in alr
 IMPORT_SCRIPT = '''
 import sys
 sys.path.insert(0, ROOT)  # run with -S: no site, so no .pth file has imported typing already
+import json, queue, threading  # what start-up needs; whatever they import (warnings, from 3.13) is theirs
 already = set(sys.modules)
 from mcplite import Server, Client, ToolResult, Context, content
 print(" ".join(sorted(name for name in sys.modules if name not in already)))

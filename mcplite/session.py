@@ -101,7 +101,7 @@ class LazyEvent:
 class RequestContext:
     """One incoming request while it is being handled: what the handler may know and do about it."""
 
-    __slots__ = ("session", "id", "method", "params", "cancelled", "batch", "transport_info")
+    __slots__ = ("session", "id", "method", "params", "cancelled", "finished", "batch", "transport_info")
 
     def __init__(self, session: "Session", id: RequestId, method: str, params: Dict[str, Any]) -> None:
         self.session = session
@@ -110,6 +110,8 @@ class RequestContext:
         self.params = params
         #: Set when the peer cancels the request or the connection dies; handlers should check it.
         self.cancelled = LazyEvent()
+        #: Set once the handler has returned and its answer (if any) has been sent.
+        self.finished = LazyEvent()
         self.batch: Optional["_Batch"] = None
         #: What the transport knows about this request (HTTP: headers, auth claims); None on streams.
         self.transport_info: Optional[Dict[str, Any]] = None
@@ -233,26 +235,24 @@ class _HandlerPool:
         self._name = name
         self._jobs: "queue.SimpleQueue[Optional[Tuple[Callable[[RequestContext], None], RequestContext]]]" = (
             queue.SimpleQueue())
-        # Guards _threads, _idle, _stopped and _workers: whether a new job needs a new thread.
+        # Guards _threads, _idle and _stopped: whether a new job needs a new thread.
         self._lock = threading.Lock()
         self._threads = 0
         self._idle = 0
         self._stopped = False
-        self._workers: List[threading.Thread] = []
 
     def submit(self, job: Callable[[RequestContext], None], ctx: RequestContext) -> None:
         with self._lock:
             if self._stopped:
                 return  # the connection closed meanwhile: nobody is left to answer
-            if self._idle == 0 and self._threads < self._size:
-                # Started under the lock, with the count, so `join` never meets a thread it cannot join.
+            start = self._idle == 0 and self._threads < self._size
+            if start:
                 self._threads += 1
-                worker = threading.Thread(target=self._work, name=f"{self._name}-{self._threads}", daemon=True)
-                self._workers.append(worker)
-                worker.start()  # it waits in _jobs.get() for the job put below
             elif self._idle:
                 self._idle -= 1  # an idle thread will take this job
         self._jobs.put((job, ctx))
+        if start:
+            threading.Thread(target=self._work, name=f"{self._name}-{self._threads}", daemon=True).start()
 
     def _work(self) -> None:
         while True:
@@ -268,20 +268,12 @@ class _HandlerPool:
                 self._idle += 1
 
     def shutdown(self) -> None:
-        """Let every thread finish the jobs already queued and end (`join` waits for that)."""
+        """Let every thread finish its current job and end (nothing waits for them)."""
         with self._lock:
             self._stopped = True
             threads = self._threads
         for _ in range(threads):
             self._jobs.put(None)
-
-    def join(self) -> None:
-        """After `shutdown`: wait until every job has run and every thread has ended."""
-        with self._lock:
-            workers = list(self._workers)
-        for worker in workers:
-            if worker is not threading.current_thread():
-                worker.join()
 
 
 class Session(MessageSink):
@@ -377,8 +369,9 @@ class Session(MessageSink):
 
         Our own pending requests fail at once (their answers can no longer arrive), and so does any request
         a handler makes from now on. The requests already read are not cancelled: their handlers run to the
-        end and their answers are sent, so ``printf '...' | server`` gets every answer. Then the session
-        closes. Blocks the calling thread (the transport's reader, which has nothing left to read) until then.
+        end and their answers are sent, so ``printf '...' | server`` gets every answer; only those the peer
+        cancelled earlier are not waited for. Then the session closes. Blocks the calling thread (the
+        transport's reader, which has nothing left to read) until then.
         """
         with self._lock:
             if self._closed or self._input_ended:
@@ -386,11 +379,10 @@ class Session(MessageSink):
             self._input_ended = True
             pending = list(self._pending.values())
             self._pending.clear()
-            pool = self._pool
+            awaited = [ctx for ctx in self._in_flight.values() if not ctx.cancelled.is_set()]
         self._fail_pending(pending, exc)
-        if pool is not None:
-            pool.shutdown()
-            pool.join()
+        for ctx in awaited:
+            ctx.finished.wait()
         self.connection_lost(exc)
 
     def _fail_pending(self, pending: List[PendingRequest], exc: Optional[BaseException]) -> None:
@@ -591,6 +583,12 @@ class Session(MessageSink):
             self._pool.submit(self._run_handler, ctx)
 
     def _run_handler(self, ctx: RequestContext) -> None:
+        try:
+            self._answer_request(ctx)
+        finally:
+            ctx.finished.set()
+
+    def _answer_request(self, ctx: RequestContext) -> None:
         try:
             response = jsonrpc.result(ctx.id, self._answer(ctx))
         except RPCError as exc:

@@ -315,3 +315,18 @@ def test_a_server_answers_every_request_it_read_before_stdin_ended() -> None:
     for n in range(1, 41):
         assert answers[n]["result"]["structuredContent"] == {"result": n}
     assert answers["last"]["result"] == {}
+
+
+def test_closing_after_cancelling_a_call_whose_handler_ignores_it_does_not_wait_for_that_handler() -> None:
+    # At stdin's end the server waits for the answers it owes, but not for requests the client cancelled:
+    # so closing is not held up (and escalated to SIGTERM) by a handler that never looks at its cancel event.
+    stderr = Lines()
+    transport = StdioClientTransport(SERVER, stderr=stderr, shutdown_timeout=WAIT)
+    client = Client(transport, timeout=WAIT).connect()
+    pending = client.start_tool_call("deaf", {"seconds": 30})
+    stderr.until("deaf")
+    pending.cancel()
+    start = time.monotonic()
+    client.close()
+    assert time.monotonic() - start < 3.0
+    assert transport.process.returncode == 0  # it exited by itself, not by SIGTERM

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
 
 __all__ = [
-    "DEFAULT_TIMEOUT", "RequestContext", "PendingRequest", "Session", "ClientSession", "ServerSession",
+    "DEFAULT_TIMEOUT", "LazyEvent", "RequestContext", "PendingRequest", "Session", "ClientSession", "ServerSession",
 ]
 
 

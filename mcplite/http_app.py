@@ -264,7 +264,8 @@ class HTTPApp:
         if "application/json" not in _media_types(headers.get("content-type", "")):
             raise Reject(415, "Unsupported Media Type: Content-Type must be application/json")
         accept = _media_types(headers.get("accept", ""))
-        if not _accepts(accept, "application/json") or not (self.json_response or _accepts(accept, "text/event-stream")):
+        wants_events = self.json_response or _accepts(accept, "text/event-stream")
+        if not _accepts(accept, "application/json") or not wants_events:
             raise Reject(406, "Not Acceptable: Accept must list application/json and text/event-stream")
         try:
             value = jsonrpc.decode(request.body)

@@ -249,7 +249,8 @@ class Call:
                     return exchange
                 seen = b"" if exchange.content_type == EVENT_STREAM else exchange.read()
                 try:
-                    self._request = self._flow.send(HTTPResponse(exchange.status, lower_case_headers(exchange.headers.items()), seen))
+                    headers = lower_case_headers(exchange.headers.items())
+                    self._request = self._flow.send(HTTPResponse(exchange.status, headers, seen))
                 except StopIteration:
                     return exchange
                 exchange.close()  # an unread SSE answer that the flow will send again

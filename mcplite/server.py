@@ -890,7 +890,8 @@ def _resource_contents(value: Any, uri: str, mime_type: Optional[str]) -> List[D
         if isinstance(item, str):
             contents.append({"uri": uri, "mimeType": mime_type or "text/plain", "text": item})
         elif isinstance(item, (bytes, bytearray)):
-            contents.append({"uri": uri, "mimeType": mime_type or "application/octet-stream", "blob": c.b64(bytes(item))})
+            contents.append({"uri": uri, "mimeType": mime_type or "application/octet-stream",
+                             "blob": c.b64(bytes(item))})
         elif isinstance(item, dict) and ("text" in item or "blob" in item):
             entry = {"uri": uri, **item}
             if mime_type and "mimeType" not in entry:

@@ -515,7 +515,8 @@ class Session(MessageSink):
     def _receive_batch(self, items: List[Any]) -> None:
         if self.revision is None or not self.revision.batching:
             version = self.revision.version if self.revision else "the handshake"
-            self.receive_invalid(InvalidMessage(INVALID_REQUEST, f"Invalid Request: batches are not allowed in {version}"))
+            self.receive_invalid(InvalidMessage(INVALID_REQUEST,
+                                                f"Invalid Request: batches are not allowed in {version}"))
             return
         if not items:
             self.receive_invalid(InvalidMessage(INVALID_REQUEST, "Invalid Request: empty batch"))

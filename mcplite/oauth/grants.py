@@ -119,7 +119,8 @@ class OAuth(BaseOAuth):
         the AS supports it, then an earlier dynamic registration with this same AS."""
         if self.client_id is not None:
             return ClientRegistration(self.client_id, self.client_secret, self.token_endpoint_auth_method)
-        if self.client_metadata_url is not None and binding.metadata.get("client_id_metadata_document_supported") is True:
+        cimd_supported = binding.metadata.get("client_id_metadata_document_supported") is True
+        if self.client_metadata_url is not None and cimd_supported:
             method = "private_key_jwt" if self._private_key is not None else "none"
             return ClientRegistration(self.client_metadata_url, None, self.token_endpoint_auth_method or method)
         assert binding.issuer is not None
@@ -194,12 +195,14 @@ class OAuth(BaseOAuth):
         if binding.resource:
             params["resource"] = binding.resource
         answer = self.authorize(_with_query(endpoint, params))
-        response = answer if isinstance(answer, AuthorizationResponse) else AuthorizationResponse.from_redirect_url(answer)
+        response = (answer if isinstance(answer, AuthorizationResponse)
+                    else AuthorizationResponse.from_redirect_url(answer))
         code = check_authorization_response(
             response, expected_state=state, issuer=binding.issuer,
             iss_advertised=metadata.get("authorization_response_iss_parameter_supported") is True,
         )
-        form = {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri, "code_verifier": verifier}
+        form = {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri,
+                "code_verifier": verifier}
         if binding.resource:
             form["resource"] = binding.resource
         return (yield from self._request_tokens(binding, form, client, scopes))

@@ -274,8 +274,10 @@ def wait_until_listening(process: "subprocess.Popen[bytes]", port: int, log: IO[
     raise ServerDidNotStart(f"the server {state}" + (f": {output}" if output else ""))
 
 
-def run_client(argv: List[str]) -> Tuple[Optional[int], str, str]:
+def run_client(argv: List[str], env: Optional[Dict[str, str]] = None) -> Tuple[Optional[int], str, str]:
     """Run a client to the end or the timeout; returns (exit code or None on timeout, stdout, stderr).
+
+    ``env`` is the client's environment (default: `child_env`).
 
     The client runs in a process group of its own, which a timeout kills: that takes the server with it
     unless the client put the server in a group of its own, in which case the server sees its stdin
@@ -283,8 +285,8 @@ def run_client(argv: List[str]) -> Tuple[Optional[int], str, str]:
     for the end of a pipe it inherited.
     """
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        process = subprocess.Popen(argv, cwd=ROOT, env=child_env(), stdin=subprocess.DEVNULL, stdout=out,
-                                   stderr=err, start_new_session=True)
+        process = subprocess.Popen(argv, cwd=ROOT, env=child_env() if env is None else env,
+                                   stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
         try:
             code: Optional[int] = process.wait(timeout=CLIENT_TIMEOUT)
         except subprocess.TimeoutExpired:

@@ -12,6 +12,8 @@ there, then runs these pairs over stdio, Streamable HTTP and the legacy HTTP+SSE
     mcplite client         -> typescript-sdk server (ts_server.mjs)
     mcplite client         -> the reference server @modelcontextprotocol/server-everything (everything.py,
                               with its own checks: everything_client.py, everything.json)
+    MCP Inspector CLI      -> mcplite server (inspector.py: @modelcontextprotocol/inspector --cli, one
+                              invocation per check)
 
 Every server implements the same contract and every client makes the same checks (contract.json; the
 checks are in checks.py and ts_client.mjs): tools with structured output, progress, logging, sampling
@@ -22,6 +24,7 @@ Environment:
     INTEROP_PY_SDK_VERSION  the ``mcp`` version to install (default: PY_SDK_VERSION below).
     INTEROP_TS_SDK_VERSION  the ``@modelcontextprotocol/sdk`` version (default: TS_SDK_VERSION below).
     INTEROP_EVERYTHING_VERSION  the ``@modelcontextprotocol/server-everything`` version (default: in everything.py).
+    INTEROP_INSPECTOR_VERSION   the ``@modelcontextprotocol/inspector`` version (default: in inspector.py).
     INTEROP_PYTHON          the Python (>= 3.10) for the Python SDK's venv (default: this one if new enough,
                             else the first of python3.11, 3.12, 3.13, 3.10 on PATH that runs).
     INTEROP_PEERS_DIR       where to install the peers (default: .peers in the repository).
@@ -351,6 +354,8 @@ def main() -> int:
     # Imported here: tests/bench/run.py loads this file as a module, from where everything.py is not importable.
     import everything
     everything.run(tally)
+    import inspector
+    inspector.run(tally)
     print(f"interop: took {time.monotonic() - started:.1f} s", flush=True)
     print(f"interop: {tally.passed} passed, {tally.failed} failed", flush=True)
     return 1 if tally.failed else 0

@@ -32,26 +32,9 @@ with open(os.path.join(interop.HERE, "everything.json"), encoding="utf-8") as _f
     PLAN: Dict[str, List[str]] = json.load(_file)
 
 
-def installed_version(package_dir: str) -> Optional[str]:
-    """The version in an npm package's package.json, or None when it is not there."""
-    try:
-        with open(os.path.join(package_dir, "package.json"), encoding="utf-8") as file:
-            return json.load(file).get("version")
-    except (OSError, ValueError):
-        return None
-
-
 def install(version: str) -> Tuple[Optional[str], str]:
     """Make .peers/everything hold ``PACKAGE@version``. Returns (error or None, what was done)."""
-    if installed_version(PACKAGE_DIR) == version:
-        return None, "already installed"
-    npm = shutil.which("npm")
-    if npm is None:
-        return "npm is not on PATH", ""
-    error = interop.run_logged([npm, "install", "--prefix", PEER, "--no-audit", "--no-fund", "--save-exact",
-                                f"{PACKAGE}@{version}"], os.path.join(interop.PEERS, "everything-install.log"),
-                               interop.INSTALL_TIMEOUT)
-    return error, "installed"
+    return interop.install_npm(PACKAGE, version, PEER, "everything-install.log")
 
 
 def sides() -> Tuple[interop.Side, interop.Side]:
@@ -74,7 +57,7 @@ def run(tally: "interop.Tally") -> None:
     """Install the reference server, run our client against it over every transport, record every check."""
     version = os.environ.get("INTEROP_EVERYTHING_VERSION") or EVERYTHING_VERSION
     error, done = install(version)
-    sdk = installed_version(os.path.join(PEER, "node_modules", "@modelcontextprotocol", "sdk"))
+    sdk = interop.installed_npm_version(PEER, "@modelcontextprotocol/sdk")
     tally.record(error is None, f"install server-everything {PACKAGE}@{version}",
                  error or f"{done} (on @modelcontextprotocol/sdk {sdk})")
     if error is not None:

@@ -28,7 +28,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 import checks
-import everything
 import run as interop  # run.py's helpers (when run.py is the main script, this is a second copy of it)
 
 #: The Inspector version this suite was last run and passed with.
@@ -98,15 +97,7 @@ CHECKS = [
 
 def install(version: str) -> Tuple[Optional[str], str]:
     """Make .peers/inspector hold ``PACKAGE@version``. Returns (error or None, what was done)."""
-    if everything.installed_version(PACKAGE_DIR) == version:
-        return None, "already installed"
-    npm = shutil.which("npm")
-    if npm is None:
-        return "npm is not on PATH", ""
-    error = interop.run_logged([npm, "install", "--prefix", PEER, "--no-audit", "--no-fund", "--save-exact",
-                                f"{PACKAGE}@{version}"], os.path.join(interop.PEERS, "inspector-install.log"),
-                               interop.INSTALL_TIMEOUT)
-    return error, "installed"
+    return interop.install_npm(PACKAGE, version, PEER, "inspector-install.log")
 
 
 def cli_env(home: str) -> Dict[str, str]:

@@ -145,26 +145,37 @@ def install_py_sdk(version: str) -> Tuple[Optional[str], str]:
     return error, "installed"
 
 
-def installed_ts_sdk() -> Optional[str]:
-    """The version of ``@modelcontextprotocol/sdk`` in .peers/ts, read from its package.json."""
+def installed_npm_version(folder: str, package: str) -> Optional[str]:
+    """The version of npm ``package`` installed under ``folder`` (from its package.json), or None."""
     try:
-        with open(os.path.join(TS_PEER, "node_modules", "@modelcontextprotocol", "sdk", "package.json")) as f:
-            return json.load(f).get("version")
+        with open(os.path.join(folder, "node_modules", *package.split("/"), "package.json"),
+                  encoding="utf-8") as file:
+            return json.load(file).get("version")
     except (OSError, ValueError):
         return None
 
 
-def install_ts_sdk(version: str) -> Tuple[Optional[str], str]:
-    """Make .peers/ts hold ``@modelcontextprotocol/sdk@version``. Returns (error or None, what was done)."""
-    if installed_ts_sdk() == version:
+def install_npm(package: str, version: str, folder: str, log_name: str) -> Tuple[Optional[str], str]:
+    """Make ``folder`` (under .peers) hold ``package@version``, unless it already does; npm's output goes to
+    ``.peers/LOG_NAME``. Returns (error or None, what was done)."""
+    if installed_npm_version(folder, package) == version:
         return None, "already installed"
     npm = shutil.which("npm")
     if npm is None:
         return "npm is not on PATH", ""
-    error = run_logged([npm, "install", "--prefix", TS_PEER, "--no-audit", "--no-fund", "--save-exact",
-                        f"@modelcontextprotocol/sdk@{version}"], os.path.join(PEERS, "ts-install.log"),
-                       INSTALL_TIMEOUT)
+    error = run_logged([npm, "install", "--prefix", folder, "--no-audit", "--no-fund", "--save-exact",
+                        f"{package}@{version}"], os.path.join(PEERS, log_name), INSTALL_TIMEOUT)
     return error, "installed"
+
+
+def installed_ts_sdk() -> Optional[str]:
+    """The version of ``@modelcontextprotocol/sdk`` in .peers/ts."""
+    return installed_npm_version(TS_PEER, "@modelcontextprotocol/sdk")
+
+
+def install_ts_sdk(version: str) -> Tuple[Optional[str], str]:
+    """Make .peers/ts hold ``@modelcontextprotocol/sdk@version``. Returns (error or None, what was done)."""
+    return install_npm("@modelcontextprotocol/sdk", version, TS_PEER, "ts-install.log")
 
 
 # ---- running one client against one server ----------------------------------------------------------

@@ -15,7 +15,7 @@ from .errors import INVALID_REQUEST, PARSE_ERROR, RemoteProtocolError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Union
+    from typing import Any, Dict, List, Optional, TypeGuard, Union
 
     RequestId = Union[str, int]
     Message = Dict[str, Any]
@@ -95,7 +95,7 @@ def decode(data: Union[bytes, str]) -> Any:
         raise InvalidMessage(PARSE_ERROR, f"Parse error: {exc}") from None
 
 
-def is_valid_id(value: Any) -> bool:
+def is_valid_id(value: Any) -> TypeGuard[RequestId]:
     """Request ids are strings or integers: never bool (a subclass of int in Python), never null."""
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 

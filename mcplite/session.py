@@ -485,6 +485,19 @@ class Session(MessageSink):
         that already give each incoming request a thread of its own (HTTP). ``transport_info`` is handed
         to the request's handler (`RequestContext.transport_info`).
         """
+        try:
+            self._receive(value, inline, transport_info)
+        except Exception:
+            # A fault of ours must not end the transport's reader thread, and the connection with it: log
+            # it, answer the request it came with (so its sender does not wait for ever) and read on.
+            log.exception("%s: failed to take a message from the peer", self._name)
+            if isinstance(value, dict) and "method" in value and jsonrpc.is_valid_id(value.get("id")):
+                try:
+                    self._send(jsonrpc.error(value["id"], INTERNAL_ERROR, "Internal error"))
+                except MCPError:
+                    pass
+
+    def _receive(self, value: Any, inline: bool, transport_info: Optional[Dict[str, Any]]) -> None:
         if isinstance(value, list):
             self._receive_batch(value)
             return
@@ -630,14 +643,18 @@ class Session(MessageSink):
         if params is None:
             params = {}
         if method == methods.CANCELLED:
+            request_id = params.get("requestId")
+            if not jsonrpc.is_valid_id(request_id):
+                return  # names no request we could have (a list or an object would not even be a key)
             with self._lock:
-                ctx = self._in_flight.get(params.get("requestId"))  # type: ignore[arg-type]
+                ctx = self._in_flight.get(request_id)
             if ctx is not None and ctx.method != methods.INITIALIZE:
                 ctx.cancelled.set()
             return
         if method == methods.PROGRESS:
+            token = params.get("progressToken")
             with self._lock:
-                pending = self._pending.get(params.get("progressToken"))  # type: ignore[arg-type]
+                pending = self._pending.get(token) if jsonrpc.is_valid_id(token) else None
             if pending is not None and pending.on_progress is not None:
                 self.dispatch(_call_progress, pending.on_progress, params)
                 return

@@ -7,8 +7,8 @@ import pytest
 
 from mcplite import jsonrpc
 from mcplite.errors import (
-    INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, CapabilityError, ConnectionClosed, LocalProtocolError,
-    RemoteError, RequestCancelled, RequestTimeout, VersionMismatch,
+    INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, CapabilityError, ConnectionClosed,
+    LocalProtocolError, RemoteError, RequestCancelled, RequestTimeout, VersionMismatch,
 )
 from mcplite.memory import memory_pair
 from mcplite.session import ClientSession, PendingRequest, ServerSession, Session
@@ -377,3 +377,51 @@ def test_a_lazy_event_wakes_a_waiter_whether_it_was_set_before_or_during_the_wai
     for thread in waiters:
         thread.join(WAIT)
     assert results == [True] * 8
+
+
+def raw_client_of(server_handler):
+    """A started ServerSession driven by a RawPeer that has done the handshake by hand."""
+    from support import RawPeer
+
+    client_end, server_end = memory_pair()
+    server = ServerSession(server_end, initialize_result=lambda p: dict(INIT_RESULT), handle_request=server_handler)
+    server.start()
+    peer = RawPeer(client_end)
+    answer = peer.request(0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                            "clientInfo": {"name": "raw", "version": "1"}})
+    assert "result" in answer, answer
+    peer.send(jsonrpc.notification("notifications/initialized"))
+    return peer, server
+
+
+@pytest.mark.parametrize("method, params", [
+    ("notifications/cancelled", {"requestId": [1, 2]}),
+    ("notifications/cancelled", {"requestId": {"id": 1}}),
+    ("notifications/cancelled", {"requestId": True}),
+    ("notifications/progress", {"progressToken": {"t": 1}, "progress": 1}),
+    ("notifications/progress", {"progressToken": [1], "progress": 1}),
+])
+def test_notifications_naming_an_impossible_id_are_ignored_and_the_connection_lives_on(method, params):
+    # Found by fuzzing: a list or object as requestId / progressToken is not even a dict key, and used to
+    # raise on the reader thread, which ended it and left the connection deaf.
+    peer, server = raw_client_of(lambda ctx: {"ok": True})
+    peer.send(jsonrpc.notification(method, params))
+    assert peer.request(1, "tools/call", {})["result"] == {"ok": True}
+    peer.transport.close()
+
+
+def test_a_fault_while_taking_a_message_answers_its_request_with_an_internal_error_and_reads_on(monkeypatch):
+    peer, server = raw_client_of(lambda ctx: {"ok": True})
+    real = server._accept_request
+    calls = []
+
+    def broken_once(msg, batch, inline, transport_info=None):
+        calls.append(msg["id"])
+        if len(calls) == 1:
+            raise RuntimeError("a bug in the session")
+        return real(msg, batch, inline, transport_info)
+
+    monkeypatch.setattr(server, "_accept_request", broken_once)
+    assert peer.request(1, "tools/call", {})["error"] == {"code": INTERNAL_ERROR, "message": "Internal error"}
+    assert peer.request(2, "tools/call", {})["result"] == {"ok": True}  # the reader thread lived on
+    peer.transport.close()

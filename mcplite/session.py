@@ -37,7 +37,7 @@ from .versions import (
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Optional, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
     from .jsonrpc import Message, RequestId
 
@@ -101,7 +101,7 @@ class LazyEvent:
 class RequestContext:
     """One incoming request while it is being handled: what the handler may know and do about it."""
 
-    __slots__ = ("session", "id", "method", "params", "cancelled", "finished", "batch", "transport_info")
+    __slots__ = ("session", "id", "method", "params", "cancelled", "batch", "transport_info")
 
     def __init__(self, session: "Session", id: RequestId, method: str, params: Dict[str, Any]) -> None:
         self.session = session
@@ -110,8 +110,6 @@ class RequestContext:
         self.params = params
         #: Set when the peer cancels the request or the connection dies; handlers should check it.
         self.cancelled = LazyEvent()
-        #: Set once the handler has returned and its answer (if any) has been sent.
-        self.finished = LazyEvent()
         self.batch: Optional["_Batch"] = None
         #: What the transport knows about this request (HTTP: headers, auth claims); None on streams.
         self.transport_info: Optional[Dict[str, Any]] = None
@@ -305,14 +303,18 @@ class Session(MessageSink):
         self.revision: Optional[Revision] = None
         #: What the peer declared at initialize.
         self.peer_capabilities: Dict[str, Any] = {}
-        # Guards _pending, _in_flight, _next_id, _closed, _input_ended and the lazy creation of _pool. Never held while
-        # calling the transport or user code.
+        # Guards _pending, _in_flight, _next_id, _closed, _input_ended, _owed and the lazy creation of _pool.
+        # Never held while calling the transport or user code.
         self._lock = threading.Lock()
         self._pending: Dict[RequestId, PendingRequest] = {}
         self._in_flight: Dict[RequestId, RequestContext] = {}
         self._next_id = 0
         self._closed = False
         self._input_ended = False  # the peer sends nothing more, but still reads (see input_ended)
+        # From input_ended on: the requests whose answers are still owed; _drained is set when none are
+        # left, or when the connection ends meanwhile.
+        self._owed: Optional[Set[RequestId]] = None
+        self._drained = LazyEvent()
         self._pool: Optional[_HandlerPool] = None
         self._callbacks: "queue.SimpleQueue[Optional[Tuple[Callable[..., None], tuple]]]" = queue.SimpleQueue()
         # Started on first use (under _lock): a stateless HTTP request that sends no notification never
@@ -357,6 +359,7 @@ class Session(MessageSink):
         self._callbacks.put(None)  # the dispatcher (if any) ends after what is already queued
         if self._pool is not None:
             self._pool.shutdown()
+        self._drained.set()  # an input_ended still waiting for answers stops: nobody can send them
         self.closed.set()
         for hook in self._close_hooks:
             try:
@@ -379,10 +382,11 @@ class Session(MessageSink):
             self._input_ended = True
             pending = list(self._pending.values())
             self._pending.clear()
-            awaited = [ctx for ctx in self._in_flight.values() if not ctx.cancelled.is_set()]
+            self._owed = {ctx.id for ctx in self._in_flight.values() if not ctx.cancelled.is_set()}
+            if not self._owed:
+                self._drained.set()
         self._fail_pending(pending, exc)
-        for ctx in awaited:
-            ctx.finished.wait()
+        self._drained.wait()  # ends early if the connection is closed meanwhile (connection_lost sets it)
         self.connection_lost(exc)
 
     def _fail_pending(self, pending: List[PendingRequest], exc: Optional[BaseException]) -> None:
@@ -600,7 +604,11 @@ class Session(MessageSink):
         try:
             self._answer_request(ctx)
         finally:
-            ctx.finished.set()
+            if self._owed is not None:  # draining (input_ended): one answer fewer still owed
+                with self._lock:
+                    self._owed.discard(ctx.id)
+                    if not self._owed:
+                        self._drained.set()
 
     def _answer_request(self, ctx: RequestContext) -> None:
         try:

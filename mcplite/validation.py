@@ -101,7 +101,7 @@ _CACHE_SIZE = 256
 # id(schema), or (id(root), id(schema)) for a schema inside another -> (the schemas, their check), oldest
 # first. Holding the schemas keeps their ids from being reused by other objects while they are cached.
 _cache: Dict[Any, Tuple[Any, _Check]] = {}
-_cache_lock = threading.Lock()
+_cache_lock = threading.Lock()  # guards _cache: tools compile and look up schemas from many threads
 
 
 def _cached_check(schema: Any, root: Any = None) -> _Check:

@@ -166,6 +166,28 @@ def test_input_ended_answers_the_requests_in_flight_and_fails_new_outgoing_ones(
     client.close()
 
 
+def test_closing_the_session_ends_a_drain_that_waits_for_a_handler_that_never_returns():
+    entered, release = threading.Event(), threading.Event()
+
+    def stuck(ctx):
+        entered.set()
+        release.wait(WAIT)  # ignores its cancel event, as a careless handler would
+        return {}
+
+    client, server = make_pair(stuck)
+    client.send_request("tools/call", {})
+    assert entered.wait(WAIT)
+    draining = threading.Thread(target=server.input_ended, args=(None,))
+    draining.start()
+    draining.join(0.2)
+    assert draining.is_alive()  # waiting for the answer it owes
+    server.close()
+    draining.join(WAIT)
+    assert not draining.is_alive()
+    release.set()
+    client.close()
+
+
 def test_progress_is_delivered_before_the_result_in_order():
     def work(ctx):
         for i in range(50):

@@ -140,7 +140,7 @@ class BaseOAuth(abc.ABC):
         )
         self._clock = clock
         self._bindings: Dict[str, Binding] = {}
-        self._bindings_lock = threading.Lock()
+        self._bindings_lock = threading.Lock()  # guards _bindings (MCP server URL -> its auth server)
         self._lock = threading.Lock()  # held by the one thread that is signing in or refreshing
 
     # -- hooks --------------------------------------------------------------------------------------

@@ -47,7 +47,7 @@ class MemoryTokenStorage(TokenStorage):
     """Keeps everything in this process only (the default)."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # guards _tokens and _clients
         self._tokens: Dict[Tuple[str, str], Tokens] = {}
         self._clients: Dict[str, ClientRegistration] = {}
 
@@ -87,6 +87,7 @@ class FileTokenStorage(TokenStorage):
 
     def __init__(self, path: Union[str, "os.PathLike[str]"]) -> None:
         self.path = os.fspath(path)
+        # Serialises read-modify-write of the file between this process's threads (not other processes).
         self._lock = threading.Lock()
 
     def _load(self) -> Dict[str, Any]:

@@ -35,7 +35,6 @@ from __future__ import annotations  # annotations are not evaluated at import: a
 
 import contextlib
 import logging
-import queue
 import re
 import ssl
 import threading
@@ -43,6 +42,7 @@ import time
 from typing import TYPE_CHECKING, AbstractSet, Any, Callable, Dict, Iterator, List, Optional, Set, Tuple, Union
 
 from . import methods
+from ._pool import DaemonPool
 from .errors import ConnectionClosed, HTTPError, MCPError, RemoteProtocolError, SessionExpired
 from .http_client_legacy import LegacySSE
 from .http_messages import AuthFlow, HTTPRequest, HTTPResponse  # re-exported: what an ``auth`` object sees
@@ -133,55 +133,6 @@ class _Stream:
                 self._reading.interrupt()
 
 
-class _ReaderThreads:
-    """Reusable daemon threads for reading SSE answers, at most ``limit`` at a time.
-
-    Not a ThreadPoolExecutor: its threads are joined at interpreter exit, so one blocked on a silent
-    stream would hold up the exit of a program that forgot to close its client.
-    """
-
-    def __init__(self, limit: int) -> None:
-        self._limit = limit
-        self._jobs: "queue.SimpleQueue[Optional[Tuple[Callable[..., None], Tuple[Any, ...]]]]" = queue.SimpleQueue()
-        self._lock = threading.Lock()  # guards the three counters
-        self._threads = 0
-        self._idle = 0
-        self._backlog = 0  # jobs queued while every thread was busy
-
-    def submit(self, job: Callable[..., None], *args: Any) -> None:
-        with self._lock:
-            if self._idle:
-                self._idle -= 1
-            elif self._threads < self._limit:
-                self._threads += 1
-                threading.Thread(target=self._work, name="mcplite-http-reader", daemon=True).start()
-            else:
-                self._backlog += 1
-        self._jobs.put((job, args))
-
-    def _work(self) -> None:
-        while True:
-            item = self._jobs.get()
-            if item is None:
-                return
-            job, args = item
-            try:
-                job(*args)
-            except Exception:
-                log.exception("HTTP stream reader failed")
-            with self._lock:
-                if self._backlog:
-                    self._backlog -= 1
-                else:
-                    self._idle += 1
-
-    def shutdown(self) -> None:
-        with self._lock:
-            threads = self._threads
-        for _ in range(threads):
-            self._jobs.put(None)
-
-
 # ---- Streamable HTTP ------------------------------------------------------------------------------------
 class _NotStreamable(Exception):
     """initialize was refused with 400/404/405: perhaps an HTTP+SSE server. Carries the HTTPError."""
@@ -200,7 +151,7 @@ class _StreamableHTTP:
         self._conns = owner.connections
         self._lock = threading.Lock()  # guards _streams, _dead and the listener start
         self._streams: Dict[RequestId, _Stream] = {}  # request id -> the stream that will answer it
-        self._readers: Optional[_ReaderThreads] = None
+        self._readers: Optional[DaemonPool] = None
         self._listener: Optional[_Stream] = None
         self._dead = False  # closed, or the session expired
         self._expired = False
@@ -296,7 +247,7 @@ class _StreamableHTTP:
             for request_id in request_ids:
                 self._streams[request_id] = stream
             if self._readers is None:
-                self._readers = _ReaderThreads(self._owner.max_readers)
+                self._readers = DaemonPool(self._owner.max_readers, "mcplite-http-reader")
         return stream
 
     def _unregister(self, stream: _Stream) -> None:
@@ -310,9 +261,8 @@ class _StreamableHTTP:
         with self._lock:
             readers = self._readers
         try:
-            if readers is None:  # closed since the stream was registered
+            if readers is None or not readers.submit(job, stream, work):  # closed since it was registered
                 raise ConnectionClosed("the HTTP session is closed")
-            readers.submit(job, stream, work)
         except BaseException:
             # Nobody will finish this call: close it here, or an auth flow suspended inside it (holding
             # its sign-in lock, say) would never be closed.

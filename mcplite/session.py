@@ -22,6 +22,7 @@ import queue
 import threading
 
 from ._log import log
+from ._pool import DaemonPool
 from . import jsonrpc
 from . import methods
 from .errors import (
@@ -220,60 +221,6 @@ class _Batch:
         self.add(None)
 
 
-class _HandlerPool:
-    """Threads that run request handlers: started as requests need them, up to ``size``, then reused.
-
-    Lighter than `concurrent.futures.ThreadPoolExecutor` (whose import alone costs more than mcplite's
-    client): a handler's answer goes to the peer, so no Future is made per request. The threads are
-    daemons: a process may exit while a handler still waits on a peer that is gone.
-    """
-
-    def __init__(self, size: int, name: str) -> None:
-        self._size = size
-        self._name = name
-        self._jobs: "queue.SimpleQueue[Optional[Tuple[Callable[[RequestContext], None], RequestContext]]]" = (
-            queue.SimpleQueue())
-        # Guards _threads, _idle and _stopped: whether a new job needs a new thread.
-        self._lock = threading.Lock()
-        self._threads = 0
-        self._idle = 0
-        self._stopped = False
-
-    def submit(self, job: Callable[[RequestContext], None], ctx: RequestContext) -> None:
-        with self._lock:
-            if self._stopped:
-                return  # the connection closed meanwhile: nobody is left to answer
-            start = self._idle == 0 and self._threads < self._size
-            if start:
-                self._threads += 1
-            elif self._idle:
-                self._idle -= 1  # an idle thread will take this job
-        self._jobs.put((job, ctx))
-        if start:
-            threading.Thread(target=self._work, name=f"{self._name}-{self._threads}", daemon=True).start()
-
-    def _work(self) -> None:
-        while True:
-            item = self._jobs.get()
-            if item is None:
-                return
-            job, ctx = item
-            try:
-                job(ctx)  # _run_handler answers whatever a handler raises; this guards the thread itself
-            except Exception:
-                log.exception("%s: answering %s failed", self._name, ctx.method)
-            with self._lock:
-                self._idle += 1
-
-    def shutdown(self) -> None:
-        """Let every thread finish its current job and end (nothing waits for them)."""
-        with self._lock:
-            self._stopped = True
-            threads = self._threads
-        for _ in range(threads):
-            self._jobs.put(None)
-
-
 class Session(MessageSink):
     """A JSON-RPC endpoint with MCP's utilities, over one transport.
 
@@ -315,7 +262,7 @@ class Session(MessageSink):
         # left, or when the connection ends meanwhile.
         self._owed: Optional[Set[RequestId]] = None
         self._drained = LazyEvent()
-        self._pool: Optional[_HandlerPool] = None
+        self._pool: Optional[DaemonPool] = None  # runs request handlers; made by the first request
         self._callbacks: "queue.SimpleQueue[Optional[Tuple[Callable[..., None], tuple]]]" = queue.SimpleQueue()
         # Started on first use (under _lock): a stateless HTTP request that sends no notification never
         # pays for a thread.
@@ -591,7 +538,7 @@ class Session(MessageSink):
             if refusal is None:
                 self._in_flight[ctx.id] = ctx
                 if not inline and self._pool is None:
-                    self._pool = _HandlerPool(self._max_workers, f"{self._name}-handler")
+                    self._pool = DaemonPool(self._max_workers, f"{self._name}-handler")
         if refusal is not None:
             self._respond(ctx, jsonrpc.error(ctx.id, refusal.code, refusal.message, refusal.data))
         elif inline:

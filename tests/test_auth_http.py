@@ -305,7 +305,7 @@ def test_the_flow_is_closed_when_no_reader_can_take_the_request(monkeypatch: Any
         def no_thread(*args: Any) -> None:
             raise RuntimeError("can't start new thread")
 
-        monkeypatch.setattr(http_client._ReaderThreads, "submit", no_thread)
+        monkeypatch.setattr(http_client.DaemonPool, "submit", no_thread)  # the reader threads
         with pytest.raises(RuntimeError, match="new thread"):
             client.list_tools()
         monkeypatch.undo()

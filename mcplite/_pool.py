@@ -1,0 +1,74 @@
+"""`DaemonPool`: a few reusable daemon threads for blocking jobs (request handlers, HTTP answer readers).
+
+Not `concurrent.futures.ThreadPoolExecutor`: importing it costs more than mcplite's whole client, it makes
+a Future per job (nobody waits on these: a job's outcome goes to the peer or to a pending request), and it
+joins its threads at interpreter exit, so a job blocked on a silent peer would hold up the exit of a
+program that forgot to close its connection. These threads are daemons.
+"""
+
+from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
+
+import queue
+import threading
+
+from ._log import log
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Optional, Tuple
+
+__all__ = ["DaemonPool"]
+
+
+class DaemonPool:
+    """Runs jobs on threads started as jobs need them, up to ``limit``, then reused; later jobs wait in order."""
+
+    def __init__(self, limit: int, name: str) -> None:
+        self._limit = limit
+        self._name = name
+        self._jobs: "queue.SimpleQueue[Optional[Tuple[Callable[..., None], Tuple[Any, ...]]]]" = queue.SimpleQueue()
+        # Guards the counters and _stopped: whether a new job needs a new thread, and whether any will run it.
+        self._lock = threading.Lock()
+        self._threads = 0
+        self._idle = 0
+        self._backlog = 0  # jobs queued while every thread was busy: the next thread to finish takes one
+        self._stopped = False
+
+    def submit(self, job: Callable[..., None], *args: Any) -> bool:
+        """Run ``job(*args)`` on a pool thread; False (and nothing runs) once `shutdown` was called."""
+        with self._lock:
+            if self._stopped:
+                return False
+            if self._idle:
+                self._idle -= 1
+            elif self._threads < self._limit:
+                self._threads += 1
+                threading.Thread(target=self._work, name=f"{self._name}-{self._threads}", daemon=True).start()
+            else:
+                self._backlog += 1
+        self._jobs.put((job, args))
+        return True
+
+    def _work(self) -> None:
+        while True:
+            item = self._jobs.get()  # blocks until a job, or the None that shutdown() queues for each thread
+            if item is None:
+                return
+            job, args = item
+            try:
+                job(*args)
+            except Exception:  # the jobs report their own failures; this guards the thread itself
+                log.exception("%s: a job failed", self._name)
+            with self._lock:
+                if self._backlog:
+                    self._backlog -= 1
+                else:
+                    self._idle += 1
+
+    def shutdown(self) -> None:
+        """Let every thread finish the jobs already queued and end; nothing waits for them."""
+        with self._lock:
+            self._stopped = True
+            threads = self._threads
+        for _ in range(threads):
+            self._jobs.put(None)

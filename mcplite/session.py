@@ -250,16 +250,15 @@ class Session(MessageSink):
         self.revision: Optional[Revision] = None
         #: What the peer declared at initialize.
         self.peer_capabilities: Dict[str, Any] = {}
-        # Guards _pending, _in_flight, _next_id, _closed, _input_ended, _owed and the lazy creation of _pool.
+        # Guards _pending, _in_flight, _next_id, _closed, _owed and the lazy creation of _pool.
         # Never held while calling the transport or user code.
         self._lock = threading.Lock()
         self._pending: Dict[RequestId, PendingRequest] = {}
         self._in_flight: Dict[RequestId, RequestContext] = {}
         self._next_id = 0
         self._closed = False
-        self._input_ended = False  # the peer sends nothing more, but still reads (see input_ended)
-        # From input_ended on: the requests whose answers are still owed; _drained is set when none are
-        # left, or when the connection ends meanwhile.
+        # None until input_ended (the peer sends nothing more but still reads); from then on, the requests
+        # whose answers are still owed. _drained is set when none are left, or when the connection ends.
         self._owed: Optional[Set[RequestId]] = None
         self._drained = LazyEvent()
         self._pool: Optional[DaemonPool] = None  # runs request handlers; made by the first request
@@ -324,9 +323,8 @@ class Session(MessageSink):
         transport's reader, which has nothing left to read) until then.
         """
         with self._lock:
-            if self._closed or self._input_ended:
+            if self._closed or self._owed is not None:
                 return
-            self._input_ended = True
             pending = list(self._pending.values())
             self._pending.clear()
             self._owed = {ctx.id for ctx in self._in_flight.values() if not ctx.cancelled.is_set()}
@@ -367,7 +365,7 @@ class Session(MessageSink):
         with self._lock:
             if self._closed:
                 raise ConnectionClosed(f"{method}: connection closed")
-            if self._input_ended:  # the answer could never arrive
+            if self._owed is not None:  # the input has ended: the answer could never arrive
                 raise ConnectionClosed(f"{method}: connection closed: the peer sends nothing more")
             request_id = self._next_id
             self._next_id += 1

@@ -153,7 +153,7 @@ def test_input_ended_answers_the_requests_in_flight_and_fails_new_outgoing_ones(
     draining = threading.Thread(target=server.input_ended, args=(None,))
     draining.start()
     deadline = time.monotonic() + WAIT
-    while not server._input_ended:
+    while server._owed is None:
         assert time.monotonic() < deadline
         time.sleep(0.005)
     assert not server.closed.is_set()  # still waiting for the handler

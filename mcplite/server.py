@@ -618,6 +618,7 @@ class Server:
         from .stdio import StdioServerTransport
         session = self.connect(StdioServerTransport())
         try:
+            # A wait with a timeout, repeated: on Windows a wait without one cannot be interrupted by Ctrl-C.
             while not session.closed.wait(3600):
                 pass
         except KeyboardInterrupt:

@@ -35,11 +35,24 @@ if TYPE_CHECKING:
     from typing import Any, List
 
 from .errors import (
-    AuthError, CapabilityError, ConnectionClosed, HTTPError, LocalProtocolError, MCPError, ProtocolError,
-    RemoteError, RemoteProtocolError, RequestCancelled, RequestTimeout, ResourceNotFound, RPCError,
-    SessionExpired, TransportError, VersionMismatch,
+    AuthError,
+    CapabilityError,
+    ConnectionClosed,
+    HTTPError,
+    LocalProtocolError,
+    MCPError,
+    ProtocolError,
+    RemoteError,
+    RemoteProtocolError,
+    RequestCancelled,
+    RequestTimeout,
+    ResourceNotFound,
+    RPCError,
+    SessionExpired,
+    TransportError,
+    VersionMismatch,
 )
-from .versions import LATEST_VERSION, SUPPORTED_VERSIONS
+from .protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
     from . import content

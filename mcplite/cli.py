@@ -24,9 +24,9 @@ from typing import IO, Any, Callable, Dict, List, NoReturn, Optional, Sequence, 
 
 from .client import Client
 from .errors import MCPError
+from .protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
+from .schema.validation import ValidationError, coerce_from_string
 from .server import Server
-from .validation import ValidationError, coerce_from_string
-from .versions import LATEST_VERSION, SUPPORTED_VERSIONS
 
 __all__ = ["main", "build_parser", "UsageError", "Target", "split_target", "parse_target", "target_from_config",
            "user_sign_in",

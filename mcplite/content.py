@@ -10,7 +10,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run t
 if TYPE_CHECKING:
     from typing import Any, Dict, Optional, Union
 
-    from . import types as t
+    from .protocol import types as t
 
 __all__ = ["text", "image", "audio", "resource", "resource_link", "message", "b64"]
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from mcplite.memory import memory_pair
+from mcplite.transports.memory import memory_pair
 from support import RawPeer
 
 

@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 from mcplite import jose
-from mcplite.http_messages import HTTPRequest, HTTPResponse
+from mcplite.transports.http_messages import HTTPRequest, HTTPResponse
 from mcplite.oauth import drive
 
 JWT_BEARER_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"

@@ -6,8 +6,8 @@ import threading
 from pathlib import Path
 from typing import Any, List, Optional
 
-from mcplite import jsonrpc
-from mcplite.transport import MessageSink, Transport
+from mcplite.protocol import jsonrpc
+from mcplite.transports import MessageSink, Transport
 
 ROOT = Path(__file__).resolve().parent.parent
 WAIT = 10.0  # seconds any single wait in a test may take before the test fails

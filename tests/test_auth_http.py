@@ -15,10 +15,11 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
-from mcplite import Client, Context, HTTPError, Server, http_client
+from mcplite import Client, Context, HTTPError, Server
+from mcplite.transports import http_client
 from mcplite.cli import main as cli_main
 from mcplite.errors import AuthError
-from mcplite.http_messages import AuthFlow, HTTPRequest, HTTPResponse
+from mcplite.transports.http_messages import AuthFlow, HTTPRequest, HTTPResponse
 from mcplite.http_server import HTTPServerThread
 from mcplite.oauth import (
     BearerAuth, FileTokenStorage, OAuth, parse_bearer_challenge, protected_resource_metadata_path,

@@ -16,15 +16,15 @@ from mcplite import (
     RequestCancelled, RequestTimeout, Server, ToolResult,
 )
 from mcplite import content as c
-from mcplite import types as t
-from mcplite import jsonrpc
+from mcplite.protocol import types as t
+from mcplite.protocol import jsonrpc
 from mcplite.errors import INTERNAL_ERROR, METHOD_NOT_FOUND
-from mcplite.memory import memory_pair
+from mcplite.transports.memory import memory_pair
 from mcplite.session import ServerSession
-from mcplite.transport import MessageSink, Transport
+from mcplite.transports import MessageSink, Transport
 
 if TYPE_CHECKING:
-    from mcplite.jsonrpc import RequestId
+    from mcplite.protocol.jsonrpc import RequestId
 
 from support import WAIT, RawPeer
 
@@ -580,6 +580,6 @@ def test_a_client_connects_once_and_with_after_connect_is_fine():
 
 
 def test_the_transport_in_use_is_public():
-    from mcplite.memory import MemoryTransport
+    from mcplite.transports.memory import MemoryTransport
     with Client(Server("t"), timeout=WAIT) as client:
         assert isinstance(client.transport, MemoryTransport)

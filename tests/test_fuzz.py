@@ -17,9 +17,9 @@ from typing import Any, Dict, Iterator, List
 
 import pytest
 
-from mcplite.http_app import HTTPApp
-from mcplite.http_exchange import IncomingRequest, Responder
-from mcplite.memory import memory_pair
+from mcplite.transports.http_server.app import HTTPApp
+from mcplite.transports.http_server.exchange import IncomingRequest, Responder
+from mcplite.transports.memory import memory_pair
 
 from support import WAIT, RawPeer
 

@@ -18,7 +18,7 @@ import pytest
 import broken_servers as bs
 from mcplite import Client, ConnectionClosed, Context, HTTPError, RequestTimeout, Server, SessionExpired
 from mcplite.errors import RemoteProtocolError
-from mcplite.http_client import HTTPClientTransport, HTTPRequest, HTTPResponse, _StreamableHTTP
+from mcplite.transports.http_client import HTTPClientTransport, HTTPRequest, HTTPResponse, _StreamableHTTP
 from mcplite.http_server import HTTPServerThread
 
 WAIT = bs.WAIT

@@ -12,9 +12,9 @@ from typing import Any, Deque, Dict, Iterator, List, Optional, Tuple
 import pytest
 
 from mcplite import Context, Server
-from mcplite.eventstore import InMemoryEventStore
+from mcplite.transports.http_server.eventstore import InMemoryEventStore
 from mcplite.http_server import HTTPRefusal, HTTPServerThread
-from mcplite.sse import Event, SSEParser
+from mcplite.protocol.sse import Event, SSEParser
 from support import WAIT
 
 JSON_AND_SSE = "application/json, text/event-stream"

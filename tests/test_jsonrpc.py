@@ -2,9 +2,9 @@
 
 import pytest
 
-from mcplite import jsonrpc
+from mcplite.protocol import jsonrpc
 from mcplite.errors import INVALID_REQUEST, PARSE_ERROR
-from mcplite.jsonrpc import ERROR, NOTIFICATION, REQUEST, RESPONSE, InvalidMessage
+from mcplite.protocol.jsonrpc import ERROR, NOTIFICATION, REQUEST, RESPONSE, InvalidMessage
 
 
 @pytest.mark.parametrize("msg, kind", [

@@ -14,7 +14,7 @@ from mcplite.oauth import (
     legacy_metadata_url, parse_bearer_challenge, pkce_challenge, pkce_pair, protected_resource_metadata_urls,
     resource_matches, select_scopes,
 )
-from mcplite.versions import SUPPORTED_VERSIONS
+from mcplite.protocol.versions import SUPPORTED_VERSIONS
 
 MCP = "https://api.example.com/v1/mcp"
 PRM_HEADER_URL = "https://api.example.com/custom/prm"

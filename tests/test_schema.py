@@ -13,9 +13,9 @@ from typing import Annotated, Literal
 
 import pytest
 
-from mcplite import validation as schema_module
-from mcplite.schema import FunctionSchema, Parameter, function_schema, to_jsonable, type_schema
-from mcplite.validation import ValidationError, coerce_from_string, compile_schema, validate
+from mcplite.schema import validation as schema_module
+from mcplite.schema.functions import FunctionSchema, Parameter, function_schema, to_jsonable, type_schema
+from mcplite.schema.validation import ValidationError, coerce_from_string, compile_schema, validate
 
 import schema_future_fixture as future
 from support import WAIT

@@ -16,7 +16,7 @@ import pytest
 
 from mcplite import Client, Context, Server, ToolResult
 from mcplite import content as c
-from mcplite import types as t
+from mcplite.protocol import types as t
 from mcplite.errors import (
     INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, RemoteError, ResourceNotFound, RPCError,
 )

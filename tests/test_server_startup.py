@@ -14,8 +14,8 @@ from typing import Any, Callable, List, Tuple
 
 import pytest
 
-from mcplite.schema import _NO_DEFAULT, _signature, function_schema
-from mcplite.validation import ValidationError, validate
+from mcplite.schema.functions import _NO_DEFAULT, _signature, function_schema
+from mcplite.schema.validation import ValidationError, validate
 
 from support import WAIT
 
@@ -69,7 +69,7 @@ print(" ".join(sorted(name for name in sys.modules if name not in already)))
 
 #: What importing the package must not load: `typing` (and what it brings), the TypedDicts, the schema
 #: machinery, and the modules of rarely used paths. They load when a handler is registered or used.
-NOT_AT_IMPORT = ["typing", "mcplite.types", "mcplite.schema", "mcplite.uritemplate", "base64", "importlib",
+NOT_AT_IMPORT = ["typing", "mcplite.protocol.types", "mcplite.schema.functions", "mcplite.schema.uritemplate", "base64", "importlib",
                  "subprocess", "logging", "inspect", "contextlib", "warnings"]
 
 

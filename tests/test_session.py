@@ -5,12 +5,12 @@ import time
 
 import pytest
 
-from mcplite import jsonrpc
+from mcplite.protocol import jsonrpc
 from mcplite.errors import (
     INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, CapabilityError, ConnectionClosed,
     LocalProtocolError, RemoteError, RequestCancelled, RequestTimeout, VersionMismatch,
 )
-from mcplite.memory import memory_pair
+from mcplite.transports.memory import memory_pair
 from mcplite.session import ClientSession, PendingRequest, ServerSession, Session
 
 from support import WAIT

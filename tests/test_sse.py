@@ -1,11 +1,11 @@
-"""Tests for mcplite.sse: WHATWG parsing edge cases, the encoder, and arbitrary chunk splits."""
+"""Tests for mcplite.protocol.sse: WHATWG parsing edge cases, the encoder, and arbitrary chunk splits."""
 
 from typing import Callable, List, Sequence
 
 import pytest
 
 from mcplite.errors import RemoteProtocolError
-from mcplite.sse import Event, SSEError, SSEParser, encode_comment, encode_event
+from mcplite.protocol.sse import Event, SSEError, SSEParser, encode_comment, encode_event
 
 
 def parse(*chunks: bytes) -> List[Event]:

@@ -18,7 +18,7 @@ from typing import Any, Dict, List
 import pytest
 
 from mcplite import Client, ConnectionClosed, RequestCancelled, TransportError
-from mcplite.stdio import StdioClientTransport
+from mcplite.transports.stdio import StdioClientTransport
 
 from support import WAIT
 

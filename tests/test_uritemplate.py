@@ -1,10 +1,10 @@
-"""Tests for mcplite.uritemplate: RFC 6570 expansion examples, parse errors, and matching."""
+"""Tests for mcplite.schema.uritemplate: RFC 6570 expansion examples, parse errors, and matching."""
 
 from typing import Any, Dict, Optional
 
 import pytest
 
-from mcplite.uritemplate import URITemplate, is_template
+from mcplite.schema.uritemplate import URITemplate, is_template
 
 # The variables of RFC 6570 sections 1.2 and 3.2 (mappings keep the RFC's semi, dot, comma order).
 RFC_VALUES: Dict[str, Any] = {

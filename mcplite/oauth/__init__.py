@@ -24,25 +24,45 @@ named after the rule, so each can be checked against the spec text. The modules,
 - the server side: `bearer` (`BearerAuth`).
 """
 
-from ..http_messages import AuthFlow, HTTPRequest, HTTPResponse
+from ..transports.http_messages import AuthFlow, HTTPRequest, HTTPResponse
 from .bearer import BearerAuth, protected_resource_metadata_path
 from .challenge import BearerChallenge, is_insufficient_scope, parse_bearer_challenge
 from .client_auth import JWT_BEARER_ASSERTION_TYPE, choose_token_endpoint_auth_method, client_assertion
 from .driver import drive, send_with_http_client
 from .flow import BaseOAuth
 from .grants import (
-    ID_JAG_TOKEN_TYPE, ID_TOKEN_TYPE, JWT_BEARER_GRANT, TOKEN_EXCHANGE_GRANT, ClientCredentials, CrossAppAccess,
+    ID_JAG_TOKEN_TYPE,
+    ID_TOKEN_TYPE,
+    JWT_BEARER_GRANT,
+    TOKEN_EXCHANGE_GRANT,
+    ClientCredentials,
+    CrossAppAccess,
     OAuth,
 )
 from .loopback import AuthorizeCallback, BrowserAuthorizer, LoopbackRedirectCatcher
 from .pkce import pkce_challenge, pkce_pair
 from .records import AuthorizationResponse, ClientRegistration, Tokens
 from .rules import (
-    AUTH_RULES, DEFAULT_PROTOCOL_VERSION, AuthRules, add_step_up_scopes, application_type_for, apply_offline_access,
-    auth_rules, authorization_server_metadata_urls, canonical_resource_uri, check_authorization_response,
-    check_authorization_response_issuer, check_legacy_metadata_issuer, check_metadata_issuer, check_pkce_support,
-    check_protected_resource_metadata, legacy_default_endpoints, legacy_metadata_url,
-    protected_resource_metadata_urls, resource_matches, select_scopes,
+    AUTH_RULES,
+    DEFAULT_PROTOCOL_VERSION,
+    AuthRules,
+    add_step_up_scopes,
+    application_type_for,
+    apply_offline_access,
+    auth_rules,
+    authorization_server_metadata_urls,
+    canonical_resource_uri,
+    check_authorization_response,
+    check_authorization_response_issuer,
+    check_legacy_metadata_issuer,
+    check_metadata_issuer,
+    check_pkce_support,
+    check_protected_resource_metadata,
+    legacy_default_endpoints,
+    legacy_metadata_url,
+    protected_resource_metadata_urls,
+    resource_matches,
+    select_scopes,
 )
 from .storage import FileTokenStorage, MemoryTokenStorage, TokenStorage, user_token_file
 

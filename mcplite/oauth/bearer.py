@@ -20,7 +20,7 @@ import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import urlsplit
 
-from ..http_messages import HTTPRefusal
+from ..transports.http_messages import HTTPRefusal
 from .challenge import BearerChallenge
 from .rules import canonical_resource_uri, origin_of, path_of
 

@@ -6,8 +6,8 @@ import secrets
 from typing import Dict, List, Optional, Sequence, Tuple
 from urllib.parse import quote
 
-from .. import jose
 from ..errors import AuthError
+from . import jose
 from .records import ClientRegistration
 
 __all__ = [

@@ -9,7 +9,7 @@ from typing import Any, Callable, Optional
 from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import TransportError
-from ..http_messages import AuthFlow, HTTPRequest, HTTPResponse, lower_case_headers
+from ..transports.http_messages import AuthFlow, HTTPRequest, HTTPResponse, lower_case_headers
 
 __all__ = ["drive", "send_with_http_client"]
 

@@ -16,17 +16,26 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Generator, List, Mapping, Optional, Sequence, Tuple, Union
 from urllib.parse import urlencode
 
-from .. import jose
 from ..errors import AuthError
-from ..http_messages import AuthFlow, HTTPRequest, HTTPResponse
+from ..transports.http_messages import AuthFlow, HTTPRequest, HTTPResponse
+from . import jose
 from .challenge import BearerChallenge, is_insufficient_scope, parse_bearer_challenge
 from .client_auth import client_authentication
 from .records import ClientRegistration, Tokens
 from .rules import (
-    DEFAULT_PROTOCOL_VERSION, add_step_up_scopes, apply_offline_access, auth_rules,
-    authorization_server_metadata_urls, canonical_resource_uri, check_legacy_metadata_issuer,
-    check_metadata_issuer, check_protected_resource_metadata, legacy_default_endpoints, legacy_metadata_url,
-    protected_resource_metadata_urls, select_scopes,
+    DEFAULT_PROTOCOL_VERSION,
+    add_step_up_scopes,
+    apply_offline_access,
+    auth_rules,
+    authorization_server_metadata_urls,
+    canonical_resource_uri,
+    check_legacy_metadata_issuer,
+    check_metadata_issuer,
+    check_protected_resource_metadata,
+    legacy_default_endpoints,
+    legacy_metadata_url,
+    protected_resource_metadata_urls,
+    select_scopes,
 )
 from .storage import MemoryTokenStorage, TokenStorage
 

@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, Generator, List, Mapping, Optional, Sequ
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import AuthError
-from ..http_messages import HTTPRequest, HTTPResponse
+from ..transports.http_messages import HTTPRequest, HTTPResponse
 from .client_auth import basic_credentials, registration_auth_method
 from .flow import FORM, JSON_ACCEPT, BaseOAuth, Binding, PrivateKeySource, json_object, oauth_error
 from .loopback import AuthorizeCallback, default_authorizer

@@ -5,7 +5,7 @@ import hashlib
 import secrets
 from typing import Tuple
 
-from ..jose import b64url_encode
+from .jose import b64url_encode
 
 __all__ = ["pkce_challenge", "pkce_pair"]
 

@@ -2,14 +2,14 @@
 
 Each function is named after the rule it implements and says where the rule comes from, so it can be
 checked against the spec text. Where revisions differ, the difference is a field of `AuthRules`, one row
-per revision in `AUTH_RULES`, the way `mcplite.versions` holds the protocol's own per-revision rules.
+per revision in `AUTH_RULES`, the way `mcplite.protocol.versions` holds the protocol's own per-revision rules.
 """
 
 from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import AuthError
-from ..versions import LATEST_VERSION, SUPPORTED_VERSIONS
+from ..protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
 from .records import AuthorizationResponse
 
 __all__ = [

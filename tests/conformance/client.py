@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 
 from mcplite import Client, MCPError  # noqa: E402
 from mcplite.errors import AuthError  # noqa: E402
-from mcplite.versions import LATEST_VERSION  # noqa: E402
+from mcplite.protocol.versions import LATEST_VERSION  # noqa: E402
 from mcplite.oauth import (  # noqa: E402
     ClientCredentials, CrossAppAccess, HTTPRequest, OAuth, send_with_http_client,
 )

@@ -23,7 +23,7 @@ from checks import WAIT, CheckFailed, Report, expect, expect_equal
 
 from mcplite import Client
 from mcplite.errors import URL_ELICITATION_REQUIRED, RemoteError
-from mcplite.versions import LATEST_VERSION
+from mcplite.protocol.versions import LATEST_VERSION
 
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "everything.json"), encoding="utf-8") as _file:
     PLAN: Dict[str, List[str]] = json.load(_file)

@@ -17,7 +17,7 @@ from checks import (
 )
 
 from mcplite import Client
-from mcplite.http_client import HTTPClientTransport
+from mcplite.transports.http_client import HTTPClientTransport
 
 #: What `HTTPClientTransport.transport` must say once connected: the URL alone decides (Streamable HTTP
 #: first, HTTP+SSE when the server refuses that), as for ``Client(url)``.

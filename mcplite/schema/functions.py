@@ -23,14 +23,33 @@ import json
 import re
 import types
 import typing
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple, Union
-from typing import Annotated, Literal, get_args, get_origin
+from typing import (
+    Annotated,
+    Any,
+    Callable,
+    Dict,
+    List,
+    Literal,
+    NamedTuple,
+    Optional,
+    Tuple,
+    Union,
+    get_args,
+    get_origin,
+)
 
 # validate and compile_schema are not used here: like ValidationError and coerce_from_string, they are
 # re-exported (see __all__) for the callers that import them from here, where they used to live.
-from .validation import ValidationError, coerce_from_string, compile_schema, json_type, member_path, validate
 # The check that compile_schema wraps: `bind` runs on every tool call, and calling it directly saves a call.
-from .validation import _compile_check
+from .validation import (
+    ValidationError,
+    _compile_check,
+    coerce_from_string,
+    compile_schema,
+    json_type,
+    member_path,
+    validate,
+)
 
 __all__ = [
     "ValidationError", "validate", "compile_schema", "Parameter", "FunctionSchema", "function_schema",

@@ -18,13 +18,13 @@ from __future__ import annotations  # annotations are not evaluated at import: a
 
 import abc
 
-from .jsonrpc import InvalidMessage, decode
+from ..protocol.jsonrpc import InvalidMessage, decode
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
     from typing import Any, Optional
 
-    from .jsonrpc import RequestId
+    from ..protocol.jsonrpc import RequestId
 
 __all__ = ["MessageSink", "Transport", "deliver_bytes"]
 

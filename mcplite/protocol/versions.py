@@ -9,8 +9,7 @@ Sources: ../shared/spec/VERSIONS.md (with the spec-repository file for each rule
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
-
-from .errors import RESOURCE_NOT_FOUND
+from ..errors import RESOURCE_NOT_FOUND
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:

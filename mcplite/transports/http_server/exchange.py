@@ -10,11 +10,11 @@ import abc
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Callable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from . import jsonrpc
-from .errors import INVALID_REQUEST
+from ...errors import INVALID_REQUEST
+from ...protocol import jsonrpc
 
 if TYPE_CHECKING:
-    from .jsonrpc import RequestId
+    from ...protocol.jsonrpc import RequestId
 
 __all__ = ["Headers", "IncomingRequest", "RouteHandler", "Responder", "reason_phrase"]
 

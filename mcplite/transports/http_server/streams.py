@@ -27,17 +27,17 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Set, Tuple
 
-from . import jsonrpc
-from .errors import ConnectionClosed, TransportError
+from ...errors import ConnectionClosed, TransportError
+from ...protocol import jsonrpc
+from ...protocol.sse import encode_comment, encode_event
+from ...session import ServerSession
+from .. import MessageSink, Transport
 from .eventstore import StoredEvent
-from .http_exchange import JSON_HEADERS, Headers, Reject, Responder, error_body
-from .session import ServerSession
-from .sse import encode_comment, encode_event
-from .transport import MessageSink, Transport
+from .exchange import JSON_HEADERS, Headers, Reject, Responder, error_body
 
 if TYPE_CHECKING:
-    from .http_app import HTTPApp
-    from .jsonrpc import RequestId
+    from ...protocol.jsonrpc import RequestId
+    from .app import HTTPApp
 
 __all__ = ["Attachment", "Stream", "SessionTransport"]
 

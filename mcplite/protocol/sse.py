@@ -11,7 +11,7 @@ and write what `encode_event` / `encode_comment` return.
 import re
 from typing import List, NamedTuple, Optional
 
-from .errors import RemoteProtocolError
+from ..errors import RemoteProtocolError
 
 __all__ = ["SSEError", "Event", "SSEParser", "encode_event", "encode_comment"]
 

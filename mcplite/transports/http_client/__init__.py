@@ -41,21 +41,29 @@ import threading
 import time
 from typing import TYPE_CHECKING, AbstractSet, Any, Callable, Dict, Iterator, List, Optional, Set, Tuple, Union
 
-from . import methods
-from ._pool import DaemonPool
-from .errors import ConnectionClosed, HTTPError, MCPError, RemoteProtocolError, SessionExpired
-from .http_client_legacy import LegacySSE
-from .http_messages import AuthFlow, HTTPRequest, HTTPResponse  # re-exported: what an ``auth`` object sees
-from .http_pool import (
-    EVENT_STREAM, JSON, Call, ConnectionPool, Exchange, deliver_event, describe, plan_route, read_sse,
+from ..._sync import DaemonPool
+from ...errors import ConnectionClosed, HTTPError, MCPError, RemoteProtocolError, SessionExpired
+from ...protocol import methods
+from ...protocol.jsonrpc import InvalidMessage, decode, encode
+from ...protocol.sse import Event, SSEParser
+from ...protocol.versions import is_supported, revision
+from .. import MessageSink, Transport
+from ..http_messages import AuthFlow, HTTPRequest, HTTPResponse  # re-exported: what an ``auth`` object sees
+from .legacy_sse import LegacySSE
+from .pool import (
+    EVENT_STREAM,
+    JSON,
+    Call,
+    ConnectionPool,
+    Exchange,
+    deliver_event,
+    describe,
+    plan_route,
+    read_sse,
 )
-from .jsonrpc import InvalidMessage, decode, encode
-from .sse import Event, SSEParser
-from .transport import MessageSink, Transport
-from .versions import is_supported, revision
 
 if TYPE_CHECKING:
-    from .jsonrpc import RequestId
+    from ...protocol.jsonrpc import RequestId
 
 __all__ = [
     "HTTPClientTransport", "HTTPRequest", "HTTPResponse", "AuthFlow", "DEFAULT_TIMEOUT",
@@ -566,7 +574,7 @@ class HTTPClientTransport(Transport):
         transport: "auto" (Streamable HTTP, falling back to HTTP+SSE when initialize is refused with
             400, 404 or 405), "streamable", or "sse" (the 2024-11-05 transport only).
         headers: extra headers for every request (they cannot override the protocol's own).
-        auth: an object with ``auth_flow(HTTPRequest) -> AuthFlow`` (see `mcplite.http_messages`), such as
+        auth: an object with ``auth_flow(HTTPRequest) -> AuthFlow`` (see `mcplite.transports.http_messages`), such as
             `mcplite.oauth.OAuth`; every request goes through it. The flow is always closed, whatever
             happens to the request, so a lock it holds across its yields is released.
         ssl_context: the TLS context; default ``ssl.create_default_context(cafile=cafile)``.

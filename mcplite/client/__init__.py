@@ -11,20 +11,20 @@ reach the callbacks given to the constructor, on the session's threads, never th
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
-from . import methods
-from .errors import INVALID_PARAMS, METHOD_NOT_FOUND, LocalProtocolError, RemoteError, RemoteProtocolError, RPCError
-from .memory import memory_pair
-from .session import _DEFAULT, DEFAULT_TIMEOUT, ClientSession, PendingRequest, RequestContext
-from .transport import Transport
-from .validation import ValidationError, validate
-from .versions import LATEST_VERSION
+from ..errors import INVALID_PARAMS, METHOD_NOT_FOUND, LocalProtocolError, RemoteError, RemoteProtocolError, RPCError
+from ..protocol import methods
+from ..protocol.versions import LATEST_VERSION
+from ..schema.validation import ValidationError, validate
+from ..session import _DEFAULT, DEFAULT_TIMEOUT, ClientSession, PendingRequest, RequestContext
+from ..transports import Transport
+from ..transports.memory import memory_pair
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
     from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
 
-    from . import types as t
-    from .session import ProgressCallback
+    from ..protocol import types as t
+    from ..session import ProgressCallback
 
     SamplingCallback = Callable[[Dict[str, Any]], Dict[str, Any]]
     ElicitationCallback = Callable[[Dict[str, Any]], Dict[str, Any]]
@@ -98,7 +98,7 @@ class Client:
         ``env`` is laid over this process's environment; ``stderr`` is None (pass the server's stderr
         through), a file, or a callable taking each line.
         """
-        from .stdio import DEFAULT_SHUTDOWN_TIMEOUT, StdioClientTransport
+        from ..transports.stdio import DEFAULT_SHUTDOWN_TIMEOUT, StdioClientTransport
         transport = StdioClientTransport(argv, env=env, cwd=cwd, stderr=stderr,
                                          shutdown_timeout=DEFAULT_SHUTDOWN_TIMEOUT if shutdown_timeout is None
                                          else shutdown_timeout)
@@ -356,7 +356,7 @@ def _result_text(result: Dict[str, Any]) -> str:
 
 
 def _transport_for(target: Any, http_options: Dict[str, Any], timeout: float) -> Transport:
-    from .server import Server  # the API layer may know its sibling
+    from ..server import Server  # the API layer may know its sibling
     if isinstance(target, Transport):
         return target
     if isinstance(target, Server):
@@ -364,7 +364,7 @@ def _transport_for(target: Any, http_options: Dict[str, Any], timeout: float) ->
         target.connect(server_end)
         return client_end
     if isinstance(target, str) and target.startswith(("http://", "https://")):
-        from .http_client import HTTPClientTransport  # only those who use HTTP pay for importing it
+        from ..transports.http_client import HTTPClientTransport  # only those who use HTTP pay for importing it
         return HTTPClientTransport(target, timeout=timeout, **http_options)
     if http_options:
         raise TypeError(f"unexpected keyword arguments {sorted(http_options)} (HTTP options need an http(s) URL)")

@@ -13,22 +13,22 @@ import json
 import re
 import threading
 
-from ._log import log
-from . import content as c
-from . import methods
-from .errors import INVALID_PARAMS, CapabilityError, RemoteError, ResourceNotFound, RPCError
-from .session import DEFAULT_TIMEOUT, LazyEvent, RequestContext, ServerSession
-from .transport import Transport
-from .validation import ValidationError, validate
-from .versions import SUPPORTED_VERSIONS
+from .. import content as c
+from .._log import log
+from ..errors import INVALID_PARAMS, CapabilityError, RemoteError, ResourceNotFound, RPCError
+from ..protocol import methods
+from ..protocol.versions import SUPPORTED_VERSIONS
+from ..schema.validation import ValidationError, validate
+from ..session import DEFAULT_TIMEOUT, LazyEvent, RequestContext, ServerSession
+from ..transports import Transport
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
     from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, TypeVar, Union, overload
 
-    from . import types as t
-    from .schema import FunctionSchema
-    from .uritemplate import URITemplate
+    from ..protocol import types as t
+    from ..schema.functions import FunctionSchema
+    from ..schema.uritemplate import URITemplate
 
     F = TypeVar("F", bound=Callable[..., Any])
 
@@ -222,7 +222,7 @@ def _returns_content(fn: Callable[..., Any]) -> bool:
     import collections.abc
     import typing
 
-    from . import types as t
+    from ..protocol import types as t
 
     content_types = (t.TextContent, t.ImageContent, t.AudioContent, t.ResourceLink, t.EmbeddedResource)
     try:
@@ -256,7 +256,7 @@ def _with_input_schema(schema: FunctionSchema, input_schema: Dict[str, Any]) -> 
 
 def _flat_object_schema(cls: Any) -> Dict[str, Any]:
     """Elicitation schemas are flat objects with no $ref: inline the one definition the type makes."""
-    from .schema import type_schema
+    from ..schema.functions import type_schema
 
     schema = type_schema(cls)
     defs = schema.pop("$defs", {})
@@ -406,7 +406,7 @@ class Server:
                  input_schema: Optional[Dict[str, Any]] = None,
                  output_schema: Union[Dict[str, Any], bool, None] = None) -> None:
         """Register ``fn`` as a tool (see `tool`); clients are told the list changed."""
-        from .schema import function_schema
+        from ..schema.functions import function_schema
 
         derive_output = output_schema is not False and not _returns_content(fn)
         schema = function_schema(fn, skip_types=(Context,), output=derive_output)
@@ -448,8 +448,8 @@ class Server:
                      mime_type: Optional[str] = None, size: Optional[int] = None,
                      annotations: Optional[t.Annotations] = None, icons: Optional[List[t.Icon]] = None,
                      meta: Optional[Dict[str, Any]] = None) -> None:
-        from .schema import function_schema
-        from .uritemplate import URITemplate, is_template
+        from ..schema.functions import function_schema
+        from ..schema.uritemplate import URITemplate, is_template
 
         schema = function_schema(fn, skip_types=(Context,), output=False)
         fields = _drop_none(name=name or schema.name, title=title, description=description or schema.description,
@@ -491,7 +491,7 @@ class Server:
     def add_prompt(self, fn: Callable[..., Any], *, name: Optional[str] = None, title: Optional[str] = None,
                    description: Optional[str] = None, icons: Optional[List[t.Icon]] = None,
                    meta: Optional[Dict[str, Any]] = None) -> None:
-        from .schema import function_schema
+        from ..schema.functions import function_schema
 
         schema = function_schema(fn, skip_types=(Context,), output=False)
         name = name or schema.name
@@ -603,19 +603,19 @@ class Server:
     def run(self, http: Optional[str] = None, **options: Any) -> None:
         """Serve until the client goes away: stdio by default, or Streamable HTTP on ``"host:port"``."""
         if http is not None:
-            from .http_server import serve  # the HTTP server is only imported by those who use it
+            from ..transports.http_server.stdlib import serve  # the HTTP server is only imported by those who use it
             serve(self, http, **options)
             return
         self.serve_stdio()
 
     def wsgi_app(self, **options: Any) -> Any:
         """This server as a PEP 3333 WSGI application (gunicorn, waitress, mod_wsgi); options as for HTTP."""
-        from .wsgi import wsgi_app
+        from ..transports.http_server.wsgi import wsgi_app
         return wsgi_app(self, **options)
 
     def serve_stdio(self) -> None:
         """Serve this process's stdin/stdout until stdin ends (or Ctrl-C)."""
-        from .stdio import StdioServerTransport
+        from ..transports.stdio import StdioServerTransport
         session = self.connect(StdioServerTransport())
         try:
             # A wait with a timeout, repeated: on Windows a wait without one cannot be interrupted by Ctrl-C.
@@ -851,7 +851,7 @@ def _to_jsonable(value: Any) -> Any:
     Imported here rather than at the top, where it would load `schema` (and `typing`) with the server: by
     the time a handler returns, its registration has imported `schema` already, so this costs a lookup.
     """
-    from .schema import to_jsonable
+    from ..schema.functions import to_jsonable
 
     return to_jsonable(value)
 

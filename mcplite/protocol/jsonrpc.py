@@ -11,7 +11,7 @@ from __future__ import annotations  # annotations are not evaluated at import: a
 
 import json
 
-from .errors import INVALID_REQUEST, PARSE_ERROR, RemoteProtocolError
+from ..errors import INVALID_REQUEST, PARSE_ERROR, RemoteProtocolError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:

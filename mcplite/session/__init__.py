@@ -21,26 +21,43 @@ from __future__ import annotations  # annotations are not evaluated at import: a
 import queue
 import threading
 
-from ._log import log
-from ._pool import DaemonPool
-from . import jsonrpc
-from . import methods
-from .errors import (
-    INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, CapabilityError, ConnectionClosed,
-    LocalProtocolError, MCPError, RemoteError, RemoteProtocolError, RequestCancelled, RequestTimeout, RPCError,
-    SessionExpired, VersionMismatch,
+from .._log import log
+from .._sync import DaemonPool
+from ..errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    CapabilityError,
+    ConnectionClosed,
+    LocalProtocolError,
+    MCPError,
+    RemoteError,
+    RemoteProtocolError,
+    RequestCancelled,
+    RequestTimeout,
+    RPCError,
+    SessionExpired,
+    VersionMismatch,
 )
-from .jsonrpc import InvalidMessage
-from .transport import MessageSink, Transport
-from .versions import (
-    LATEST_VERSION, SUPPORTED_VERSIONS, Revision, is_supported, missing_capability, negotiate, revision,
+from ..protocol import jsonrpc, methods
+from ..protocol.jsonrpc import InvalidMessage
+from ..protocol.versions import (
+    LATEST_VERSION,
+    SUPPORTED_VERSIONS,
+    Revision,
+    is_supported,
+    missing_capability,
+    negotiate,
+    revision,
 )
+from ..transports import MessageSink, Transport
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
     from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
-    from .jsonrpc import Message, RequestId
+    from ..protocol.jsonrpc import Message, RequestId
 
     RequestHandler = Callable[["RequestContext"], Dict[str, Any]]
     NotificationHandler = Callable[[str, Dict[str, Any]], None]

@@ -10,15 +10,15 @@ from __future__ import annotations  # annotations are not evaluated at import: a
 import queue
 import threading
 
-from .errors import ConnectionClosed
-from .jsonrpc import encode
-from .transport import MessageSink, Transport, deliver_bytes
+from ..errors import ConnectionClosed
+from ..protocol.jsonrpc import encode
+from . import MessageSink, Transport, deliver_bytes
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
     from typing import Any, Optional, Tuple
 
-    from .jsonrpc import RequestId
+    from ..protocol.jsonrpc import RequestId
 
 __all__ = ["MemoryTransport", "memory_pair"]
 

@@ -13,17 +13,17 @@ import os
 import sys
 import threading
 
-from ._log import log
-from .errors import ConnectionClosed, TransportError
-from .jsonrpc import encode
-from .transport import MessageSink, Transport, deliver_bytes
+from .._log import log
+from ..errors import ConnectionClosed, TransportError
+from ..protocol.jsonrpc import encode
+from . import MessageSink, Transport, deliver_bytes
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
     import subprocess
     from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Union
 
-    from .jsonrpc import RequestId
+    from ..protocol.jsonrpc import RequestId
 
     StderrTarget = Union[None, IO[Any], Callable[[str], None]]
 

@@ -11,12 +11,12 @@ import threading
 import urllib.parse
 from typing import TYPE_CHECKING, Any, List, Optional
 
-from .errors import ConnectionClosed, HTTPError, MCPError, RemoteProtocolError
-from .http_pool import EVENT_STREAM, JSON, Exchange, deliver_event, describe, read_sse
-from .sse import Event, SSEParser
+from ...errors import ConnectionClosed, HTTPError, MCPError, RemoteProtocolError
+from ...protocol.sse import Event, SSEParser
+from .pool import EVENT_STREAM, JSON, Exchange, deliver_event, describe, read_sse
 
 if TYPE_CHECKING:
-    from .http_client import HTTPClientTransport
+    from . import HTTPClientTransport
 
 __all__ = ["LegacySSE"]
 

@@ -19,10 +19,10 @@ import urllib.parse
 import urllib.request
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
-from .errors import HTTPError
-from .http_messages import AuthFlow, HTTPRequest, HTTPResponse, lower_case_headers
-from .jsonrpc import InvalidMessage, decode
-from .sse import Event, SSEParser
+from ...errors import HTTPError
+from ...protocol.jsonrpc import InvalidMessage, decode
+from ...protocol.sse import Event, SSEParser
+from ..http_messages import AuthFlow, HTTPRequest, HTTPResponse, lower_case_headers
 
 __all__ = ["JSON", "EVENT_STREAM", "Route", "plan_route", "Exchange", "Call", "ConnectionPool", "read_sse",
            "describe"]

@@ -37,17 +37,16 @@ import time
 from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
 from urllib.parse import parse_qs, urlsplit
 
-from . import jsonrpc
-from . import methods
-from .errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
+from ...errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
+from ...protocol import jsonrpc, methods
+from ...protocol.jsonrpc import InvalidMessage
+from ...protocol.sse import encode_event
+from ...protocol.versions import DEFAULT_HTTP_VERSION, is_supported
+from ...session import ServerSession
+from ..http_messages import HTTPRefusal
 from .eventstore import EventStore, InMemoryEventStore
-from .http_exchange import JSON_HEADERS, IncomingRequest, Reject, Responder, RouteHandler, error_body
-from .http_messages import HTTPRefusal
-from .http_streams import Attachment, SessionTransport, Stream
-from .jsonrpc import InvalidMessage
-from .session import ServerSession
-from .sse import encode_event
-from .versions import DEFAULT_HTTP_VERSION, is_supported
+from .exchange import JSON_HEADERS, IncomingRequest, Reject, Responder, RouteHandler, error_body
+from .streams import Attachment, SessionTransport, Stream
 
 __all__ = ["HTTPApp"]
 

@@ -1,0 +1,1 @@
+"""transports.http_server"""

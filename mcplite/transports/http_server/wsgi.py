@@ -1,0 +1,115 @@
+"""A `Server` as a PEP 3333 WSGI application, for gunicorn, waitress, mod_wsgi or ``wsgiref``.
+
+    from mcplite.wsgi import wsgi_app
+    app = wsgi_app(server, stateless=True)      # gunicorn --workers 4 module:app
+
+It is the same `HTTPApp` as the standard-library server, so it behaves the same with two differences:
+
+- A request's handler runs on the WSGI server's thread, and messages it streams (progress, sampling
+  requests...) are sent with the ``write`` callable that ``start_response`` returns, at once. Streams stay
+  open for as long as a handler or a GET lasts, so use a threaded worker (gunicorn ``--threads`` or
+  ``gthread``, waitress) for sessions; a pre-fork server with several processes needs ``stateless=True``
+  (or sticky sessions), since sessions live in one process's memory.
+- A response cannot end before the application returns, so ``close_sse_stream`` does nothing (returns
+  False) and the header / read timeouts are the WSGI server's own.
+
+The Host allow-list is off unless ``allowed_hosts`` is given: behind a load balancer only the deployment
+knows its public names.
+"""
+
+from typing import Any, Callable, Dict, Iterable, List, Optional
+
+from .app import HTTPApp
+from .exchange import Headers, IncomingRequest, Responder, reason_phrase
+
+__all__ = ["WSGIApp", "wsgi_app"]
+
+StartResponse = Callable[..., Callable[[bytes], Any]]
+
+
+class _WSGIResponder(Responder):
+    """Answers through ``start_response``: a complete body is returned, a stream written with ``write``."""
+
+    can_end_early = False
+
+    def __init__(self, start_response: StartResponse, head_only: bool) -> None:
+        self._start_response = start_response
+        self._head_only = head_only
+        self._write: Optional[Callable[[bytes], Any]] = None
+        #: What the application returns.
+        self.body: List[bytes] = []
+
+    def respond(self, status: int, headers: Headers, body: bytes) -> None:
+        self._start_response(f"{status} {reason_phrase(status)}", headers + [("Content-Length", str(len(body)))])
+        self.body = [] if self._head_only else [body]
+
+    def start_stream(self, headers: Headers, first: bytes) -> None:
+        self._write = self._start_response("200 OK", list(headers))
+        self.write(first)
+
+    def write(self, data: bytes) -> None:
+        assert self._write is not None
+        try:
+            self._write(data)
+        except OSError:
+            raise
+        except Exception as exc:  # servers report a vanished client in their own ways
+            raise OSError(f"cannot write to the client: {exc}") from exc
+
+    def end_stream(self, last: bytes = b"", *, close_connection: bool = False) -> None:
+        """Write ``last``; the response itself ends when the application returns."""
+        if last:
+            self.write(last)
+
+
+class WSGIApp:
+    """The WSGI callable. ``options`` are those of `HTTPApp` (path, stateless, json_response, ...)."""
+
+    def __init__(self, server: Any, **options: Any) -> None:
+        self.http = HTTPApp(server, **options)
+
+    def __call__(self, environ: Dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        method = environ["REQUEST_METHOD"]
+        responder = _WSGIResponder(start_response, method == "HEAD")
+        headers = _headers(environ)
+        body = self._read_body(environ)
+        if body is None:
+            self.http.refuse(responder, 413, "Payload Too Large")
+            return responder.body
+        request = IncomingRequest(method, environ.get("PATH_INFO") or "/", environ.get("QUERY_STRING", ""), headers,
+                              body, environ.get("SCRIPT_NAME", ""))
+        try:
+            self.http.handle(request, responder)
+        except OSError:
+            pass  # the client left in the middle of a stream
+        return responder.body
+
+    def _read_body(self, environ: Dict[str, Any]) -> Optional[bytes]:
+        """The request body, or None when it is larger than allowed."""
+        limit = self.http.max_body_size
+        length = environ.get("CONTENT_LENGTH") or ""
+        stream = environ["wsgi.input"]
+        if length.isascii() and length.isdigit():  # the server has validated it (PEP 3333)
+            if int(length) > limit:
+                return None
+            return stream.read(int(length))
+        # A chunked body that the server de-chunks announces itself with wsgi.input_terminated.
+        body = stream.read(limit + 1) if environ.get("wsgi.input_terminated") else b""
+        return None if len(body) > limit else body
+
+    def close(self) -> None:
+        """End every session and stream."""
+        self.http.close()
+
+
+def _headers(environ: Dict[str, Any]) -> Dict[str, str]:
+    headers = {key[5:].replace("_", "-").lower(): value for key, value in environ.items() if key.startswith("HTTP_")}
+    for key in ("CONTENT_TYPE", "CONTENT_LENGTH"):
+        if environ.get(key):
+            headers[key.replace("_", "-").lower()] = environ[key]
+    return headers
+
+
+def wsgi_app(server: Any, **options: Any) -> WSGIApp:
+    """A WSGI application serving ``server``; see `WSGIApp` and `HTTPApp` for the options."""
+    return WSGIApp(server, **options)

@@ -1,0 +1,184 @@
+"""The layer contract: which folder of mcplite may import which, and no import cycle between modules.
+
+The folders are the layers (see the README's Layout section). Every import statement in every module is
+checked, wherever it is: at the top, inside a function, or under ``if TYPE_CHECKING:``; a type-only import
+still says that one layer knows another. A function-level import may reach a few layers more than the
+module's top level may (`LAZY_ALSO`): that is how `Server.run` loads the HTTP server only when asked.
+"""
+
+import ast
+from pathlib import Path
+from typing import Dict, Iterator, List, Set, Tuple
+
+import pytest
+
+from support import ROOT
+
+PACKAGE = ROOT / "mcplite"
+MODULES = sorted(PACKAGE.rglob("*.py"))
+
+#: group -> the groups its modules may import (a group is a folder, or a top-level module). A module may
+#: always import modules of its own group. "transports" alone (no dot) is the transport contract in
+#: transports/__init__.py; "transports.*" is any transport.
+ALLOWED: Dict[str, Set[str]] = {
+    "errors": set(),
+    "_log": set(),
+    "_sync": {"_log"},
+    "protocol": {"errors"},
+    "schema": {"protocol", "errors"},
+    "content": {"protocol", "errors"},
+    "transports": {"protocol", "_sync", "_log", "errors"},
+    "session": {"transports", "protocol", "_sync", "_log", "errors"},
+    "server": {"session", "schema", "protocol", "content", "transports", "_sync", "_log", "errors"},
+    "client": {"session", "schema", "protocol", "transports", "_sync", "_log", "errors"},
+    "oauth": {"transports.http_messages", "protocol.versions", "errors"},
+    "cli": {"client", "server", "oauth", "schema", "protocol", "errors"},
+    "__main__": {"cli"},
+    "__init__": {"errors", "protocol", "client", "server", "session", "content"},
+    # The documented import paths, one import each: see their docstrings.
+    "http_server": {"transports.*"},
+    "wsgi": {"transports.*"},
+    "jose": {"oauth"},
+}
+
+#: What a function-level import may reach beyond ALLOWED: the API layer loads a transport when asked to.
+LAZY_ALSO: Dict[str, Set[str]] = {
+    "server": {"transports.*"},
+    "client": {"transports.*"},
+}
+
+#: (importing module, imported module) pairs that break the contract today. This list may only shrink:
+#: an entry that no longer matches an import fails the test, so a fixed violation is also struck off here.
+KNOWN_EXCEPTIONS: Set[Tuple[str, str]] = {
+    ("mcplite.client", "mcplite.server"),
+    ("mcplite.client", "mcplite.transports.memory"),
+    ("mcplite.transports.http_server.app", "mcplite.session"),
+    ("mcplite.transports.http_server.streams", "mcplite.session"),
+}
+
+#: Import cycles that exist today, as sets of modules. Like KNOWN_EXCEPTIONS, this list may only shrink.
+KNOWN_CYCLES: List[Set[str]] = [
+    {"mcplite.transports.http_server.app", "mcplite.transports.http_server.streams"},
+    {"mcplite.transports.http_client", "mcplite.transports.http_client.legacy_sse"},
+]
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def is_module(name: str) -> bool:
+    path = ROOT.joinpath(*name.split("."))
+    return path.with_suffix(".py").exists() or (path / "__init__.py").exists()
+
+
+def imports(path: Path) -> Iterator[Tuple[int, str, bool]]:
+    """(line, imported mcplite module, at function level) for every relative import in a file.
+
+    ``from . import x`` names the module ``x`` when there is one, and the package otherwise."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    here = module_name(path).split(".")
+    package = here if path.name == "__init__.py" else here[:-1]
+    lazy_nodes: Set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            lazy_nodes.update(id(inner) for inner in ast.walk(node) if inner is not node)
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom) or node.level == 0:
+            continue
+        base = package[:len(package) - (node.level - 1)]
+        target = ".".join(base + ([node.module] if node.module else []))
+        lazy = id(node) in lazy_nodes
+        submodules = [f"{target}.{alias.name}" for alias in node.names if is_module(f"{target}.{alias.name}")]
+        if submodules:
+            for name in submodules:
+                yield node.lineno, name, lazy
+            if len(submodules) == len(node.names):
+                continue
+        yield node.lineno, target, lazy
+
+
+def group_of(module: str) -> str:
+    """mcplite.transports.stdio -> transports; mcplite.errors -> errors; mcplite -> __init__."""
+    parts = module.split(".")[1:]
+    return parts[0] if parts else "__init__"
+
+
+def matches(rule: str, inside: str) -> bool:
+    """Does a rule of ALLOWED cover a module path inside mcplite (``transports.http_messages``)?"""
+    if rule.endswith(".*"):
+        return inside.startswith(rule[:-1])
+    if rule == "transports":  # the contract only, not every transport
+        return inside == rule
+    return inside == rule or inside.startswith(rule + ".")
+
+
+def allowed(source: str, target: str, lazy: bool) -> bool:
+    group = group_of(source)
+    if group == group_of(target):
+        return True
+    rules = ALLOWED[group] | (LAZY_ALSO.get(group, set()) if lazy else set())
+    inside = ".".join(target.split(".")[1:])
+    return any(matches(rule, inside) for rule in rules)
+
+
+def violations() -> List[Tuple[str, str]]:
+    found = []
+    for path in MODULES:
+        source = module_name(path)
+        assert group_of(source) in ALLOWED, f"{source}: a new top-level module or folder needs a row in ALLOWED"
+        for _, target, lazy in imports(path):
+            if not allowed(source, target, lazy):
+                found.append((source, target))
+    return sorted(set(found))
+
+
+def test_the_rules_themselves_read_as_intended() -> None:
+    assert allowed("mcplite.session", "mcplite.transports", lazy=False)  # the contract
+    assert not allowed("mcplite.session", "mcplite.transports.stdio", lazy=False)  # a transport
+    assert not allowed("mcplite.server", "mcplite.transports.stdio", lazy=False)
+    assert allowed("mcplite.server", "mcplite.transports.stdio", lazy=True)
+    assert allowed("mcplite.oauth.flow", "mcplite.transports.http_messages", lazy=False)
+    assert not allowed("mcplite.oauth.flow", "mcplite.transports.http_client", lazy=True)
+    assert allowed("mcplite.schema.functions", "mcplite.protocol.types", lazy=False)
+    assert not allowed("mcplite.protocol.versions", "mcplite.session", lazy=True)
+    assert not allowed("mcplite.transports.http_server.app", "mcplite.session", lazy=False)
+    assert allowed("mcplite.transports.http_server.app", "mcplite.transports.http_server.streams", lazy=False)
+
+
+@pytest.mark.parametrize("source,target", sorted(KNOWN_EXCEPTIONS))
+def test_every_known_exception_still_exists(source: str, target: str) -> None:
+    """A violation that was fixed must leave the list, so that the list only shrinks."""
+    assert (source, target) in violations(), f"{source} -> {target} is fixed: strike it off KNOWN_EXCEPTIONS"
+
+
+def test_every_import_keeps_the_layer_contract() -> None:
+    assert [pair for pair in violations() if pair not in KNOWN_EXCEPTIONS] == []
+
+
+def test_no_import_cycle_between_modules() -> None:
+    graph: Dict[str, Set[str]] = {}
+    for path in MODULES:
+        source = module_name(path)
+        graph[source] = {target for _, target, _ in imports(path) if target != source}
+    cycles: List[List[str]] = []
+    state: Dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(node: str, trail: List[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                cycles.append(trail[trail.index(nxt):] + [nxt] if nxt in trail else [node, nxt])
+            elif nxt not in state:
+                visit(nxt, trail + [nxt])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    assert [set(cycle) for cycle in cycles if set(cycle) not in KNOWN_CYCLES] == []
+    assert [known for known in KNOWN_CYCLES if known not in [set(cycle) for cycle in cycles]] == [], \
+        "a known cycle is broken: strike it off KNOWN_CYCLES"

@@ -1,4 +1,10 @@
-"""`DaemonPool`: a few reusable daemon threads for blocking jobs (request handlers, HTTP answer readers).
+"""Concurrency primitives shared by the session and the transports, kept small for start-up time.
+
+- `DEFAULT`: the sentinel for "the session's default timeout" (None means "wait forever").
+- `LazyEvent`: a `threading.Event` made only for its first waiter.
+- `DaemonPool`: a few reusable daemon threads for blocking jobs (request handlers, HTTP answer readers).
+
+On `DaemonPool`:
 
 Not `concurrent.futures.ThreadPoolExecutor`: importing it costs more than mcplite's whole client, it makes
 a Future per job (nobody waits on these: a job's outcome goes to the peer or to a pending request), and it
@@ -17,7 +23,53 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run t
 if TYPE_CHECKING:
     from typing import Any, Callable, Optional, Tuple
 
-__all__ = ["DaemonPool"]
+__all__ = ["DEFAULT", "LazyEvent", "DaemonPool"]
+
+#: "Use the session's default timeout", where None already means "wait forever".
+DEFAULT: Any = object()
+
+
+class LazyEvent:
+    """`threading.Event`'s ``is_set``, ``set`` and ``wait``, with the Event itself made for the first waiter.
+
+    Every request and every session has such flags (cancelled, closed, initialized) and most are never
+    waited on: building a real Event (a Condition and its lock) for each costs more than the rest of a
+    small tool call's bookkeeping. Testing and setting one is a plain attribute access.
+    """
+
+    __slots__ = ("_set", "_event")
+
+    #: Guards the making of every LazyEvent's Event (only waiters take it, once each).
+    _making = threading.Lock()
+
+    def __init__(self) -> None:
+        self._set = False
+        self._event: Optional[threading.Event] = None
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def set(self) -> None:
+        self._set = True
+        event = self._event  # read after _set: a waiter that made its Event before this sees _set below
+        if event is not None:
+            event.set()
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        if self._set:
+            return True
+        event = self._event
+        if event is None:
+            with LazyEvent._making:
+                event = self._event
+                if event is None:
+                    event = self._event = threading.Event()
+        if self._set:  # set before the Event existed: set() found nothing to wake
+            event.set()
+        return event.wait(timeout)
+
+    def __repr__(self) -> str:
+        return f"<LazyEvent {'set' if self._set else 'unset'}>"
 
 
 class DaemonPool:

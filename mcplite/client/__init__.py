@@ -11,11 +11,12 @@ reach the callbacks given to the constructor, on the session's threads, never th
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
+from .._sync import DEFAULT
 from ..errors import INVALID_PARAMS, METHOD_NOT_FOUND, LocalProtocolError, RemoteError, RemoteProtocolError, RPCError
 from ..protocol import methods
 from ..protocol.versions import LATEST_VERSION
 from ..schema.validation import ValidationError, validate
-from ..session import _DEFAULT, DEFAULT_TIMEOUT, ClientSession, PendingRequest, RequestContext
+from ..session import DEFAULT_TIMEOUT, ClientSession, PendingRequest, RequestContext
 from ..transports import Transport
 from ..transports.memory import memory_pair
 
@@ -105,7 +106,7 @@ class Client:
         return cls(transport, **options)
 
     # ---- lifetime ---------------------------------------------------------------------------------------
-    def connect(self, timeout: Any = _DEFAULT) -> "Client":
+    def connect(self, timeout: Any = DEFAULT) -> "Client":
         """Start the transport and run the handshake (what ``with`` does).
 
         Raises `LocalProtocolError` if this client was connected before (a client connects once).
@@ -167,7 +168,7 @@ class Client:
         return self.session.instructions
 
     # ---- generic requests -------------------------------------------------------------------------------
-    def request(self, method: str, params: Optional[Dict[str, Any]] = None, *, timeout: Any = _DEFAULT,
+    def request(self, method: str, params: Optional[Dict[str, Any]] = None, *, timeout: Any = DEFAULT,
                 progress: Optional[ProgressCallback] = None) -> Dict[str, Any]:
         """Send any request and return its raw result."""
         return self.session.request(method, params, timeout=timeout, progress=progress)
@@ -180,21 +181,21 @@ class Client:
     def notify(self, method: str, params: Optional[Dict[str, Any]] = None) -> None:
         self.session.notify(method, params)
 
-    def ping(self, *, timeout: Any = _DEFAULT) -> None:
+    def ping(self, *, timeout: Any = DEFAULT) -> None:
         self.session.ping(timeout)
 
     # ---- tools ------------------------------------------------------------------------------------------
-    def iter_tools(self, *, timeout: Any = _DEFAULT) -> Iterator[t.Tool]:
+    def iter_tools(self, *, timeout: Any = DEFAULT) -> Iterator[t.Tool]:
         """Every tool, fetching pages as the iteration reaches them."""
         return self._iterate(methods.TOOLS_LIST, "tools", timeout)
 
-    def list_tools(self, *, timeout: Any = _DEFAULT) -> List[t.Tool]:
+    def list_tools(self, *, timeout: Any = DEFAULT) -> List[t.Tool]:
         """Every tool (all pages). Also remembers their output schemas for `call_tool`'s check."""
         tools = list(self.iter_tools(timeout=timeout))
         self._output_schemas = {tool["name"]: tool.get("outputSchema") for tool in tools}
         return tools
 
-    def call_tool(self, name: str, arguments: Optional[Dict[str, Any]] = None, *, timeout: Any = _DEFAULT,
+    def call_tool(self, name: str, arguments: Optional[Dict[str, Any]] = None, *, timeout: Any = DEFAULT,
                   progress: Optional[ProgressCallback] = None, meta: Optional[Dict[str, Any]] = None,
                   raise_on_error: bool = False) -> t.CallToolResult:
         """Call a tool and return its `CallToolResult`.
@@ -219,7 +220,7 @@ class Client:
             params["_meta"] = meta
         return self.session.send_request(methods.TOOLS_CALL, params, progress=progress)
 
-    def finish_tool_call(self, name: str, pending: PendingRequest, *, timeout: Any = _DEFAULT,
+    def finish_tool_call(self, name: str, pending: PendingRequest, *, timeout: Any = DEFAULT,
                          raise_on_error: bool = False) -> t.CallToolResult:
         """Wait for a call from `start_tool_call` and check its result as `call_tool` does."""
         result: Dict[str, Any] = pending.result(timeout)
@@ -248,38 +249,38 @@ class Client:
                                       f"outputSchema: {exc}") from None
 
     # ---- resources --------------------------------------------------------------------------------------
-    def iter_resources(self, *, timeout: Any = _DEFAULT) -> Iterator[t.Resource]:
+    def iter_resources(self, *, timeout: Any = DEFAULT) -> Iterator[t.Resource]:
         return self._iterate(methods.RESOURCES_LIST, "resources", timeout)
 
-    def list_resources(self, *, timeout: Any = _DEFAULT) -> List[t.Resource]:
+    def list_resources(self, *, timeout: Any = DEFAULT) -> List[t.Resource]:
         return list(self.iter_resources(timeout=timeout))
 
-    def iter_resource_templates(self, *, timeout: Any = _DEFAULT) -> Iterator[t.ResourceTemplate]:
+    def iter_resource_templates(self, *, timeout: Any = DEFAULT) -> Iterator[t.ResourceTemplate]:
         return self._iterate(methods.RESOURCES_TEMPLATES_LIST, "resourceTemplates", timeout)
 
-    def list_resource_templates(self, *, timeout: Any = _DEFAULT) -> List[t.ResourceTemplate]:
+    def list_resource_templates(self, *, timeout: Any = DEFAULT) -> List[t.ResourceTemplate]:
         return list(self.iter_resource_templates(timeout=timeout))
 
-    def read_resource(self, uri: str, *, timeout: Any = _DEFAULT) -> t.ReadResourceResult:
+    def read_resource(self, uri: str, *, timeout: Any = DEFAULT) -> t.ReadResourceResult:
         """The resource's `ReadResourceResult` (``{"contents": [...]}``)."""
         return self.request(methods.RESOURCES_READ, {"uri": uri}, timeout=timeout)  # type: ignore[return-value]
 
-    def subscribe_resource(self, uri: str, *, timeout: Any = _DEFAULT) -> None:
+    def subscribe_resource(self, uri: str, *, timeout: Any = DEFAULT) -> None:
         """Ask for `on_resource_updated` calls when ``uri`` changes."""
         self.request(methods.RESOURCES_SUBSCRIBE, {"uri": uri}, timeout=timeout)
 
-    def unsubscribe_resource(self, uri: str, *, timeout: Any = _DEFAULT) -> None:
+    def unsubscribe_resource(self, uri: str, *, timeout: Any = DEFAULT) -> None:
         self.request(methods.RESOURCES_UNSUBSCRIBE, {"uri": uri}, timeout=timeout)
 
     # ---- prompts ----------------------------------------------------------------------------------------
-    def iter_prompts(self, *, timeout: Any = _DEFAULT) -> Iterator[t.Prompt]:
+    def iter_prompts(self, *, timeout: Any = DEFAULT) -> Iterator[t.Prompt]:
         return self._iterate(methods.PROMPTS_LIST, "prompts", timeout)
 
-    def list_prompts(self, *, timeout: Any = _DEFAULT) -> List[t.Prompt]:
+    def list_prompts(self, *, timeout: Any = DEFAULT) -> List[t.Prompt]:
         return list(self.iter_prompts(timeout=timeout))
 
     def get_prompt(self, name: str, arguments: Optional[Dict[str, str]] = None, *,
-                   timeout: Any = _DEFAULT) -> t.GetPromptResult:
+                   timeout: Any = DEFAULT) -> t.GetPromptResult:
         params: Dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = {key: value if isinstance(value, str) else str(value)
@@ -288,7 +289,7 @@ class Client:
 
     # ---- completion and logging -------------------------------------------------------------------------
     def complete(self, ref: Dict[str, Any], argument: str, value: str = "", *,
-                 context: Optional[Dict[str, str]] = None, timeout: Any = _DEFAULT) -> Dict[str, Any]:
+                 context: Optional[Dict[str, str]] = None, timeout: Any = DEFAULT) -> Dict[str, Any]:
         """Completions for one argument: ``ref`` is ``{"type": "ref/prompt", "name"}`` or
         ``{"type": "ref/resource", "uri"}``. Returns the ``completion`` object (``values``, ...)."""
         params: Dict[str, Any] = {"ref": ref, "argument": {"name": argument, "value": value}}
@@ -296,7 +297,7 @@ class Client:
             params["context"] = {"arguments": context}
         return self.request(methods.COMPLETE, params, timeout=timeout)["completion"]
 
-    def set_logging_level(self, level: str, *, timeout: Any = _DEFAULT) -> None:
+    def set_logging_level(self, level: str, *, timeout: Any = DEFAULT) -> None:
         if level not in methods.LOGGING_LEVELS:
             raise LocalProtocolError(f"unknown log level {level!r}; use one of {', '.join(methods.LOGGING_LEVELS)}")
         self.request(methods.LOGGING_SET_LEVEL, {"level": level}, timeout=timeout)

@@ -1,0 +1,539 @@
+"""`Session`: one JSON-RPC endpoint over one `Transport`, and the only owner of message threads.
+"""
+
+from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
+
+import queue
+import threading
+
+from .._log import log
+from .._sync import DEFAULT, DaemonPool, LazyEvent
+from ..errors import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    CapabilityError,
+    ConnectionClosed,
+    MCPError,
+    RemoteError,
+    RPCError,
+    SessionExpired,
+)
+from ..protocol import jsonrpc, methods
+from ..protocol.jsonrpc import InvalidMessage
+from ..protocol.versions import (
+    Revision,
+    missing_capability,
+)
+from ..transports import MessageSink, Transport
+from .pending import DEFAULT_TIMEOUT, PendingRequest
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional, Set, Tuple
+
+    from ..protocol.jsonrpc import Message, RequestId
+    from .pending import ProgressCallback
+
+    RequestHandler = Callable[["RequestContext"], Dict[str, Any]]
+    NotificationHandler = Callable[[str, Dict[str, Any]], None]
+
+
+class RequestContext:
+    """One incoming request while it is being handled: what the handler may know and do about it."""
+
+    __slots__ = ("session", "id", "method", "params", "cancelled", "batch", "transport_info")
+
+    def __init__(self, session: "Session", id: RequestId, method: str, params: Dict[str, Any]) -> None:
+        self.session = session
+        self.id = id
+        self.method = method
+        self.params = params
+        #: Set when the peer cancels the request or the connection dies; handlers should check it.
+        self.cancelled = LazyEvent()
+        self.batch: Optional["_Batch"] = None
+        #: What the transport knows about this request (HTTP: headers, auth claims); None on streams.
+        self.transport_info: Optional[Dict[str, Any]] = None
+
+    @property
+    def meta(self) -> Dict[str, Any]:
+        meta = self.params.get("_meta")
+        return meta if isinstance(meta, dict) else {}
+
+    @property
+    def progress_token(self) -> Any:
+        """The token the requester asked progress to be reported under, or None."""
+        return self.meta.get("progressToken")
+
+
+class _Batch:
+    """Collects the answers to one incoming JSON-RPC batch (2025-03-26) and sends them as one array."""
+
+    def __init__(self, session: "Session") -> None:
+        self._session = session
+        self._lock = threading.Lock()  # guards _responses and _open
+        self._responses: List[Message] = []
+        self._open = 1  # the batch itself until sealed, plus one per request being handled
+
+    def expect(self) -> None:
+        with self._lock:
+            self._open += 1
+
+    def add(self, response: Optional[Message]) -> None:
+        with self._lock:
+            if response is not None:
+                self._responses.append(response)
+            self._open -= 1
+            finished = self._open == 0
+        if finished and self._responses:
+            self._session._send(self._responses)
+
+    def seal(self) -> None:
+        self.add(None)
+
+
+class Session(MessageSink):
+    """A JSON-RPC endpoint with MCP's utilities, over one transport.
+
+    Args:
+        transport: the connection; `start()` begins reading from it.
+        handle_request: runs on the handler pool for every request from the peer that the session does
+            not answer itself; returns the result dict or raises `RPCError`.
+        handle_notification: runs on the dispatcher thread, in arrival order, for every notification
+            that the session does not consume itself.
+        max_workers: size of the handler pool (concurrent requests from the peer).
+        default_timeout: seconds a request waits for its answer when the caller gives no timeout.
+    """
+
+    #: The peer is a server (True for ClientSession); decides which capability table applies.
+    peer_is_server = False
+
+    def __init__(self, transport: Transport, *, handle_request: Optional[RequestHandler] = None,
+                 handle_notification: Optional[NotificationHandler] = None, max_workers: int = 16,
+                 default_timeout: float = DEFAULT_TIMEOUT, name: str = "mcplite") -> None:
+        self._transport = transport
+        self._handle_request = handle_request or _method_not_found
+        self._handle_notification = handle_notification or _ignore_notification
+        self.default_timeout = default_timeout
+        self._name = name
+        self._max_workers = max_workers
+        #: The negotiated revision; None until the handshake is done.
+        self.revision: Optional[Revision] = None
+        #: What the peer declared at initialize.
+        self.peer_capabilities: Dict[str, Any] = {}
+        # Guards _pending, _in_flight, _next_id, _closed, _owed and the lazy creation of _pool.
+        # Never held while calling the transport or user code.
+        self._lock = threading.Lock()
+        self._pending: Dict[RequestId, PendingRequest] = {}
+        self._in_flight: Dict[RequestId, RequestContext] = {}
+        self._next_id = 0
+        self._closed = False
+        # None until input_ended (the peer sends nothing more but still reads); from then on, the requests
+        # whose answers are still owed. _drained is set when none are left, or when the connection ends.
+        self._owed: Optional[Set[RequestId]] = None
+        self._drained = LazyEvent()
+        self._pool: Optional[DaemonPool] = None  # runs request handlers; made by the first request
+        self._callbacks: "queue.SimpleQueue[Optional[Tuple[Callable[..., None], tuple]]]" = queue.SimpleQueue()
+        # Started on first use (under _lock): a stateless HTTP request that sends no notification never
+        # pays for a thread.
+        self._dispatcher: Optional[threading.Thread] = None
+        #: Set when the connection has ended.
+        self.closed = LazyEvent()
+        #: Why the connection ended (None for an orderly close).
+        self.close_reason: Optional[BaseException] = None
+        self._close_hooks: List[Callable[[], None]] = []
+
+    # ---- lifetime ---------------------------------------------------------------------------------------
+    def start(self) -> None:
+        self._transport.start(self)
+
+    def close(self) -> None:
+        """Close the transport; every pending request fails with `ConnectionClosed`."""
+        self._transport.close()
+        # Transports report connection_lost themselves; this covers one whose reader never started.
+        self.connection_lost(None)
+
+    def on_close(self, hook: Callable[[], None]) -> None:
+        """Call ``hook`` (on the reader thread) once the connection has ended."""
+        self._close_hooks.append(hook)
+
+    @property
+    def is_closed(self) -> bool:
+        return self._closed
+
+    def connection_lost(self, exc: Optional[BaseException]) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            pending = list(self._pending.values())
+            self._pending.clear()
+            in_flight = list(self._in_flight.values())
+        self.close_reason = exc
+        self._fail_pending(pending, exc)
+        for ctx in in_flight:
+            ctx.cancelled.set()
+        self._callbacks.put(None)  # the dispatcher (if any) ends after what is already queued
+        if self._pool is not None:
+            self._pool.shutdown()
+        self._drained.set()  # an input_ended still waiting for answers stops: nobody can send them
+        self.closed.set()
+        for hook in self._close_hooks:
+            try:
+                hook()
+            except Exception:  # a hook must not stop the others
+                log.exception("close hook failed")
+
+    def input_ended(self, exc: Optional[BaseException] = None) -> None:
+        """The peer will send nothing more but may still read (a stdio server's stdin ended).
+
+        Our own pending requests fail at once (their answers can no longer arrive), and so does any request
+        a handler makes from now on. The requests already read are not cancelled: their handlers run to the
+        end and their answers are sent, so ``printf '...' | server`` gets every answer; only those the peer
+        cancelled earlier are not waited for. Then the session closes. Blocks the calling thread (the
+        transport's reader, which has nothing left to read) until then.
+        """
+        with self._lock:
+            if self._closed or self._owed is not None:
+                return
+            pending = list(self._pending.values())
+            self._pending.clear()
+            self._owed = {ctx.id for ctx in self._in_flight.values() if not ctx.cancelled.is_set()}
+            if not self._owed:
+                self._drained.set()
+        self._fail_pending(pending, exc)
+        self._drained.wait()  # ends early if the connection is closed meanwhile (connection_lost sets it)
+        self.connection_lost(exc)
+
+    def _fail_pending(self, pending: List[PendingRequest], exc: Optional[BaseException]) -> None:
+        message = f"connection closed: {exc}" if exc else "connection closed"
+        for request in pending:
+            error: ConnectionClosed
+            if isinstance(exc, SessionExpired):  # keep the type: the caller must start a new session
+                error = SessionExpired(f"{request.method}: {exc}", status=exc.status, body=exc.body)
+            else:
+                error = ConnectionClosed(f"{request.method}: {message}")
+            if request.on_progress is not None:
+                self.dispatch(request._settle, None, error)  # after its queued progress
+            else:
+                request._settle(None, error)
+
+    # ---- sending ----------------------------------------------------------------------------------------
+    def _send(self, message: Any, related_request_id: Optional[RequestId] = None) -> None:
+        self._transport.send(message, related_request_id=related_request_id)
+
+    def send_request(self, method: str, params: Optional[Dict[str, Any]] = None, *,
+                     progress: Optional[ProgressCallback] = None,
+                     related_request_id: Optional[RequestId] = None) -> PendingRequest:
+        """Send a request and return at once; the answer is taken with `PendingRequest.result()`.
+
+        Raises:
+            LocalProtocolError: the session is not in a state to send ``method``.
+            CapabilityError: the peer did not declare the capability ``method`` needs.
+            ConnectionClosed: the connection is gone.
+        """
+        self._check_outgoing_request(method)
+        with self._lock:
+            if self._closed:
+                raise ConnectionClosed(f"{method}: connection closed")
+            if self._owed is not None:  # the input has ended: the answer could never arrive
+                raise ConnectionClosed(f"{method}: connection closed: the peer sends nothing more")
+            request_id = self._next_id
+            self._next_id += 1
+            pending = PendingRequest(self, request_id, method, progress)
+            # Registered before sending, so a fast answer always finds it.
+            self._pending[request_id] = pending
+        if progress is not None:
+            params = dict(params or {})
+            params["_meta"] = {**(params.get("_meta") or {}), "progressToken": request_id}
+        try:
+            self._send(jsonrpc.request(request_id, method, params), related_request_id)
+        except BaseException:
+            with self._lock:
+                self._pending.pop(request_id, None)
+            raise
+        return pending
+
+    def request(self, method: str, params: Optional[Dict[str, Any]] = None, *, timeout: Any = DEFAULT,
+                progress: Optional[ProgressCallback] = None,
+                related_request_id: Optional[RequestId] = None) -> Dict[str, Any]:
+        """Send a request and block for its result (see `PendingRequest.result` for what it raises)."""
+        return self.send_request(method, params, progress=progress,
+                                 related_request_id=related_request_id).result(timeout)
+
+    def notify(self, method: str, params: Optional[Dict[str, Any]] = None, *,
+               related_request_id: Optional[RequestId] = None) -> None:
+        """Send a notification. Raises `ConnectionClosed` when the connection is gone."""
+        self._check_outgoing_notification(method)
+        self._send(jsonrpc.notification(method, params), related_request_id)
+
+    def ping(self, timeout: Any = DEFAULT) -> None:
+        self.request(methods.PING, timeout=timeout)
+
+    def fail_request(self, request_id: RequestId, exc: BaseException) -> None:
+        """The transport cannot get an answer to ``request_id``: its caller gets ``exc`` (no cancel is sent)."""
+        with self._lock:
+            pending = self._pending.pop(request_id, None)
+        if pending is None:
+            return
+        if pending.on_progress is not None:
+            self.dispatch(pending._settle, None, exc)  # after the progress already queued
+        else:
+            pending._settle(None, exc)
+
+    def _abandon(self, pending: PendingRequest, error: BaseException, reason: Optional[str]) -> bool:
+        """Settle ``pending`` with ``error`` and tell the peer to stop, unless its answer came first."""
+        with self._lock:
+            if self._pending.pop(pending.id, None) is None:
+                return False
+        pending._settle(None, error)
+        if pending.method != methods.INITIALIZE:  # the spec forbids cancelling initialize
+            params: Dict[str, Any] = {"requestId": pending.id}
+            if reason:
+                params["reason"] = reason
+            try:
+                self._send(jsonrpc.notification(methods.CANCELLED, params))
+            except MCPError:
+                pass  # the connection is gone: nothing left to cancel
+        return True
+
+    # ---- receiving (reader thread) ----------------------------------------------------------------------
+    def receive(self, value: Any, *, inline: bool = False, transport_info: Optional[Dict[str, Any]] = None) -> None:
+        """Take one decoded JSON value from the transport.
+
+        ``inline=True`` runs a request's handler in the calling thread instead of the pool: for transports
+        that already give each incoming request a thread of its own (HTTP). ``transport_info`` is handed
+        to the request's handler (`RequestContext.transport_info`).
+        """
+        try:
+            self._receive(value, inline, transport_info)
+        except Exception:
+            # A fault of ours must not end the transport's reader thread, and the connection with it: log
+            # it, answer the request it came with (so its sender does not wait for ever) and read on.
+            log.exception("%s: failed to take a message from the peer", self._name)
+            if isinstance(value, dict) and "method" in value and jsonrpc.is_valid_id(value.get("id")):
+                try:
+                    self._send(jsonrpc.error(value["id"], INTERNAL_ERROR, "Internal error"))
+                except MCPError:
+                    pass
+
+    def _receive(self, value: Any, inline: bool, transport_info: Optional[Dict[str, Any]]) -> None:
+        if isinstance(value, list):
+            self._receive_batch(value)
+            return
+        try:
+            kind = jsonrpc.kind_of(value)
+        except InvalidMessage as exc:
+            self.receive_invalid(exc)
+            return
+        if kind is jsonrpc.REQUEST:
+            self._accept_request(value, None, inline, transport_info)
+        elif kind is jsonrpc.NOTIFICATION:
+            self._accept_notification(value)
+        else:
+            self._accept_response(value, kind)
+
+    def receive_invalid(self, exc: InvalidMessage, batch: Optional[_Batch] = None) -> None:
+        log.warning("%s: invalid message from peer: %s", self._name, exc)
+        if not exc.respond:
+            return
+        if batch is not None:
+            batch.add(exc.response())
+            return
+        try:
+            self._send(exc.response())
+        except MCPError:
+            pass
+
+    def _receive_batch(self, items: List[Any]) -> None:
+        if self.revision is None or not self.revision.batching:
+            version = self.revision.version if self.revision else "the handshake"
+            self.receive_invalid(InvalidMessage(INVALID_REQUEST,
+                                                f"Invalid Request: batches are not allowed in {version}"))
+            return
+        if not items:
+            self.receive_invalid(InvalidMessage(INVALID_REQUEST, "Invalid Request: empty batch"))
+            return
+        batch = _Batch(self)
+        for item in items:
+            try:
+                kind = jsonrpc.kind_of(item)
+            except InvalidMessage as exc:
+                batch.expect()
+                self.receive_invalid(exc, batch)
+                continue
+            if kind is jsonrpc.REQUEST:
+                batch.expect()
+                self._accept_request(item, batch, False)
+            elif kind is jsonrpc.NOTIFICATION:
+                self._accept_notification(item)
+            else:
+                self._accept_response(item, kind)
+        batch.seal()
+
+    def _accept_response(self, msg: Message, kind: str) -> None:
+        with self._lock:
+            pending = self._pending.pop(msg.get("id"), None)  # type: ignore[arg-type]  # a null id: no match
+        if pending is None:
+            # Late (we timed out or cancelled), or an error about something unparseable we sent.
+            log.debug("%s: answer to no pending request: %r", self._name, msg)
+            return
+        if kind is jsonrpc.RESPONSE:
+            value, error = msg["result"], None
+        else:
+            err = msg["error"]
+            value, error = None, RemoteError(err["code"], err["message"], err.get("data"))
+        if pending.on_progress is not None:
+            # Through the dispatcher, so the caller sees every progress report queued before the result.
+            self.dispatch(pending._settle, value, error)
+        else:
+            pending._settle(value, error)
+
+    def _accept_request(self, msg: Message, batch: Optional[_Batch], inline: bool,
+                        transport_info: Optional[Dict[str, Any]] = None) -> None:
+        params = msg.get("params")
+        ctx = RequestContext(self, msg["id"], msg["method"], params if params is not None else {})
+        ctx.batch = batch
+        ctx.transport_info = transport_info
+        refusal = self._check_incoming_request(ctx.method)
+        if refusal is None and ctx.method == methods.PING:
+            self._respond(ctx, jsonrpc.result(ctx.id, {}))
+            return
+        with self._lock:
+            if self._closed:
+                return
+            if refusal is None and ctx.id in self._in_flight:
+                refusal = RPCError(INVALID_REQUEST, f"Invalid Request: id {ctx.id!r} is already in use")
+            if refusal is None:
+                self._in_flight[ctx.id] = ctx
+                if not inline and self._pool is None:
+                    self._pool = DaemonPool(self._max_workers, f"{self._name}-handler")
+        if refusal is not None:
+            self._respond(ctx, jsonrpc.error(ctx.id, refusal.code, refusal.message, refusal.data))
+        elif inline:
+            self._run_handler(ctx)
+        else:
+            assert self._pool is not None
+            self._pool.submit(self._run_handler, ctx)
+
+    def _run_handler(self, ctx: RequestContext) -> None:
+        try:
+            self._answer_request(ctx)
+        finally:
+            if self._owed is not None:  # draining (input_ended): one answer fewer still owed
+                with self._lock:
+                    self._owed.discard(ctx.id)
+                    if not self._owed:
+                        self._drained.set()
+
+    def _answer_request(self, ctx: RequestContext) -> None:
+        try:
+            response = jsonrpc.result(ctx.id, self._answer(ctx))
+        except RPCError as exc:
+            response = jsonrpc.error(ctx.id, exc.code, exc.message, exc.data)
+        except Exception as exc:
+            log.exception("%s: handler for %s failed", self._name, ctx.method)
+            response = jsonrpc.error(ctx.id, INTERNAL_ERROR, f"Internal error: {exc}" if str(exc) else
+                                     f"Internal error: {type(exc).__name__}")
+        finally:
+            with self._lock:
+                self._in_flight.pop(ctx.id, None)
+        if ctx.cancelled.is_set():
+            # Cancelled by the peer: it has stopped waiting, and the spec says not to answer.
+            if ctx.batch is not None:
+                ctx.batch.add(None)
+            return
+        self._respond(ctx, response)
+
+    def _answer(self, ctx: RequestContext) -> Dict[str, Any]:
+        """The result for a request the session does not answer itself (overridden for initialize)."""
+        return self._handle_request(ctx)
+
+    def _respond(self, ctx: RequestContext, response: Message) -> None:
+        if ctx.batch is not None:
+            ctx.batch.add(response)
+            return
+        try:
+            self._send(response, ctx.id)
+        except ValueError as exc:  # the handler's result is not JSON (NaN, a set, an object)
+            log.error("%s: result of %s cannot be encoded: %s", self._name, ctx.method, exc)
+            self._send(jsonrpc.error(ctx.id, INTERNAL_ERROR, f"Internal error: result is not JSON: {exc}"), ctx.id)
+        except MCPError:
+            pass  # the connection is gone; nobody is waiting
+
+    def _accept_notification(self, msg: Message) -> None:
+        method = msg["method"]
+        params = msg.get("params")
+        if params is None:
+            params = {}
+        if method == methods.CANCELLED:
+            request_id = params.get("requestId")
+            if not jsonrpc.is_valid_id(request_id):
+                return  # names no request we could have (a list or an object would not even be a key)
+            with self._lock:
+                ctx = self._in_flight.get(request_id)
+            if ctx is not None and ctx.method != methods.INITIALIZE:
+                ctx.cancelled.set()
+            return
+        if method == methods.PROGRESS:
+            token = params.get("progressToken")
+            with self._lock:
+                pending = self._pending.get(token) if jsonrpc.is_valid_id(token) else None
+            if pending is not None and pending.on_progress is not None:
+                self.dispatch(_call_progress, pending.on_progress, params)
+                return
+        self._notification_received(method, params)
+        self.dispatch(self._handle_notification, method, params)
+
+    # ---- the dispatcher thread --------------------------------------------------------------------------
+    def dispatch(self, callback: Callable[..., None], *args: Any) -> None:
+        """Run ``callback(*args)`` on the dispatcher thread, after everything already queued there."""
+        if self._dispatcher is None:
+            with self._lock:
+                if self._dispatcher is None:
+                    self._dispatcher = threading.Thread(target=self._dispatch_loop, name=f"{self._name}-dispatcher",
+                                                        daemon=True)
+                    self._dispatcher.start()
+        self._callbacks.put((callback, args))
+
+    def _dispatch_loop(self) -> None:
+        while True:
+            item = self._callbacks.get()
+            if item is None:
+                return
+            callback, args = item
+            try:
+                callback(*args)
+            except Exception:
+                log.exception("%s: notification callback failed", self._name)
+
+    # ---- lifecycle hooks (subclasses) -------------------------------------------------------------------
+    def _check_outgoing_request(self, method: str) -> None:
+        """Raise `LocalProtocolError` if ``method`` may not be sent now."""
+        if self.revision is not None:
+            missing = missing_capability(method, self.peer_capabilities, self.revision,
+                                         peer_is_server=self.peer_is_server)
+            if missing is not None:
+                raise CapabilityError(f"{method}: the peer did not declare the {missing!r} capability")
+
+    def _check_outgoing_notification(self, method: str) -> None:
+        """Raise `LocalProtocolError` if ``method`` may not be sent now (nothing by default)."""
+
+    def _check_incoming_request(self, method: str) -> Optional[RPCError]:
+        """An error to answer with instead of handling the request, or None."""
+        return None
+
+    def _notification_received(self, method: str, params: Dict[str, Any]) -> None:
+        """Lifecycle bookkeeping for a notification, on the reader thread."""
+
+
+def _call_progress(callback: ProgressCallback, params: Dict[str, Any]) -> None:
+    callback(params.get("progress", 0), params.get("total"), params.get("message"))
+
+
+def _method_not_found(ctx: RequestContext) -> Dict[str, Any]:
+    raise RPCError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
+
+
+def _ignore_notification(method: str, params: Dict[str, Any]) -> None:
+    pass

@@ -74,3 +74,13 @@ def test_builders():
     assert jsonrpc.result(3, {"a": 1}) == {"jsonrpc": "2.0", "id": 3, "result": {"a": 1}}
     assert jsonrpc.error(3, -1, "m", {"d": 1}) == {"jsonrpc": "2.0", "id": 3,
                                                      "error": {"code": -1, "message": "m", "data": {"d": 1}}}
+
+
+def test_request_and_response_ids_of_one_message_or_a_batch():
+    batch = [jsonrpc.request(1, "a"), jsonrpc.notification("n"), jsonrpc.result("x", {}),
+             jsonrpc.error(None, -32700, "parse"), jsonrpc.error(2, -1, "no"), "junk"]
+    assert jsonrpc.request_ids(batch) == (1,)
+    assert jsonrpc.response_ids(batch) == ("x", 2)
+    assert jsonrpc.request_ids(jsonrpc.request("r", "m")) == ("r",)
+    assert jsonrpc.response_ids(jsonrpc.request("r", "m")) == ()
+    assert jsonrpc.is_request(jsonrpc.request(0, "m")) and not jsonrpc.is_request(jsonrpc.notification("m"))

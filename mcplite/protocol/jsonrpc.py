@@ -15,7 +15,7 @@ from ..errors import INVALID_REQUEST, PARSE_ERROR, RemoteProtocolError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, TypeGuard, Union
+    from typing import Any, Dict, List, Optional, Tuple, TypeGuard, Union
 
     RequestId = Union[str, int]
     Message = Dict[str, Any]
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = [
     "REQUEST", "NOTIFICATION", "RESPONSE", "ERROR", "InvalidMessage",
     "request", "notification", "result", "error", "encode", "decode", "kind_of", "is_valid_id",
+    "is_request", "request_ids", "response_ids",
 ]
 
 # The four kinds of message, as returned by `kind_of`.
@@ -98,6 +99,24 @@ def decode(data: Union[bytes, str]) -> Any:
 def is_valid_id(value: Any) -> TypeGuard[RequestId]:
     """Request ids are strings or integers: never bool (a subclass of int in Python), never null."""
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def is_request(msg: Any) -> bool:
+    """A request (it has a method and an id), without checking the rest of the envelope."""
+    return isinstance(msg, dict) and "method" in msg and "id" in msg
+
+
+def request_ids(message: Any) -> Tuple[RequestId, ...]:
+    """The ids of the requests in one message or a batch: what its answers must respond to."""
+    items = message if isinstance(message, list) else (message,)
+    return tuple(item["id"] for item in items if is_request(item))
+
+
+def response_ids(message: Any) -> Tuple[RequestId, ...]:
+    """The ids of the requests that the responses in one message or a batch answer (null ids left out)."""
+    items = message if isinstance(message, list) else (message,)
+    return tuple(item["id"] for item in items
+                 if isinstance(item, dict) and "method" not in item and item.get("id") is not None)
 
 
 def kind_of(msg: Any) -> str:

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, AbstractSet, Any, Callable, Dict, Iterator, Li
 
 from ..._sync import DaemonPool
 from ...errors import ConnectionClosed, HTTPError, MCPError, RemoteProtocolError, SessionExpired
-from ...protocol import methods
+from ...protocol import jsonrpc, methods
 from ...protocol.jsonrpc import InvalidMessage, decode, encode
 from ...protocol.sse import Event, SSEParser
 from ...protocol.versions import is_supported, revision
@@ -190,7 +190,7 @@ class _StreamableHTTP:
         """
         if self._dead:
             raise ConnectionClosed("the HTTP session is closed")
-        request_ids = _request_ids(message)
+        request_ids = set(jsonrpc.request_ids(message))
         method = message.get("method") if isinstance(message, dict) else None
         if method == methods.INITIALIZE:
             self._initialize(message, body)
@@ -336,7 +336,7 @@ class _StreamableHTTP:
             problem = f"the JSON answer does not parse: {exc}"
         else:
             self._deliver(value)
-            missing = request_ids - _response_ids(value)
+            missing = request_ids - set(jsonrpc.response_ids(value))
             if not missing:
                 return None
             problem = f"the JSON answer has no response to request {_list(missing)}"
@@ -353,7 +353,7 @@ class _StreamableHTTP:
         if self._initialize_id is not None:
             self._watch_initialize(value)
         if self._streams:
-            for request_id in _response_ids(value):
+            for request_id in jsonrpc.response_ids(value):
                 with self._lock:
                     stream = self._streams.pop(request_id, None)
                 if stream is not None:
@@ -542,19 +542,6 @@ class _StreamableHTTP:
             log.debug("the server did not end the session: %s", exchange.failure())  # 405: it may refuse
         else:
             exchange.read()
-
-
-def _request_ids(message: Any) -> Set[RequestId]:
-    """The ids of the requests in a message or batch (those the answer must respond to)."""
-    items = message if isinstance(message, list) else (message,)
-    return {item["id"] for item in items if isinstance(item, dict) and "method" in item and "id" in item}
-
-
-def _response_ids(value: Any) -> Set[RequestId]:
-    """The ids of the requests that the responses in a message or batch answer."""
-    items = value if isinstance(value, list) else (value,)
-    return {item["id"] for item in items
-            if isinstance(item, dict) and "method" not in item and item.get("id") is not None}
 
 
 def _list(ids: AbstractSet[RequestId]) -> str:

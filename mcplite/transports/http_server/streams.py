@@ -48,16 +48,6 @@ _SSE_HEADERS: Headers = [("Content-Type", "text/event-stream"), ("Cache-Control"
                          ("X-Accel-Buffering", "no")]
 
 
-def _answered_ids(message: Any) -> Tuple[RequestId, ...]:
-    """The ids of the requests that ``message`` (one outgoing message or a batch) answers."""
-    items = message if isinstance(message, list) else (message,)
-    return tuple(m["id"] for m in items if isinstance(m, dict) and "method" not in m and m.get("id") is not None)
-
-
-def _is_request(message: Any) -> bool:
-    return isinstance(message, dict) and "method" in message and "id" in message
-
-
 class Attachment:
     """One HTTP response that currently carries a stream to the client."""
 
@@ -353,7 +343,7 @@ class SessionTransport(Transport):
 
     def send(self, message: Any, *, related_request_id: Optional[RequestId] = None) -> None:
         data = jsonrpc.encode(message)  # a ValueError here reaches the session, which answers an error instead
-        answers = _answered_ids(message)
+        answers = jsonrpc.response_ids(message)
         with self._lock:
             if self.closed:
                 raise ConnectionClosed("the HTTP session has ended")
@@ -364,11 +354,11 @@ class SessionTransport(Transport):
             # Its POST has been answered or abandoned; a response never goes on the standalone stream.
             log.debug("response to %r dropped: its stream has ended", answers)
             return
-        if stream is not None and _is_request(message):
+        if stream is not None and jsonrpc.is_request(message):
             raise TransportError(f"{message['method']}: the stream of request {related_request_id!r} cannot carry "
                                  "it (JSON response mode, the request was answered, or the client left)")
         if not self.standalone.deliver(data, answers):
-            if _is_request(message):
+            if jsonrpc.is_request(message):
                 raise ConnectionClosed(f"{message['method']}: the client has no open stream to receive it")
             log.debug("message dropped: the client has no open stream: %.200s", data)
 

@@ -156,3 +156,69 @@ def test_the_wheel_carries_every_module_of_the_package(tmp_path):
     expected = {path.relative_to(root).as_posix() for path in (root / "mcplite").rglob("*.py")}
     assert expected <= shipped
     assert "mcplite/py.typed" in shipped
+
+
+# --- the public surface ------------------------------------------------------------------------------------
+
+#: The names `import mcplite` promises, listed once here so that adding or dropping one is a visible decision.
+PUBLIC_NAMES = {
+    "Server", "Client", "Context", "ToolResult", "PendingRequest", "content",
+    "LATEST_VERSION", "SUPPORTED_VERSIONS",
+    "MCPError", "ProtocolError", "LocalProtocolError", "CapabilityError", "RemoteProtocolError",
+    "VersionMismatch", "RPCError", "RemoteError", "ResourceNotFound", "ConnectionClosed", "RequestTimeout",
+    "RequestCancelled", "TransportError", "HTTPError", "SessionExpired", "AuthError",
+}
+
+#: The documented import paths other than `mcplite` itself, and the module each one presents.
+DOCUMENTED_PATHS = {
+    "mcplite.oauth": "mcplite.oauth",
+    "mcplite.http_server": "mcplite.transports.http_server.stdlib",
+    "mcplite.wsgi": "mcplite.transports.http_server.wsgi",
+    "mcplite.jose": "mcplite.oauth.jose",
+}
+
+
+def test_the_public_names_of_mcplite_are_its_all():
+    import mcplite
+
+    assert set(mcplite.__all__) == PUBLIC_NAMES
+    assert len(mcplite.__all__) == len(PUBLIC_NAMES), "duplicates in __all__"
+    assert set(dir(mcplite)) >= PUBLIC_NAMES
+
+
+def test_every_public_name_of_mcplite_is_defined_by_mcplite():
+    import types
+
+    import mcplite
+
+    for name in sorted(PUBLIC_NAMES):
+        value = getattr(mcplite, name)
+        home = value.__name__ if isinstance(value, types.ModuleType) else getattr(value, "__module__", "mcplite")
+        assert home == "mcplite" or home.startswith("mcplite."), (name, home)
+
+
+def test_nothing_else_public_sits_in_the_mcplite_namespace():
+    """What a user sees with dir(mcplite) beyond __all__ is submodules and the two module-level idioms."""
+    import types
+
+    import mcplite
+
+    for name in sorted(PUBLIC_NAMES):
+        getattr(mcplite, name)  # load every lazy name first: each import may add a submodule attribute
+    extra = {name for name, value in vars(mcplite).items()
+             if not name.startswith("_") and name not in PUBLIC_NAMES and not isinstance(value, types.ModuleType)}
+    assert extra == {"TYPE_CHECKING", "annotations"}
+
+
+@pytest.mark.parametrize("path,home", sorted(DOCUMENTED_PATHS.items()))
+def test_the_documented_import_paths_present_their_modules_names(path, home):
+    module, target = importlib.import_module(path), importlib.import_module(home)
+    assert module.__all__ and list(module.__all__) == list(target.__all__)
+    assert all(getattr(module, name) is getattr(target, name) for name in module.__all__)
+
+
+def test_an_unknown_name_is_an_attribute_error_naming_it():
+    import mcplite
+
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        mcplite.Nope  # noqa: B018

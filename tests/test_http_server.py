@@ -12,7 +12,14 @@ from typing import Any, Deque, Dict, Iterator, List, Optional, Tuple
 import pytest
 
 from mcplite import Context, Server
+from mcplite.transports import MessageSink, RequestInfo
+from mcplite.transports.http_messages import PublishesRoutes
+from mcplite.transports.http_server import HTTPOptions
+from mcplite.transports.http_server.app import HTTPApp
 from mcplite.transports.http_server.eventstore import InMemoryEventStore
+from mcplite.transports.http_server.guards import LOOPBACK_HOSTS
+from mcplite.transports.http_server.streams import Attachment, SessionTransport, Stream, StreamHost
+from mcplite.http_server import LOOPBACK_HOSTS as DOCUMENTED_LOOPBACK_HOSTS
 from mcplite.http_server import HTTPRefusal, HTTPServerThread
 from mcplite.protocol.sse import Event, SSEParser
 from support import WAIT
@@ -179,6 +186,17 @@ class Fixture:
         @server.tool
         def claims(ctx: Context) -> Any:
             return ctx.transport_info.get("auth")
+
+        @server.tool
+        def request_info(ctx: Context) -> Dict[str, Any]:
+            """What the handler knows of its HTTP request, read from the typed record."""
+            info = ctx.request_info
+            assert isinstance(info, RequestInfo)
+            return {"session_id": info.session_id, "auth": info.auth, "accept": info.headers.get("accept"),
+                    "same_as_dict": ctx.transport_info == {"headers": info.headers, "auth": info.auth,
+                                                           "session_id": info.session_id,
+                                                           "close_sse_stream": info.close_sse_stream},
+                    "context_auth": ctx.auth}
 
         @server.tool
         def reconnect(ctx: Context, wait: bool = False) -> str:
@@ -752,6 +770,90 @@ def test_the_authenticate_hook_refuses_with_401_or_403_and_passes_claims(fixture
         client.extra["Authorization"] = "Bearer good"
         client.initialize()
         assert json.loads(result_text(client.post(client.call("claims")).json())) == {"sub": "alice"}
+
+
+def test_handlers_get_their_http_request_as_a_request_info_record(client: RawClient, fixture: Fixture) -> None:
+    reply = client.post(client.call("request_info"))
+    assert reply.status == 200
+    assert json.loads(result_text(reply.json())) == {
+        "session_id": client.session_id, "auth": None, "accept": JSON_AND_SSE, "same_as_dict": True,
+        "context_auth": None}
+    with serving(fixture, stateless=True) as http:
+        stateless = RawClient(http)
+        stateless.extra["MCP-Protocol-Version"] = "2025-11-25"
+        answer = json.loads(result_text(stateless.post(stateless.call("request_info")).json()))
+        assert answer["session_id"] is None and answer["same_as_dict"] is True
+
+
+class RouteHook:
+    """An ``authenticate`` hook that publishes a document without inheriting from `PublishesRoutes`."""
+
+    def __call__(self, headers: Any) -> Dict[str, str]:
+        if headers.get("authorization") != "Bearer good":
+            raise HTTPRefusal(401)
+        return {"sub": "bob"}
+
+    def well_known_routes(self) -> Dict[str, Any]:
+        return {"/.well-known/doc": lambda request: (200, [("Content-Type", "text/plain")], b"public")}
+
+
+def test_a_hook_that_publishes_routes_has_them_served_without_authentication(fixture: Fixture) -> None:
+    assert isinstance(RouteHook(), PublishesRoutes) and not isinstance(lambda headers: None, PublishesRoutes)
+    with serving(fixture, authenticate=RouteHook()) as http:
+        client = RawClient(http)
+        document = Reply(client.send("GET", path="/.well-known/doc"))
+        assert (document.status, document.body) == (200, b"public")
+        assert client.post(client.request("ping")).status == 401
+
+
+def test_options_are_checked_when_the_app_is_made(fixture: Fixture) -> None:
+    with pytest.raises(TypeError):
+        HTTPApp(fixture.server, no_such_option=True)
+    with pytest.raises(ValueError, match="sse_path"):
+        HTTPApp(fixture.server, sse_path="sse")
+    app = HTTPApp(fixture.server, max_body_size=10, resumable=False)
+    assert app.options == HTTPOptions(max_body_size=10, resumable=False)
+    assert app.max_body_size == 10 and app.event_store is None
+
+
+def test_there_is_one_loopback_host_list() -> None:
+    assert DOCUMENTED_LOOPBACK_HOSTS is LOOPBACK_HOSTS
+
+
+class _Host(StreamHost):
+    json_response = False
+    sse_retry = 1000
+    event_store = None
+
+    def track(self, out: Attachment, stream: Stream) -> Attachment:
+        return out
+
+    def untrack(self, out: Attachment) -> None:
+        pass
+
+
+class _Sink(MessageSink):
+    def __init__(self) -> None:
+        self.lost: List[Optional[BaseException]] = []
+
+    def receive(self, value: Any) -> None:
+        raise AssertionError("nothing is read from an HTTP session transport")
+
+    def receive_invalid(self, exc: Any) -> None:
+        raise AssertionError("nothing is read from an HTTP session transport")
+
+    def connection_lost(self, exc: Optional[BaseException]) -> None:
+        self.lost.append(exc)
+
+
+def test_closing_a_session_transport_reports_connection_lost_once() -> None:
+    transport = SessionTransport(_Host(), "id")
+    sink = _Sink()
+    transport.start(sink)
+    transport.close()
+    transport.close()
+    assert sink.lost == [None]
+    assert transport.closed
 
 
 def test_an_oversized_body_is_413(fixture: Fixture) -> None:

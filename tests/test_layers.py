@@ -52,13 +52,10 @@ LAZY_ALSO: Dict[str, Set[str]] = {
 KNOWN_EXCEPTIONS: Set[Tuple[str, str]] = {
     ("mcplite.client", "mcplite.server"),
     ("mcplite.client", "mcplite.transports.memory"),
-    ("mcplite.transports.http_server.app", "mcplite.session"),
-    ("mcplite.transports.http_server.streams", "mcplite.session"),
 }
 
 #: Import cycles that exist today, as sets of modules. Like KNOWN_EXCEPTIONS, this list may only shrink.
 KNOWN_CYCLES: List[Set[str]] = [
-    {"mcplite.transports.http_server.app", "mcplite.transports.http_server.streams"},
     {"mcplite.transports.http_client", "mcplite.transports.http_client.legacy_sse"},
 ]
 

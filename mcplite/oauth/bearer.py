@@ -20,7 +20,7 @@ import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import urlsplit
 
-from ..transports.http_messages import HTTPRefusal
+from ..transports.http_messages import HTTPRefusal, PublishesRoutes
 from .challenge import BearerChallenge
 from .rules import canonical_resource_uri, origin_of, path_of
 
@@ -40,14 +40,14 @@ def protected_resource_metadata_path(resource: str) -> str:
     return _WELL_KNOWN + path_of(resource)
 
 
-class BearerAuth:
+class BearerAuth(PublishesRoutes):
     """An ``authenticate`` hook for `HTTPApp` that accepts ``Authorization: Bearer <token>``.
 
     Claims: ``verify`` returns a mapping for a good token. Its ``scope`` (a space-separated string, or a
     list) is compared with ``required_scopes``; when it has ``aud`` (RFC 7519: a string or a list) it
     must name ``resource``, and when it has ``exp`` (seconds since the epoch) it must be in the future:
     a ``verify`` that returns an introspection response or a JWT's claims as they are gets those checks
-    for free. The claims become ``ctx.transport_info["auth"]`` (`Context.auth`).
+    for free. The claims become `Context.auth` (``ctx.request_info.auth``).
     """
 
     def __init__(

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from ..protocol import types as t
     from ..schema.functions import FunctionSchema
     from ..schema.uritemplate import URITemplate
+    from ..transports import RequestInfo
 
     F = TypeVar("F", bound=Callable[..., Any])
 
@@ -78,8 +79,8 @@ class Context:
         self._connection = connection
         self._request = request
         self.request_id = request.id
-        #: What the transport knows of the caller (HTTP: headers, auth claims); empty on stdio.
-        self.transport_info: Dict[str, Any] = request.transport_info or {}
+        #: What the transport knows of the caller (HTTP: headers, auth claims, session id); None on stdio.
+        self.request_info: Optional[RequestInfo] = request.request_info
 
     # ---- about the caller -------------------------------------------------------------------------------
     @property
@@ -99,7 +100,19 @@ class Context:
     def auth(self) -> Any:
         """What the HTTP server's ``authenticate`` hook returned for this request: for
         `mcplite.oauth.BearerAuth`, the verified token's claims. None without a hook, and on stdio."""
-        return self.transport_info.get("auth")
+        return self.request_info.auth if self.request_info is not None else None
+
+    @property
+    def transport_info(self) -> Dict[str, Any]:
+        """`request_info` as a dict (``headers``, ``auth``, ``session_id``, ``close_sse_stream``); empty on stdio.
+
+        The older spelling, kept for handlers written against it: ``ctx.transport_info["close_sse_stream"]()``.
+        """
+        info = self.request_info
+        if info is None:
+            return {}
+        return {"headers": info.headers, "auth": info.auth, "session_id": info.session_id,
+                "close_sse_stream": info.close_sse_stream}
 
     @property
     def cancelled(self) -> LazyEvent:

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
     from ..protocol.jsonrpc import Message, RequestId
+    from ..transports import RequestInfo
     from .pending import ProgressCallback
 
     RequestHandler = Callable[["RequestContext"], Dict[str, Any]]
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 class RequestContext:
     """One incoming request while it is being handled: what the handler may know and do about it."""
 
-    __slots__ = ("session", "id", "method", "params", "cancelled", "batch", "transport_info")
+    __slots__ = ("session", "id", "method", "params", "cancelled", "batch", "request_info")
 
     def __init__(self, session: "Session", id: RequestId, method: str, params: Dict[str, Any]) -> None:
         self.session = session
@@ -53,7 +54,7 @@ class RequestContext:
         self.cancelled = LazyEvent()
         self.batch: Optional["_Batch"] = None
         #: What the transport knows about this request (HTTP: headers, auth claims); None on streams.
-        self.transport_info: Optional[Dict[str, Any]] = None
+        self.request_info: Optional[RequestInfo] = None
 
     @property
     def meta(self) -> Dict[str, Any]:
@@ -298,15 +299,15 @@ class Session(MessageSink):
         return True
 
     # ---- receiving (reader thread) ----------------------------------------------------------------------
-    def receive(self, value: Any, *, inline: bool = False, transport_info: Optional[Dict[str, Any]] = None) -> None:
+    def receive(self, value: Any, *, inline: bool = False, request_info: Optional[RequestInfo] = None) -> None:
         """Take one decoded JSON value from the transport.
 
         ``inline=True`` runs a request's handler in the calling thread instead of the pool: for transports
-        that already give each incoming request a thread of its own (HTTP). ``transport_info`` is handed
-        to the request's handler (`RequestContext.transport_info`).
+        that already give each incoming request a thread of its own (HTTP). ``request_info`` is handed
+        to the request's handler (`RequestContext.request_info`).
         """
         try:
-            self._receive(value, inline, transport_info)
+            self._receive(value, inline, request_info)
         except Exception:
             # A fault of ours must not end the transport's reader thread, and the connection with it: log
             # it, answer the request it came with (so its sender does not wait for ever) and read on.
@@ -317,7 +318,7 @@ class Session(MessageSink):
                 except MCPError:
                     pass
 
-    def _receive(self, value: Any, inline: bool, transport_info: Optional[Dict[str, Any]]) -> None:
+    def _receive(self, value: Any, inline: bool, request_info: Optional[RequestInfo]) -> None:
         if isinstance(value, list):
             self._receive_batch(value)
             return
@@ -327,7 +328,7 @@ class Session(MessageSink):
             self.receive_invalid(exc)
             return
         if kind is jsonrpc.REQUEST:
-            self._accept_request(value, None, inline, transport_info)
+            self._accept_request(value, None, inline, request_info)
         elif kind is jsonrpc.NOTIFICATION:
             self._accept_notification(value)
         else:
@@ -390,11 +391,11 @@ class Session(MessageSink):
             pending._settle(value, error)
 
     def _accept_request(self, msg: Message, batch: Optional[_Batch], inline: bool,
-                        transport_info: Optional[Dict[str, Any]] = None) -> None:
+                        request_info: Optional[RequestInfo] = None) -> None:
         params = msg.get("params")
         ctx = RequestContext(self, msg["id"], msg["method"], params if params is not None else {})
         ctx.batch = batch
-        ctx.transport_info = transport_info
+        ctx.request_info = request_info
         refusal = self._check_incoming_request(ctx.method)
         if refusal is None and ctx.method == methods.PING:
             self._respond(ctx, jsonrpc.result(ctx.id, {}))

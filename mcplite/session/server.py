@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Dict, Optional, Tuple
 
     from ..protocol.jsonrpc import Message, RequestId
+    from ..transports import RequestInfo
 
 
 from .endpoint import RequestContext, Session, _Batch
@@ -63,7 +64,7 @@ class ServerSession(Session):
         return None
 
     def _accept_request(self, msg: Message, batch: Optional[_Batch], inline: bool,
-                        transport_info: Optional[Dict[str, Any]] = None) -> None:
+                        request_info: Optional[RequestInfo] = None) -> None:
         if msg["method"] == methods.INITIALIZE and batch is not None:
             self._respond_error(msg["id"], INVALID_REQUEST, "Invalid Request: initialize cannot be batched", batch)
             return
@@ -71,7 +72,7 @@ class ServerSession(Session):
             # Answered here on the reader thread, so no request can overtake the handshake.
             self._initialize(msg)
             return
-        super()._accept_request(msg, batch, inline, transport_info)
+        super()._accept_request(msg, batch, inline, request_info)
 
     def _respond_error(self, id: RequestId, code: int, message: str, batch: Optional[_Batch],
                        data: Any = None) -> None:

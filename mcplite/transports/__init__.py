@@ -22,11 +22,14 @@ from ..protocol.jsonrpc import InvalidMessage, decode
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
-    from typing import Any, Optional
+    from typing import Any, Callable, Mapping, Optional, Protocol, Sequence
 
     from ..protocol.jsonrpc import RequestId
+    from ..protocol.versions import Revision
+else:
+    Protocol = object  # the protocols below are plain base classes at run time: no typing import
 
-__all__ = ["MessageSink", "Transport", "deliver_bytes"]
+__all__ = ["MessageSink", "Transport", "deliver_bytes", "RequestInfo", "HostedSession", "SessionFactory"]
 
 
 class MessageSink(abc.ABC):
@@ -85,3 +88,77 @@ def deliver_bytes(data: bytes, sink: MessageSink) -> None:
         sink.receive(value)
 
 
+
+
+# ---- what a server transport that makes its own sessions (HTTP) knows of them ----------------------------------
+# A stream transport (stdio, memory) is handed to a session that already exists. An HTTP server is the other way
+# round: each client (or, stateless, each POST) needs a session of its own, made when its request arrives. It asks
+# a `SessionFactory` (the `Server`) for one, and speaks to it only through `HostedSession`: no session class, no
+# MCP method name. What it knows of each request reaches the handler as a `RequestInfo`.
+
+
+def _cannot_close_stream() -> bool:
+    return False
+
+
+class RequestInfo:
+    """What the transport knows about one incoming request, for its handler (`RequestContext.request_info`).
+
+    Only transports that see requests one by one have one (HTTP); a stream transport's requests carry None.
+
+    Attributes:
+        headers: the HTTP request's headers, with lower-case names (repeated ones joined with ", ").
+        auth: what the HTTP server's ``authenticate`` hook returned for the request (None without a hook).
+        session_id: the transport's session id (``MCP-Session-Id``, or the legacy ``session_id``); None when
+            stateless.
+        close_sse_stream: ends the response that carries the request's SSE stream now, so that the client
+            resumes it later (SSE polling, 2025-11-25); returns False where the stream cannot be resumed.
+    """
+
+    __slots__ = ("headers", "auth", "session_id", "close_sse_stream")
+
+    def __init__(self, headers: Mapping[str, str], *, auth: Any = None, session_id: Optional[str] = None,
+                 close_sse_stream: Callable[[], bool] = _cannot_close_stream) -> None:
+        self.headers = headers
+        self.auth = auth
+        self.session_id = session_id
+        self.close_sse_stream = close_sse_stream
+
+    def __repr__(self) -> str:
+        return f"RequestInfo(session_id={self.session_id!r}, auth={self.auth!r}, headers={dict(self.headers)!r})"
+
+
+class HostedSession(Protocol):
+    """A session as the server transport that made it sees it (implemented by `session.ServerSession`).
+
+    The transport is its session's `MessageSink` source: it calls `receive` for each message the client POSTs.
+    """
+
+    #: The negotiated protocol revision; None until the handshake is done.
+    revision: Optional[Revision]
+
+    def start(self) -> None:
+        """Begin: calls the transport's ``start`` with the session as the sink."""
+
+    def close(self) -> None:
+        """End the session and close its transport (idempotent)."""
+
+    def on_close(self, hook: Callable[[], None]) -> None:
+        """Call ``hook`` once the session has ended, whoever ended it."""
+
+    def receive(self, value: Any, *, inline: bool = False, request_info: Optional[RequestInfo] = None) -> None:
+        """One decoded message; ``inline`` runs a request's handler on the calling thread."""
+
+    def assume_initialized(self, version: str) -> None:
+        """Start past the handshake, under ``version`` (stateless HTTP: every request stands alone)."""
+
+
+class SessionFactory(Protocol):
+    """Where a server transport gets a session for each new client (implemented by `Server`)."""
+
+    @property
+    def supported_versions(self) -> Sequence[str]:
+        """The protocol revisions the sessions accept, newest first."""
+
+    def create_session(self, transport: Transport) -> HostedSession:
+        """A new session that speaks over ``transport``, not yet started."""

@@ -5,13 +5,17 @@
   client (`mcplite.oauth`) builds and reads them without doing any I/O itself.
 - `HTTPRefusal`: what an HTTP server's ``authenticate`` hook raises to answer 401/403 (the server-side
   bearer token check in `mcplite.oauth` raises it; `mcplite.http_server` sends it).
+- `PublishesRoutes`: the optional half of an ``authenticate`` hook, documents it serves to everyone.
+- `lower_case_headers`: header fields as every HTTP message here holds them (lower-case names, repeated
+  fields joined), the one normalisation of the client, the OAuth driver and the WSGI adapter.
 
 This module imports nothing from the package, so every layer may use it.
 """
 
-from typing import Dict, Generator, Iterable, List, Mapping, NamedTuple, Optional, Tuple
+import abc
+from typing import Any, Callable, Dict, Generator, Iterable, List, Mapping, NamedTuple, Optional, Tuple
 
-__all__ = ["HTTPRequest", "HTTPResponse", "AuthFlow", "HTTPRefusal", "lower_case_headers"]
+__all__ = ["HTTPRequest", "HTTPResponse", "AuthFlow", "HTTPRefusal", "PublishesRoutes", "lower_case_headers"]
 
 
 class HTTPRequest(NamedTuple):
@@ -61,6 +65,28 @@ class HTTPRefusal(Exception):
         self.headers: List[Tuple[str, str]] = list(headers or [])
         if www_authenticate is not None:
             self.headers.append(("WWW-Authenticate", www_authenticate))
+
+
+class PublishesRoutes(abc.ABC):
+    """An HTTP server's ``authenticate`` hook that also has documents to serve without authentication.
+
+    The hook itself is any callable ``headers -> claims`` (raising `HTTPRefusal`). One that also defines
+    ``well_known_routes()`` (`mcplite.oauth.BearerAuth`: the RFC 9728 metadata a client reads before it has a
+    token) has those routes served beside the MCP endpoint. The check is structural, as for the ABCs of
+    `collections.abc`: a hook need not inherit from this class, only define the method.
+    """
+
+    __slots__ = ()
+
+    @abc.abstractmethod
+    def well_known_routes(self) -> Mapping[str, Callable[[Any], Tuple[int, List[Tuple[str, str]], bytes]]]:
+        """``{path: handler}``: a handler takes the request and returns ``(status, headers, body)``."""
+
+    @classmethod
+    def __subclasshook__(cls, other: type) -> Any:
+        if cls is PublishesRoutes:
+            return callable(getattr(other, "well_known_routes", None)) or NotImplemented
+        return NotImplemented
 
 
 def lower_case_headers(pairs: Iterable[Tuple[str, str]]) -> Dict[str, str]:

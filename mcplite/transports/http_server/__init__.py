@@ -1,1 +1,96 @@
-"""transports.http_server"""
+"""The HTTP server transport: Streamable HTTP (2025-03-26 to 2025-11-25) and legacy HTTP+SSE (2024-11-05).
+
+The modules, bottom up:
+
+- `exchange`: one request as the core sees it (`IncomingRequest`) and how the core answers (`Responder`);
+- `guards`: the checks before any route (Host, Origin, Accept, Content-Type, body size), and `LOOPBACK_HOSTS`;
+- `eventstore`: where resumable SSE events are kept;
+- `streams`: which response carries each outgoing message (`Stream`, `SessionTransport`), given a `StreamHost`;
+- `sessions`: the table of live sessions (checkout/checkin, idle expiry) and the housekeeping thread: the
+  streams' `StreamHost`;
+- `app`: `HTTPApp`, routing and the MCP rules of each HTTP method, given a `SessionFactory` (the `Server`);
+- adapters that own the I/O: `stdlib` (the standard library's threading server) and `wsgi` (PEP 3333).
+
+This module holds `HTTPOptions`, the settings every one of them reads, and imports nothing else.
+"""
+
+from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
+
+from dataclasses import dataclass
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Mapping, Optional, Sequence
+
+    from .eventstore import EventStore
+    from .exchange import RouteHandler
+
+__all__ = ["HTTPOptions"]
+
+
+@dataclass
+class HTTPOptions:
+    """How an `HTTPApp` serves: the keyword options of `HTTPApp`, `HTTPServerThread`, `serve` and `wsgi_app`.
+
+    Attributes:
+        path: the MCP endpoint.
+        stateless: no sessions: every POST gets a fresh session that assumes the revision in its
+            ``MCP-Protocol-Version`` header (2025-03-26 without one). For horizontal scaling; server
+            requests (sampling, elicitation, roots) and the GET stream are then unavailable.
+        json_response: answer every request with one JSON body, never with an SSE stream.
+        allow_get: serve the standalone GET stream (405 otherwise).
+        allow_delete: let clients end their session with DELETE (405 otherwise).
+        legacy_sse: also serve the 2024-11-05 HTTP+SSE transport (GET ``sse_path``, POST ``messages_path``).
+        allowed_hosts: accepted ``Host`` values, ``"name"`` (any port) or ``"name:port"``; None accepts any.
+            `serve` and `HTTPServerThread` default it to `LOOPBACK_HOSTS` when bound to loopback.
+        allowed_origins: accepted ``Origin`` values (``"scheme://host[:port]"``, or ``"*"``). None accepts
+            loopback origins and the request's own host (same origin).
+        authenticate: called with the request headers (lower-case names) on every request; returns the
+            caller's claims (`Context.auth`, ``RequestInfo.auth``) or raises `HTTPRefusal`. A hook that is
+            also a `PublishesRoutes` (`mcplite.oauth.BearerAuth`) has what its ``well_known_routes()``
+            returns served as ``routes``.
+        routes: extra GET endpoints, ``{path: handler}``, answered without ``authenticate``: for the
+            documents a client needs before it can authenticate (RFC 9728 protected resource metadata). A
+            handler takes the `IncomingRequest` and returns ``(status, headers, body)``. Paths are below the
+            mount point, like ``path``: a WSGI app mounted below the root cannot serve root well-known URLs.
+        max_body_size: the largest request body accepted, in bytes (413 beyond it).
+        max_sessions: how many sessions may be live at once (503 beyond it).
+        session_idle_timeout: seconds after which a session no request or stream has used ends (None: never).
+        keepalive_interval: seconds of silence after which an SSE stream gets a comment (None: never).
+        sse_retry: the reconnection delay, in milliseconds, sent with priming events.
+        event_store: where resumable events are kept (default: a bounded `InMemoryEventStore`).
+        resumable: give events ids and store them so that streams can be resumed.
+        require_version_header: refuse (400) a request without ``MCP-Protocol-Version`` in a session whose
+            revision makes the header mandatory (2025-06-18 on). By default such a request is served under
+            the session's negotiated revision, which the spec allows a server that knows it.
+
+    Raises:
+        ValueError: a path that does not start with "/".
+    """
+
+    path: str = "/mcp"
+    stateless: bool = False
+    json_response: bool = False
+    allow_get: bool = True
+    allow_delete: bool = True
+    legacy_sse: bool = True
+    sse_path: str = "/sse"
+    messages_path: str = "/messages"
+    allowed_hosts: Optional[Sequence[str]] = None
+    allowed_origins: Optional[Sequence[str]] = None
+    authenticate: Optional[Callable[[Mapping[str, str]], Any]] = None
+    routes: Optional[Mapping[str, RouteHandler]] = None
+    max_body_size: int = 4 * 1024 * 1024
+    max_sessions: int = 1000
+    session_idle_timeout: Optional[float] = 1800.0
+    keepalive_interval: Optional[float] = 15.0
+    sse_retry: int = 1000
+    event_store: Optional[EventStore] = None
+    resumable: bool = True
+    require_version_header: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("path", "sse_path", "messages_path"):
+            value = getattr(self, name)
+            if not value.startswith("/"):
+                raise ValueError(f"{name} must start with '/': {value!r}")

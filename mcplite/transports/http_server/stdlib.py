@@ -2,7 +2,7 @@
 
 Two layers:
 
-- `HTTPApp` (`http_app`, with `http_streams`), the core. It takes one parsed request (`IncomingRequest`) and
+- `HTTPApp` (`app`, with `streams` and `sessions`), the core. It takes one parsed request (`IncomingRequest`) and
   answers it through a `Responder` that the HTTP server in front of it provides. It owns the MCP sessions,
   routes every outgoing message to exactly one stream, and applies the security checks. It never touches
   a socket.
@@ -17,7 +17,6 @@ past a proxy are refused (400).
 The core's public names are importable from here too.
 """
 
-import logging
 import socket
 import socketserver
 import sys
@@ -30,20 +29,17 @@ from ipaddress import ip_address
 from typing import Any, Dict, Optional, Set, Tuple
 from urllib.parse import urlsplit
 
+from ..._log import log
 from ..http_messages import HTTPRefusal
 from .app import HTTPApp
 from .eventstore import EventStore, InMemoryEventStore
 from .exchange import Headers, IncomingRequest, Responder, RouteHandler, error_body, reason_phrase
+from .guards import LOOPBACK_HOSTS
 
 __all__ = [
     "HTTPApp", "IncomingRequest", "Responder", "HTTPRefusal", "Headers", "RouteHandler", "serve",
     "HTTPServerThread", "start_http_server", "LOOPBACK_HOSTS", "EventStore", "InMemoryEventStore", "reason_phrase",
 ]
-
-log = logging.getLogger("mcplite")
-
-#: The ``Host`` names accepted by default when the server is bound to a loopback address.
-LOOPBACK_HOSTS: Tuple[str, ...] = ("localhost", "127.0.0.1", "[::1]")
 
 _MAX_LINE = 65536  # the longest request line or header line read
 _MAX_HEADERS = 100

@@ -1,9 +1,10 @@
 """The streams of the Streamable HTTP server: which response carries each outgoing message, and when.
 
-Used by `http_app`; not an API. `SessionTransport` is one MCP session's side of the HTTP transport: it
-sends every outgoing message on exactly one `Stream`. A message related to a request (``related_request_id``:
-its response, progress, a log message, a sampling request...) goes to the stream of the POST that carried
-the request; anything else goes to the session's standalone GET stream. Nothing is ever broadcast.
+Used by `app` and `sessions`; not an API. `SessionTransport` is one MCP session's side of the HTTP
+transport: it sends every outgoing message on exactly one `Stream`. A message related to a request
+(``related_request_id``: its response, progress, a log message, a sampling request...) goes to the stream
+of the POST that carried the request; anything else goes to the session's standalone GET stream. Nothing
+is ever broadcast.
 
 A POST stream is written at once by the thread that sends, under the stream's lock. It starts undecided: if
 the response is the first message to arrive it goes out as one ``application/json`` body with its headers,
@@ -18,30 +19,45 @@ Resumability (2025-03-26) and SSE polling (2025-11-25): events of a stateful ses
 with GET + ``Last-Event-ID`` receives exactly the events of that stream it missed, then the live ones. From
 2025-11-25 a stream starts with a priming event (an id, empty data and ``retry``), and a handler may close
 its POST's stream early (`Stream.close_early`) to free the connection; the client then resumes.
+
+The life of a stream, and of the responses that carry it (an `Attachment` each)::
+
+    POST stream   open_post -> undecided --(its response comes first)---------> one JSON body -> finished
+                                   |
+                                   +--(anything else, or a keep-alive)--> SSE --(last response)--> finished
+                                                                           |
+                       detached <--(close_early, or the client left)------+
+                       detached --(GET + Last-Event-ID)--> SSE again, after the events it missed
+    GET stream    attach -> SSE --(session ends, client left, or resumed elsewhere)--> released
+
+A stream outlives the responses that carry it: while none does, a resumable stream's events are only stored.
+
+The streams know nothing of the app: whoever hosts them (`sessions.SessionTable`) is their `StreamHost`,
+which holds the settings they read, the event store, and the registry the keep-alive thread walks.
 """
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
-import logging
+import abc
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Set, Tuple
 
+from ..._log import log
 from ...errors import ConnectionClosed, TransportError
 from ...protocol import jsonrpc
 from ...protocol.sse import encode_comment, encode_event
-from ...session import ServerSession
 from .. import MessageSink, Transport
-from .eventstore import StoredEvent
 from .exchange import JSON_HEADERS, Headers, Reject, Responder, error_body
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+
     from ...protocol.jsonrpc import RequestId
-    from .app import HTTPApp
+    from .. import HostedSession
+    from .eventstore import EventStore, StoredEvent
 
-__all__ = ["Attachment", "Stream", "SessionTransport"]
-
-log = logging.getLogger("mcplite")
+__all__ = ["Attachment", "Stream", "StreamHost", "SessionTransport"]
 
 _STANDALONE_STREAM = "0"  # the GET stream's id; a session's POST streams are numbered from 1
 _SSE_HEADERS: Headers = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache, no-transform"),
@@ -61,6 +77,28 @@ class Attachment:
         #: Set once this response no longer carries the stream, for the thread that waits to return (a
         #: GET's). A POST's thread needs none: it finishes its stream itself once its handlers return.
         self.released = threading.Event() if waited_on else None
+
+
+class StreamHost(abc.ABC):
+    """What the streams need from whoever hosts them (`sessions.SessionTable`), so they never name the app.
+
+    Attributes:
+        json_response: POST streams never switch to SSE (`HTTPOptions.json_response`).
+        sse_retry: the reconnection delay sent with priming events, in milliseconds.
+        event_store: where resumable events are kept; None when streams are not resumable.
+    """
+
+    json_response: bool
+    sse_retry: int
+    event_store: Optional[EventStore]
+
+    @abc.abstractmethod
+    def track(self, out: Attachment, stream: Stream) -> Attachment:
+        """``out`` now carries ``stream``: give it keep-alives until `untrack`. Returns ``out``."""
+
+    @abc.abstractmethod
+    def untrack(self, out: Attachment) -> None:
+        """``out`` no longer carries a stream (idempotent)."""
 
 
 class Stream:
@@ -93,7 +131,7 @@ class Stream:
     def deliver(self, data: str, answers: Tuple[RequestId, ...]) -> bool:
         """Take one encoded message; False if this stream cannot carry it (the caller routes it elsewhere)."""
         with self.lock:
-            if self.finished or (self.is_post and not answers and self.transport.app.json_response):
+            if self.finished or (self.is_post and not answers and self.transport.host.json_response):
                 return False
             self.unanswered.difference_update(answers)
             final = self.is_post and not self.unanswered
@@ -142,7 +180,7 @@ class Stream:
         """The priming event (SSE polling): an id to resume from, empty data, and the reconnection delay."""
         if not self.transport.polling:
             return b""
-        return encode_event("", id=f"{self.id}:{self.seq}", retry=self.transport.app.sse_retry)
+        return encode_event("", id=f"{self.id}:{self.seq}", retry=self.transport.host.sse_retry)
 
     def _number(self, data: str) -> Tuple[bytes, bool]:
         """Encode one event; if the session is resumable, number and store it first. Returns (event, stored)."""
@@ -172,7 +210,7 @@ class Stream:
                 written = False
         if self.out is out:
             self.out = None
-        self.transport.app._untrack(out)
+        self.transport.host.untrack(out)
         if out.released is not None:
             out.released.set()
         return written
@@ -207,7 +245,7 @@ class Stream:
             return self._attach(responder, b"".join(_event(self.id, seq, data) for seq, data in missed))
 
     def _attach(self, responder: Responder, first: bytes) -> Attachment:
-        out = self.transport.app._track(Attachment(responder, waited_on=True), self)
+        out = self.transport.host.track(Attachment(responder, waited_on=True), self)
         self.out = out
         try:
             responder.start_stream(self.transport.sse_headers(), first)
@@ -269,7 +307,7 @@ class Stream:
                 return
             if out.streaming:
                 self._write(out, encode_comment())
-            elif not self.transport.app.json_response:
+            elif not self.transport.host.json_response:
                 # A handler silent this long: switch to SSE so that comments can keep the connection open.
                 self._start_sse(out, [])
 
@@ -285,11 +323,13 @@ class SessionTransport(Transport):
     goes to the standalone GET stream. Nothing is ever broadcast.
     """
 
-    def __init__(self, app: "HTTPApp", session_id: Optional[str], *, legacy: bool = False) -> None:
-        self.app = app
+    def __init__(self, host: StreamHost, session_id: Optional[str], *, legacy: bool = False) -> None:
+        self.host = host
         self.session_id = session_id
         self.legacy = legacy
-        self.session: Optional[ServerSession] = None
+        #: The session this transport carries, set by whoever made both; its revision decides the stream rules.
+        self.session: Optional[HostedSession] = None
+        self._sink: Optional[MessageSink] = None  # told connection_lost on close
         # Guards _routes, _streams, _next_stream and closed.
         self._lock = threading.Lock()
         self._routes: Dict[RequestId, Stream] = {}  # request id -> the stream of the POST carrying it
@@ -299,13 +339,15 @@ class SessionTransport(Transport):
         self.closed = False
 
     def start(self, sink: MessageSink) -> None:
-        """Nothing to start: the HTTP app delivers each POSTed message to the session itself."""
+        """Nothing to read: the HTTP app delivers each POSTed message to the session itself. ``sink`` is told
+        `MessageSink.connection_lost` when this transport closes."""
+        self._sink = sink
 
     @property
     def resumable(self) -> bool:
         """Events carry ids and are stored (a stateful Streamable HTTP session of 2025-03-26 or later)."""
         revision = self.session.revision if self.session is not None else None
-        return (self.session_id is not None and not self.legacy and self.app.event_store is not None
+        return (self.session_id is not None and not self.legacy and self.host.event_store is not None
                 and revision is not None and revision.resumable_streams)
 
     @property
@@ -324,14 +366,14 @@ class SessionTransport(Transport):
         return _SSE_HEADERS + self.session_headers()
 
     def store(self, stream_id: str, seq: int, data: str) -> None:
-        assert self.app.event_store is not None and self.session_id is not None
-        self.app.event_store.append(self.session_id, stream_id, seq, data)
+        assert self.host.event_store is not None and self.session_id is not None
+        self.host.event_store.append(self.session_id, stream_id, seq, data)
 
     def replay(self, stream_id: str, after_seq: int) -> Optional[List[StoredEvent]]:
         if not self.resumable:
             return None
-        assert self.app.event_store is not None and self.session_id is not None
-        return self.app.event_store.replay(self.session_id, stream_id, after_seq)
+        assert self.host.event_store is not None and self.session_id is not None
+        return self.host.event_store.replay(self.session_id, stream_id, after_seq)
 
     def send_replay(self, responder: Responder, stream_id: str, after_seq: int) -> None:
         """Answer a GET that resumes a stream which has ended: the events it sent after ``after_seq``."""
@@ -376,7 +418,7 @@ class SessionTransport(Transport):
             for request_id in request_ids:
                 self._routes[request_id] = stream
             self._streams[stream.id] = stream
-        self.app._track(stream.out, stream)
+        self.host.track(stream.out, stream)
         return stream
 
     def finish_post(self, stream: Stream) -> None:
@@ -398,6 +440,7 @@ class SessionTransport(Transport):
         return stream.resume(responder, int(seq))
 
     def close(self) -> None:
+        """End every stream and forget the session's events; the sink then gets ``connection_lost``."""
         with self._lock:
             if self.closed:
                 return
@@ -405,5 +448,7 @@ class SessionTransport(Transport):
             streams = list(self._streams.values())
         for stream in streams:
             stream.end()
-        if self.session_id is not None and self.app.event_store is not None:
-            self.app.event_store.forget(self.session_id)
+        if self.session_id is not None and self.host.event_store is not None:
+            self.host.event_store.forget(self.session_id)
+        if self._sink is not None:
+            self._sink.connection_lost(None)

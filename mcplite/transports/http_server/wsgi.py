@@ -17,10 +17,17 @@ The Host allow-list is off unless ``allowed_hosts`` is given: behind a load bala
 knows its public names.
 """
 
+from __future__ import annotations  # annotations are not evaluated at import
+
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
+from ..http_messages import lower_case_headers
 from .app import HTTPApp
 from .exchange import Headers, IncomingRequest, Responder, reason_phrase
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, spelt as in the rest of the package
+if TYPE_CHECKING:
+    from .. import SessionFactory
 
 __all__ = ["WSGIApp", "wsgi_app"]
 
@@ -63,9 +70,9 @@ class _WSGIResponder(Responder):
 
 
 class WSGIApp:
-    """The WSGI callable. ``options`` are those of `HTTPApp` (path, stateless, json_response, ...)."""
+    """The WSGI callable. ``options`` are those of `HTTPApp`, the fields of `HTTPOptions` (path, stateless, ...)."""
 
-    def __init__(self, server: Any, **options: Any) -> None:
+    def __init__(self, server: SessionFactory, **options: Any) -> None:
         self.http = HTTPApp(server, **options)
 
     def __call__(self, environ: Dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
@@ -86,16 +93,16 @@ class WSGIApp:
 
     def _read_body(self, environ: Dict[str, Any]) -> Optional[bytes]:
         """The request body, or None when it is larger than allowed."""
-        limit = self.http.max_body_size
+        guard = self.http.guard
         length = environ.get("CONTENT_LENGTH") or ""
         stream = environ["wsgi.input"]
         if length.isascii() and length.isdigit():  # the server has validated it (PEP 3333)
-            if int(length) > limit:
+            if guard.body_too_large(int(length)):
                 return None
             return stream.read(int(length))
         # A chunked body that the server de-chunks announces itself with wsgi.input_terminated.
-        body = stream.read(limit + 1) if environ.get("wsgi.input_terminated") else b""
-        return None if len(body) > limit else body
+        body = stream.read(guard.max_body_size + 1) if environ.get("wsgi.input_terminated") else b""
+        return None if guard.body_too_large(len(body)) else body
 
     def close(self) -> None:
         """End every session and stream."""
@@ -103,13 +110,14 @@ class WSGIApp:
 
 
 def _headers(environ: Dict[str, Any]) -> Dict[str, str]:
-    headers = {key[5:].replace("_", "-").lower(): value for key, value in environ.items() if key.startswith("HTTP_")}
-    for key in ("CONTENT_TYPE", "CONTENT_LENGTH"):
-        if environ.get(key):
-            headers[key.replace("_", "-").lower()] = environ[key]
-    return headers
+    """The request's header fields from the CGI-style environ (``HTTP_X_FOO``; ``CONTENT_TYPE`` and
+    ``CONTENT_LENGTH`` have no prefix), as `IncomingRequest` holds them."""
+    fields = [(key[5:].replace("_", "-"), value) for key, value in environ.items() if key.startswith("HTTP_")]
+    fields.extend((key.replace("_", "-"), environ[key]) for key in ("CONTENT_TYPE", "CONTENT_LENGTH")
+                  if environ.get(key))
+    return lower_case_headers(fields)
 
 
-def wsgi_app(server: Any, **options: Any) -> WSGIApp:
+def wsgi_app(server: SessionFactory, **options: Any) -> WSGIApp:
     """A WSGI application serving ``server``; see `WSGIApp` and `HTTPApp` for the options."""
     return WSGIApp(server, **options)

@@ -1,0 +1,177 @@
+"""The table of live stateful sessions, and the housekeeping thread that keeps streams alive and expires sessions.
+
+A stateful session (Streamable HTTP with ``MCP-Session-Id``, or a legacy HTTP+SSE connection) lives here from
+the request that opens it until it closes. Every request that uses it checks it out (`SessionTable.checkout`)
+and back in (`SessionTable.checkin`): a session is idle only while nothing has it checked out, so a long
+handler or an open GET stream never lets it expire. One daemon thread, started on first use, writes keep-alive
+comments on silent streams and ends sessions idle for longer than ``session_idle_timeout``.
+
+The table is also the streams' `StreamHost`: every response that carries a stream, stateful or stateless, is
+registered here (`track`) for the keep-alives.
+"""
+
+from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
+
+import secrets
+import threading
+import time
+
+from .exchange import Reject
+from .streams import Attachment, SessionTransport, Stream, StreamHost
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
+if TYPE_CHECKING:
+    from typing import Dict, Mapping, Optional
+
+    from .. import HostedSession, SessionFactory
+    from . import HTTPOptions
+    from .eventstore import EventStore
+
+__all__ = ["SessionEntry", "SessionTable"]
+
+
+class SessionEntry:
+    """A live stateful session, and how recently a request used it (fields guarded by the table's lock)."""
+
+    __slots__ = ("session", "transport", "busy", "last_active")
+
+    def __init__(self, session: HostedSession, transport: SessionTransport, now: float) -> None:
+        self.session = session
+        self.transport = transport
+        self.busy = 1  # requests and streams in progress; the session is never idle while this is > 0
+        self.last_active = now
+
+
+class SessionTable(StreamHost):
+    """The live sessions of one app, by id; the keep-alive registry of its streams.
+
+    Args:
+        factory: makes each session (the `Server`).
+        options: the app's settings (``max_sessions``, ``session_idle_timeout``, ``keepalive_interval``,
+            ``json_response``, ``sse_retry``).
+        event_store: where resumable events are kept, None when streams are not resumable.
+    """
+
+    def __init__(self, factory: SessionFactory, options: HTTPOptions, event_store: Optional[EventStore]) -> None:
+        self._factory = factory
+        self.max_sessions = options.max_sessions
+        self.idle_timeout = options.session_idle_timeout
+        self.keepalive_interval = options.keepalive_interval
+        self.json_response = options.json_response
+        self.sse_retry = options.sse_retry
+        self.event_store = event_store
+        # Guards _sessions, _attachments, _housekeeper and every SessionEntry's busy and last_active.
+        self._lock = threading.Lock()
+        self._sessions: Dict[str, SessionEntry] = {}
+        self._attachments: Dict[Attachment, Stream] = {}  # every response carrying a stream, for keep-alives
+        self._housekeeper: Optional[threading.Thread] = None
+        self._stopping = threading.Event()
+
+    # ---- sessions ---------------------------------------------------------------------------------------
+    def new_session(self, transport: SessionTransport) -> HostedSession:
+        """A session over ``transport`` from the factory, started; not in the table (stateless, or on its way)."""
+        session = self._factory.create_session(transport)
+        transport.session = session
+        session.start()  # hands the transport its sink; starts no thread
+        return session
+
+    def open(self, *, legacy: bool) -> SessionEntry:
+        """Create a stateful session, checked out (the caller checks it in); 503 at the cap."""
+        self.expire_idle(time.monotonic())
+        session_id = secrets.token_hex(16)
+        transport = SessionTransport(self, session_id, legacy=legacy)
+        session = self.new_session(transport)
+        entry = SessionEntry(session, transport, time.monotonic())
+        with self._lock:
+            full = len(self._sessions) >= self.max_sessions
+            if not full:
+                self._sessions[session_id] = entry
+        if full:
+            session.close()
+            raise Reject(503, "Service Unavailable: too many sessions", headers=[("Retry-After", "5")])
+        session.on_close(lambda: self._forget(session_id))
+        self._ensure_housekeeper()
+        return entry
+
+    def _forget(self, session_id: str) -> None:
+        with self._lock:
+            self._sessions.pop(session_id, None)
+
+    def checkout(self, headers: Mapping[str, str]) -> SessionEntry:
+        """The Streamable HTTP session the request's ``MCP-Session-Id`` names, as `checkout_id` (400 without one)."""
+        session_id = headers.get("mcp-session-id")
+        if session_id is None:
+            raise Reject(400, "Bad Request: the MCP-Session-Id header is required")
+        return self.checkout_id(session_id, legacy=False)
+
+    def checkout_id(self, session_id: str, *, legacy: bool) -> SessionEntry:
+        """The live session with this id, marked busy until `checkin`; 404 if unknown or expired."""
+        now = time.monotonic()
+        with self._lock:
+            entry = self._sessions.get(session_id)
+            if entry is not None and not self._is_idle(entry, now) and entry.transport.legacy == legacy:
+                entry.busy += 1
+                entry.last_active = now
+                return entry
+        if entry is not None and self._is_idle(entry, now):
+            entry.session.close()
+        raise Reject(404, "Session not found")
+
+    def checkin(self, entry: SessionEntry) -> None:
+        """The request that checked ``entry`` out is done with it."""
+        with self._lock:
+            entry.busy -= 1
+            entry.last_active = time.monotonic()
+
+    def _is_idle(self, entry: SessionEntry, now: float) -> bool:
+        timeout = self.idle_timeout
+        return timeout is not None and entry.busy == 0 and now - entry.last_active > timeout
+
+    def expire_idle(self, now: float) -> None:
+        """End every session idle for longer than ``session_idle_timeout`` at ``now``."""
+        with self._lock:
+            idle = [entry for entry in self._sessions.values() if self._is_idle(entry, now)]
+        for entry in idle:
+            entry.session.close()  # its close hook removes it from _sessions
+
+    def close(self) -> None:
+        """End every session (and so every stream) and the housekeeping thread: the server is shutting down."""
+        self._stopping.set()
+        with self._lock:
+            entries = list(self._sessions.values())
+            self._sessions.clear()
+        for entry in entries:
+            entry.session.close()
+
+    # ---- keep-alives (StreamHost) -----------------------------------------------------------------------
+    def track(self, out: Attachment, stream: Stream) -> Attachment:
+        with self._lock:
+            self._attachments[out] = stream
+        self._ensure_housekeeper()
+        return out
+
+    def untrack(self, out: Attachment) -> None:
+        with self._lock:
+            self._attachments.pop(out, None)
+
+    def _ensure_housekeeper(self) -> None:
+        if self._housekeeper is not None or (self.keepalive_interval is None and self.idle_timeout is None):
+            return
+        with self._lock:
+            if self._housekeeper is not None or self._stopping.is_set():
+                return
+            # Started on first use, not in __init__: a WSGI server may fork workers after building the app.
+            self._housekeeper = threading.Thread(target=self._housekeep, name="mcplite-http-housekeeper",
+                                                 daemon=True)
+        self._housekeeper.start()
+
+    def _housekeep(self) -> None:
+        tick = min(x for x in (self.keepalive_interval, self.idle_timeout) if x is not None)
+        while not self._stopping.wait(tick):
+            now = time.monotonic()
+            if self.keepalive_interval is not None:
+                with self._lock:
+                    tracked = list(self._attachments.items())
+                for out, stream in tracked:
+                    stream.keepalive(out, now - self.keepalive_interval)
+            self.expire_idle(now)

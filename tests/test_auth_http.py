@@ -16,7 +16,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 import pytest
 
 from mcplite import Client, Context, HTTPError, Server
-from mcplite.transports import http_client
+from mcplite.transports.http_client import streamable
 from mcplite.cli import main as cli_main
 from mcplite.errors import AuthError
 from mcplite.transports.http_messages import AuthFlow, HTTPRequest, HTTPResponse
@@ -306,7 +306,7 @@ def test_the_flow_is_closed_when_no_reader_can_take_the_request(monkeypatch: Any
         def no_thread(*args: Any) -> None:
             raise RuntimeError("can't start new thread")
 
-        monkeypatch.setattr(http_client.DaemonPool, "submit", no_thread)  # the reader threads
+        monkeypatch.setattr(streamable.DaemonPool, "submit", no_thread)  # the reader threads
         with pytest.raises(RuntimeError, match="new thread"):
             client.list_tools()
         monkeypatch.undo()

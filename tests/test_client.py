@@ -24,7 +24,7 @@ from mcplite.session import ServerSession
 from mcplite.transports import MessageSink, Transport
 
 if TYPE_CHECKING:
-    from mcplite.protocol.jsonrpc import RequestId
+    from mcplite.transports import Route
 
 from support import WAIT, RawPeer
 
@@ -39,9 +39,9 @@ class Recording(Transport):
     def start(self, sink: MessageSink) -> None:
         self.inner.start(sink)
 
-    def send(self, message: Any, *, related_request_id: "Optional[RequestId]" = None) -> None:
+    def send(self, message: Any, route: "Optional[Route]" = None) -> None:
         self.sent.append(message)
-        self.inner.send(message, related_request_id=related_request_id)
+        self.inner.send(message, route)
 
     def close(self) -> None:
         self.inner.close()

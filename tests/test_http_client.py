@@ -18,7 +18,11 @@ import pytest
 import broken_servers as bs
 from mcplite import Client, ConnectionClosed, Context, HTTPError, RequestTimeout, Server, SessionExpired
 from mcplite.errors import RemoteProtocolError
-from mcplite.transports.http_client import HTTPClientTransport, HTTPRequest, HTTPResponse, _StreamableHTTP
+from mcplite.protocol import jsonrpc
+from mcplite.protocol.http_rules import Route
+from mcplite.transports.http_client import HTTPClientTransport, HTTPRequest, HTTPResponse
+from mcplite.transports.http_client.pool import ConnectionPool
+from mcplite.transports.http_client.streamable import StreamableHTTP
 from mcplite.http_server import HTTPServerThread
 
 WAIT = bs.WAIT
@@ -38,7 +42,7 @@ def test_json_answers_carry_session_and_version_headers():
         with Client(server.url, headers={"X-Trace": "t1"}, timeout=WAIT) as client:
             assert text_of(client.call_tool("echo", {"a": 1})) == "echo {'a': 1}"
             assert client.session.revision.version == "2025-11-25"
-            transport = client._transport
+            transport = client.transport
             assert transport.session_id == bs.SESSION_ID and transport.protocol_version == "2025-11-25"
             server.wait_for("GET")  # the client asked for the GET stream (and was told 405)
         init, initialized, call = (server.of("POST", m)[0] for m in
@@ -88,8 +92,8 @@ def test_concurrent_calls_use_a_bounded_pool():
             for thread in threads:
                 thread.join(WAIT)
             assert not errors
-            idle = client._transport.connections._idle
-            assert all(len(conns) <= 2 for conns in idle.values())
+            idle = client.transport.connections.idle_counts()
+            assert idle and all(count <= 2 for count in idle.values())
         assert len(server.of("POST", "tools/call")) == 40
 
 
@@ -264,7 +268,7 @@ def test_call_timeout_and_cancel_work_while_the_server_is_silent():
         assert cancelled.body["params"]["requestId"] == server.of("POST", "tools/call")[0].body["id"]
         pending = client.start_tool_call("echo")  # returns at once: the answer is awaited elsewhere
         assert not pending.done() and pending.cancel()
-        assert client._transport._mode._streams == {}
+        assert client.transport.mode.awaiting == frozenset()
         server.release.set()
         client.ping()
         assert len(server.of("POST", "tools/call")) == 2  # an interrupted POST is not sent again
@@ -389,8 +393,7 @@ def test_session_timeout_cancels_and_stops_the_stream():
             client.call_tool("echo", timeout=0.3)
         cancelled = server.wait_for("POST", "notifications/cancelled")
         assert cancelled.body["params"]["requestId"] == server.of("POST", "tools/call")[0].body["id"]
-        stream = client._transport._mode
-        assert stream._streams == {}
+        assert client.transport.mode.awaiting == frozenset()
         client.ping()
     assert not [r for r in server.of("GET") if r.headers.get("last-event-id")]  # never resumed
 
@@ -423,7 +426,7 @@ def test_falls_back_to_http_sse(status):
     logs: "queue.Queue[Any]" = queue.Queue()
     with bs.LegacyServer(status) as server:
         with Client(server.url, timeout=WAIT, on_log=logs.put) as client:
-            assert client._transport.transport == "sse"
+            assert client.transport.transport == "sse"
             assert client.session.revision.version == "2024-11-05"
             assert text_of(client.call_tool("echo")) == "legacy answer"
             assert logs.get(timeout=WAIT)["data"] == "legacy log"
@@ -487,6 +490,103 @@ def test_options_are_checked():
         HTTPClientTransport("ftp://host/mcp")
     with pytest.raises(ValueError):
         HTTPClientTransport("http://host/mcp", transport="websocket")
+
+
+# ---- a mode driven through its ModeHost: the route decides, the message is not read -------------------
+class Host:
+    """A `ModeHost` for driving a mode without the transport: it records what the mode hands back."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.timeout = WAIT
+        self.sse_read_timeout = WAIT
+        self.max_readers = 4
+        self.headers = {"X-Trace": "host"}
+        self.connections = ConnectionPool(ssl_context=None, cafile=None, pool_size=2, auth=None)
+        self.delivered: "queue.Queue[Any]" = queue.Queue()
+        self.failed: "queue.Queue[Any]" = queue.Queue()
+        self.lost_with: "queue.Queue[Any]" = queue.Queue()
+
+    def deliver(self, value: Any) -> None:
+        self.delivered.put(value)
+
+    def deliver_invalid(self, exc: Any) -> None:
+        self.delivered.put(exc)
+
+    def fail(self, request_id: Any, exc: BaseException) -> None:
+        self.failed.put((request_id, exc))
+
+    def lost(self, exc: Any) -> None:
+        self.lost_with.put(exc)
+
+
+def send(mode: StreamableHTTP, message: Dict[str, Any], route: Route) -> None:
+    mode.send(message, jsonrpc.encode(message).encode("utf-8"), route)
+
+
+def test_a_mode_takes_the_session_steps_and_headers_from_the_route():
+    initialize = jsonrpc.request(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                                   "clientInfo": {"name": "t", "version": "1"}})
+    initialized = jsonrpc.notification("notifications/initialized")
+    # Not the version the server answers with: the headers come from the route, never from an answer.
+    version = {"MCP-Protocol-Version": "2025-06-18"}
+    with bs.MCPServer() as server:
+        host = Host(server.url)
+        mode = StreamableHTTP(host)
+        send(mode, initialize, Route("initialize", 1, opens_session=True))
+        assert host.delivered.get_nowait()["result"]["protocolVersion"] == "2025-11-25"  # before send returned
+        assert mode.session_id == bs.SESSION_ID and mode.protocol_version is None
+        assert server.of("GET") == []  # only a route that says so starts the listening stream
+        send(mode, initialized, Route("notifications/initialized", headers=version, starts_listening=True))
+        assert mode.protocol_version == "2025-06-18"
+        server.wait_for("GET")
+        send(mode, jsonrpc.request(2, "ping"), Route("ping", 2, headers=version))
+        assert host.delivered.get(timeout=WAIT)["id"] == 2
+        mode.close()
+        host.connections.close()
+        assert host.failed.empty() and host.lost_with.empty()
+        first, *later = server.requests
+        assert "mcp-protocol-version" not in first.headers and "mcp-session-id" not in first.headers
+        assert [r.method for r in later] == ["POST", "GET", "POST", "DELETE"]
+        for request in later:
+            assert request.headers["mcp-protocol-version"] == "2025-06-18"
+            assert request.headers["mcp-session-id"] == bs.SESSION_ID
+            assert request.headers["x-trace"] == "host"
+
+
+def test_a_mode_awaits_a_request_the_route_does_not_mark_as_opening_on_a_reader():
+    # A message named initialize is, for the transport, whatever its route says: here an ordinary request,
+    # whose refusal goes to its caller (fail), with no fallback and no session id.
+    class Refusing(bs.MCPServer):
+        def initialize(self, ex: bs.Exchange) -> None:
+            ex.send(405, b"no")
+
+    with Refusing() as server:
+        host = Host(server.url)
+        mode = StreamableHTTP(host)
+        send(mode, jsonrpc.request(1, "initialize", {}), Route("initialize", 1))
+        request_id, error = host.failed.get(timeout=WAIT)
+        assert request_id == 1 and isinstance(error, HTTPError) and error.status == 405
+        assert mode.session_id is None
+        mode.close()
+        host.connections.close()
+
+
+def test_cancel_stops_awaiting_one_answer_and_sends_nothing():
+    with bs.SlowServer() as server:
+        host = Host(server.url)
+        mode = StreamableHTTP(host)
+        send(mode, jsonrpc.request(1, "tools/call", {"name": "echo"}), Route("tools/call", 1))
+        server.wait_for("POST", "tools/call")
+        assert mode.awaiting == {1}
+        mode.cancel(1)
+        mode.cancel(1)  # idempotent, and an unknown id is no error
+        assert mode.awaiting == frozenset()
+        assert [r.method for r in server.requests] == ["POST"]  # the session, not the mode, tells the server
+        server.release.set()
+        mode.close()
+        host.connections.close()
+        assert host.failed.empty()
 
 
 class TokenAuth:
@@ -720,7 +820,7 @@ def test_real_server_json_fast_path_and_sse_switch(real_server):
     logs: "queue.Queue[Any]" = queue.Queue()
     progress: List[Any] = []
     with Client(real_server.url, timeout=WAIT, sampling=sampled, on_log=logs.put) as client:
-        transport = client._transport
+        transport = client.transport
         assert transport.transport == "streamable" and transport.session_id
         assert text_of(client.call_tool("add", {"a": 2, "b": 3})) == "5"
         result = client.call_tool("chatty", progress=lambda p, total, message: progress.append((p, total)))
@@ -729,27 +829,31 @@ def test_real_server_json_fast_path_and_sse_switch(real_server):
         assert text_of(client.call_tool("ask")) == "sampled text"
 
 
-def test_real_server_stream_closed_early_is_resumed(real_server, monkeypatch):
-    resumed: List[str] = []
-    original = _StreamableHTTP._resume
+class Watching:
+    """An ``auth`` object that changes nothing and notes every request the transport makes."""
 
-    def spy(self, stream):
-        resumed.append(stream.last_event_id)
-        return original(self, stream)
+    def __init__(self) -> None:
+        self.requests: List[HTTPRequest] = []
 
-    monkeypatch.setattr(_StreamableHTTP, "_resume", spy)
+    def auth_flow(self, request: HTTPRequest):
+        self.requests.append(request)
+        yield request
+
+
+def test_real_server_stream_closed_early_is_resumed(real_server):
+    watching = Watching()
     logs: "queue.Queue[Any]" = queue.Queue()
-    with Client(real_server.url, timeout=WAIT, on_log=logs.put) as client:
+    with Client(real_server.url, timeout=WAIT, on_log=logs.put, auth=watching) as client:
         assert text_of(client.call_tool("polled")) == "closed early: True"
         assert logs.get(timeout=WAIT)["data"] == "after the close"
+    resumed = [r.headers["Last-Event-ID"] for r in watching.requests if "Last-Event-ID" in r.headers]
     assert len(resumed) == 1 and resumed[0]
 
 
 def test_real_server_get_stream_carries_list_changes(real_server):
     changed: "queue.Queue[str]" = queue.Queue()
     with Client(real_server.url, timeout=WAIT, on_list_changed=changed.put) as client:
-        listener = client._transport._mode._listener
-        wait_until(lambda: listener is not None and listener.chunks > 0)  # the GET stream is open (primed)
+        wait_until(lambda: client.transport.mode.listening)  # the GET stream is open (primed)
         real_server.mcp.add_tool(lambda: "new", name="late")
         assert changed.get(timeout=WAIT) == "tools"
         assert "late" in [tool["name"] for tool in client.list_tools()]
@@ -757,12 +861,12 @@ def test_real_server_get_stream_carries_list_changes(real_server):
 
 def test_real_server_session_ends_on_close_and_expires(real_server):
     client = Client(real_server.url, timeout=WAIT).connect()
-    session_id = client._transport.session_id
+    session_id = client.transport.session_id
     other = Client(real_server.url, timeout=WAIT).connect()
     client.close()  # DELETE: the server forgets the session
     assert raw_ping(real_server.url, session_id) == 404
     # The other client's session is ended behind its back: its next call finds out.
-    http_delete(real_server.url, other._transport.session_id, other._transport.protocol_version)
+    http_delete(real_server.url, other.transport.session_id, other.transport.protocol_version)
     with pytest.raises(ConnectionClosed, match="start a new session"):
         other.call_tool("add", {"a": 1, "b": 1})
     assert isinstance(other.session.close_reason, SessionExpired)
@@ -795,13 +899,13 @@ def test_real_server_each_streamable_revision(real_server, version):
         assert text_of(client.call_tool("add", {"a": 1, "b": 2})) == "3"
         assert text_of(client.call_tool("chatty")) == "done"
         expected = None if version == "2025-03-26" else version
-        assert client._transport.protocol_version == expected
+        assert client.transport.protocol_version == expected
 
 
 def test_real_server_stateless_and_json_response():
     with HTTPServerThread(fixture_server({}), "127.0.0.1:0", stateless=True) as http:
         with Client(http.url, timeout=WAIT) as client:
-            assert client._transport.session_id is None
+            assert client.transport.session_id is None
             assert text_of(client.call_tool("add", {"a": 20, "b": 22})) == "42"
     with HTTPServerThread(fixture_server({}), "127.0.0.1:0", json_response=True) as http:
         with Client(http.url, timeout=WAIT) as client:
@@ -811,7 +915,7 @@ def test_real_server_stateless_and_json_response():
 def test_real_server_legacy_endpoint_by_fallback(real_server):
     sse_url = real_server.url.replace("/mcp", "/sse")
     with Client(sse_url, timeout=WAIT, sampling=sampled) as client:
-        assert client._transport.transport == "sse"
+        assert client.transport.transport == "sse"
         assert text_of(client.call_tool("add", {"a": 1, "b": 1})) == "2"
         assert text_of(client.call_tool("ask")) == "sampled text"
 

@@ -56,7 +56,6 @@ KNOWN_EXCEPTIONS: Set[Tuple[str, str]] = {
 
 #: Import cycles that exist today, as sets of modules. Like KNOWN_EXCEPTIONS, this list may only shrink.
 KNOWN_CYCLES: List[Set[str]] = [
-    {"mcplite.transports.http_client", "mcplite.transports.http_client.legacy_sse"},
 ]
 
 

@@ -19,7 +19,7 @@ from ..errors import (
     RPCError,
     SessionExpired,
 )
-from ..protocol import jsonrpc, methods
+from ..protocol import http_rules, jsonrpc, methods
 from ..protocol.jsonrpc import InvalidMessage
 from ..protocol.versions import (
     Revision,
@@ -221,7 +221,8 @@ class Session(MessageSink):
 
     # ---- sending ----------------------------------------------------------------------------------------
     def _send(self, message: Any, related_request_id: Optional[RequestId] = None) -> None:
-        self._transport.send(message, related_request_id=related_request_id)
+        # The transport reads nothing of MCP: what it needs to know about the message is in its route.
+        self._transport.send(message, http_rules.route(message, self.revision, related_request_id))
 
     def send_request(self, method: str, params: Optional[Dict[str, Any]] = None, *,
                      progress: Optional[ProgressCallback] = None,
@@ -288,6 +289,7 @@ class Session(MessageSink):
             if self._pending.pop(pending.id, None) is None:
                 return False
         pending._settle(None, error)
+        self._transport.cancel(pending.id)  # stop awaiting the answer (HTTP: stop reading its stream)
         if pending.method != methods.INITIALIZE:  # the spec forbids cancelling initialize
             params: Dict[str, Any] = {"requestId": pending.id}
             if reason:

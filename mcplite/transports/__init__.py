@@ -11,13 +11,24 @@ once (`start`); from then on the transport calls the sink from its reader thread
 - ``fail_request(id, exc)`` when the transport knows one of our requests will never be answered (an HTTP
   exchange that failed), so its caller gets ``exc`` at once rather than a timeout.
 
-`send` may be called from any thread; each transport serialises its own writes.
+The session, in turn, calls the transport:
+
+- ``send(message, route)`` for every outgoing message, from any thread (each transport serialises its own
+  writes). The `Route` (computed by the pure `protocol.http_rules.route`) says what the transport may need
+  to know about the message: the request it is, the incoming request it belongs to, the protocol headers,
+  whether it opens the session or starts the listening stream. A transport never reads the message for that;
+  stdio and the in-memory pair need none of it;
+- ``cancel(request_id)`` when it gives up on one of its own requests (a timeout, `PendingRequest.cancel`):
+  the transport may stop awaiting that answer (an HTTP client stops reading its stream). The session still
+  tells the peer itself, with ``notifications/cancelled``, where the protocol says so;
+- ``close()`` once.
 """
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
 import abc
 
+from ..protocol.http_rules import Route
 from ..protocol.jsonrpc import InvalidMessage, decode
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
@@ -29,7 +40,7 @@ if TYPE_CHECKING:
 else:
     Protocol = object  # the protocols below are plain base classes at run time: no typing import
 
-__all__ = ["MessageSink", "Transport", "deliver_bytes", "RequestInfo", "HostedSession", "SessionFactory"]
+__all__ = ["MessageSink", "Route", "Transport", "deliver_bytes", "RequestInfo", "HostedSession", "SessionFactory"]
 
 
 class MessageSink(abc.ABC):
@@ -65,12 +76,23 @@ class Transport(abc.ABC):
         """Begin delivering incoming messages to ``sink``. Called once."""
 
     @abc.abstractmethod
-    def send(self, message: Any, *, related_request_id: Optional[RequestId] = None) -> None:
+    def send(self, message: Any, route: Optional[Route] = None) -> None:
         """Send one message (or a batch list). Thread-safe.
 
-        ``related_request_id`` names the incoming request this message belongs to (progress, logs and
-        server requests made while handling it); transports with per-request streams route by it.
+        ``route`` is what the session knows about the message that a transport may need (see `Route`):
+        ``route.related_request_id`` names the incoming request it belongs to (progress, logs and server
+        requests made while handling it), which transports with per-request streams route by;
+        ``route.headers`` are the protocol headers an HTTP transport sends with it. None: no route (a
+        message sent outside a session, as tests do).
         Raises `ConnectionClosed` when the connection is gone.
+        """
+
+    def cancel(self, request_id: RequestId) -> None:
+        """The session no longer waits for the answer to its request ``request_id``. Thread-safe.
+
+        The transport may stop awaiting it (an HTTP client stops reading that answer's stream); it sends
+        nothing, since the session tells the peer itself. Nothing to do by default: a stream transport
+        delivers a late answer, and the session drops it.
         """
 
     @abc.abstractmethod

@@ -18,7 +18,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run t
 if TYPE_CHECKING:
     from typing import Any, Optional, Tuple
 
-    from ..protocol.jsonrpc import RequestId
+    from ..protocol.http_rules import Route
 
 __all__ = ["MemoryTransport", "memory_pair"]
 
@@ -26,6 +26,8 @@ _EOF = None  # queued to tell the reader the other side closed
 
 
 class MemoryTransport(Transport):
+    """One end of an in-memory pair. Like a pipe, it needs no `Route` and has nothing to `cancel`."""
+
     def __init__(self, inbox: "queue.SimpleQueue[Optional[bytes]]", name: str) -> None:
         self._inbox = inbox
         self._peer: Optional["MemoryTransport"] = None
@@ -46,7 +48,7 @@ class MemoryTransport(Transport):
                 return
             deliver_bytes(data, sink)
 
-    def send(self, message: Any, *, related_request_id: Optional[RequestId] = None) -> None:
+    def send(self, message: Any, route: Optional[Route] = None) -> None:
         data = encode(message).encode("utf-8")  # outside the lock: encoding errors raise to the caller
         with self._lock:
             if self._closed:

@@ -4,6 +4,9 @@
 waits, then terminates and finally kills, so no server process is ever left behind.
 `StdioServerTransport` serves this process's stdin/stdout; while it runs, file descriptor 1 points at
 stderr, so a stray ``print`` (or a child process) in a handler cannot corrupt the protocol stream.
+
+One pipe each way carries every message in order, so neither transport needs a message's `Route`, and
+`Transport.cancel` has nothing to abort: the session's ``notifications/cancelled`` is the cancellation.
 """
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
@@ -23,7 +26,7 @@ if TYPE_CHECKING:
     import subprocess
     from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Union
 
-    from ..protocol.jsonrpc import RequestId
+    from ..protocol.http_rules import Route
 
     StderrTarget = Union[None, IO[Any], Callable[[str], None]]
 
@@ -196,7 +199,7 @@ class StdioClientTransport(Transport):
             return None
         return ConnectionClosed(f"the server exited with code {code}")
 
-    def send(self, message: Any, *, related_request_id: Optional[RequestId] = None) -> None:
+    def send(self, message: Any, route: Optional[Route] = None) -> None:
         if self._channel is None:
             raise ConnectionClosed("the transport is not started")
         self._channel.send(message)
@@ -280,7 +283,7 @@ class StdioServerTransport(Transport):
         self._restore = restore
         return os.fdopen(os.dup(saved_fd), "wb", buffering=0)
 
-    def send(self, message: Any, *, related_request_id: Optional[RequestId] = None) -> None:
+    def send(self, message: Any, route: Optional[Route] = None) -> None:
         if self._channel is None:
             raise ConnectionClosed("the transport is not started")
         self._channel.send(message)

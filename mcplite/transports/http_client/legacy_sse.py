@@ -2,9 +2,14 @@
 
 One GET stream carries everything the server says, starting with an ``endpoint`` event naming the URL
 that each of our messages is POSTed to; the POSTs are answered "Accepted", and the answers come on the
-stream. `HTTPClientTransport` (in `http_client`) chooses this mode with ``transport="sse"``, or falls
-back to it when a server refuses Streamable HTTP.
+stream. `HTTPClientTransport` chooses this mode with ``transport="sse"``, or falls back to it when a server
+refuses Streamable HTTP. Like every mode, it knows the transport only as a `host.ModeHost`.
+
+The revision of this transport has no protocol headers, so a message's route is not needed; nor is
+`cancel`, since every answer comes on the one stream (the session drops one it no longer waits for).
 """
+
+from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
 import http.client
 import threading
@@ -12,24 +17,30 @@ import urllib.parse
 from typing import TYPE_CHECKING, Any, List, Optional
 
 from ...errors import ConnectionClosed, HTTPError, MCPError, RemoteProtocolError
+from ...protocol.http_rules import ENDPOINT_EVENT, EVENT_STREAM, JSON
 from ...protocol.sse import Event, SSEParser
-from .pool import EVENT_STREAM, JSON, Exchange, deliver_event, describe, read_sse
+from .pool import Exchange, deliver_event, describe, read_sse
 
 if TYPE_CHECKING:
-    from . import HTTPClientTransport
+    from ...protocol.http_rules import Route
+    from ...protocol.jsonrpc import RequestId
+    from .host import ModeHost
 
 __all__ = ["LegacySSE"]
 
 
 class LegacySSE:
     """One HTTP+SSE connection: the event stream, read by its own daemon thread, and the POSTs to the
-    endpoint it names. What arrives goes to ``owner`` (`deliver`, `deliver_invalid`, `lost`)."""
+    endpoint it names. What arrives goes to ``host`` (`deliver`, `deliver_invalid`, `lost`)."""
 
-    def __init__(self, owner: "HTTPClientTransport") -> None:
-        self._owner = owner
-        self._url = owner.url
-        self._conns = owner.connections
-        self._headers = {**owner.headers, "Content-Type": JSON}
+    #: This transport has no session id (the endpoint URL plays that part).
+    session_id: Optional[str] = None
+
+    def __init__(self, host: ModeHost) -> None:
+        self._host = host
+        self._url = host.url
+        self._conns = host.connections
+        self._headers = {**host.headers, "Content-Type": JSON}
         self._endpoint = ""
         self._exchange: Optional[Exchange] = None
         self._closing = False
@@ -41,8 +52,8 @@ class LegacySSE:
             HTTPError: the GET failed, or the stream ended before naming an endpoint.
             RemoteProtocolError: the endpoint is on another origin.
         """
-        headers = {**self._owner.headers, "Accept": EVENT_STREAM}
-        exchange = self._conns.request("GET", self._url, headers, None, self._owner.timeout)
+        headers = {**self._host.headers, "Accept": EVENT_STREAM}
+        exchange = self._conns.request("GET", self._url, headers, None, self._host.timeout)
         if exchange.status != 200 or exchange.content_type != EVENT_STREAM:
             raise exchange.failure("expected the HTTP+SSE event stream")
         parser = SSEParser()
@@ -54,7 +65,7 @@ class LegacySSE:
                     raise HTTPError(f"GET {self._url}: the event stream ended before its endpoint event",
                                     status=exchange.status)
                 for event in parser.feed(chunk):
-                    if event.event == "endpoint" and not self._endpoint:
+                    if event.event == ENDPOINT_EVENT and not self._endpoint:
                         self._endpoint = self._check_endpoint(event.data)
                     else:
                         early.append(event)
@@ -78,22 +89,25 @@ class LegacySSE:
     def _read(self, exchange: Exchange, parser: SSEParser, early: List[Event]) -> None:
         def on_chunk(events: List[Event]) -> bool:
             for event in events:
-                deliver_event(event, self._owner.deliver, self._owner.deliver_invalid)
+                deliver_event(event, self._host.deliver, self._host.deliver_invalid)
             return self._closing
 
         on_chunk(early)
-        reason = read_sse(exchange, parser, on_chunk, self._owner.sse_read_timeout)
+        reason = read_sse(exchange, parser, on_chunk, self._host.sse_read_timeout)
         if not self._closing:
-            self._owner.lost(ConnectionClosed(f"GET {self._url}: the event stream ended"
+            self._host.lost(ConnectionClosed(f"GET {self._url}: the event stream ended"
                                               + (f": {reason}" if reason else "")))
 
-    def send(self, message: Any, body: bytes) -> None:
+    def send(self, message: Any, body: bytes, route: Route) -> None:
         if self._closing:
             raise ConnectionClosed("the HTTP+SSE connection is closed")
-        exchange = self._conns.request("POST", self._endpoint, self._headers, body, self._owner.timeout)
+        exchange = self._conns.request("POST", self._endpoint, self._headers, body, self._host.timeout)
         if not 200 <= exchange.status < 300:
             raise exchange.failure()
         exchange.read()  # "Accepted", or nothing: the answer comes on the event stream
+
+    def cancel(self, request_id: RequestId) -> None:
+        """Nothing to stop: the answer would come on the one stream, which goes on."""
 
     def close(self) -> None:
         self._closing = True

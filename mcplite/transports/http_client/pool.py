@@ -6,8 +6,8 @@ goes back to the pool once its response was read to the end. Every failure is an
 the status (0 when no response arrived) and the body.
 
 Proxies come from the environment as `urllib` reads them (``http_proxy``, ``https_proxy``, ``no_proxy``);
-HTTPS goes through a proxy with CONNECT. This is the plumbing of `http_client` and `http_client_legacy`, not a
-public API.
+HTTPS goes through a proxy with CONNECT. This is the plumbing of the modes (`streamable`, `legacy_sse`), not a
+public API; it knows HTTP, and nothing of MCP beyond the media types and event names of `protocol.http_rules`.
 """
 
 import base64
@@ -20,15 +20,14 @@ import urllib.request
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from ...errors import HTTPError
+from ...protocol.http_rules import EVENT_STREAM, MESSAGE_EVENT
 from ...protocol.jsonrpc import InvalidMessage, decode
 from ...protocol.sse import Event, SSEParser
 from ..http_messages import AuthFlow, HTTPRequest, HTTPResponse, lower_case_headers
 
-__all__ = ["JSON", "EVENT_STREAM", "Route", "plan_route", "Exchange", "Call", "ConnectionPool", "read_sse",
+__all__ = ["Destination", "plan_destination", "Exchange", "Call", "ConnectionPool", "deliver_event", "read_sse",
            "describe"]
 
-JSON = "application/json"
-EVENT_STREAM = "text/event-stream"
 _CHUNK = 64 * 1024
 _MAX_ERROR_BODY = 64 * 1024
 #: After a stream's last answer, how long to wait for the server to end it, so the connection is reused.
@@ -43,7 +42,7 @@ class Origin(NamedTuple):
     port: int
 
 
-class Route(NamedTuple):
+class Destination(NamedTuple):
     """How to reach one URL: which origin's connections, the request target, and the proxy to go through."""
 
     origin: Origin
@@ -52,7 +51,7 @@ class Route(NamedTuple):
     proxy_headers: Dict[str, str]
 
 
-def plan_route(url: str, proxies: Dict[str, str]) -> Route:
+def plan_destination(url: str, proxies: Dict[str, str]) -> Destination:
     """How to reach ``url``, given the proxies by scheme (as `urllib.request.getproxies` returns them).
 
     Raises:
@@ -68,7 +67,7 @@ def plan_route(url: str, proxies: Dict[str, str]) -> Route:
     proxy_url = proxies.get(parts.scheme)
     netloc = parts.netloc.rpartition("@")[2]
     if not proxy_url or urllib.request.proxy_bypass(netloc):
-        return Route(origin, target, None, {})
+        return Destination(origin, target, None, {})
     proxy = urllib.parse.urlsplit(proxy_url if "://" in proxy_url else "http://" + proxy_url)
     headers = {}
     if proxy.username is not None:
@@ -76,7 +75,7 @@ def plan_route(url: str, proxies: Dict[str, str]) -> Route:
         headers["Proxy-Authorization"] = "Basic " + base64.b64encode(credentials.encode()).decode("ascii")
     if parts.scheme == "http":  # a plain HTTP proxy wants the absolute URL on the request line
         target = urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path or "/", parts.query, ""))
-    return Route(origin, target, (proxy.hostname or "", proxy.port or 80), headers)
+    return Destination(origin, target, (proxy.hostname or "", proxy.port or 80), headers)
 
 
 class Exchange:
@@ -86,7 +85,7 @@ class Exchange:
     `close` gives it up. `interrupt` may be called from any thread to unblock a reader.
     """
 
-    def __init__(self, pool: "ConnectionPool", route: Route, conn: http.client.HTTPConnection,
+    def __init__(self, pool: "ConnectionPool", destination: Destination, conn: http.client.HTTPConnection,
                  sock: Optional[socket.socket], response: http.client.HTTPResponse, method: str, url: str) -> None:
         self.method = method
         self.url = url
@@ -95,7 +94,7 @@ class Exchange:
         self.headers = response.headers
         self._response = response
         self._pool = pool
-        self._route = route
+        self._destination = destination
         self._conn = conn
         self._sock = sock
         self._lock = threading.Lock()  # guards _held, so interrupt() never hits a connection given back
@@ -160,7 +159,7 @@ class Exchange:
                 return  # already given back or closed
             self._held = False
         if keep_if_read and self._response.isclosed() and not self._response.will_close:
-            self._pool.put(self._route.origin, self._conn)
+            self._pool.put(self._destination.origin, self._conn)
         else:
             self._response.close()
             self._conn.close()
@@ -188,7 +187,7 @@ class Call:
         self._lock = threading.Lock()  # guards _conn and _sock against interrupt() from another thread
         self._conn: Optional[http.client.HTTPConnection] = None
         self._sock: Optional[socket.socket] = None
-        self._route: Optional[Route] = None
+        self._destination: Optional[Destination] = None
         self._reused = False
         self._interrupted = False
 
@@ -214,25 +213,25 @@ class Call:
             HTTPError: it could not be sent (status 0).
         """
         method, url, headers, body = self._request
-        route = self._pool.route(url)
-        if route.proxy_headers and route.origin.scheme == "http":  # through HTTPS they go on the CONNECT
-            headers = {**headers, **route.proxy_headers}
+        destination = self._pool.destination(url)
+        if destination.proxy_headers and destination.origin.scheme == "http":  # through HTTPS: on the CONNECT
+            headers = {**headers, **destination.proxy_headers}
         while True:
-            conn = self._pool.connect(route) if fresh else self._pool.take(route)
+            conn = self._pool.connect(destination) if fresh else self._pool.take(destination)
             reused = conn.sock is not None
             try:
                 if reused:
                     conn.sock.settimeout(self._timeout)
                 else:
                     conn.timeout = self._timeout
-                conn.request(method, route.target, body, headers)
+                conn.request(method, destination.target, body, headers)
             except (OSError, http.client.HTTPException) as exc:
                 conn.close()
                 if reused and isinstance(exc, ConnectionError):
                     continue  # the server closed this idle connection: take another
                 raise _no_response(method, url, self._timeout, exc) from exc
             with self._lock:
-                self._conn, self._sock, self._route, self._reused = conn, conn.sock, route, reused
+                self._conn, self._sock, self._destination, self._reused = conn, conn.sock, destination, reused
             return
 
     def finish(self) -> Exchange:
@@ -261,8 +260,8 @@ class Call:
     def _read_response(self) -> Exchange:
         retried = False
         while True:
-            conn, route = self._conn, self._route
-            assert conn is not None and route is not None
+            conn, destination = self._conn, self._destination
+            assert conn is not None and destination is not None
             try:
                 response = conn.getresponse()
             except (OSError, http.client.HTTPException) as exc:
@@ -273,7 +272,8 @@ class Call:
                     self._write(fresh=True)
                     continue
                 raise _no_response(self._request.method, self._request.url, self._timeout, exc) from exc
-            return Exchange(self._pool, route, conn, self._sock, response, self._request.method, self._request.url)
+            return Exchange(self._pool, destination, conn, self._sock, response, self._request.method,
+                            self._request.url)
 
     def _close_flow(self) -> None:
         if self._flow is not None:
@@ -304,9 +304,9 @@ class ConnectionPool:
         self._pool_size = pool_size
         self._auth = auth
         self._proxies = urllib.request.getproxies()  # read once: the environment is not re-read per call
-        self._lock = threading.Lock()  # guards _idle, _routes, _closed and the lazy TLS context
+        self._lock = threading.Lock()  # guards _idle, _destinations, _closed and the lazy TLS context
         self._idle: Dict[Origin, List[http.client.HTTPConnection]] = {}
-        self._routes: Dict[str, Route] = {}
+        self._destinations: Dict[str, Destination] = {}
         self._closed = False  # once closed, connections handed back are closed rather than kept
 
     def request(self, method: str, url: str, headers: Dict[str, str], body: Optional[bytes],
@@ -327,31 +327,31 @@ class ConnectionPool:
         call.start()
         return call
 
-    def route(self, url: str) -> Route:
-        route = self._routes.get(url)
-        if route is None:
-            route = plan_route(url, self._proxies)
+    def destination(self, url: str) -> Destination:
+        destination = self._destinations.get(url)
+        if destination is None:
+            destination = plan_destination(url, self._proxies)
             with self._lock:
-                self._routes[url] = route
-        return route
+                self._destinations[url] = destination
+        return destination
 
-    def take(self, route: Route) -> http.client.HTTPConnection:
-        """An idle connection to the route's origin, or a new (unconnected) one."""
+    def take(self, destination: Destination) -> http.client.HTTPConnection:
+        """An idle connection to the destination's origin, or a new (unconnected) one."""
         with self._lock:
-            idle = self._idle.get(route.origin)
+            idle = self._idle.get(destination.origin)
             if idle:
                 return idle.pop()
-        return self.connect(route)
+        return self.connect(destination)
 
-    def connect(self, route: Route) -> http.client.HTTPConnection:
-        """A new connection object for the route; it connects on first use (http.client sets TCP_NODELAY)."""
-        origin = route.origin
-        host, port = route.proxy if route.proxy is not None else (origin.host, origin.port)
+    def connect(self, destination: Destination) -> http.client.HTTPConnection:
+        """A new connection object for ``destination``; it connects on first use (http.client sets TCP_NODELAY)."""
+        origin = destination.origin
+        host, port = destination.proxy if destination.proxy is not None else (origin.host, origin.port)
         if origin.scheme != "https":
             return http.client.HTTPConnection(host, port)
         conn = http.client.HTTPSConnection(host, port, context=self._tls())
-        if route.proxy is not None:
-            conn.set_tunnel(origin.host, origin.port, headers=route.proxy_headers)  # CONNECT
+        if destination.proxy is not None:
+            conn.set_tunnel(origin.host, origin.port, headers=destination.proxy_headers)  # CONNECT
         return conn
 
     def _tls(self) -> ssl.SSLContext:
@@ -368,6 +368,12 @@ class ConnectionPool:
                 idle.append(conn)
                 return
         conn.close()
+
+    def idle_counts(self) -> Dict[str, int]:
+        """How many idle keep-alive connections are kept, per origin ("scheme://host:port")."""
+        with self._lock:
+            return {f"{origin.scheme}://{origin.host}:{origin.port}": len(conns)
+                    for origin, conns in self._idle.items()}
 
     def close(self) -> None:
         with self._lock:
@@ -410,7 +416,7 @@ def deliver_event(event: Event, deliver: Callable[[Any], None], deliver_invalid:
 
     MCP sends its messages as "message" events; any other event is not for us and is skipped.
     """
-    if event.event != "message":
+    if event.event != MESSAGE_EVENT:
         return
     try:
         value = decode(event.data)

@@ -46,7 +46,7 @@ from ..._log import log
 from ...errors import ConnectionClosed, TransportError
 from ...protocol import jsonrpc
 from ...protocol.sse import encode_comment, encode_event
-from .. import MessageSink, Transport
+from .. import MessageSink, Route, Transport
 from .exchange import JSON_HEADERS, Headers, Reject, Responder, error_body
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
@@ -383,7 +383,8 @@ class SessionTransport(Transport):
         responder.start_stream(self.sse_headers(), b"".join(_event(stream_id, seq, data) for seq, data in events))
         responder.end_stream()
 
-    def send(self, message: Any, *, related_request_id: Optional[RequestId] = None) -> None:
+    def send(self, message: Any, route: Optional[Route] = None) -> None:
+        related_request_id = route.related_request_id if route is not None else None
         data = jsonrpc.encode(message)  # a ValueError here reaches the session, which answers an error instead
         answers = jsonrpc.response_ids(message)
         with self._lock:

@@ -1,0 +1,63 @@
+"""What a mode of the HTTP client may ask of the transport that runs it, and what the transport asks of a mode.
+
+`HTTPClientTransport` chooses one *mode* per connection (Streamable HTTP in `streamable`, HTTP+SSE in
+`legacy_sse`) and hands it a `ModeHost`: itself. A mode depends on this module and on `pool`, never on
+the transport's module, so the modes and the transport form no import cycle, and a mode can be driven in a
+test by any object that has these members.
+"""
+
+from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
+
+from typing import TYPE_CHECKING, Any, Dict, Optional, Protocol
+
+if TYPE_CHECKING:
+    from ...protocol.http_rules import Route
+    from ...protocol.jsonrpc import InvalidMessage, RequestId
+    from .pool import ConnectionPool
+
+__all__ = ["ModeHost", "Mode"]
+
+
+class ModeHost(Protocol):
+    """The transport, as a mode sees it: the settings, the connections, and where messages go."""
+
+    #: The URL the user gave: the MCP endpoint (for an HTTP+SSE server, its SSE endpoint).
+    url: str
+    #: Seconds to connect and to receive an answer's headers (and JSON body).
+    timeout: float
+    #: Seconds an SSE stream may stay silent before it counts as dropped.
+    sse_read_timeout: float
+    #: Requests whose answers may be awaited at once, each by a reader thread.
+    max_readers: int
+    #: The user's extra headers, for every request (the protocol's own are added by the mode).
+    headers: Dict[str, str]
+    #: The keep-alive connections, TLS, proxies and the ``auth`` flow.
+    connections: ConnectionPool
+
+    def deliver(self, value: Any) -> None:
+        """One decoded message (or batch) from the server, for the session."""
+
+    def deliver_invalid(self, exc: InvalidMessage) -> None:
+        """Something from the server that did not decode."""
+
+    def fail(self, request_id: RequestId, exc: BaseException) -> None:
+        """Our request ``request_id`` will get no answer: its caller gets ``exc``."""
+
+    def lost(self, exc: Optional[BaseException]) -> None:
+        """Nothing more will arrive (said once, however often called)."""
+
+
+class Mode(Protocol):
+    """One way of carrying the session over HTTP, as the transport drives it."""
+
+    #: The ``MCP-Session-Id`` the server assigned (None: none, not yet, or a mode without one).
+    session_id: Optional[str]
+
+    def send(self, message: Any, body: bytes, route: Route) -> None:
+        """Send one message, already encoded as ``body``. Raises as `HTTPClientTransport.send`."""
+
+    def cancel(self, request_id: RequestId) -> None:
+        """Stop awaiting the answer to ``request_id``, if the mode awaits answers one by one."""
+
+    def close(self) -> None:
+        """End the session and stop every stream (idempotent)."""

@@ -4,6 +4,8 @@ A session negotiates one revision and then asks its `Revision` row, never the ve
 feature exists ("does this revision accept batches?"). A new revision is a new row here plus the code for
 whatever genuinely new feature it brings; nothing else should compare version strings.
 
+Which method needs which capability is in `capabilities`.
+
 Sources: ../shared/spec/VERSIONS.md (with the spec-repository file for each rule).
 """
 
@@ -13,12 +15,11 @@ from ..errors import RESOURCE_NOT_FOUND
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
-    from typing import Dict, Optional, Tuple
+    from typing import Dict, Tuple
 
 __all__ = [
     "Revision", "REVISIONS", "SUPPORTED_VERSIONS", "LATEST_VERSION", "DEFAULT_HTTP_VERSION", "revision",
-    "is_supported", "negotiate", "REQUIRED_SERVER_CAPABILITY", "REQUIRED_CLIENT_CAPABILITY",
-    "missing_capability",
+    "is_supported", "negotiate",
 ]
 
 
@@ -121,40 +122,3 @@ def negotiate(requested: object, supported: Tuple[str, ...] = SUPPORTED_VERSIONS
         return requested
     return supported[0]
 
-
-# Which capability the *receiver* must have declared before a method may be sent to it. A dotted path
-# means a sub-flag ("resources.subscribe"). Methods not listed need no capability. The completions
-# capability only exists from 2025-03-26: `missing_capability` skips it for older peers.
-REQUIRED_SERVER_CAPABILITY: Dict[str, str] = {
-    "tools/list": "tools",
-    "tools/call": "tools",
-    "resources/list": "resources",
-    "resources/templates/list": "resources",
-    "resources/read": "resources",
-    "resources/subscribe": "resources.subscribe",
-    "resources/unsubscribe": "resources.subscribe",
-    "prompts/list": "prompts",
-    "prompts/get": "prompts",
-    "logging/setLevel": "logging",
-    "completion/complete": "completions",
-}
-REQUIRED_CLIENT_CAPABILITY: Dict[str, str] = {
-    "sampling/createMessage": "sampling",
-    "elicitation/create": "elicitation",
-    "roots/list": "roots",
-}
-
-
-def missing_capability(method: str, peer_capabilities: Optional[dict], rev: Revision, *, peer_is_server: bool
-                       ) -> Optional[str]:
-    """The capability path the peer lacks for `method`, or None when the method may be sent."""
-    table = REQUIRED_SERVER_CAPABILITY if peer_is_server else REQUIRED_CLIENT_CAPABILITY
-    path = table.get(method)
-    if path is None or (path == "completions" and not rev.annotations_audio_completions):
-        return None
-    node: object = peer_capabilities or {}
-    for part in path.split("."):
-        if not isinstance(node, dict) or part not in node or node[part] is None or node[part] is False:
-            return path
-        node = node[part]
-    return None

@@ -17,6 +17,7 @@ from .. import content as c
 from .._log import log
 from ..errors import INVALID_PARAMS, CapabilityError, RemoteError, ResourceNotFound, RPCError
 from ..protocol import methods
+from ..protocol.capabilities import missing_request_capability, url_elicitation_supported
 from ..protocol.versions import SUPPORTED_VERSIONS
 from ..schema.validation import ValidationError, validate
 from ..session import DEFAULT_TIMEOUT, LazyEvent, RequestContext, ServerSession
@@ -176,8 +177,7 @@ class Context:
             if value is not None:
                 params[key] = value
         params.update(extra)
-        sampling = self.client_capabilities.get("sampling")
-        if "tools" in params and not (isinstance(sampling, dict) and isinstance(sampling.get("tools"), dict)):
+        if missing_request_capability(methods.SAMPLING_CREATE, params, self.client_capabilities, self.session.revision):
             raise CapabilityError("the client did not declare sampling.tools: a sampling request may not carry tools")
         return self.session.request(methods.SAMPLING_CREATE, params, timeout=timeout,
                                     related_request_id=self.request_id)
@@ -202,15 +202,13 @@ class Context:
     def elicit_url(self, message: str, url: str, elicitation_id: str, *,
                    timeout: Optional[float] = ELICIT_TIMEOUT) -> Dict[str, Any]:
         """Send the user to ``url`` (URL-mode elicitation, 2025-11-25); returns the client's answer."""
-        if not self._url_elicitation():
-            raise CapabilityError("the client does not support URL-mode elicitation")
         params = {"mode": "url", "message": message, "url": url, "elicitationId": elicitation_id}
+        if missing_request_capability(methods.ELICIT, params, self.client_capabilities, self.session.revision):
+            raise CapabilityError("the client does not support URL-mode elicitation")
         return self.session.request(methods.ELICIT, params, timeout=timeout, related_request_id=self.request_id)
 
     def _url_elicitation(self) -> bool:
-        revision = self.session.revision
-        elicitation = self.client_capabilities.get("elicitation")
-        return bool(revision and revision.url_elicitation and isinstance(elicitation, dict) and "url" in elicitation)
+        return url_elicitation_supported(self.client_capabilities, self.session.revision)
 
     def list_roots(self, *, timeout: Optional[float] = DEFAULT_TIMEOUT) -> List[Dict[str, Any]]:
         """The client's roots (`roots/list`)."""

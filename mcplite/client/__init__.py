@@ -15,7 +15,7 @@ from .._sync import DEFAULT
 from ..errors import INVALID_PARAMS, METHOD_NOT_FOUND, LocalProtocolError, RemoteError, RemoteProtocolError, RPCError
 from ..protocol import methods
 from ..protocol.capabilities import missing_request_capability
-from ..protocol.versions import LATEST_VERSION
+from ..protocol.versions import LATEST_HANDSHAKE_VERSION
 from ..schema.validation import ValidationError, validate
 from ..session import DEFAULT_TIMEOUT, ClientSession, PendingRequest, RequestContext
 from ..transports import Transport
@@ -64,7 +64,7 @@ class Client:
     """
 
     def __init__(self, target: Any = None, *, client_info: Optional[Dict[str, Any]] = None,
-                 protocol_version: str = LATEST_VERSION, timeout: float = DEFAULT_TIMEOUT,
+                 protocol_version: str = LATEST_HANDSHAKE_VERSION, timeout: float = DEFAULT_TIMEOUT,
                  sampling: Optional[SamplingCallback] = None, sampling_features: Sequence[str] = (),
                  elicitation: Optional[ElicitationCallback] = None, elicitation_modes: Sequence[str] = ("form",),
                  roots: Optional[RootsSource] = None,

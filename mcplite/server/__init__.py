@@ -18,7 +18,7 @@ from .._log import log
 from ..errors import INVALID_PARAMS, CapabilityError, RemoteError, ResourceNotFound, RPCError
 from ..protocol import methods
 from ..protocol.capabilities import missing_request_capability, url_elicitation_supported
-from ..protocol.versions import SUPPORTED_VERSIONS
+from ..protocol.versions import HANDSHAKE_VERSIONS
 from ..schema.validation import ValidationError, validate
 from ..session import DEFAULT_TIMEOUT, LazyEvent, RequestContext, ServerSession
 from ..transports import Transport
@@ -333,14 +333,14 @@ class Server:
         instructions: text the client may give its model about how to use this server.
         page_size: items per page in list results (None: everything in one page).
         max_workers: concurrent requests per connection.
-        supported_versions: protocol revisions to accept, newest first (default: all we implement).
+        supported_versions: protocol revisions to accept, newest first (default: every handshake revision).
     """
 
     def __init__(self, name: str, version: str = "0.1.0", *, title: Optional[str] = None,
                  description: Optional[str] = None, website_url: Optional[str] = None,
                  icons: Optional[List[t.Icon]] = None, instructions: Optional[str] = None,
                  page_size: Optional[int] = None, max_workers: int = 16,
-                 supported_versions: Sequence[str] = SUPPORTED_VERSIONS) -> None:
+                 supported_versions: Sequence[str] = HANDSHAKE_VERSIONS) -> None:
         self.name = name
         self.version = version
         self.info: Dict[str, Any] = {"name": name, "version": version,

@@ -24,7 +24,7 @@ from typing import IO, Any, Callable, Dict, List, NoReturn, Optional, Sequence, 
 
 from .client import Client
 from .errors import MCPError
-from .protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
+from .protocol.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION
 from .schema.validation import ValidationError, coerce_from_string
 from .server import Server
 
@@ -492,9 +492,9 @@ def build_parser(prog: str = "mcplite") -> argparse.ArgumentParser:
                     "Run COMMAND --help for the help of each command.",
         epilog=_TARGET_HELP + "\n\nexamples:\n" + _OVERVIEW_EXAMPLES.format(prog=prog))
     parser.add_argument("--timeout", type=float, metavar="S", help="seconds to wait for each answer (default 60)")
-    parser.add_argument("--protocol-version", choices=SUPPORTED_VERSIONS, default=LATEST_VERSION, metavar="V",
-                        help=f"the protocol revision to offer (default {LATEST_VERSION}; "
-                             f"one of {', '.join(SUPPORTED_VERSIONS)})")
+    parser.add_argument("--protocol-version", choices=HANDSHAKE_VERSIONS, default=LATEST_HANDSHAKE_VERSION, metavar="V",
+                        help=f"the protocol revision to offer (default {LATEST_HANDSHAKE_VERSION}; "
+                             f"one of {', '.join(HANDSHAKE_VERSIONS)})")
     parser.add_argument("--header", action="append", default=[], dest="headers", metavar="K:V",
                         help="an HTTP header to send with every request (repeatable)")
     parser.add_argument("--auth", action="store_true",

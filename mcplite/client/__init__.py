@@ -14,7 +14,8 @@ from __future__ import annotations  # annotations are not evaluated at import: a
 from .._sync import DEFAULT
 from ..errors import INVALID_PARAMS, METHOD_NOT_FOUND, LocalProtocolError, RemoteError, RemoteProtocolError, RPCError
 from ..protocol import methods
-from ..protocol.versions import LATEST_VERSION
+from ..protocol.capabilities import missing_request_capability
+from ..protocol.versions import LATEST_HANDSHAKE_VERSION
 from ..schema.validation import ValidationError, validate
 from ..session import DEFAULT_TIMEOUT, ClientSession, PendingRequest, RequestContext
 from ..transports import Transport
@@ -63,7 +64,7 @@ class Client:
     """
 
     def __init__(self, target: Any = None, *, client_info: Optional[Dict[str, Any]] = None,
-                 protocol_version: str = LATEST_VERSION, timeout: float = DEFAULT_TIMEOUT,
+                 protocol_version: str = LATEST_HANDSHAKE_VERSION, timeout: float = DEFAULT_TIMEOUT,
                  sampling: Optional[SamplingCallback] = None, sampling_features: Sequence[str] = (),
                  elicitation: Optional[ElicitationCallback] = None, elicitation_modes: Sequence[str] = ("form",),
                  roots: Optional[RootsSource] = None,
@@ -323,7 +324,7 @@ class Client:
     # ---- the server's requests and notifications (session threads) --------------------------------------
     def _handle_request(self, ctx: RequestContext) -> Dict[str, Any]:
         if ctx.method == methods.SAMPLING_CREATE and self._sampling is not None:
-            if "tools" in ctx.params and "tools" not in self._sampling_features:
+            if missing_request_capability(ctx.method, ctx.params, self.capabilities(), self.session.revision):
                 raise RPCError(INVALID_PARAMS, "Invalid params: this client did not declare sampling.tools, so "
                                                "a sampling request may not carry tools")
             return self._sampling(ctx.params)

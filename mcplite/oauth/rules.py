@@ -5,11 +5,11 @@ checked against the spec text. Where revisions differ, the difference is a field
 per revision in `AUTH_RULES`, the way `mcplite.protocol.versions` holds the protocol's own per-revision rules.
 """
 
-from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import AuthError
-from ..protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
+from ..protocol.versions import LATEST_HANDSHAKE_VERSION, RevisionRecord, by_version
 from .records import AuthorizationResponse
 
 __all__ = [
@@ -21,10 +21,11 @@ __all__ = [
     "select_scopes", "add_step_up_scopes", "apply_offline_access", "application_type_for",
 ]
 
-DEFAULT_PROTOCOL_VERSION = LATEST_VERSION
+#: The revision whose rules an auth object follows unless told otherwise: the one `Client` offers by default.
+DEFAULT_PROTOCOL_VERSION = LATEST_HANDSHAKE_VERSION
 
 
-class AuthRules(NamedTuple):
+class AuthRules(RevisionRecord):
     """Where one revision's authorization rules for clients differ from the others'.
 
     Discovery is deliberately not here: it happens before the revision is negotiated (the first request
@@ -45,20 +46,14 @@ class AuthRules(NamedTuple):
     pkce_methods_advertised: bool
 
 
-def _row(version: str, **rules: bool) -> AuthRules:
-    return AuthRules(version=version, **rules)
-
-
-AUTH_RULES: Dict[str, AuthRules] = {
-    rules.version: rules
-    for rules in (
-        # 2024-11-05 has no authorization framework; a client that speaks it gets the oldest one there is.
-        _row("2024-11-05", resource_parameter=False, pkce_methods_advertised=False),
-        _row("2025-03-26", resource_parameter=False, pkce_methods_advertised=False),
-        _row("2025-06-18", resource_parameter=True, pkce_methods_advertised=False),
-        _row("2025-11-25", resource_parameter=True, pkce_methods_advertised=True),
-    )
-}
+# Oldest first, one row per revision of `mcplite.protocol.versions.REVISIONS` (tests/test_oauth_rules.py).
+AUTH_RULES: Dict[str, AuthRules] = by_version((
+    # 2024-11-05 has no authorization framework; a client that speaks it gets the oldest one there is.
+    AuthRules(version="2024-11-05", resource_parameter=False, pkce_methods_advertised=False),
+    AuthRules(version="2025-03-26", resource_parameter=False, pkce_methods_advertised=False),
+    AuthRules(version="2025-06-18", resource_parameter=True, pkce_methods_advertised=False),
+    AuthRules(version="2025-11-25", resource_parameter=True, pkce_methods_advertised=True),
+))
 
 
 def auth_rules(protocol_version: str) -> AuthRules:
@@ -71,7 +66,7 @@ def auth_rules(protocol_version: str) -> AuthRules:
         return AUTH_RULES[protocol_version]
     except KeyError:
         raise ValueError(
-            f"unsupported protocol version {protocol_version!r} (one of {', '.join(SUPPORTED_VERSIONS)})"
+            f"unsupported protocol version {protocol_version!r} (one of {', '.join(reversed(AUTH_RULES))})"
         ) from None
 
 

@@ -4,7 +4,17 @@ A session negotiates one revision and then asks its `Revision` row, never the ve
 feature exists ("does this revision accept batches?"). A new revision is a new row here plus the code for
 whatever genuinely new feature it brings; nothing else should compare version strings.
 
-Sources: ../shared/spec/VERSIONS.md (with the spec-repository file for each rule).
+Revisions come in two eras (VERSIONS.md §1): the *handshake* era (2024-11-05 … 2025-11-25: a connection starts
+with `initialize`, which negotiates one revision for the connection) and the *modern* era (2026-07-28 on: no
+handshake; every request names its revision in `_meta`). The era is a column of the table, each era has its
+own latest revision and its own negotiation, and every default names its era: adding a modern row changes
+`LATEST_VERSION` and `SUPPORTED_VERSIONS` (which describe the whole table) but no default and no legacy
+negotiation.
+
+Which method needs which capability is in `capabilities`.
+
+Sources: ../shared/spec/VERSIONS.md (with the spec-repository file for each rule); the rows are held
+against it by tests/test_versions.py.
 """
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
@@ -13,38 +23,116 @@ from ..errors import RESOURCE_NOT_FOUND
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
-    from typing import Dict, Optional, Tuple
+    from typing import Any, ClassVar, Dict, Iterable, Optional, Tuple, TypeVar
+
+    R = TypeVar("R", bound="RevisionRecord")
 
 __all__ = [
-    "Revision", "REVISIONS", "SUPPORTED_VERSIONS", "LATEST_VERSION", "DEFAULT_HTTP_VERSION", "revision",
-    "is_supported", "negotiate", "REQUIRED_SERVER_CAPABILITY", "REQUIRED_CLIENT_CAPABILITY",
-    "missing_capability",
+    "RevisionRecord", "by_version", "Revision", "HANDSHAKE", "MODERN", "ERAS", "REVISIONS",
+    "SUPPORTED_VERSIONS", "LATEST_VERSION", "HANDSHAKE_VERSIONS", "MODERN_VERSIONS", "LATEST_HANDSHAKE_VERSION",
+    "LATEST_MODERN_VERSION", "DEFAULT_HTTP_VERSION", "revision", "is_supported", "negotiate", "choose_modern",
 ]
 
 
-class Revision:
-    """What one protocol revision has. Field names say the feature; values say whether it exists.
+class RevisionRecord:
+    """One read-only row of a per-revision table: `Revision` here, `mcplite.oauth.rules.AuthRules` there.
 
-    A plain class rather than a NamedTuple (which would import `typing`): the annotations below are the
-    fields, `__init__` takes each of them by keyword, and there is one row per revision, so rows compare
-    by identity.
+    A subclass declares its fields as class annotations (names starting with "_" are not fields). A row is
+    built with every field by keyword, none missing and none unknown, so adding a field to a table means
+    giving every row its value; the check runs when the table is built, at import. Rows compare and hash by
+    value, and `_replace` makes a copy with some fields changed (as a NamedTuple would). A plain class rather
+    than a NamedTuple or a dataclass: those import `typing` or `inspect`, and this module is on the start-up
+    path.
     """
 
+    #: The field names, in declaration order (base class first); set for each subclass.
+    _fields: ClassVar[Tuple[str, ...]] = ("version",)
+
     version: str
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        names: Dict[str, None] = {}
+        for klass in reversed(cls.__mro__):
+            names.update(dict.fromkeys(n for n in klass.__dict__.get("__annotations__", {}) if not n.startswith("_")))
+        cls._fields = tuple(names)
+
+    def __init__(self, **fields: object) -> None:
+        expected = set(self._fields)
+        if fields.keys() != expected:
+            raise TypeError(f"a {type(self).__name__} needs exactly its fields; missing "
+                            f"{sorted(expected - fields.keys())}, unknown {sorted(fields.keys() - expected)}")
+        self.__dict__.update(fields)
+        self._check()
+
+    def _check(self) -> None:
+        """Refuse a row whose values do not make sense together (raise ValueError); nothing by default."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"a {type(self).__name__} row is read-only")
+
+    def _asdict(self) -> Dict[str, Any]:
+        return {name: getattr(self, name) for name in self._fields}
+
+    def _replace(self: R, **changes: object) -> R:
+        return type(self)(**{**self._asdict(), **changes})
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._asdict() == other._asdict()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self), tuple(getattr(self, name) for name in self._fields)))
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
+        return f"{type(self).__name__}({fields})"
+
+
+def by_version(rows: Iterable[R]) -> Dict[str, R]:
+    """A per-revision table: ``rows`` keyed by version, oldest first.
+
+    Raises:
+        ValueError: two rows for one version, or rows not oldest first (the table is read top to bottom as
+            a changelog, and "newest first" orders are derived from it).
+    """
+    table: Dict[str, R] = {}
+    newest = ""
+    for row in rows:
+        if row.version in table:
+            raise ValueError(f"two rows for revision {row.version}")
+        if row.version < newest:  # ISO dates: string order is date order
+            raise ValueError(f"revision {row.version} is listed after {newest}: rows go oldest first")
+        table[row.version] = row
+        newest = row.version
+    return table
+
+
+#: The handshake era: `initialize` negotiates the revision of a connection (2024-11-05 … 2025-11-25).
+HANDSHAKE = "handshake"
+#: The modern era: no handshake; each request carries its revision in `_meta` (2026-07-28 on).
+MODERN = "modern"
+#: Oldest era first: every revision of an era is newer than every revision of the eras before it.
+ERAS: Tuple[str, ...] = (HANDSHAKE, MODERN)
+
+
+class Revision(RevisionRecord):
+    """What one protocol revision has. Field names say the feature; values say whether it exists."""
+
+    version: str
+    #: `HANDSHAKE` or `MODERN`: how a peer comes to speak this revision (see the module docstring).
+    era: str
     #: JSON-RPC batches on the wire: receivers MUST accept them (2025-03-26 only).
     batching: bool
     #: ToolAnnotations, AudioContent, `completions` capability, progress `message` (2025-03-26).
     annotations_audio_completions: bool
     #: `outputSchema`/`structuredContent`, `title`, elicitation, resource links, `_meta` everywhere (2025-06-18).
     structured_output: bool
-    #: `elicitation/create` exists (2025-06-18).
-    elicitation: bool
     #: URL-mode elicitation, icons, tool-name rules, invalid tool args as `isError` results (2025-11-25).
     url_elicitation: bool
     #: Invalid tool arguments answered as a tool error (`isError`) rather than -32602 (SEP-1303, 2025-11-25).
     tool_input_errors_as_results: bool
-    #: The HTTP transport: "sse" (HTTP+SSE, two endpoints) or "streamable" (one endpoint).
-    http_transport: str
     #: After initialize, HTTP requests MUST carry `MCP-Protocol-Version` (2025-06-18 onwards).
     protocol_version_header: bool
     #: A POSTed request's SSE stream may be resumed with GET + `Last-Event-ID` (2025-03-26 onwards).
@@ -53,108 +141,104 @@ class Revision:
     sse_polling: bool
     #: The error code for an unknown resource URI.
     resource_not_found_code: int
-    #: Connection-scoped handshake with `initialize` (every revision up to 2025-11-25).
-    initialize_handshake: bool
 
-    def __init__(self, **fields: object) -> None:
-        expected = Revision.__annotations__.keys()
-        if fields.keys() != expected:
-            raise TypeError(f"a Revision needs exactly its fields; missing {sorted(expected - fields.keys())}, "
-                            f"unknown {sorted(fields.keys() - expected)}")
-        self.__dict__.update(fields)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError("a Revision row is read-only")
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in Revision.__annotations__)
-        return f"Revision({fields})"
+    def _check(self) -> None:
+        if self.era not in ERAS:
+            raise ValueError(f"revision {self.version}: era {self.era!r} is not one of {', '.join(ERAS)}")
 
 
-def _row(version: str, **features: object) -> Revision:
-    return Revision(version=version, **features)
+def _revisions(rows: Iterable[Revision]) -> Dict[str, Revision]:
+    """`by_version`, plus: the eras follow each other (no handshake revision newer than a modern one)."""
+    table = by_version(rows)
+    eras = [ERAS.index(row.era) for row in table.values()]
+    if eras != sorted(eras):
+        raise ValueError("a revision of an older era is listed after one of a newer era")
+    return table
 
 
 # Oldest first; each row differs from the one above only where the changelog says so.
-REVISIONS: Dict[str, Revision] = {
-    r.version: r
-    for r in (
-        _row("2024-11-05", batching=False, annotations_audio_completions=False, structured_output=False,
-             elicitation=False, url_elicitation=False, tool_input_errors_as_results=False,
-             http_transport="sse", protocol_version_header=False, resumable_streams=False,
-             sse_polling=False, resource_not_found_code=RESOURCE_NOT_FOUND, initialize_handshake=True),
-        _row("2025-03-26", batching=True, annotations_audio_completions=True, structured_output=False,
-             elicitation=False, url_elicitation=False, tool_input_errors_as_results=False,
-             http_transport="streamable", protocol_version_header=False, resumable_streams=True,
-             sse_polling=False, resource_not_found_code=RESOURCE_NOT_FOUND, initialize_handshake=True),
-        _row("2025-06-18", batching=False, annotations_audio_completions=True, structured_output=True,
-             elicitation=True, url_elicitation=False, tool_input_errors_as_results=False,
-             http_transport="streamable", protocol_version_header=True, resumable_streams=True,
-             sse_polling=False, resource_not_found_code=RESOURCE_NOT_FOUND, initialize_handshake=True),
-        _row("2025-11-25", batching=False, annotations_audio_completions=True, structured_output=True,
-             elicitation=True, url_elicitation=True, tool_input_errors_as_results=True,
-             http_transport="streamable", protocol_version_header=True, resumable_streams=True,
-             sse_polling=True, resource_not_found_code=RESOURCE_NOT_FOUND, initialize_handshake=True),
-        # 2026-07-28 (stateless, per-request _meta, Mcp-Method headers) is planned as the next row:
-        # resource_not_found_code=INVALID_PARAMS, initialize_handshake=False, no resumable streams.
-    )
-}
+_ROWS: Tuple[Revision, ...] = (
+    Revision(version="2024-11-05", era=HANDSHAKE, batching=False, annotations_audio_completions=False,
+             structured_output=False, url_elicitation=False, tool_input_errors_as_results=False,
+             protocol_version_header=False, resumable_streams=False, sse_polling=False,
+             resource_not_found_code=RESOURCE_NOT_FOUND),
+    Revision(version="2025-03-26", era=HANDSHAKE, batching=True, annotations_audio_completions=True,
+             structured_output=False, url_elicitation=False, tool_input_errors_as_results=False,
+             protocol_version_header=False, resumable_streams=True, sse_polling=False,
+             resource_not_found_code=RESOURCE_NOT_FOUND),
+    Revision(version="2025-06-18", era=HANDSHAKE, batching=False, annotations_audio_completions=True,
+             structured_output=True, url_elicitation=False, tool_input_errors_as_results=False,
+             protocol_version_header=True, resumable_streams=True, sse_polling=False,
+             resource_not_found_code=RESOURCE_NOT_FOUND),
+    Revision(version="2025-11-25", era=HANDSHAKE, batching=False, annotations_audio_completions=True,
+             structured_output=True, url_elicitation=True, tool_input_errors_as_results=True,
+             protocol_version_header=True, resumable_streams=True, sse_polling=True,
+             resource_not_found_code=RESOURCE_NOT_FOUND),
+    # 2026-07-28 (era=MODERN: stateless, per-request _meta, Mcp-Method headers) is planned as the next row,
+    # with resource_not_found_code=INVALID_PARAMS and no batching, resumable streams or SSE polling.
+)
+REVISIONS: Dict[str, Revision] = _revisions(_ROWS)
 
-#: Newest first: the order in which we prefer them.
+# What the whole table holds, both eras. No default reads these two, so that adding a row of a new era
+# changes what the package knows but not what it does: a default names its era (below).
+#: Every revision in the table, of either era, newest first.
 SUPPORTED_VERSIONS: Tuple[str, ...] = tuple(sorted(REVISIONS, reverse=True))
+#: The newest revision in the table, of either era.
 LATEST_VERSION: str = SUPPORTED_VERSIONS[0]
+
+#: The handshake-era revisions, newest first: what `initialize` may negotiate.
+HANDSHAKE_VERSIONS: Tuple[str, ...] = tuple(v for v in SUPPORTED_VERSIONS if REVISIONS[v].era == HANDSHAKE)
+#: The modern-era revisions, newest first (none yet).
+MODERN_VERSIONS: Tuple[str, ...] = tuple(v for v in SUPPORTED_VERSIONS if REVISIONS[v].era == MODERN)
+#: What a client offers in `initialize` unless told otherwise, and every other default's revision.
+LATEST_HANDSHAKE_VERSION: str = HANDSHAKE_VERSIONS[0]
+#: The newest modern revision, or None while the table has none. None rather than absent: it follows from the
+#: rows (the modern row alone sets it), and "no modern revision" stays a state that code must handle anyway,
+#: for a server restricted to handshake revisions; the Optional type makes a type checker ask for it.
+LATEST_MODERN_VERSION: Optional[str] = MODERN_VERSIONS[0] if MODERN_VERSIONS else None
+
 #: What a Streamable HTTP server assumes when a request carries no `MCP-Protocol-Version` header.
 DEFAULT_HTTP_VERSION = "2025-03-26"
+
 
 def revision(version: str) -> Revision:
     """The row for a supported version; KeyError for any other string."""
     return REVISIONS[version]
 
 
-def is_supported(version: object) -> bool:
-    return isinstance(version, str) and version in REVISIONS
+def is_supported(version: object, era: Optional[str] = None) -> bool:
+    """True for a version in the table (of ``era``, when given)."""
+    return isinstance(version, str) and version in REVISIONS and era in (None, REVISIONS[version].era)
 
 
-def negotiate(requested: object, supported: Tuple[str, ...] = SUPPORTED_VERSIONS) -> str:
-    """The server's answer to a client's `initialize`: echo a version we speak, else offer our latest."""
-    if isinstance(requested, str) and requested in supported:
+def negotiate(requested: object, supported: Tuple[str, ...] = HANDSHAKE_VERSIONS) -> str:
+    """The server's answer to a client's `initialize` (handshake era): echo the requested version if we
+    speak it, else counter-offer the first handshake revision of ``supported`` (our preferred, newest first).
+
+    Only handshake revisions are ever answered: a modern revision in ``supported`` is neither echoed nor
+    offered, since `initialize` selects the handshake era (2026-07-28 basic/versioning.mdx).
+
+    Raises:
+        ValueError: ``supported`` holds no handshake revision (a server configured for the modern era only
+            has nothing to answer `initialize` with).
+    """
+    handshake = [version for version in supported if is_supported(version, HANDSHAKE)]
+    if not handshake:
+        raise ValueError(f"no handshake revision among the supported versions {', '.join(supported)}")
+    if isinstance(requested, str) and requested in handshake:
         return requested
-    return supported[0]
+    return handshake[0]
 
 
-# Which capability the *receiver* must have declared before a method may be sent to it. A dotted path
-# means a sub-flag ("resources.subscribe"). Methods not listed need no capability. The completions
-# capability only exists from 2025-03-26: `missing_capability` skips it for older peers.
-REQUIRED_SERVER_CAPABILITY: Dict[str, str] = {
-    "tools/list": "tools",
-    "tools/call": "tools",
-    "resources/list": "resources",
-    "resources/templates/list": "resources",
-    "resources/read": "resources",
-    "resources/subscribe": "resources.subscribe",
-    "resources/unsubscribe": "resources.subscribe",
-    "prompts/list": "prompts",
-    "prompts/get": "prompts",
-    "logging/setLevel": "logging",
-    "completion/complete": "completions",
-}
-REQUIRED_CLIENT_CAPABILITY: Dict[str, str] = {
-    "sampling/createMessage": "sampling",
-    "elicitation/create": "elicitation",
-    "roots/list": "roots",
-}
-
-
-def missing_capability(method: str, peer_capabilities: Optional[dict], rev: Revision, *, peer_is_server: bool
-                       ) -> Optional[str]:
-    """The capability path the peer lacks for `method`, or None when the method may be sent."""
-    table = REQUIRED_SERVER_CAPABILITY if peer_is_server else REQUIRED_CLIENT_CAPABILITY
-    path = table.get(method)
-    if path is None or (path == "completions" and not rev.annotations_audio_completions):
-        return None
-    node: object = peer_capabilities or {}
-    for part in path.split("."):
-        if not isinstance(node, dict) or part not in node or node[part] is None or node[part] is False:
-            return path
-        node = node[part]
+def choose_modern(offered: Iterable[object], supported: Tuple[str, ...] = MODERN_VERSIONS) -> Optional[str]:
+    """Modern-era negotiation: the first modern revision of ``supported`` (our preferred) that is also in
+    ``offered``, or None. There is no counter-offer in this era: a server given a request at a revision it
+    does not speak answers `-32022` with its list, and the client chooses again from that list
+    (2026-07-28 basic/versioning.mdx). A server checks one request with ``offered=[its version]``; a client
+    chooses from a `DiscoverResult`'s ``supportedVersions`` or the error's ``data.supported``.
+    """
+    theirs = {version for version in offered if isinstance(version, str)}
+    for version in supported:
+        if version in theirs and is_supported(version, MODERN):
+            return version
     return None

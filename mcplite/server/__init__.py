@@ -17,7 +17,8 @@ from .. import content as c
 from .._log import log
 from ..errors import INVALID_PARAMS, CapabilityError, RemoteError, ResourceNotFound, RPCError
 from ..protocol import methods
-from ..protocol.versions import SUPPORTED_VERSIONS
+from ..protocol.capabilities import missing_request_capability, url_elicitation_supported
+from ..protocol.versions import HANDSHAKE_VERSIONS
 from ..schema.validation import ValidationError, validate
 from ..session import DEFAULT_TIMEOUT, LazyEvent, RequestContext, ServerSession
 from ..transports import Transport
@@ -189,8 +190,7 @@ class Context:
             if value is not None:
                 params[key] = value
         params.update(extra)
-        sampling = self.client_capabilities.get("sampling")
-        if "tools" in params and not (isinstance(sampling, dict) and isinstance(sampling.get("tools"), dict)):
+        if missing_request_capability(methods.SAMPLING_CREATE, params, self.client_capabilities, self.session.revision):
             raise CapabilityError("the client did not declare sampling.tools: a sampling request may not carry tools")
         return self.session.request(methods.SAMPLING_CREATE, params, timeout=timeout,
                                     related_request_id=self.request_id)
@@ -215,15 +215,13 @@ class Context:
     def elicit_url(self, message: str, url: str, elicitation_id: str, *,
                    timeout: Optional[float] = ELICIT_TIMEOUT) -> Dict[str, Any]:
         """Send the user to ``url`` (URL-mode elicitation, 2025-11-25); returns the client's answer."""
-        if not self._url_elicitation():
-            raise CapabilityError("the client does not support URL-mode elicitation")
         params = {"mode": "url", "message": message, "url": url, "elicitationId": elicitation_id}
+        if missing_request_capability(methods.ELICIT, params, self.client_capabilities, self.session.revision):
+            raise CapabilityError("the client does not support URL-mode elicitation")
         return self.session.request(methods.ELICIT, params, timeout=timeout, related_request_id=self.request_id)
 
     def _url_elicitation(self) -> bool:
-        revision = self.session.revision
-        elicitation = self.client_capabilities.get("elicitation")
-        return bool(revision and revision.url_elicitation and isinstance(elicitation, dict) and "url" in elicitation)
+        return url_elicitation_supported(self.client_capabilities, self.session.revision)
 
     def list_roots(self, *, timeout: Optional[float] = DEFAULT_TIMEOUT) -> List[Dict[str, Any]]:
         """The client's roots (`roots/list`)."""
@@ -348,14 +346,14 @@ class Server:
         instructions: text the client may give its model about how to use this server.
         page_size: items per page in list results (None: everything in one page).
         max_workers: concurrent requests per connection.
-        supported_versions: protocol revisions to accept, newest first (default: all we implement).
+        supported_versions: protocol revisions to accept, newest first (default: every handshake revision).
     """
 
     def __init__(self, name: str, version: str = "0.1.0", *, title: Optional[str] = None,
                  description: Optional[str] = None, website_url: Optional[str] = None,
                  icons: Optional[List[t.Icon]] = None, instructions: Optional[str] = None,
                  page_size: Optional[int] = None, max_workers: int = 16,
-                 supported_versions: Sequence[str] = SUPPORTED_VERSIONS) -> None:
+                 supported_versions: Sequence[str] = HANDSHAKE_VERSIONS) -> None:
         self.name = name
         self.version = version
         self.info: Dict[str, Any] = {"name": name, "version": version,

@@ -11,8 +11,9 @@ from ..errors import (
 )
 from ..protocol import methods
 from ..protocol.versions import (
-    LATEST_VERSION,
-    SUPPORTED_VERSIONS,
+    HANDSHAKE,
+    HANDSHAKE_VERSIONS,
+    LATEST_HANDSHAKE_VERSION,
     is_supported,
     revision,
 )
@@ -39,7 +40,7 @@ class ClientSession(Session):
         self.initialize_result: Dict[str, Any] = {}
 
     def initialize(self, client_info: Dict[str, Any], capabilities: Dict[str, Any], *,
-                   protocol_version: str = LATEST_VERSION, timeout: Any = DEFAULT) -> Dict[str, Any]:
+                   protocol_version: str = LATEST_HANDSHAKE_VERSION, timeout: Any = DEFAULT) -> Dict[str, Any]:
         """Run the handshake and return the server's `InitializeResult`.
 
         Raises:
@@ -51,10 +52,10 @@ class ClientSession(Session):
         result = self.request(methods.INITIALIZE, {"protocolVersion": protocol_version, "capabilities": capabilities,
                                              "clientInfo": client_info}, timeout=timeout)
         version = result.get("protocolVersion")
-        if not is_supported(version):
+        if not is_supported(version, HANDSHAKE):
             self.close()
             raise VersionMismatch(f"the server answered with protocol version {version!r}; this client speaks "
-                                  f"{', '.join(SUPPORTED_VERSIONS)}", requested=protocol_version,
+                                  f"{', '.join(HANDSHAKE_VERSIONS)}", requested=protocol_version,
                                   offered=version if isinstance(version, str) else None)
         if not isinstance(result.get("capabilities"), dict):
             self.close()

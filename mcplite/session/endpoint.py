@@ -20,11 +20,9 @@ from ..errors import (
     SessionExpired,
 )
 from ..protocol import http_rules, jsonrpc, methods
+from ..protocol.capabilities import missing_capability
 from ..protocol.jsonrpc import InvalidMessage
-from ..protocol.versions import (
-    Revision,
-    missing_capability,
-)
+from ..protocol.versions import Revision
 from ..transports import MessageSink, Transport
 from .pending import DEFAULT_TIMEOUT, PendingRequest
 

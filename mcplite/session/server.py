@@ -12,7 +12,7 @@ from ..errors import (
 )
 from ..protocol import jsonrpc, methods
 from ..protocol.versions import (
-    SUPPORTED_VERSIONS,
+    HANDSHAKE_VERSIONS,
     negotiate,
     revision,
 )
@@ -43,7 +43,7 @@ class ServerSession(Session):
                  supported_versions: Optional[Tuple[str, ...]] = None, **kwargs: Any) -> None:
         super().__init__(transport, **kwargs)
         self._initialize_result = initialize_result
-        self._supported_versions = supported_versions or SUPPORTED_VERSIONS
+        self._supported_versions = supported_versions or HANDSHAKE_VERSIONS
         self.client_info: Dict[str, Any] = {}
         #: True once the client has sent `notifications/initialized`.
         self.initialized = LazyEvent()

@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 
 from mcplite import Client, MCPError  # noqa: E402
 from mcplite.errors import AuthError  # noqa: E402
-from mcplite.protocol.versions import LATEST_VERSION  # noqa: E402
+from mcplite.protocol.versions import LATEST_HANDSHAKE_VERSION  # noqa: E402
 from mcplite.oauth import (  # noqa: E402
     ClientCredentials, CrossAppAccess, HTTPRequest, OAuth, send_with_http_client,
 )
@@ -105,7 +105,7 @@ def read_redirect(authorization_url: str) -> str:
     return location
 
 
-def use_protected_server(url: str, auth: Any, protocol_version: str = LATEST_VERSION) -> None:
+def use_protected_server(url: str, auth: Any, protocol_version: str = LATEST_HANDSHAKE_VERSION) -> None:
     """What the mocks' MCP servers expect once the client is authorized: list the tools, call one."""
     with Client(url, timeout=TIMEOUT, auth=auth, protocol_version=protocol_version) as client:
         client.list_tools()
@@ -127,7 +127,7 @@ def sign_in_as_user(protocol_version: str) -> Scenario:
 
 
 for _name in USER_SIGN_IN_SCENARIOS:
-    scenario(_name)(sign_in_as_user(LATEST_VERSION))
+    scenario(_name)(sign_in_as_user(LATEST_HANDSHAKE_VERSION))
 for _name in LEGACY_SIGN_IN_SCENARIOS:
     scenario(_name)(sign_in_as_user("2025-03-26"))
 

@@ -23,7 +23,7 @@ from checks import WAIT, CheckFailed, Report, expect, expect_equal
 
 from mcplite import Client
 from mcplite.errors import URL_ELICITATION_REQUIRED, RemoteError
-from mcplite.protocol.versions import LATEST_VERSION
+from mcplite.protocol.versions import LATEST_HANDSHAKE_VERSION
 
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "everything.json"), encoding="utf-8") as _file:
     PLAN: Dict[str, List[str]] = json.load(_file)
@@ -202,7 +202,7 @@ class EverythingChecks:
 
     def initialize(self) -> str:
         client = self.client
-        expect_equal(client.protocol_version, LATEST_VERSION, "negotiated protocol version")
+        expect_equal(client.protocol_version, LATEST_HANDSHAKE_VERSION, "negotiated protocol version")
         expect_equal(client.server_info.get("name"), SERVER_NAME, "serverInfo.name")
         caps = client.server_capabilities
         missing = [name for name in ("tools", "resources", "prompts", "logging", "completions") if name not in caps]

@@ -1,0 +1,457 @@
+"""The revision table (`mcplite.protocol.versions`) held against the spec, and the rules that read it.
+
+- Each row of `REVISIONS` against the claims of VERSIONS.md (shared/spec/VERSIONS.md next to the checkout),
+  written below as `CLAIMS`: per field, the value from each revision on, the spec-repository files VERSIONS.md
+  cites, and the words of VERSIONS.md that say so. The rows are checked against `CLAIMS` always; `CLAIMS`
+  and the table's list of revisions are checked against VERSIONS.md itself when the file is there.
+- Negotiation per era, and `protocol.capabilities`, as tables.
+- A hypothetical modern row (what the next revision adds) changes no default and no legacy negotiation.
+"""
+
+import ast
+import json
+import re
+import shutil
+import subprocess
+import sys
+import types
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple
+
+import pytest
+
+from mcplite.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND
+from mcplite.oauth.rules import AUTH_RULES, AuthRules
+from mcplite.protocol import capabilities as caps
+from mcplite.protocol import versions as v
+from mcplite.protocol.versions import (
+    HANDSHAKE,
+    HANDSHAKE_VERSIONS,
+    LATEST_HANDSHAKE_VERSION,
+    MODERN,
+    REVISIONS,
+    Revision,
+    RevisionRecord,
+    by_version,
+    choose_modern,
+    negotiate,
+)
+from support import ROOT, WAIT
+
+
+class Claim(NamedTuple):
+    """What VERSIONS.md says of one field of `Revision`."""
+
+    field: str
+    #: (first revision, value from it on), oldest first: a step function over revision dates.
+    steps: Tuple[Tuple[str, Any], ...]
+    #: The spec-repository files VERSIONS.md cites for it.
+    sources: str
+    #: (words that start a table row of VERSIONS.md, words that row must contain), one or more.
+    evidence: Tuple[Tuple[str, Tuple[str, ...]], ...]
+
+    def value_at(self, version: str) -> Any:
+        return [value for first, value in self.steps if first <= version][-1]
+
+
+FIRST = "2024-11-05"
+CLAIMS: Tuple[Claim, ...] = (
+    Claim("era", ((FIRST, HANDSHAKE), ("2026-07-28", MODERN)),
+          "schema/2025-11-25/schema.ts:12; docs/specification/2026-07-28/basic/versioning.mdx",
+          (("`2025-11-25`", ('**Last "legacy" (initialize-handshake) revision**',)),
+           ("`2026-07-28`", ('**First "modern" (stateless, per-request `_meta`) revision**',)))),
+    Claim("batching", ((FIRST, False), ("2025-03-26", True), ("2025-06-18", False)),
+          "2025-03-26/basic/index.mdx:92-97; 2025-06-18/changelog.mdx #1",
+          (("**JSON-RPC batching**", ("**2025-03-26**: receivers MUST accept batches", "**RM 2025-06-18**")),)),
+    Claim("annotations_audio_completions", ((FIRST, False), ("2025-03-26", True)),
+          "schema/2025-03-26 ToolAnnotations; 2025-03-26/changelog.mdx",
+          (("Tool `annotations`", ("| **2025-03-26** |",)),
+           ("AudioContent", ("| 2025-03-26 |",)),
+           ("**Completion**", ("2025-03-26 adds the `completions` server capability",)),
+           ("**Progress**", ("`message` added 2025-03-26",)))),
+    Claim("structured_output", ((FIRST, False), ("2025-06-18", True)),
+          "2025-06-18/changelog.mdx #2, #7, other #3",
+          (("`outputSchema` + `structuredContent`", ("| **2025-06-18** (object only",)),
+           ("`title` (BaseMetadata)", ("| **2025-06-18** |",)),
+           ("`resource_link` content block", ("| **2025-06-18** (PR #603) |",)))),
+    Claim("url_elicitation", ((FIRST, False), ("2025-11-25", True)),
+          "2025-11-25/client/elicitation.mdx; schema/2025-11-25/schema.ts (icons)",
+          (("Elicitation `elicitation/create`", ('2025-11-25: `mode:"form"|"url"`',)),
+           ("`icons`", ("| **2025-11-25** (SEP-973) |",)))),
+    Claim("tool_input_errors_as_results", ((FIRST, False), ("2025-11-25", True)),
+          "2025-11-25/changelog.mdx (SEP-1303)",
+          (("Tools: `tools/list`", ("2025-11-25: input-validation errors SHOULD be tool execution errors "
+                                    "(`isError`, SEP-1303)",)),)),
+    Claim("protocol_version_header", ((FIRST, False), ("2025-06-18", True)),
+          "2025-06-18/basic/transports.mdx:240; 2026-07-28/streamable-http.mdx",
+          (("**`MCP-Protocol-Version` header**", ("**2025-06-18: MUST on all HTTP requests after init**",
+                                                  "2026-07-28: MUST on **every** POST")),)),
+    Claim("resumable_streams", ((FIRST, False), ("2025-03-26", True), ("2026-07-28", False)),
+          "2025-11-25/changelog.mdx #7; 2026-07-28/changelog.mdx #9",
+          (("**Resumability**", ("| **2025-03-26** |", "**RM 2026-07-28**")),)),
+    Claim("sse_polling", ((FIRST, False), ("2025-11-25", True), ("2026-07-28", False)),
+          "2025-11-25/basic/transports.mdx:106-116,152-153",
+          (("**SSE polling**", ("| **2025-11-25** (SEP-1699) |", "**RM 2026-07-28**")),)),
+    Claim("resource_not_found_code", ((FIRST, RESOURCE_NOT_FOUND), ("2026-07-28", INVALID_PARAMS)),
+          "2025-11-25/server/resources.mdx:388; 2026-07-28/basic/index.mdx:140",
+          (("**-32002**", ("2024-11-05 … 2025-11-25", "**Not to be emitted in 2026-07-28** (→ -32602)")),)),
+)
+
+
+# ---- the rows against the claims ----------------------------------------------------------------------
+
+def test_every_field_of_a_revision_has_a_claim() -> None:
+    assert sorted(claim.field for claim in CLAIMS) == sorted(set(Revision._fields) - {"version"})
+
+
+@pytest.mark.parametrize("version", sorted(REVISIONS))
+@pytest.mark.parametrize("claim", CLAIMS, ids=lambda claim: claim.field)
+def test_each_row_says_what_the_spec_says(version: str, claim: Claim) -> None:
+    assert getattr(REVISIONS[version], claim.field) == claim.value_at(version), claim.sources
+
+
+def test_the_rows_are_the_released_handshake_revisions() -> None:
+    # VERSIONS.md §1 (the versions) and §2 "JSON-RPC batching" row (the dates of the table's first change).
+    assert list(REVISIONS) == ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
+    assert all(version == row.version for version, row in REVISIONS.items())
+    assert "2024-10-07" not in REVISIONS  # a pre-release string that only the TS SDK still accepts
+
+
+def test_the_derived_constants() -> None:
+    assert HANDSHAKE_VERSIONS == ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+    assert LATEST_HANDSHAKE_VERSION == "2025-11-25"
+    assert v.MODERN_VERSIONS == () and v.LATEST_MODERN_VERSION is None
+    # The whole table, of either era: today the same as the handshake era.
+    assert v.SUPPORTED_VERSIONS == HANDSHAKE_VERSIONS and v.LATEST_VERSION == "2025-11-25"
+    # VERSIONS.md §2 `MCP-Protocol-Version` row: "a missing header means assume `2025-03-26`".
+    assert v.DEFAULT_HTTP_VERSION == "2025-03-26"
+
+
+def test_the_public_names_keep_their_meaning() -> None:
+    import mcplite
+
+    assert mcplite.LATEST_VERSION == v.LATEST_VERSION == v.SUPPORTED_VERSIONS[0]
+    assert mcplite.SUPPORTED_VERSIONS == v.SUPPORTED_VERSIONS == tuple(sorted(REVISIONS, reverse=True))
+
+
+# ---- the claims against VERSIONS.md -------------------------------------------------------------------
+
+def _versions_md() -> Path:
+    for directory in ROOT.parents:
+        candidate = directory / "shared" / "spec" / "VERSIONS.md"
+        if candidate.is_file():
+            return candidate
+    pytest.skip("shared/spec/VERSIONS.md is not next to this checkout")
+
+
+@pytest.fixture(scope="module")
+def versions_md() -> str:
+    return _versions_md().read_text(encoding="utf-8")
+
+
+def _table_row(text: str, starts_with: str) -> str:
+    rows = [line for line in text.splitlines() if line.startswith(f"| {starts_with}")]
+    assert len(rows) == 1, f"VERSIONS.md has {len(rows)} table rows starting {starts_with!r}"
+    return rows[0]
+
+
+@pytest.mark.parametrize("claim", CLAIMS, ids=lambda claim: claim.field)
+def test_the_claims_are_what_versions_md_says(versions_md: str, claim: Claim) -> None:
+    for row_start, words in claim.evidence:
+        row = _table_row(versions_md, row_start)
+        for word in words:
+            assert word in row, f"VERSIONS.md no longer says {word!r} in the {row_start!r} row"
+
+
+def _section_1(text: str) -> Dict[str, str]:
+    """VERSIONS.md §1's table: version string -> its status cell."""
+    section = text.split("## 1. Protocol version strings", 1)[1].split("\n## ", 1)[0]
+    return dict(re.findall(r"^\| `(\d{4}-\d{2}-\d{2})` \| ([^|]*) \|", section, re.MULTILINE))
+
+
+def test_the_table_holds_the_released_revisions_of_versions_md(versions_md: str) -> None:
+    statuses = _section_1(versions_md)
+    released = sorted(version for version, status in statuses.items() if status.startswith("Released"))
+    last_handshake = next(version for version, status in statuses.items() if 'Last "legacy"' in status)
+    first_modern = next(version for version, status in statuses.items() if 'First "modern"' in status)
+    assert "2024-10-07" in statuses and "2024-10-07" not in released  # the parse reads the pre-release row
+    assert [first for first, era in CLAIMS[0].steps] == [released[0], first_modern]
+    # Every released handshake revision is a row, in its era; nothing else is, and a row newer than the last
+    # handshake revision can only be a modern one.
+    assert [version for version in released if version <= last_handshake] == list(HANDSHAKE_VERSIONS)[::-1]
+    assert set(REVISIONS) <= set(released)
+    for version, row in REVISIONS.items():
+        assert row.era == (HANDSHAKE if version <= last_handshake else MODERN), version
+
+
+# ---- the record mechanism -----------------------------------------------------------------------------
+
+def test_revisions_and_auth_rules_are_the_same_kind_of_record() -> None:
+    assert issubclass(Revision, RevisionRecord) and issubclass(AuthRules, RevisionRecord)
+    assert AuthRules._fields == ("version", "resource_parameter", "pkce_methods_advertised")
+    assert list(AUTH_RULES) == list(REVISIONS)  # oldest first, one row each
+
+
+def test_a_row_names_exactly_its_fields() -> None:
+    fields = REVISIONS[LATEST_HANDSHAKE_VERSION]._asdict()
+    with pytest.raises(TypeError, match=r"missing \['batching'\]"):
+        Revision(**{name: value for name, value in fields.items() if name != "batching"})
+    with pytest.raises(TypeError, match=r"unknown \['elicitation'\]"):
+        Revision(**fields, elicitation=True)  # a field that nothing read, removed
+    with pytest.raises(ValueError, match="era 'stateless'"):
+        Revision(**{**fields, "era": "stateless"})
+
+
+def test_a_row_is_a_value() -> None:
+    row = REVISIONS["2025-06-18"]
+    with pytest.raises(AttributeError):
+        row.batching = True  # type: ignore[misc]
+    copy = row._replace()
+    assert copy == row and hash(copy) == hash(row) and copy is not row
+    assert row._replace(batching=True) != row
+    assert AUTH_RULES["2024-11-05"] == AUTH_RULES["2025-03-26"]._replace(version="2024-11-05")
+    assert row != AuthRules(version="2025-06-18", resource_parameter=True, pkce_methods_advertised=False)
+    assert repr(row).startswith("Revision(version='2025-06-18', era='handshake', batching=False")
+
+
+def test_a_table_goes_oldest_first_one_row_per_version_eras_in_order() -> None:
+    old, new = REVISIONS["2025-03-26"], REVISIONS["2025-06-18"]
+    assert list(by_version([old, new])) == ["2025-03-26", "2025-06-18"]
+    with pytest.raises(ValueError, match="two rows"):
+        by_version([old, old])
+    with pytest.raises(ValueError, match="oldest first"):
+        by_version([new, old])
+    with pytest.raises(ValueError, match="older era"):
+        v._revisions([old._replace(era=MODERN), new])
+
+
+# ---- negotiation per era ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("requested, supported, expected", [
+    ("2025-06-18", HANDSHAKE_VERSIONS, "2025-06-18"),      # a revision we speak is echoed
+    ("2024-11-05", HANDSHAKE_VERSIONS, "2024-11-05"),
+    ("2099-01-01", HANDSHAKE_VERSIONS, "2025-11-25"),      # otherwise our latest is offered
+    ("2024-10-07", HANDSHAKE_VERSIONS, "2025-11-25"),      # the pre-release string is not spoken
+    (None, HANDSHAKE_VERSIONS, "2025-11-25"),
+    (20250618, HANDSHAKE_VERSIONS, "2025-11-25"),
+    ("2025-06-18", ("2025-03-26",), "2025-03-26"),         # a server restricted to older revisions
+    ("2025-11-25", ("2025-03-26", "2025-11-25"), "2025-11-25"),
+    ("2099-01-01", ("2025-03-26", "2025-11-25"), "2025-03-26"),  # the server's order is its preference
+    # A version the table lacks is neither echoed nor offered, even when the caller lists it.
+    ("2026-07-28", ("2026-07-28",) + HANDSHAKE_VERSIONS, "2025-11-25"),
+])
+def test_negotiate_in_the_handshake_era(requested: Any, supported: Tuple[str, ...], expected: str) -> None:
+    assert negotiate(requested, supported) == expected
+
+
+def test_negotiate_needs_a_handshake_revision() -> None:
+    with pytest.raises(ValueError, match="no handshake revision"):
+        negotiate("2025-11-25", ("2026-07-28",))
+    assert negotiate("2025-06-18") == "2025-06-18"  # the default: every handshake revision
+
+
+@pytest.mark.parametrize("offered, supported, expected", [
+    (["2025-11-25"], HANDSHAKE_VERSIONS, None),  # a handshake revision is never chosen in the modern era
+    (["2026-07-28"], (), None),
+    ([], HANDSHAKE_VERSIONS, None),
+])
+def test_choose_modern_with_no_modern_row(offered: List[Any], supported: Tuple[str, ...],
+                                          expected: Optional[str]) -> None:
+    assert choose_modern(offered, supported) == expected
+    assert choose_modern(offered) is None  # no modern revision in the table yet
+
+
+# ---- a hypothetical modern row ------------------------------------------------------------------------
+
+#: The line of versions.py that builds the table, and the same line with one more row: what the next issue
+#: does, spelled with `_replace` so that it keeps working when fields are added.
+TABLE_LINE = "REVISIONS: Dict[str, Revision] = _revisions(_ROWS)"
+WITH_MODERN_ROW = ("REVISIONS: Dict[str, Revision] = _revisions(_ROWS + (_ROWS[-1]._replace(version='2026-07-28', "
+                   "era=MODERN, batching=False, resumable_streams=False, sse_polling=False, "
+                   "resource_not_found_code=-32602),))")
+
+
+def _with_modern_row(source: str) -> str:
+    assert source.count(TABLE_LINE) == 1, "versions.py no longer builds REVISIONS the way this test expects"
+    return source.replace(TABLE_LINE, WITH_MODERN_ROW)
+
+
+@pytest.fixture(scope="module")
+def modern_table() -> Iterator[types.ModuleType]:
+    """`versions` as it would be with a 2026-07-28 row: a separate module, so nothing else sees it."""
+    path = ROOT / "mcplite" / "protocol" / "versions.py"
+    module = types.ModuleType("mcplite.protocol._versions_with_modern_row")
+    module.__package__ = "mcplite.protocol"
+    exec(compile(_with_modern_row(path.read_text(encoding="utf-8")), str(path), "exec"), module.__dict__)
+    yield module
+
+
+def test_a_modern_row_changes_the_whole_table_constants_only(modern_table: Any) -> None:
+    assert modern_table.REVISIONS["2026-07-28"].era == MODERN
+    assert modern_table.MODERN_VERSIONS == ("2026-07-28",)
+    assert modern_table.LATEST_MODERN_VERSION == "2026-07-28"
+    assert modern_table.LATEST_VERSION == "2026-07-28"  # the whole table's newest: read by no default
+    assert modern_table.SUPPORTED_VERSIONS == ("2026-07-28",) + HANDSHAKE_VERSIONS
+    assert modern_table.HANDSHAKE_VERSIONS == HANDSHAKE_VERSIONS
+    assert modern_table.LATEST_HANDSHAKE_VERSION == LATEST_HANDSHAKE_VERSION == "2025-11-25"
+
+
+@pytest.mark.parametrize("requested, supported, expected", [
+    ("2026-07-28", None, "2025-11-25"),  # initialize selects the handshake era: never counter-offer a modern one
+    ("2026-07-28", "all", "2025-11-25"),
+    ("2099-01-01", "all", "2025-11-25"),
+    ("2025-06-18", "all", "2025-06-18"),
+])
+def test_a_modern_row_does_not_change_legacy_negotiation(modern_table: Any, requested: str,
+                                                         supported: Optional[str], expected: str) -> None:
+    if supported is None:
+        assert modern_table.negotiate(requested) == expected
+    else:  # a server that lists every revision of the table, modern first
+        assert modern_table.negotiate(requested, modern_table.SUPPORTED_VERSIONS) == expected
+
+
+@pytest.mark.parametrize("offered, expected", [
+    (["2026-07-28"], "2026-07-28"),
+    (["2025-11-25", "2026-07-28"], "2026-07-28"),
+    (["2025-11-25"], None),          # the peer speaks only the handshake era
+    (["2099-01-01", 7, None], None),
+])
+def test_modern_negotiation_with_a_modern_row(modern_table: Any, offered: List[Any], expected: Optional[str]) -> None:
+    assert modern_table.choose_modern(offered) == expected
+    assert modern_table.choose_modern(offered, modern_table.SUPPORTED_VERSIONS) == expected
+
+
+DEFAULTS_SCRIPT = """
+import inspect, json, mcplite
+from mcplite import Client, Server
+from mcplite.cli import build_parser
+from mcplite.oauth.rules import DEFAULT_PROTOCOL_VERSION
+from mcplite.protocol import versions
+from mcplite.session import ClientSession
+
+server = Server("defaults")
+with Client(server) as client:
+    negotiated = client.protocol_version
+print(json.dumps({
+    "package": mcplite.__file__,
+    "latest": versions.LATEST_VERSION,
+    "client": inspect.signature(Client).parameters["protocol_version"].default,
+    "client_session": inspect.signature(ClientSession.initialize).parameters["protocol_version"].default,
+    "server": list(server.supported_versions),
+    "negotiated": negotiated,
+    "oauth": DEFAULT_PROTOCOL_VERSION,
+    "cli": build_parser().get_default("protocol_version"),
+}))
+"""
+
+
+def test_a_modern_row_changes_no_default(tmp_path: Path) -> None:
+    # A copy of the package with the row added to versions.py, imported by a fresh interpreter.
+    package = tmp_path / "mcplite"
+    shutil.copytree(ROOT / "mcplite", package, ignore=shutil.ignore_patterns("__pycache__"))
+    versions_py = package / "protocol" / "versions.py"
+    versions_py.write_text(_with_modern_row(versions_py.read_text(encoding="utf-8")), encoding="utf-8")
+    completed = subprocess.run([sys.executable, "-c", DEFAULTS_SCRIPT], cwd=tmp_path, capture_output=True,
+                               text=True, timeout=WAIT * 3)
+    assert completed.returncode == 0, completed.stderr
+    seen = json.loads(completed.stdout)
+    assert seen.pop("package") == str(package / "__init__.py")
+    assert seen.pop("latest") == "2026-07-28"  # the row is there...
+    assert seen == {  # ...and every default is still the handshake era's
+        "client": "2025-11-25", "client_session": "2025-11-25", "server": list(HANDSHAKE_VERSIONS),
+        "negotiated": "2025-11-25", "oauth": "2025-11-25", "cli": "2025-11-25",
+    }
+
+
+def test_defaults_name_their_era() -> None:
+    """Outside versions.py and the package's public re-export, nothing reads the era-blind constants, so the
+    test above cannot miss a default that a later change adds."""
+    era_blind = {"LATEST_VERSION", "SUPPORTED_VERSIONS"}
+    allowed = {ROOT / "mcplite" / "protocol" / "versions.py", ROOT / "mcplite" / "__init__.py"}
+    files = [*(ROOT / "mcplite").rglob("*.py"), *(ROOT / "tests" / "interop").rglob("*.py"),
+             *(ROOT / "tests" / "conformance").rglob("*.py")]
+    readers = sorted(
+        f"{path.relative_to(ROOT)}: {node.id if isinstance(node, ast.Name) else node.attr}"
+        for path in files if path not in allowed
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if (isinstance(node, ast.Name) and node.id in era_blind)
+        or (isinstance(node, ast.Attribute) and node.attr in era_blind)
+    )
+    assert readers == []
+
+
+# ---- capabilities -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("method, peer_capabilities, version, peer_is_server, expected", [
+    ("tools/list", {}, "2025-11-25", True, "tools"),
+    ("tools/call", {"tools": {}}, "2025-11-25", True, None),
+    ("resources/list", {"tools": {}}, "2025-11-25", True, "resources"),
+    ("resources/templates/list", {"resources": {}}, "2025-11-25", True, None),
+    ("resources/read", None, "2025-11-25", True, "resources"),
+    ("resources/subscribe", {"resources": {}}, "2025-11-25", True, "resources.subscribe"),
+    ("resources/subscribe", {"resources": {"subscribe": True}}, "2025-11-25", True, None),
+    ("resources/unsubscribe", {"resources": {"subscribe": False}}, "2025-11-25", True, "resources.subscribe"),
+    ("prompts/list", {"prompts": None}, "2025-11-25", True, "prompts"),
+    ("prompts/get", {"prompts": {"listChanged": True}}, "2025-11-25", True, None),
+    ("logging/setLevel", {}, "2025-11-25", True, "logging"),
+    ("completion/complete", {}, "2025-03-26", True, "completions"),
+    ("completion/complete", {}, "2024-11-05", True, None),  # no `completions` capability before 2025-03-26
+    ("ping", {}, "2025-11-25", True, None),
+    ("tools/call", {}, "2025-11-25", False, None),          # the table of the other direction
+    ("sampling/createMessage", {}, "2025-11-25", False, "sampling"),
+    ("sampling/createMessage", {"sampling": {}}, "2025-11-25", False, None),
+    ("elicitation/create", {"elicitation": {}}, "2025-06-18", False, None),
+    ("elicitation/create", {"sampling": {}}, "2025-06-18", False, "elicitation"),
+    ("roots/list", {"roots": {"listChanged": True}}, "2024-11-05", False, None),
+    ("roots/list", {}, "2024-11-05", False, "roots"),
+    ("ping", {}, "2025-11-25", False, None),
+])
+def test_missing_capability(method: str, peer_capabilities: Any, version: str, peer_is_server: bool,
+                            expected: Optional[str]) -> None:
+    assert caps.missing_capability(method, peer_capabilities, REVISIONS[version],
+                                   peer_is_server=peer_is_server) == expected
+
+
+SAMPLING_WITH_TOOLS = {"messages": [], "maxTokens": 10, "tools": [{"name": "t", "inputSchema": {}}]}
+URL_ELICITATION = {"mode": "url", "message": "m", "url": "https://example.com", "elicitationId": "1"}
+FORM_ELICITATION = {"mode": "form", "message": "m", "requestedSchema": {"type": "object"}}
+
+
+@pytest.mark.parametrize("method, params, client_capabilities, version, expected", [
+    ("sampling/createMessage", SAMPLING_WITH_TOOLS, {"sampling": {}}, "2025-11-25", "sampling.tools"),
+    ("sampling/createMessage", SAMPLING_WITH_TOOLS, {"sampling": {"tools": {}}}, "2025-11-25", None),
+    ("sampling/createMessage", SAMPLING_WITH_TOOLS, {"sampling": {"tools": True}}, "2025-11-25", "sampling.tools"),
+    ("sampling/createMessage", SAMPLING_WITH_TOOLS, None, "2025-11-25", "sampling.tools"),
+    ("sampling/createMessage", {"messages": [], "maxTokens": 10}, {"sampling": {}}, "2025-11-25", None),
+    ("elicitation/create", URL_ELICITATION, {"elicitation": {"url": {}}}, "2025-11-25", None),
+    ("elicitation/create", URL_ELICITATION, {"elicitation": {"url": {}}}, "2025-06-18", "elicitation.url"),
+    ("elicitation/create", URL_ELICITATION, {"elicitation": {"form": {}}}, "2025-11-25", "elicitation.url"),
+    ("elicitation/create", URL_ELICITATION, {"elicitation": {"url": {}}}, None, "elicitation.url"),
+    ("elicitation/create", FORM_ELICITATION, {"elicitation": {}}, "2025-11-25", None),
+    ("roots/list", {}, {}, "2025-11-25", None),  # the method's own capability is missing_capability's
+])
+def test_missing_request_capability(method: str, params: Dict[str, Any], client_capabilities: Any,
+                                    version: Optional[str], expected: Optional[str]) -> None:
+    rev = REVISIONS[version] if version else None
+    assert caps.missing_request_capability(method, params, client_capabilities, rev) == expected
+
+
+@pytest.mark.parametrize("client_capabilities, version, expected", [
+    ({"elicitation": {"url": {}}}, "2025-11-25", True),
+    ({"elicitation": {"form": {}, "url": {}}}, "2025-11-25", True),
+    ({"elicitation": {"url": {}}}, "2025-06-18", False),  # the revision has no URL mode
+    ({"elicitation": {}}, "2025-11-25", False),           # empty = form only
+    ({"elicitation": True}, "2025-11-25", False),
+    ({}, "2025-11-25", False),
+    (None, None, False),
+])
+def test_url_elicitation_supported(client_capabilities: Any, version: Optional[str], expected: bool) -> None:
+    rev = REVISIONS[version] if version else None
+    assert caps.url_elicitation_supported(client_capabilities, rev) is expected
+
+
+def test_sampling_tools_declared() -> None:
+    assert caps.sampling_tools_declared({"sampling": {"tools": {}}})
+    assert not caps.sampling_tools_declared({"sampling": {"tools": None}})
+    assert not caps.sampling_tools_declared({"sampling": {}})
+    assert not caps.sampling_tools_declared(None)

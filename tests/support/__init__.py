@@ -1,65 +1,23 @@
-"""Test helpers shared by the test modules. Every wait here has a timeout: a test that can hang is a bug."""
+"""Test helpers shared by the test modules. Every wait here has a timeout: a test that can hang is a bug.
 
-import queue
-import sys
-import threading
+- `wait`: `WAIT`, the one timeout (``MCPLITE_TEST_WAIT`` sets it), and `wait_until`.
+- `threads`: `run_concurrently` and `Background`, which join with a timeout and check ``is_alive()``.
+- `http`: `serving` (the one harness for our HTTP server), `ServerLoop` (a test's own socketserver, stopped at
+  once), `Fixture` (a server whose tools exercise the HTTP transports).
+- `raw_http`: `RawClient`, a Streamable HTTP client by hand, with `Reply` and `EventReader`.
+- `peers`: `RawPeer`, the far end of an in-memory transport.
+- `results`: `text_of` and `result_text`.
+- `keys`: the private keys the JOSE and OAuth tests share.
+- `coverage_startup`: the ``sitecustomize`` that lets spawned Python processes measure coverage (see conftest).
+"""
+
 from pathlib import Path
-from typing import Any, List, Optional
 
-from mcplite.protocol import jsonrpc
-from mcplite.transports import MessageSink, Transport
+from .peers import RawPeer
+from .results import result_text, text_of
+from .threads import Background, run_concurrently
+from .wait import WAIT, wait_until
 
-ROOT = Path(__file__).resolve().parent.parent
-WAIT = 10.0  # seconds any single wait in a test may take before the test fails
+ROOT = Path(__file__).resolve().parent.parent.parent
 
-
-class RawPeer(MessageSink):
-    """The far end of a transport, driven by hand: send raw bytes or dicts, read what arrives."""
-
-    def __init__(self, transport: Transport) -> None:
-        self.transport = transport
-        self.inbox: "queue.Queue[Any]" = queue.Queue()
-        self.lost = threading.Event()
-        transport.start(self)
-
-    def receive(self, value: Any) -> None:
-        self.inbox.put(value)
-
-    def receive_invalid(self, exc: Exception) -> None:
-        self.inbox.put(exc)
-
-    def connection_lost(self, exc: Optional[BaseException]) -> None:
-        self.lost.set()
-
-    def send(self, message: Any) -> None:
-        self.transport.send(message)
-
-    def send_raw(self, data: bytes) -> None:
-        # The memory transport encodes dicts; reach its queue to inject bytes that are not JSON.
-        self.transport._peer._inbox.put(data)  # type: ignore[attr-defined]
-
-    def next(self, timeout: float = WAIT) -> Any:
-        return self.inbox.get(timeout=timeout)
-
-    def next_matching(self, predicate: Any, timeout: float = WAIT) -> Any:
-        """The next message for which predicate is true, skipping others."""
-        skipped: List[Any] = []
-        while True:
-            msg = self.next(timeout)
-            if predicate(msg):
-                return msg
-            skipped.append(msg)
-
-    def request(self, id: Any, method: str, params: Any = None) -> Any:
-        self.send(jsonrpc.request(id, method, params))
-        return self.next_matching(lambda m: isinstance(m, dict) and m.get("id") == id and "method" not in m)
-
-    def initialize(self, version: str = "2025-11-25", capabilities: Any = None) -> Any:
-        answer = self.request("init", "initialize", {"protocolVersion": version, "capabilities": capabilities or {},
-                                                     "clientInfo": {"name": "raw", "version": "0"}})
-        self.send(jsonrpc.notification("notifications/initialized"))
-        return answer
-
-
-def python_cmd(*args: str) -> List[str]:
-    return [sys.executable, *args]
+__all__ = ["ROOT", "WAIT", "Background", "RawPeer", "result_text", "run_concurrently", "text_of", "wait_until"]

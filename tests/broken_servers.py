@@ -14,7 +14,9 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Dict, List, NamedTuple, Optional
 
-WAIT = 10.0
+from support import WAIT
+from support.http import ServerLoop
+
 SESSION_ID = "session-1"
 
 
@@ -163,21 +165,18 @@ class ScriptedServer:
             do_GET = do_POST = do_DELETE = _dispatch
 
         self._server = _QuietServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        daemon=True)
+        self._loop = ServerLoop(self._server)
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}{self.path}"
 
     def __enter__(self) -> "ScriptedServer":
-        self._thread.start()
+        self._loop.start()
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(WAIT)
+        self._loop.stop()
 
     def handle(self, ex: Exchange) -> None:
         raise NotImplementedError

@@ -1,9 +1,34 @@
-"""Fixtures shared by the test modules (helpers live in support.py)."""
+"""Fixtures shared by the test modules (helpers live in the support package), and subprocess coverage."""
+
+import os
+import sys
+from pathlib import Path
 
 import pytest
+from support import ROOT, RawPeer
 
 from mcplite.transports.memory import memory_pair
-from support import RawPeer
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    measure_subprocesses()
+
+
+def measure_subprocesses() -> None:
+    """When this run is measured (``coverage run -m pytest``), make the Python processes it spawns measure too.
+
+    Each such process starts coverage from ``COVERAGE_PROCESS_START`` (this checkout's setup.cfg, whose
+    ``parallel = true`` gives every process its own data file) and writes next to this run's data file,
+    whatever its working directory, for ``coverage combine`` to merge. Nothing changes in a plain run.
+    """
+    coverage = sys.modules.get("coverage")
+    current = coverage.Coverage.current() if coverage is not None else None
+    if current is None:
+        return
+    os.environ.setdefault("COVERAGE_PROCESS_START", str(ROOT / "setup.cfg"))
+    os.environ.setdefault("COVERAGE_FILE", os.path.abspath(current.config.data_file))
+    startup = str(Path(__file__).resolve().parent / "support" / "coverage_startup")
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [startup, os.environ.get("PYTHONPATH")]))
 
 
 @pytest.fixture

@@ -25,6 +25,7 @@ from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 from mcplite import jose
 from mcplite.transports.http_messages import HTTPRequest, HTTPResponse
 from mcplite.oauth import drive
+from support.http import ServerLoop
 
 JWT_BEARER_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
@@ -88,8 +89,7 @@ class OAuthTestServer:
         self.refresh_tokens: Dict[str, Grant] = {}
         self._codes: Dict[str, PendingCode] = {}
         self._lock = threading.Lock()
-        self._httpd: Optional[ThreadingHTTPServer] = None
-        self._thread: Optional[threading.Thread] = None
+        self._loop: Optional[ServerLoop] = None
 
     # -- URLs ---------------------------------------------------------------------------------------
 
@@ -158,20 +158,16 @@ class OAuthTestServer:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self.base_url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self._thread.start()
+        httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        httpd.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{httpd.server_address[1]}"
+        self._loop = ServerLoop(httpd).start()
         return self
 
     def close(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            assert self._thread is not None
-            self._thread.join(timeout=5)
-            self._httpd = None
+        if self._loop is not None:
+            self._loop.stop()
+            self._loop = None
 
     def __enter__(self) -> "OAuthTestServer":
         return self.start()
@@ -425,18 +421,3 @@ class CountingAuthorize:
 def call(auth: Any, send: Callable[[HTTPRequest], HTTPResponse], url: str) -> HTTPResponse:
     """One MCP request through ``auth``, every exchange made by ``send``."""
     return drive(auth.auth_flow(jsonrpc_request(url)), send)
-
-
-def run_in_thread(target: Callable[[], Any]) -> Tuple[threading.Thread, Dict[str, Any]]:
-    """Run ``target`` in a daemon thread; the dict gets its ``result`` or ``error``."""
-    outcome: Dict[str, Any] = {}
-
-    def runner() -> None:
-        try:
-            outcome["result"] = target()
-        except BaseException as exc:  # reported to the test thread
-            outcome["error"] = exc
-
-    thread = threading.Thread(target=runner, daemon=True)
-    thread.start()
-    return thread, outcome

@@ -26,9 +26,10 @@ from mcplite.oauth import (
     send_with_http_client,
 )
 from oauth_server import (  # tests/ is on sys.path under pytest's default import mode
-    Clock, CountingAuthorize, OAuthTestServer, follow_authorization_redirect, run_in_thread,
+    Clock, CountingAuthorize, OAuthTestServer, follow_authorization_redirect,
 )
-from support import ROOT, WAIT
+from support import ROOT, WAIT, Background
+from support.http import serving
 
 REDIRECT_URI = "http://127.0.0.1:8976/callback"  # registered, never contacted: the 302 is read, not followed
 
@@ -222,7 +223,7 @@ def test_extra_routes_are_answered_before_authenticate() -> None:
         raise AssertionError("authenticate must not run for an extra route")
 
     routes = {"/health": lambda request: (200, [("Content-Type", "text/plain")], b"ok " + request.method.encode())}
-    with HTTPServerThread(Server("s"), authenticate=refuse_everyone, routes=routes) as http:
+    with serving(Server("s"), authenticate=refuse_everyone, routes=routes) as http:
         response = send(HTTPRequest("GET", http.url.replace("/mcp", "/health/"), {}))
     assert (response.status, response.body) == (200, b"ok GET")
 
@@ -291,18 +292,18 @@ def test_the_flow_is_closed_when_no_response_comes() -> None:
                 connection.settimeout(WAIT)
                 connection.recv(65536)  # the request arrives; the connection closes without an answer
 
-    thread, _ = run_in_thread(hang_up)
+    hanging_up = Background(hang_up)
     auth = LockingAuth()
     with pytest.raises(HTTPError, match="no response"):
         Client(f"http://127.0.0.1:{listener.getsockname()[1]}/mcp", auth=auth, timeout=WAIT,
                transport="streamable").connect()
-    thread.join(WAIT)
+    hanging_up.join()
     assert auth.closed.is_set() and not auth.lock.locked()
 
 
 def test_the_flow_is_closed_when_no_reader_can_take_the_request(monkeypatch: Any) -> None:
     auth = LockingAuth()
-    with HTTPServerThread(whoami_server()) as http, Client(http.url, auth=auth, timeout=WAIT) as client:
+    with serving(whoami_server()) as http, Client(http.url, auth=auth, timeout=WAIT) as client:
         def no_thread(*args: Any) -> None:
             raise RuntimeError("can't start new thread")
 
@@ -348,7 +349,7 @@ def test_cli_auth_signs_in_once_and_keeps_the_tokens_in_the_users_config(
         """The user consents: the authorization server redirects the browser to the loopback listener."""
         opened.append(url)
         location = follow_authorization_redirect(send)(url)
-        run_in_thread(lambda: send(HTTPRequest("GET", location, {})))
+        Background(send, HTTPRequest("GET", location, {}))
         return True
 
     monkeypatch.setattr("webbrowser.open", browser)

@@ -13,7 +13,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any, Iterator, List, Tuple
 
@@ -25,7 +24,7 @@ from mcplite.cli import (
     target_from_config, tool_arguments,
 )
 
-from support import ROOT, WAIT
+from support import ROOT, WAIT, wait_until
 
 FIXTURE = str(ROOT / "examples" / "everything_server.py")
 SERVE_FIXTURE = [sys.executable, "-m", "mcplite", "serve", FIXTURE]
@@ -415,15 +414,15 @@ def free_port() -> int:
 
 def wait_for_port(port: int, process: "subprocess.Popen[bytes]") -> None:
     """Block until the server accepts connections (or fail after WAIT seconds)."""
-    deadline = time.monotonic() + WAIT
-    while time.monotonic() < deadline:
+    def listening() -> bool:  # the server is still starting: nothing to be notified by but the port itself
         assert process.poll() is None, "the server exited before listening"
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
+            return True
         except OSError:
-            time.sleep(0.05)  # the server is still starting: nothing to be notified by but the port itself
-    pytest.fail(f"nothing listened on port {port} within {WAIT} s")
+            return False
+
+    wait_until(listening, message=f"nothing listened on port {port}")
 
 
 def http_fixture(*options: str) -> Iterator[str]:

@@ -26,7 +26,7 @@ from mcplite.transports import MessageSink, Transport
 if TYPE_CHECKING:
     from mcplite.transports import Route
 
-from support import WAIT, RawPeer
+from support import WAIT, Background, RawPeer, run_concurrently
 
 
 class Recording(Transport):
@@ -406,12 +406,11 @@ def test_a_server_that_asks_anyway_gets_method_not_found():
     client_end, server_end = memory_pair()
     peer = RawPeer(server_end)
     client = Client(client_end, timeout=WAIT)
-    connecting = threading.Thread(target=client.connect)
-    connecting.start()
+    connecting = Background(client.connect)
     init = peer.next()
     peer.send(jsonrpc.result(init["id"], {"protocolVersion": init["params"]["protocolVersion"], "capabilities": {},
                                           "serverInfo": {"name": "raw", "version": "0"}}))
-    connecting.join(WAIT)
+    connecting.join()
     assert client.protocol_version == "2025-11-25"
     assert peer.next()["method"] == t.INITIALIZED
     for request_id, method in enumerate((t.SAMPLING_CREATE, t.ELICIT, t.ROOTS_LIST)):
@@ -558,12 +557,7 @@ def test_concurrent_calls_from_many_threads_each_get_their_own_answer():
                 if client.call_tool("echo", {"n": n})["structuredContent"] != {"result": n}:
                     failures.append(n)
 
-        threads = [threading.Thread(target=worker, args=(k * 100,)) for k in range(8)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(WAIT * 3)
-        assert not any(thread.is_alive() for thread in threads)
+        run_concurrently(worker, [k * 100 for k in range(8)], timeout=WAIT * 3)
     assert failures == []
 
 

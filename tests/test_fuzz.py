@@ -11,7 +11,6 @@ import json
 import logging
 import random
 import sys
-import threading
 from pathlib import Path
 from typing import Any, Dict, Iterator, List
 
@@ -21,7 +20,7 @@ from mcplite.transports.http_server.app import HTTPApp
 from mcplite.transports.http_server.exchange import IncomingRequest, Responder
 from mcplite.transports.memory import memory_pair
 
-from support import WAIT, RawPeer
+from support import Background, RawPeer
 
 # An exception on a thread (a transport's reader, say) fails the test rather than printing a warning.
 pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
@@ -147,10 +146,7 @@ def test_random_http_requests_all_get_an_answer_and_raise_nothing(stateless: boo
                                   rng.choice(["/mcp", "/mcp/", "/", "/messages", "/x"]),
                                   rng.choice(["", "sessionId=abc", "sessionId="]), headers, body)
         recorder = Recorder()
-        worker = threading.Thread(target=app.handle, args=(request, recorder), daemon=True)
-        worker.start()
-        worker.join(WAIT)
-        assert not worker.is_alive(), f"request {trial} never finished: {request}"
+        Background(app.handle, request, recorder, name=f"request {trial}: {request}").join()
         if recorder.status == 0:
             unanswered.append(request)
     app.close()

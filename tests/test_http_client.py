@@ -23,17 +23,14 @@ from mcplite.protocol.http_rules import Route
 from mcplite.transports.http_client import HTTPClientTransport, HTTPRequest, HTTPResponse
 from mcplite.transports.http_client.pool import ConnectionPool
 from mcplite.transports.http_client.streamable import StreamableHTTP
-from mcplite.http_server import HTTPServerThread
+from support import run_concurrently, text_of, wait_until
+from support.http import ServerLoop, serving
 
 WAIT = bs.WAIT
 
 
 def sampled(params: Dict[str, Any]) -> Dict[str, Any]:
     return {"role": "assistant", "content": {"type": "text", "text": "sampled text"}, "model": "test"}
-
-
-def text_of(result: Dict[str, Any]) -> str:
-    return result["content"][0]["text"]
 
 
 # ---- a correct server -----------------------------------------------------------------------------------
@@ -77,21 +74,12 @@ def test_sequential_calls_reuse_one_connection():
 def test_concurrent_calls_use_a_bounded_pool():
     with bs.StatelessJSONServer() as server:
         with Client(server.url, timeout=WAIT, pool_size=2) as client:
-            errors: List[BaseException] = []
 
             def work(n: int) -> None:
-                try:
-                    for i in range(5):
-                        assert text_of(client.call_tool("echo", {"n": n, "i": i})) == f"echo {{'n': {n}, 'i': {i}}}"
-                except BaseException as exc:  # reported below
-                    errors.append(exc)
+                for i in range(5):
+                    assert text_of(client.call_tool("echo", {"n": n, "i": i})) == f"echo {{'n': {n}, 'i': {i}}}"
 
-            threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join(WAIT)
-            assert not errors
+            run_concurrently(work, range(8))
             idle = client.transport.connections.idle_counts()
             assert idle and all(count <= 2 for count in idle.values())
         assert len(server.of("POST", "tools/call")) == 40
@@ -709,15 +697,14 @@ class TunnelProxy:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._loop = ServerLoop(self._server)
 
     def __enter__(self) -> "TunnelProxy":
-        self._thread.start()
+        self._loop.start()
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._loop.stop()
 
     @property
     def address(self) -> str:
@@ -753,14 +740,6 @@ def test_https_through_a_connect_proxy(certificate, monkeypatch):
 
 
 # ---- against our own HTTP server ------------------------------------------------------------------------
-
-
-def wait_until(predicate: Any, timeout: float = WAIT) -> None:
-    """Wait for a condition that no event announces (test-side only)."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        time.sleep(0.01)
 
 
 class RealServer(NamedTuple):
@@ -812,7 +791,7 @@ def fixture_server(events: Dict[str, threading.Event]) -> Server:
 def real_server():
     events = {"started": threading.Event(), "cancelled": threading.Event()}
     server = fixture_server(events)
-    with HTTPServerThread(server, "127.0.0.1:0", sse_retry=100) as http:
+    with serving(server, sse_retry=100) as http:
         yield RealServer(http.url, server, events)
 
 
@@ -903,11 +882,11 @@ def test_real_server_each_streamable_revision(real_server, version):
 
 
 def test_real_server_stateless_and_json_response():
-    with HTTPServerThread(fixture_server({}), "127.0.0.1:0", stateless=True) as http:
+    with serving(fixture_server({}), stateless=True) as http:
         with Client(http.url, timeout=WAIT) as client:
             assert client.transport.session_id is None
             assert text_of(client.call_tool("add", {"a": 20, "b": 22})) == "42"
-    with HTTPServerThread(fixture_server({}), "127.0.0.1:0", json_response=True) as http:
+    with serving(fixture_server({}), json_response=True) as http:
         with Client(http.url, timeout=WAIT) as client:
             assert text_of(client.call_tool("chatty")) == "done"
 
@@ -922,23 +901,14 @@ def test_real_server_legacy_endpoint_by_fallback(real_server):
 
 def test_real_server_concurrent_calls(real_server):
     with Client(real_server.url, timeout=WAIT, sampling=sampled, pool_size=4) as client:
-        errors: List[BaseException] = []
 
         def work(n: int) -> None:
-            try:
-                for i in range(10):
-                    assert text_of(client.call_tool("add", {"a": n, "b": i})) == str(n + i)
-                    assert text_of(client.call_tool("chatty")) == "done"
-                assert text_of(client.call_tool("ask")) == "sampled text"
-            except BaseException as exc:  # reported below
-                errors.append(exc)
+            for i in range(10):
+                assert text_of(client.call_tool("add", {"a": n, "b": i})) == str(n + i)
+                assert text_of(client.call_tool("chatty")) == "done"
+            assert text_of(client.call_tool("ask")) == "sampled text"
 
-        threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(WAIT * 2)
-        assert not errors
+        run_concurrently(work, range(8), timeout=WAIT * 2)
 
 
 def test_real_server_cancel_reaches_the_handler(real_server):

@@ -1,18 +1,14 @@
 """The HTTP server over real sockets on 127.0.0.1, driven by the standard library's http.client."""
 
-import contextlib
-from http.client import HTTPConnection, HTTPException, HTTPResponse
+from http.client import HTTPException
 import json
 import socket
-import threading
 import time
-from collections import deque
-from typing import Any, Deque, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
-from mcplite import Context, Server
-from mcplite.transports import MessageSink, RequestInfo
+from mcplite.transports import MessageSink
 from mcplite.transports.http_messages import PublishesRoutes
 from mcplite.transports.http_server import HTTPOptions
 from mcplite.transports.http_server.app import HTTPApp
@@ -21,220 +17,10 @@ from mcplite.transports.http_server.guards import LOOPBACK_HOSTS
 from mcplite.transports.http_server.streams import Attachment, SessionTransport, Stream, StreamHost
 from mcplite.http_server import LOOPBACK_HOSTS as DOCUMENTED_LOOPBACK_HOSTS
 from mcplite.http_server import HTTPRefusal, HTTPServerThread
-from mcplite.protocol.sse import Event, SSEParser
-from support import WAIT
-
-JSON_AND_SSE = "application/json, text/event-stream"
-
-
-# ---- a raw Streamable HTTP client -------------------------------------------------------------------------
-class Reply:
-    """A complete response: status, headers (lower-case names) and body."""
-
-    def __init__(self, response: HTTPResponse) -> None:
-        self.status = response.status
-        self.headers = {name.lower(): value for name, value in response.getheaders()}
-        self.body = response.read()
-
-    def json(self) -> Any:
-        return json.loads(self.body)
-
-    @property
-    def events(self) -> List[Event]:
-        parser = SSEParser()
-        return parser.feed(self.body) + parser.close()
-
-
-class EventReader:
-    """Reads an SSE response as it arrives."""
-
-    def __init__(self, response: HTTPResponse) -> None:
-        self.response = response
-        self.status = response.status
-        self.headers = {name.lower(): value for name, value in response.getheaders()}
-        self.parser = SSEParser()
-        self.raw = bytearray()
-        self._pending: Deque[Event] = deque()
-
-    def next(self) -> Optional[Event]:
-        """The next event, or None once the stream has ended."""
-        while not self._pending:
-            chunk = self.response.read1(65536)
-            if not chunk:
-                return None
-            self.raw += chunk
-            self._pending.extend(self.parser.feed(chunk))
-        return self._pending.popleft()
-
-    def rest(self) -> List[Event]:
-        events = []
-        while True:
-            event = self.next()
-            if event is None:
-                return events
-            events.append(event)
-
-    def messages(self) -> List[Any]:
-        return [json.loads(event.data) for event in self.rest()]
-
-    def read_raw_until(self, marker: bytes) -> None:
-        """Read (for at most WAIT seconds) until ``marker`` has arrived."""
-        deadline = time.monotonic() + WAIT
-        while marker not in self.raw:
-            assert time.monotonic() < deadline, bytes(self.raw)
-            chunk = self.response.read1(65536)
-            assert chunk, "the stream ended"
-            self.raw += chunk
-
-    def drop(self) -> None:
-        """Close the connection, as a client whose network failed."""
-        self.response.connection.close()  # type: ignore[attr-defined]
-
-
-class RawClient:
-    """One MCP client speaking Streamable HTTP by hand."""
-
-    def __init__(self, http: HTTPServerThread, version: str = "2025-11-25") -> None:
-        self.http = http
-        self.version = version
-        self.session_id: Optional[str] = None
-        self.extra: Dict[str, str] = {}  # sent with every request (credentials)
-        self._ids = iter(range(1, 10**6))
-
-    def connection(self) -> HTTPConnection:
-        return HTTPConnection(self.http.host, self.http.port, timeout=WAIT)
-
-    def headers(self, extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": JSON_AND_SSE, **self.extra}
-        if self.session_id is not None:
-            headers["MCP-Session-Id"] = self.session_id
-            headers["MCP-Protocol-Version"] = self.version
-        headers.update(extra or {})
-        return headers
-
-    def send(self, method: str, body: Any = None, headers: Optional[Dict[str, str]] = None,
-             path: str = "/mcp", conn: Optional[HTTPConnection] = None) -> HTTPResponse:
-        conn = conn or self.connection()
-        data = body if isinstance(body, (bytes, str)) or body is None else json.dumps(body)
-        conn.request(method, path, data, self.headers(headers))
-        response = conn.getresponse()
-        response.connection = conn  # type: ignore[attr-defined]  # so that a test can drop it
-        return response
-
-    def post(self, body: Any, headers: Optional[Dict[str, str]] = None, **kwargs: Any) -> Reply:
-        return Reply(self.send("POST", body, headers, **kwargs))
-
-    def stream(self, body: Any, headers: Optional[Dict[str, str]] = None) -> EventReader:
-        return EventReader(self.send("POST", body, headers))
-
-    def get(self, headers: Optional[Dict[str, str]] = None) -> EventReader:
-        return EventReader(self.send("GET", None, {"Accept": "text/event-stream", **(headers or {})}))
-
-    def request(self, method: str, params: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
-        return {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params or {}}
-
-    def call(self, tool: str, arguments: Optional[Dict[str, Any]] = None, **meta: Any) -> Dict[str, Any]:
-        params: Dict[str, Any] = {"name": tool, "arguments": arguments or {}}
-        if meta:
-            params["_meta"] = meta
-        return self.request("tools/call", params)
-
-    def initialize(self, capabilities: Optional[Dict[str, Any]] = None, name: str = "raw") -> Reply:
-        reply = self.post(self.request("initialize", {"protocolVersion": self.version, "clientInfo": {
-            "name": name, "version": "1"}, "capabilities": capabilities or {}}))
-        assert reply.status == 200, reply.body
-        self.session_id = reply.headers["mcp-session-id"]
-        assert self.post({"jsonrpc": "2.0", "method": "notifications/initialized"}).status == 202
-        return reply
-
-
-def result_text(message: Dict[str, Any]) -> str:
-    return message["result"]["content"][0]["text"]
-
-
-# ---- the server under test --------------------------------------------------------------------------------
-class Fixture:
-    """A `Server` with tools that exercise the transport, and the gates its tests open."""
-
-    def __init__(self) -> None:
-        self.server = Server("http-test")
-        self.gate = threading.Event()  # tools that wait for the test wait for this
-        self.started = threading.Event()  # set by tools once they run
-        server = self.server
-
-        @server.tool
-        def add(a: int, b: int) -> int:
-            """Add two numbers."""
-            return a + b
-
-        @server.tool
-        def chatty(ctx: Context) -> str:
-            """Progress and a log message before the result."""
-            ctx.progress(1, 2)
-            ctx.info("halfway")
-            return "done"
-
-        @server.tool
-        def ask_model(prompt: str, ctx: Context) -> str:
-            """Sampling in the middle of a call."""
-            return ctx.sample(prompt, max_tokens=10, timeout=WAIT)["content"]["text"]
-
-        @server.tool
-        def whoami(ctx: Context) -> str:
-            return f"{ctx.client_info.get('name')}@{ctx.transport_info.get('session_id')}"
-
-        @server.tool
-        def claims(ctx: Context) -> Any:
-            return ctx.transport_info.get("auth")
-
-        @server.tool
-        def request_info(ctx: Context) -> Dict[str, Any]:
-            """What the handler knows of its HTTP request, read from the typed record."""
-            info = ctx.request_info
-            assert isinstance(info, RequestInfo)
-            return {"session_id": info.session_id, "auth": info.auth, "accept": info.headers.get("accept"),
-                    "same_as_dict": ctx.transport_info == {"headers": info.headers, "auth": info.auth,
-                                                           "session_id": info.session_id,
-                                                           "close_sse_stream": info.close_sse_stream},
-                    "context_auth": ctx.auth}
-
-        @server.tool
-        def reconnect(ctx: Context, wait: bool = False) -> str:
-            """Closes its own SSE stream after one event, like the conformance fixture's test_reconnection."""
-            ctx.info("one")
-            closed = ctx.transport_info["close_sse_stream"]()
-            self.started.set()
-            if wait:
-                self.gate.wait(WAIT)
-            ctx.info("two")
-            ctx.info("three")
-            return f"closed={closed}"
-
-        @server.tool
-        def gated(ctx: Context) -> str:
-            """Sends one event, then waits for the test (or for cancellation)."""
-            ctx.info("waiting")
-            self.started.set()
-            self.gate.wait(WAIT)
-            ctx.info("after")
-            return "released"
-
-        @server.tool
-        def silent_wait(ctx: Context) -> str:
-            """Sends nothing and waits for cancellation (or the gate)."""
-            self.started.set()
-            while not ctx.cancelled.wait(0.01) and not self.gate.is_set():
-                pass
-            return "finished"
-
-
-@contextlib.contextmanager
-def serving(fixture: Optional[Fixture] = None, **options: Any) -> Iterator[HTTPServerThread]:
-    http = HTTPServerThread((fixture or Fixture()).server, **options).start()
-    try:
-        yield http
-    finally:
-        http.shutdown()
+from support import WAIT, Background, run_concurrently, wait_until
+from support.http import Fixture, serving
+from support.raw_http import JSON_AND_SSE, EventReader, RawClient, Reply
+from support.results import result_text
 
 
 @pytest.fixture
@@ -472,16 +258,14 @@ def test_a_sampling_request_is_answered_mid_call_by_a_separate_post(client: RawC
 
 def test_cancelling_a_call_ends_its_stream_without_a_response(client: RawClient, fixture: Fixture) -> None:
     call = client.call("silent_wait")
-    replies: List[Reply] = []
-    caller = threading.Thread(target=lambda: replies.append(client.post(call)))
-    caller.start()
+    caller = Background(client.post, call)
     assert fixture.started.wait(WAIT)
     cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": call["id"]}}
     assert client.post(cancel).status == 202
-    caller.join(WAIT)
-    assert replies[0].status == 200
-    assert replies[0].headers["content-type"] == "text/event-stream"
-    assert replies[0].events == []
+    reply = caller.join()
+    assert reply.status == 200
+    assert reply.headers["content-type"] == "text/event-stream"
+    assert reply.events == []
 
 
 def test_a_request_id_in_flight_cannot_be_reused(client: RawClient, fixture: Fixture) -> None:
@@ -495,23 +279,14 @@ def test_a_request_id_in_flight_cannot_be_reused(client: RawClient, fixture: Fix
 
 def test_concurrent_sessions_stay_apart(http: HTTPServerThread) -> None:
     results: Dict[int, List[str]] = {}
-    errors: List[BaseException] = []
 
     def run(n: int) -> None:
-        try:
-            client = RawClient(http)
-            client.initialize(name=f"client{n}")
-            results[n] = [result_text(client.post(client.call("whoami")).json()) for _ in range(5)]
-            results[n].append(client.session_id or "")
-        except BaseException as exc:  # reported below
-            errors.append(exc)
+        client = RawClient(http)
+        client.initialize(name=f"client{n}")
+        results[n] = [result_text(client.post(client.call("whoami")).json()) for _ in range(5)]
+        results[n].append(client.session_id or "")
 
-    threads = [threading.Thread(target=run, args=(n,)) for n in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(WAIT)
-    assert not errors
+    run_concurrently(run, range(8))
     for n, answers in results.items():
         session_id = answers.pop()
         assert answers == [f"client{n}@{session_id}"] * 5
@@ -901,15 +676,14 @@ def test_connections_beyond_the_cap_get_503(fixture: Fixture) -> None:
         for sock in held:
             sock.close()
         client = RawClient(http)
-        deadline = time.monotonic() + WAIT
-        while True:  # the slots come back as the server notices the closed connections
+
+        def served() -> bool:  # the slots come back as the server notices the closed connections
             try:
-                if client.post(client.request("ping")).status == 400:  # served (no session): a slot was free
-                    break
+                return client.post(client.request("ping")).status == 400  # served (no session): a slot was free
             except (OSError, HTTPException):
-                pass
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+                return False
+
+        wait_until(served, message="no connection slot came back")
 
 
 # ---- stateless mode and batches ---------------------------------------------------------------------------

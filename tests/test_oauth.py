@@ -21,10 +21,12 @@ from mcplite.oauth import (
 )
 from oauth_server import (  # tests/ is on sys.path under pytest's default import mode
     Clock, CountingAuthorize, OAuthTestServer, call, decode_form, decode_query, follow_authorization_redirect,
-    jsonrpc_request, run_in_thread, split_basic,
+    jsonrpc_request, split_basic,
 )
+from support import WAIT, Background
+from support.keys import EC_PKCS8_PEM, RFC7515_RSA_JWK
 
-THREAD_TIMEOUT = 10.0
+THREAD_TIMEOUT = WAIT
 REDIRECT_URI = "http://127.0.0.1:8976/callback"  # registered, never contacted: tests read the 302 itself
 
 
@@ -535,8 +537,6 @@ def test_token_endpoint_authentication_follows_the_registration(method: str) -> 
 
 @pytest.mark.parametrize("key", [jose.ECPrivateKey.generate(), None], ids=["ES256", "RS256"])
 def test_private_key_jwt_with_a_preregistered_client(key: Optional[jose.PrivateKey]) -> None:
-    from test_jose import RFC7515_RSA_JWK
-
     private = key if key is not None else jose.load_private_key(RFC7515_RSA_JWK)
     server = OAuthTestServer()
     server.add_client("jwt-1", auth_method="private_key_jwt", redirect_uris=[REDIRECT_URI], public_key=private.public_key)
@@ -834,14 +834,11 @@ def test_one_sign_in_serves_threads_that_were_waiting_for_it() -> None:
 
     authorize = CountingAuthorize(slow_consent)
     auth = server_oauth(server, authorize=authorize)
-    first, first_outcome = run_in_thread(lambda: call(auth, server.send, server.mcp_url))
+    first = Background(call, auth, server.send, server.mcp_url)
     assert in_consent.wait(THREAD_TIMEOUT)
-    second, second_outcome = run_in_thread(lambda: call(auth, server.send, server.mcp_url))
+    second = Background(call, auth, server.send, server.mcp_url)
     release.set()
-    first.join(THREAD_TIMEOUT)
-    second.join(THREAD_TIMEOUT)
-    assert not first.is_alive() and not second.is_alive()
-    assert first_outcome["result"].status == 200 and second_outcome["result"].status == 200
+    assert first.join(THREAD_TIMEOUT).status == 200 and second.join(THREAD_TIMEOUT).status == 200
     assert len(authorize.urls) == 1
     # The waiting thread retried with the new token straight away, without discovering again.
     assert server.paths().count("/.well-known/oauth-protected-resource/mcp") == 1
@@ -859,11 +856,9 @@ def test_drive_releases_the_flow_when_sending_fails() -> None:
     with pytest.raises(TransportError) as failure:
         call(auth, failing_token_endpoint, server.mcp_url)
     # The traceback keeps drive's frame, and with it the flow, alive: only an explicit close releases it.
-    thread, outcome = run_in_thread(lambda: call(auth, server.send, server.mcp_url))
-    thread.join(THREAD_TIMEOUT)
+    retry = Background(call, auth, server.send, server.mcp_url, name="the call after the failed flow (kept its lock?)")
     assert failure.value.__traceback__ is not None
-    assert not thread.is_alive(), "the failed flow kept its lock"
-    assert outcome["result"].status == 200
+    assert retry.join(THREAD_TIMEOUT).status == 200
 
 
 # ======================================================================================================
@@ -883,8 +878,6 @@ def test_client_credentials_with_a_secret() -> None:
 
 
 def test_client_credentials_with_a_pem_key() -> None:
-    from test_jose import EC_PKCS8_PEM
-
     key = jose.load_private_key(EC_PKCS8_PEM)
     server = OAuthTestServer()
     server.add_client("svc", auth_method="private_key_jwt", public_key=key.public_key)

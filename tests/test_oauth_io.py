@@ -3,7 +3,6 @@ flows over real sockets against the test authorization server."""
 
 import json
 import socket
-import threading
 from typing import List, Tuple
 
 import pytest
@@ -15,11 +14,12 @@ from mcplite.oauth import (
     OAuth, parse_bearer_challenge, send_with_http_client,
 )
 from oauth_server import (  # tests/ is on sys.path under pytest's default import mode
-    Clock, CountingAuthorize, OAuthTestServer, call, decode_query, follow_authorization_redirect, run_in_thread,
+    Clock, CountingAuthorize, OAuthTestServer, call, decode_query, follow_authorization_redirect,
 )
+from support import WAIT, Background
 
 SOCKET_TIMEOUT = 5.0
-THREAD_TIMEOUT = 10.0
+THREAD_TIMEOUT = WAIT
 REDIRECT_URI = "http://127.0.0.1:8976/callback"  # registered, never contacted: tests read the 302 itself
 
 
@@ -30,11 +30,10 @@ def get(url: str) -> HTTPResponse:
 def test_loopback_catcher_returns_the_redirect_and_ignores_other_paths() -> None:
     with LoopbackRedirectCatcher(timeout=THREAD_TIMEOUT) as catcher:
         base = f"http://127.0.0.1:{catcher.port}"
-        thread, outcome = run_in_thread(lambda: (get(f"{base}/favicon.ico"), get(f"{base}/callback?code=c&state=s")))
+        browser = Background(lambda: (get(f"{base}/favicon.ico"), get(f"{base}/callback?code=c&state=s")))
         redirect = catcher.wait()
-        thread.join(THREAD_TIMEOUT)
+        favicon, callback = browser.join(THREAD_TIMEOUT)
     assert redirect == f"{base}/callback?code=c&state=s"
-    favicon, callback = outcome["result"]
     assert favicon.status == 404 and callback.status == 200 and b"close this window" in callback.body
 
 
@@ -49,7 +48,7 @@ def test_browser_authorizer_opens_the_url_and_returns_the_redirect() -> None:
 
     def fake_browser(url: str) -> bool:
         opened.append(url)
-        run_in_thread(lambda: get(decode_query(url)["redirect_uri"] + "?code=c&state=s"))
+        Background(get, decode_query(url)["redirect_uri"] + "?code=c&state=s")
         return True
 
     authorizer = BrowserAuthorizer(open_browser=fake_browser, timeout=THREAD_TIMEOUT)
@@ -61,7 +60,7 @@ def test_browser_authorizer_opens_the_url_and_returns_the_redirect() -> None:
     authorizer.close()
 
 
-def serve_one_raw_response(raw: bytes) -> Tuple[int, threading.Thread]:
+def serve_one_raw_response(raw: bytes) -> Tuple[int, Background]:
     """A one-shot server that answers the first request with ``raw`` bytes (to send what http.server can't)."""
     listener = socket.create_server(("127.0.0.1", 0))
     listener.settimeout(SOCKET_TIMEOUT)
@@ -74,17 +73,16 @@ def serve_one_raw_response(raw: bytes) -> Tuple[int, threading.Thread]:
                 connection.recv(65536)
                 connection.sendall(raw)
 
-    thread = threading.Thread(target=answer, daemon=True)
-    thread.start()
-    return listener.getsockname()[1], thread
+    port = listener.getsockname()[1]
+    return port, Background(answer)
 
 
 def test_send_with_http_client_joins_repeated_headers_and_lowercases_names() -> None:
-    port, thread = serve_one_raw_response(
+    port, server = serve_one_raw_response(
         b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"x\"\r\n"
         b"WWW-Authenticate: Bearer scope=\"a b\"\r\nContent-Length: 2\r\nConnection: close\r\n\r\nno")
     response = get(f"http://127.0.0.1:{port}/mcp")
-    thread.join(THREAD_TIMEOUT)
+    server.join(THREAD_TIMEOUT)
     assert response.status == 401 and response.body == b"no"
     assert response.headers["www-authenticate"] == 'Basic realm="x", Bearer scope="a b"'
     challenge = parse_bearer_challenge(response.headers["www-authenticate"])
@@ -152,12 +150,11 @@ def test_a_later_process_listens_on_the_registered_port_and_does_not_register_ag
     def send(request: HTTPRequest) -> HTTPResponse:
         return send_with_http_client(request, timeout=SOCKET_TIMEOUT)
 
-    browsers: List[threading.Thread] = []
+    browsers: List[Background] = []
 
     def browser(url: str) -> bool:  # consents at once: follows the 302 to the loopback listener
         location = follow_authorization_redirect(send)(url)
-        thread, _ = run_in_thread(lambda: get(location))
-        browsers.append(thread)
+        browsers.append(Background(get, location))
         return True
 
     with OAuthTestServer() as server:
@@ -181,5 +178,5 @@ def test_a_later_process_listens_on_the_registered_port_and_does_not_register_ag
             second.close()
         assert server.paths().count("/register") == (2 if port_taken else 1)
         assert server.paths().count("/authorize") == 2
-    for thread in browsers:
-        thread.join(THREAD_TIMEOUT)
+    for opened in browsers:
+        opened.join(THREAD_TIMEOUT)

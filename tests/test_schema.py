@@ -3,7 +3,6 @@
 import enum
 import functools
 import sys
-import threading
 from dataclasses import dataclass, field
 from typing import (
     AbstractSet, Any, Callable, Dict, FrozenSet, List, Mapping, NewType, Optional, Sequence, Set, Tuple, TypedDict,
@@ -18,7 +17,7 @@ from mcplite.schema.functions import FunctionSchema, Parameter, function_schema,
 from mcplite.schema.validation import ValidationError, coerce_from_string, compile_schema, validate
 
 import schema_future_fixture as future
-from support import WAIT
+from support import run_concurrently
 
 
 # --- fixtures: types used by several tables -------------------------------------------------------------
@@ -883,12 +882,7 @@ def test_validate_from_many_threads() -> None:
             except ValidationError:
                 pass
 
-    threads = [threading.Thread(target=work, args=(offset * 97,)) for offset in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(WAIT)
-        assert not thread.is_alive()
+    run_concurrently(work, [offset * 97 for offset in range(4)])
     assert wrong == []
 
 

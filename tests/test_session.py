@@ -13,7 +13,7 @@ from mcplite.errors import (
 from mcplite.transports.memory import memory_pair
 from mcplite.session import ClientSession, PendingRequest, ServerSession, Session
 
-from support import WAIT
+from support import WAIT, Background, run_concurrently, wait_until
 
 INIT_RESULT = {"capabilities": {"tools": {}}, "serverInfo": {"name": "t", "version": "1"}}
 
@@ -57,12 +57,7 @@ def test_hundred_concurrent_calls_from_eight_threads_each_get_their_own_answer()
             if client.request("tools/call", {"n": i})["n"] != i:
                 errors.append(i)
 
-    threads = [threading.Thread(target=worker, args=(k * 1000,)) for k in range(8)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join(WAIT * 3)
-    assert not any(th.is_alive() for th in threads)
+    run_concurrently(worker, [k * 1000 for k in range(8)], timeout=WAIT * 3)
     assert errors == []
     client.close()
 
@@ -117,16 +112,12 @@ def test_a_cancel_that_comes_before_the_handler_looks_is_seen_when_it_looks():
     pending = client.send_request("tools/call", {})
     assert entered.wait(WAIT)
     assert pending.cancel() is True
-    deadline = time.monotonic() + WAIT  # the cancel notification reaches the server's reader thread
-    while not any(ctx.cancelled.is_set() for ctx in list(server._in_flight.values())):
-        assert time.monotonic() < deadline, "the server never saw the cancellation"
-        time.sleep(0.005)
+    # The cancel notification reaches the server's reader thread.
+    wait_until(lambda: any(ctx.cancelled.is_set() for ctx in list(server._in_flight.values())),
+               message="the server never saw the cancellation")
     go_on.set()
     assert client.request("ping") == {}  # the cancelled request's handler has run on; the session is fine
-    deadline = time.monotonic() + WAIT
-    while not seen:
-        assert time.monotonic() < deadline
-        time.sleep(0.005)
+    wait_until(lambda: seen)
     assert seen == [(True, True, True)]
     client.close()
 
@@ -150,17 +141,13 @@ def test_input_ended_answers_the_requests_in_flight_and_fails_new_outgoing_ones(
     client, server = make_pair(handler)
     pending = client.send_request("tools/call", {})
     assert entered.wait(WAIT)
-    draining = threading.Thread(target=server.input_ended, args=(None,))
-    draining.start()
-    deadline = time.monotonic() + WAIT
-    while server._owed is None:
-        assert time.monotonic() < deadline
-        time.sleep(0.005)
+    draining = Background(server.input_ended, None)
+    wait_until(lambda: server._owed is not None)
     assert not server.closed.is_set()  # still waiting for the handler
     go_on.set()
     assert pending.result(WAIT) == {"done": True}
-    draining.join(WAIT)
-    assert not draining.is_alive() and server.closed.is_set()
+    draining.join()
+    assert server.closed.is_set()
     assert outcome == {"nested": "sampling/createMessage: connection closed: the peer sends nothing more",
                        "cancelled": False}
     client.close()
@@ -177,13 +164,10 @@ def test_closing_the_session_ends_a_drain_that_waits_for_a_handler_that_never_re
     client, server = make_pair(stuck)
     client.send_request("tools/call", {})
     assert entered.wait(WAIT)
-    draining = threading.Thread(target=server.input_ended, args=(None,))
-    draining.start()
-    draining.join(0.2)
-    assert draining.is_alive()  # waiting for the answer it owes
+    draining = Background(server.input_ended, None)
+    assert not draining.wait(0.2)  # waiting for the answer it owes
     server.close()
-    draining.join(WAIT)
-    assert not draining.is_alive()
+    draining.join()
     release.set()
     client.close()
 
@@ -264,9 +248,10 @@ def test_client_refuses_a_version_it_does_not_speak(raw_pair):
         peer.send(jsonrpc.result(request["id"], {"protocolVersion": "2099-01-01", "capabilities": {},
                                                  "serverInfo": {"name": "x", "version": "1"}}))
 
-    threading.Thread(target=answer).start()
+    answering = Background(answer)
     with pytest.raises(VersionMismatch) as info:
         client.initialize({"name": "c", "version": "1"}, {})
+    answering.join()
     assert info.value.offered == "2099-01-01"
     assert client.closed.wait(WAIT)
 
@@ -383,22 +368,14 @@ def test_a_lazy_event_wakes_a_waiter_whether_it_was_set_before_or_during_the_wai
     assert early.is_set() and early.wait(0) and early.wait(WAIT)
     late = LazyEvent()
     assert not late.wait(0.01) and not late.is_set()
-    woken = []
-    waiter = threading.Thread(target=lambda: woken.append(late.wait(WAIT)))
-    waiter.start()
+    waiter = Background(late.wait, WAIT)
     time.sleep(0.05)  # let it block in wait (the test passes either way; this makes the wake-up path likely)
     late.set()
-    waiter.join(WAIT)
-    assert woken == [True] and late.is_set()
+    assert waiter.join() is True and late.is_set()
     many = LazyEvent()  # several first waiters at once must share one Event
-    results = []
-    waiters = [threading.Thread(target=lambda: results.append(many.wait(WAIT))) for _ in range(8)]
-    for thread in waiters:
-        thread.start()
+    waiters = [Background(many.wait, WAIT) for _ in range(8)]
     many.set()
-    for thread in waiters:
-        thread.join(WAIT)
-    assert results == [True] * 8
+    assert [waiter.join() for waiter in waiters] == [True] * 8
 
 
 def raw_client_of(server_handler):

@@ -10,17 +10,16 @@ import queue
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, List
 
 import pytest
 
 from mcplite import Client, ConnectionClosed, RequestCancelled, TransportError
 from mcplite.transports.stdio import StdioClientTransport
 
-from support import WAIT
+from support import WAIT, Background, run_concurrently, text_of
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 FIXTURE = str(FIXTURES / "stdio_server.py")
@@ -55,10 +54,6 @@ class Lines:
             seen.append(line)
             if line == wanted:
                 return seen
-
-
-def text_of(result: Dict[str, Any]) -> str:
-    return result["content"][0]["text"]
 
 
 def test_a_call_over_stdio_and_the_server_exits_cleanly_on_stdin_eof():
@@ -226,24 +221,13 @@ def test_large_messages_arrive_whole_and_fast():
 def test_close_does_not_wait_for_a_write_blocked_on_a_server_that_stopped_reading():
     client = Client.stdio([sys.executable, str(FIXTURES / "deaf_server.py")], timeout=WAIT,
                           shutdown_timeout=SHUTDOWN).connect()
-    outcome: "queue.Queue[BaseException]" = queue.Queue()
-
-    def send_more_than_a_pipe_holds() -> None:
-        try:
-            client.call_tool("anything", {"data": "x" * 4_000_000})
-        except BaseException as exc:
-            outcome.put(exc)
-
-    sender = threading.Thread(target=send_more_than_a_pipe_holds, daemon=True)
-    sender.start()
-    sender.join(0.3)
-    assert sender.is_alive()  # blocked writing: the server reads nothing
-    closer = threading.Thread(target=client.close, daemon=True)
+    sender = Background(client.call_tool, "anything", {"data": "x" * 4_000_000})
+    assert not sender.wait(0.3)  # blocked writing: the server reads nothing
     start = time.monotonic()
-    closer.start()
-    closer.join(WAIT)
-    assert not closer.is_alive() and time.monotonic() - start < 3 * SHUTDOWN + 1.0
-    assert isinstance(outcome.get(timeout=WAIT), ConnectionClosed)
+    Background(client.close).join()
+    assert time.monotonic() - start < 3 * SHUTDOWN + 1.0
+    with pytest.raises(ConnectionClosed):
+        sender.join()
 
 
 def test_a_zero_shutdown_timeout_stops_the_server_at_once():
@@ -256,23 +240,14 @@ def test_a_zero_shutdown_timeout_stops_the_server_at_once():
 
 def test_a_hundred_concurrent_calls_from_eight_threads_over_one_connection():
     failures: List[Any] = []
-    errors: List[BaseException] = []
     with Client.stdio(SERVER, timeout=WAIT) as client:
         def worker(numbers: List[int]) -> None:
-            try:
-                for n in numbers:
-                    if client.call_tool("echo", {"n": n})["structuredContent"] != {"result": n}:
-                        failures.append(n)
-            except BaseException as exc:  # reported below: a thread's exception would be lost
-                errors.append(exc)
+            for n in numbers:
+                if client.call_tool("echo", {"n": n})["structuredContent"] != {"result": n}:
+                    failures.append(n)
 
-        threads = [threading.Thread(target=worker, args=(list(range(k, 100, 8)),)) for k in range(8)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(WAIT * 3)
-        assert not any(thread.is_alive() for thread in threads)
-    assert errors == [] and failures == []
+        run_concurrently(worker, [list(range(k, 100, 8)) for k in range(8)], timeout=WAIT * 3)
+    assert failures == []
 
 
 def test_a_command_that_does_not_exist_is_a_transport_error(tmp_path):

@@ -8,7 +8,6 @@ import socketserver
 import subprocess
 import sys
 import threading
-import time
 from typing import Any, Dict, Iterator, List, Tuple
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from wsgiref.util import setup_testing_defaults
@@ -16,8 +15,10 @@ from wsgiref.util import setup_testing_defaults
 import pytest
 
 from mcplite.wsgi import WSGIApp, wsgi_app
-from support import ROOT, WAIT
-from test_http_server import EventReader, Fixture, RawClient, Reply, result_text
+from support import ROOT, WAIT, Background, run_concurrently, wait_until
+from support.http import Fixture, ServerLoop
+from support.raw_http import EventReader, RawClient, Reply
+from support.results import result_text
 
 
 class _ThreadingWSGIServer(socketserver.ThreadingMixIn, WSGIServer):
@@ -39,15 +40,11 @@ class WSGIRef:
         self._server = make_server("127.0.0.1", 0, app, server_class=_ThreadingWSGIServer,
                                    handler_class=_QuietHandler)
         self.host, self.port = "127.0.0.1", self._server.server_address[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        daemon=True)
-        self._thread.start()
+        self._loop = ServerLoop(self._server).start()
 
     def shutdown(self) -> None:
         self.app.close()
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(WAIT)
+        self._loop.stop()
 
 
 @pytest.fixture
@@ -132,12 +129,10 @@ def test_the_legacy_endpoint_url_includes_the_mount_point(fixture: Fixture) -> N
     environ: Dict[str, Any] = {"REQUEST_METHOD": "GET", "SCRIPT_NAME": "/tools", "PATH_INFO": "/sse",
                                "HTTP_ACCEPT": "text/event-stream"}
     setup_testing_defaults(environ)
-    stream = threading.Thread(target=app, args=(environ, start_response))
-    stream.start()
+    stream = Background(app, environ, start_response)
     assert endpoint_sent.wait(WAIT)
     app.close()  # ends the stream, so the application returns
-    stream.join(WAIT)
-    assert not stream.is_alive()
+    stream.join()
     assert written[0].startswith(b"event: endpoint\ndata: /tools/messages?session_id=")
 
 
@@ -186,15 +181,14 @@ def gunicorn(tmp_path: Any) -> Iterator[RawClient]:
     server = type("Address", (), {"host": "127.0.0.1", "port": port})()
     client = RawClient(server)  # type: ignore[arg-type]
     try:
-        deadline = time.monotonic() + 3 * WAIT
-        while True:  # gunicorn boots its workers in the background
+        def answering() -> bool:  # gunicorn boots its workers in the background
+            assert process.poll() is None, "gunicorn exited"
             try:
-                if client.post(client.request("ping")).status == 200:
-                    break
+                return client.post(client.request("ping")).status == 200
             except OSError:
-                pass
-            assert process.poll() is None and time.monotonic() < deadline, "gunicorn did not start"
-            time.sleep(0.1)
+                return False
+
+        wait_until(answering, 3 * WAIT, "gunicorn did not start")
         yield client
     finally:
         process.send_signal(signal.SIGTERM)
@@ -209,23 +203,13 @@ def test_stateless_calls_are_served_by_several_gunicorn_workers(gunicorn: RawCli
     init = gunicorn.post(gunicorn.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
                                                           "clientInfo": {"name": "g", "version": "1"}}))
     assert init.status == 200 and "mcp-session-id" not in init.headers
-    pids: List[int] = []
-    errors: List[BaseException] = []
 
-    def call() -> None:
-        try:
-            reply = gunicorn.post(gunicorn.call("worker", {"pause": 0.5}), {"MCP-Protocol-Version": "2025-06-18"})
-            pids.append(reply.json()["result"]["structuredContent"]["result"])
-        except BaseException as exc:  # reported below
-            errors.append(exc)
+    def call(_: int) -> int:
+        reply = gunicorn.post(gunicorn.call("worker", {"pause": 0.5}), {"MCP-Protocol-Version": "2025-06-18"})
+        return reply.json()["result"]["structuredContent"]["result"]
 
     # Sync workers serve one request at a time: concurrent slow calls must spread over the processes.
-    callers = [threading.Thread(target=call) for _ in range(6)]
-    for caller in callers:
-        caller.start()
-    for caller in callers:
-        caller.join(WAIT)
-    assert not errors and len(pids) == 6
+    pids = run_concurrently(call, range(6))
     assert len(set(pids)) >= 2
     streamed = EventReader(gunicorn.send("POST", gunicorn.call("chatty", progressToken=1)))
     assert [m.get("method") for m in streamed.messages()] == ["notifications/progress", None]

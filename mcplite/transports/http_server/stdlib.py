@@ -17,6 +17,7 @@ past a proxy are refused (400).
 The core's public names are importable from here too.
 """
 
+import selectors
 import socket
 import socketserver
 import sys
@@ -374,9 +375,46 @@ class _MCPHTTPServer(ThreadingHTTPServer):
         self._slots = threading.BoundedSemaphore(max_connections)
         self._open_changed = threading.Condition()  # guards _open
         self._open: Set[socket.socket] = set()
+        # serve_forever() waits on the listening socket and on this pair, and shutdown() writes to the pair: so
+        # stopping is immediate (socketserver's own loop notices shutdown() only at its next poll).
+        self._wake_reader, self._wake_writer = socket.socketpair()
+        self._stopping = threading.Event()
+        self._stopped = threading.Event()  # set while serve_forever() is not running
+        self._stopped.set()
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
         super().__init__(address, _ConnectionHandler)
+
+    def serve_forever(self, poll_interval: float = 0.5) -> None:
+        """Accept connections until `shutdown`; ``poll_interval`` is ignored, as nothing needs polling."""
+        self._stopped.clear()
+        try:
+            with selectors.DefaultSelector() as selector:
+                selector.register(self, selectors.EVENT_READ)
+                selector.register(self._wake_reader, selectors.EVENT_READ)
+                while not self._stopping.is_set():
+                    ready = selector.select()
+                    if self._stopping.is_set():
+                        break
+                    if any(key.fileobj is self for key, _ in ready):
+                        self._handle_request_noblock()  # type: ignore[attr-defined]  # BaseServer's, untyped
+                    self.service_actions()
+        finally:
+            self._stopped.set()
+
+    def shutdown(self) -> None:
+        """Stop `serve_forever` and wait until it has returned."""
+        self._stopping.set()
+        try:
+            self._wake_writer.send(b"\0")
+        except OSError:
+            pass
+        self._stopped.wait()
+
+    def server_close(self) -> None:
+        super().server_close()
+        self._wake_reader.close()
+        self._wake_writer.close()
 
     def server_bind(self) -> None:
         # HTTPServer.server_bind also looks the host's name up in DNS, which can take seconds; skip it.
@@ -496,7 +534,7 @@ class HTTPServerThread:
 
     def serve_forever(self) -> None:
         """Serve in the calling thread until `shutdown`."""
-        self._httpd.serve_forever(poll_interval=0.1)
+        self._httpd.serve_forever()
 
     def shutdown(self, timeout: float = 5.0) -> None:
         """Stop accepting, end every session and stream, and wait up to ``timeout`` s for connections to end."""

@@ -1,16 +1,13 @@
-"""Test helpers shared by the test modules. Every wait here has a timeout: a test that can hang is a bug."""
+"""`RawPeer`: the far end of a transport, driven by hand, for tests of the session and the server."""
 
 import queue
-import sys
 import threading
-from pathlib import Path
 from typing import Any, List, Optional
 
 from mcplite.protocol import jsonrpc
 from mcplite.transports import MessageSink, Transport
 
-ROOT = Path(__file__).resolve().parent.parent
-WAIT = 10.0  # seconds any single wait in a test may take before the test fails
+from .wait import WAIT
 
 
 class RawPeer(MessageSink):
@@ -59,7 +56,3 @@ class RawPeer(MessageSink):
                                                      "clientInfo": {"name": "raw", "version": "0"}})
         self.send(jsonrpc.notification("notifications/initialized"))
         return answer
-
-
-def python_cmd(*args: str) -> List[str]:
-    return [sys.executable, *args]

@@ -5,9 +5,9 @@ import time
 
 import pytest
 
-from mcplite.protocol import jsonrpc
+from mcplite.protocol import jsonrpc, lifecycle
 from mcplite.errors import (
-    INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, CapabilityError, ConnectionClosed,
+    INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, CapabilityError, ConnectionClosed,
     LocalProtocolError, RemoteError, RequestCancelled, RequestTimeout, VersionMismatch,
 )
 from mcplite.transports.memory import memory_pair
@@ -218,11 +218,95 @@ def test_requests_before_initialize_are_refused(raw_pair):
     server.start()
     answer = peer.request(1, "tools/list")
     assert answer["error"]["code"] == INVALID_REQUEST
+    assert answer["error"]["message"] == "Invalid Request: tools/list before initialize"
     assert peer.request(2, "ping") == {"jsonrpc": "2.0", "id": 2, "result": {}}
     init = peer.initialize()
     assert init["result"]["protocolVersion"] == "2025-11-25"
     again = peer.request(3, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}})
     assert again["error"]["code"] == INVALID_REQUEST
+    assert again["error"]["message"] == "Invalid Request: the session is already initialized"
+
+
+def test_the_server_lifecycle_moves_with_the_handshake_and_ignores_initialized_before_initialize(raw_pair):
+    ours, peer = raw_pair
+    server = ServerSession(ours, initialize_result=lambda p: INIT_RESULT, handle_request=echo)
+    server.start()
+    assert server.lifecycle.state == lifecycle.NEW and server.lifecycle.awaiting_initialize
+    peer.send(jsonrpc.notification("notifications/initialized"))
+    assert peer.request(1, "ping")["result"] == {}  # taken after the notification, on the same reader
+    assert server.lifecycle.state == lifecycle.NEW and not server.initialized.is_set()
+    bad = peer.request(2, "initialize", {"capabilities": {}})
+    assert bad["error"] == {"code": INVALID_PARAMS, "message": "Invalid params: initialize needs protocolVersion "
+                                                               "(a string) and capabilities (an object)"}
+    assert server.lifecycle.state == lifecycle.NEW  # a good initialize may still come
+    assert peer.request(3, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}})["result"]
+    assert server.lifecycle.state == lifecycle.NEGOTIATED and not server.initialized.is_set()
+    assert peer.request(4, "tools/call", {"a": 1})["result"] == {"echo": {"a": 1}}  # taken before initialized
+    with pytest.raises(LocalProtocolError, match="^roots/list: the client has not finished initializing$"):
+        server.send_request("roots/list")
+    peer.send(jsonrpc.notification("notifications/initialized"))
+    assert server.initialized.wait(WAIT)
+    assert server.lifecycle.state == lifecycle.READY
+    server.close()
+    assert server.lifecycle.state == lifecycle.CLOSED
+
+
+def test_initialize_in_a_batch_is_refused_by_name(raw_pair):
+    ours, peer = raw_pair
+    ServerSession(ours, initialize_result=lambda p: INIT_RESULT, handle_request=echo).start()
+    peer.send([jsonrpc.request(1, "initialize", {"protocolVersion": "2025-03-26", "capabilities": {}})])
+    assert peer.next() == jsonrpc.error(None, INVALID_REQUEST, "Invalid Request: batches are not allowed in the "
+                                                               "handshake")
+    peer.initialize("2025-03-26")
+    peer.send([jsonrpc.request(2, "initialize", {"protocolVersion": "2025-03-26", "capabilities": {}}),
+               jsonrpc.request(3, "ping")])
+    answers = {answer["id"]: answer for answer in peer.next()}
+    assert answers[2] == jsonrpc.error(2, INVALID_REQUEST, "Invalid Request: initialize cannot be batched")
+    assert answers[3] == jsonrpc.result(3, {})
+
+
+def test_the_client_lifecycle_refuses_a_second_initialize_and_allows_a_retry_after_a_refusal(raw_pair):
+    ours, peer = raw_pair
+    client = ClientSession(ours, default_timeout=WAIT)
+    client.start()
+    with pytest.raises(LocalProtocolError, match="^tools/list: the session is not initialized$"):
+        client.send_request("tools/list")
+    with pytest.raises(LocalProtocolError, match="^notifications/initialized: the server has not answered"):
+        client.notify("notifications/initialized")
+    answers = iter([jsonrpc.error("?", INVALID_PARAMS, "no"),
+                    jsonrpc.result("?", {"protocolVersion": "2025-11-25", "capabilities": {}})])
+
+    errors = []
+
+    def answer_one():
+        request = peer.next()
+        try:  # checked while the client's initialize is in flight
+            assert client.lifecycle.state == lifecycle.INITIALIZING
+            with pytest.raises(LocalProtocolError, match="^initialize: the handshake is already under way$"):
+                client.initialize({"name": "c", "version": "1"}, {})
+        except BaseException as exc:
+            errors.append(exc)
+        peer.send({**next(answers), "id": request["id"]})
+
+    for expected in (RemoteError, None):
+        answerer = threading.Thread(target=answer_one)
+        answerer.start()
+        if expected is None:
+            client.initialize({"name": "c", "version": "1"}, {})
+        else:
+            with pytest.raises(expected):
+                client.initialize({"name": "c", "version": "1"}, {})
+            assert client.lifecycle.state == lifecycle.NEW  # nothing negotiated: may be tried again
+        answerer.join(WAIT)
+        assert not answerer.is_alive() and not errors
+    assert peer.next()["method"] == "notifications/initialized"
+    assert client.lifecycle.state == lifecycle.READY
+    with pytest.raises(LocalProtocolError, match="^the session is already initialized$"):
+        client.initialize({"name": "c", "version": "1"}, {})
+    client.close()
+    assert client.lifecycle.state == lifecycle.CLOSED
+    with pytest.raises(ConnectionClosed, match="^tools/list: connection closed$"):
+        client.send_request("tools/list")
 
 
 def test_server_counter_offers_its_latest_version_for_an_unknown_one(raw_pair):
@@ -329,6 +413,7 @@ def test_batches_refused_after_2025_03_26(raw_pair):
     peer.send([jsonrpc.request(1, "a")])
     answer = peer.next()
     assert answer["id"] is None and answer["error"]["code"] == INVALID_REQUEST
+    assert answer["error"]["message"] == "Invalid Request: batches are not allowed in 2025-06-18"
 
 
 def test_handler_errors_become_json_rpc_errors():

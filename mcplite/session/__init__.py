@@ -4,7 +4,9 @@ A `Session` is one JSON-RPC endpoint over one `Transport`. It matches responses 
 runs the peer's requests on a handler pool, delivers the peer's notifications in order, and implements the
 MCP utilities that every session has: ping, cancellation, progress, timeouts, and failing everything at
 once when the connection dies. `ClientSession` and `ServerSession` add the lifecycle (initialize,
-version and capability negotiation). They know no other MCP method: `Server` and `Client` supply handlers.
+version and capability negotiation): what may be sent and taken in each state is not decided here but
+asked of `protocol/lifecycle.py`, which the sessions tell what happened. They know no other MCP method:
+`Server` and `Client` supply handlers.
 
 Threads, and what each may do:
 

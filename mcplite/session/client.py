@@ -5,11 +5,11 @@ from __future__ import annotations  # annotations are not evaluated at import: a
 
 from .._sync import DEFAULT
 from ..errors import (
-    LocalProtocolError,
     RemoteProtocolError,
     VersionMismatch,
 )
-from ..protocol import methods
+from ..protocol import jsonrpc, methods
+from ..protocol.lifecycle import CLIENT, RECEIVE
 from ..protocol.versions import (
     HANDSHAKE,
     HANDSHAKE_VERSIONS,
@@ -23,15 +23,20 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run t
 if TYPE_CHECKING:
     from typing import Any, Dict, Optional
 
+    from ..protocol.lifecycle import Lifecycle
 
 
 from .endpoint import Session
 
 
 class ClientSession(Session):
-    """The client end: sends `initialize`, checks the server's answer, then the server's capabilities."""
+    """The client end: sends `initialize`, checks the server's answer, then the server's capabilities.
+
+    Until the handshake is done it sends no request but initialize and ping (`protocol/lifecycle.py`).
+    """
 
     peer_is_server = True
+    role = CLIENT
 
     def __init__(self, transport: Transport, **kwargs: Any) -> None:
         super().__init__(transport, **kwargs)
@@ -39,18 +44,30 @@ class ClientSession(Session):
         self.instructions: Optional[str] = None
         self.initialize_result: Dict[str, Any] = {}
 
+    @property
+    def lifecycle(self) -> Lifecycle:
+        """Where the session is in the MCP lifecycle (``lifecycle.state``). For reading: only the session moves it."""
+        assert self._lifecycle is not None
+        return self._lifecycle
+
     def initialize(self, client_info: Dict[str, Any], capabilities: Dict[str, Any], *,
                    protocol_version: str = LATEST_HANDSHAKE_VERSION, timeout: Any = DEFAULT) -> Dict[str, Any]:
         """Run the handshake and return the server's `InitializeResult`.
 
         Raises:
+            LocalProtocolError: the session is already initialized, or its handshake is under way.
             VersionMismatch: the server answered with a revision we do not speak (the session is closed).
             RemoteError: the server refused to initialize.
         """
-        if self.revision is not None:
-            raise LocalProtocolError("the session is already initialized")
-        result = self.request(methods.INITIALIZE, {"protocolVersion": protocol_version, "capabilities": capabilities,
-                                             "clientInfo": client_info}, timeout=timeout)
+        # A refusal, or a send that fails, leaves the lifecycle where it was.
+        pending = self.send_request(methods.INITIALIZE, {"protocolVersion": protocol_version,
+                                                         "capabilities": capabilities, "clientInfo": client_info})
+        try:
+            result = pending.result(timeout)
+        except BaseException:
+            # Refused, timed out or cut off: nothing was negotiated, so initialize may be tried again.
+            self._advance((RECEIVE, jsonrpc.ERROR, methods.INITIALIZE))
+            raise
         version = result.get("protocolVersion")
         if not is_supported(version, HANDSHAKE):
             self.close()
@@ -65,10 +82,7 @@ class ClientSession(Session):
         self.server_info = result.get("serverInfo") or {}
         self.instructions = result.get("instructions")
         self.revision = revision(version)  # type: ignore[arg-type]
+        # Only now, with the revision and the capabilities in place for the checks of other threads' requests.
+        self._advance((RECEIVE, jsonrpc.RESPONSE, methods.INITIALIZE))
         self.notify(methods.INITIALIZED)
         return result
-
-    def _check_outgoing_request(self, method: str) -> None:
-        if self.revision is None and method not in (methods.INITIALIZE, methods.PING):
-            raise LocalProtocolError(f"{method}: the session is not initialized")
-        super()._check_outgoing_request(method)

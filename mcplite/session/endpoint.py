@@ -19,7 +19,7 @@ from ..errors import (
     RPCError,
     SessionExpired,
 )
-from ..protocol import http_rules, jsonrpc, methods
+from ..protocol import http_rules, jsonrpc, lifecycle, methods
 from ..protocol.capabilities import missing_capability
 from ..protocol.jsonrpc import InvalidMessage
 from ..protocol.versions import Revision
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
     from ..protocol.jsonrpc import Message, RequestId
+    from ..protocol.lifecycle import Event, Lifecycle
     from ..transports import RequestInfo
     from .pending import ProgressCallback
 
@@ -106,6 +107,9 @@ class Session(MessageSink):
 
     #: The peer is a server (True for ClientSession); decides which capability table applies.
     peer_is_server = False
+    #: Our end of the MCP lifecycle (`lifecycle.CLIENT` or `lifecycle.SERVER`); None for a bare JSON-RPC
+    #: endpoint, which has no lifecycle: it never negotiates, and sends and takes anything.
+    role: Optional[str] = None
 
     def __init__(self, transport: Transport, *, handle_request: Optional[RequestHandler] = None,
                  handle_notification: Optional[NotificationHandler] = None, max_workers: int = 16,
@@ -120,8 +124,11 @@ class Session(MessageSink):
         self.revision: Optional[Revision] = None
         #: What the peer declared at initialize.
         self.peer_capabilities: Dict[str, Any] = {}
-        # Guards _pending, _in_flight, _next_id, _closed, _owed and the lazy creation of _pool.
-        # Never held while calling the transport or user code.
+        # Where we are in the handshake: the session asks it what may be sent and taken, and tells it what
+        # happened (protocol/lifecycle.py). Moved only under _lock; read from any thread.
+        self._lifecycle: Optional[Lifecycle] = lifecycle.Lifecycle(self.role) if self.role is not None else None
+        # Guards _pending, _in_flight, _next_id, _closed, _owed, the moves of _lifecycle and the lazy
+        # creation of _pool. Never held while calling the transport or user code.
         self._lock = threading.Lock()
         self._pending: Dict[RequestId, PendingRequest] = {}
         self._in_flight: Dict[RequestId, RequestContext] = {}
@@ -160,11 +167,21 @@ class Session(MessageSink):
     def is_closed(self) -> bool:
         return self._closed
 
+    @property
+    def lifecycle(self) -> Optional[Lifecycle]:
+        """Where the session is in the MCP lifecycle (``lifecycle.state``); None for a bare `Session`.
+
+        For reading: only the session moves it.
+        """
+        return self._lifecycle
+
     def connection_lost(self, exc: Optional[BaseException]) -> None:
         with self._lock:
             if self._closed:
                 return
             self._closed = True
+            if self._lifecycle is not None:
+                self._lifecycle.close()
             pending = list(self._pending.values())
             self._pending.clear()
             in_flight = list(self._in_flight.values())
@@ -232,25 +249,32 @@ class Session(MessageSink):
             CapabilityError: the peer did not declare the capability ``method`` needs.
             ConnectionClosed: the connection is gone.
         """
-        self._check_outgoing_request(method)
-        with self._lock:
-            if self._closed:
-                raise ConnectionClosed(f"{method}: connection closed")
-            if self._owed is not None:  # the input has ended: the answer could never arrive
-                raise ConnectionClosed(f"{method}: connection closed: the peer sends nothing more")
-            request_id = self._next_id
-            self._next_id += 1
-            pending = PendingRequest(self, request_id, method, progress)
-            # Registered before sending, so a fast answer always finds it.
-            self._pending[request_id] = pending
-        if progress is not None:
-            params = dict(params or {})
-            params["_meta"] = {**(params.get("_meta") or {}), "progressToken": request_id}
+        self._check_outgoing_request(method)  # may move the lifecycle (initialize)
         try:
-            self._send(jsonrpc.request(request_id, method, params), related_request_id)
-        except BaseException:
             with self._lock:
-                self._pending.pop(request_id, None)
+                # Checked again under the lock, whatever the lifecycle said: a request registered after
+                # connection_lost has failed the pending ones would wait for ever.
+                if self._closed:
+                    raise ConnectionClosed(f"{method}: connection closed")
+                if self._owed is not None:  # the input has ended: the answer could never arrive
+                    raise ConnectionClosed(f"{method}: connection closed: the peer sends nothing more")
+                request_id = self._next_id
+                self._next_id += 1
+                pending = PendingRequest(self, request_id, method, progress)
+                # Registered before sending, so a fast answer always finds it.
+                self._pending[request_id] = pending
+            if progress is not None:
+                params = dict(params or {})
+                params["_meta"] = {**(params.get("_meta") or {}), "progressToken": request_id}
+            try:
+                self._send(jsonrpc.request(request_id, method, params), related_request_id)
+            except BaseException:
+                with self._lock:
+                    self._pending.pop(request_id, None)
+                raise
+        except BaseException:
+            # Never sent: for the lifecycle that is a request that failed (an initialize may be tried again).
+            self._advance((lifecycle.RECEIVE, jsonrpc.ERROR, method))
             raise
         return pending
 
@@ -263,8 +287,13 @@ class Session(MessageSink):
 
     def notify(self, method: str, params: Optional[Dict[str, Any]] = None, *,
                related_request_id: Optional[RequestId] = None) -> None:
-        """Send a notification. Raises `ConnectionClosed` when the connection is gone."""
-        self._check_outgoing_notification(method)
+        """Send a notification.
+
+        Raises:
+            LocalProtocolError: the lifecycle does not allow ``method`` now.
+            ConnectionClosed: the connection is gone.
+        """
+        self._lifecycle_send(jsonrpc.NOTIFICATION, method)
         self._send(jsonrpc.notification(method, params), related_request_id)
 
     def ping(self, timeout: Any = DEFAULT) -> None:
@@ -288,7 +317,7 @@ class Session(MessageSink):
                 return False
         pending._settle(None, error)
         self._transport.cancel(pending.id)  # stop awaiting the answer (HTTP: stop reading its stream)
-        if pending.method != methods.INITIALIZE:  # the spec forbids cancelling initialize
+        if lifecycle.cancellable(pending.method):  # the spec forbids cancelling initialize
             params: Dict[str, Any] = {"requestId": pending.id}
             if reason:
                 params["reason"] = reason
@@ -347,10 +376,11 @@ class Session(MessageSink):
             pass
 
     def _receive_batch(self, items: List[Any]) -> None:
-        if self.revision is None or not self.revision.batching:
-            version = self.revision.version if self.revision else "the handshake"
-            self.receive_invalid(InvalidMessage(INVALID_REQUEST,
-                                                f"Invalid Request: batches are not allowed in {version}"))
+        # A bare Session never negotiates, so it stays where a new lifecycle starts.
+        state = self._lifecycle.state if self._lifecycle is not None else lifecycle.NEW
+        refusal = lifecycle.check_incoming_batch(state, self.revision)
+        if refusal is not None:
+            self.receive_invalid(InvalidMessage(refusal.code, refusal.message))
             return
         if not items:
             self.receive_invalid(InvalidMessage(INVALID_REQUEST, "Invalid Request: empty batch"))
@@ -396,7 +426,9 @@ class Session(MessageSink):
         ctx = RequestContext(self, msg["id"], msg["method"], params if params is not None else {})
         ctx.batch = batch
         ctx.request_info = request_info
-        refusal = self._check_incoming_request(ctx.method)
+        refusal = None
+        if self._lifecycle is not None:
+            refusal = self._lifecycle.check_incoming(jsonrpc.REQUEST, ctx.method, batched=batch is not None)
         if refusal is None and ctx.method == methods.PING:
             self._respond(ctx, jsonrpc.result(ctx.id, {}))
             return
@@ -473,7 +505,7 @@ class Session(MessageSink):
                 return  # names no request we could have (a list or an object would not even be a key)
             with self._lock:
                 ctx = self._in_flight.get(request_id)
-            if ctx is not None and ctx.method != methods.INITIALIZE:
+            if ctx is not None and lifecycle.cancellable(ctx.method):
                 ctx.cancelled.set()
             return
         if method == methods.PROGRESS:
@@ -508,24 +540,35 @@ class Session(MessageSink):
             except Exception:
                 log.exception("%s: notification callback failed", self._name)
 
-    # ---- lifecycle hooks (subclasses) -------------------------------------------------------------------
+    # ---- the lifecycle ----------------------------------------------------------------------------------
+    def _lifecycle_send(self, kind: str, method: str) -> None:
+        """Raise the lifecycle's refusal of sending ``method`` now; else move it on as if it had been sent."""
+        if self._lifecycle is None:
+            return
+        with self._lock:  # checked and moved in one step: two threads cannot both send the one initialize
+            refusal = self._lifecycle.send(kind, method)
+        if refusal is not None:
+            raise refusal
+
+    def _advance(self, event: Event) -> Optional[str]:
+        """Tell the lifecycle what happened; returns the state it is in now (None for a bare Session)."""
+        if self._lifecycle is None:
+            return None
+        with self._lock:
+            return self._lifecycle.advance(event)
+
     def _check_outgoing_request(self, method: str) -> None:
-        """Raise `LocalProtocolError` if ``method`` may not be sent now."""
+        """Raise `LocalProtocolError` (or `ConnectionClosed`) if ``method`` may not be sent now."""
+        self._lifecycle_send(jsonrpc.REQUEST, method)
         if self.revision is not None:
             missing = missing_capability(method, self.peer_capabilities, self.revision,
                                          peer_is_server=self.peer_is_server)
             if missing is not None:
                 raise CapabilityError(f"{method}: the peer did not declare the {missing!r} capability")
 
-    def _check_outgoing_notification(self, method: str) -> None:
-        """Raise `LocalProtocolError` if ``method`` may not be sent now (nothing by default)."""
-
-    def _check_incoming_request(self, method: str) -> Optional[RPCError]:
-        """An error to answer with instead of handling the request, or None."""
-        return None
-
     def _notification_received(self, method: str, params: Dict[str, Any]) -> None:
         """Lifecycle bookkeeping for a notification, on the reader thread."""
+        self._advance((lifecycle.RECEIVE, jsonrpc.NOTIFICATION, method))
 
 
 def _call_progress(callback: ProgressCallback, params: Dict[str, Any]) -> None:

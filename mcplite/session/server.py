@@ -6,11 +6,9 @@ from __future__ import annotations  # annotations are not evaluated at import: a
 from .._sync import LazyEvent
 from ..errors import (
     INVALID_PARAMS,
-    INVALID_REQUEST,
-    LocalProtocolError,
-    RPCError,
 )
 from ..protocol import jsonrpc, methods
+from ..protocol.lifecycle import HANDSHAKE_SKIPPED, READY, SEND, SERVER
 from ..protocol.versions import (
     HANDSHAKE_VERSIONS,
     negotiate,
@@ -22,7 +20,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run t
 if TYPE_CHECKING:
     from typing import Any, Callable, Dict, Optional, Tuple
 
-    from ..protocol.jsonrpc import Message, RequestId
+    from ..protocol.jsonrpc import Message
+    from ..protocol.lifecycle import Event, Lifecycle
     from ..transports import RequestInfo
 
 
@@ -32,11 +31,15 @@ from .endpoint import RequestContext, Session, _Batch
 class ServerSession(Session):
     """The server end: answers `initialize` and refuses other requests until it has.
 
+    Which requests are refused, and with which error, is the lifecycle's table (`protocol/lifecycle.py`).
+
     Args:
         initialize_result: builds our `InitializeResult` (minus ``protocolVersion``) for a client's
             initialize params; called on the reader thread, so it must not block.
         supported_versions: the revisions this server accepts, newest first.
     """
+
+    role = SERVER
 
     def __init__(self, transport: Transport, *,
                  initialize_result: Callable[[Dict[str, Any]], Dict[str, Any]],
@@ -45,61 +48,54 @@ class ServerSession(Session):
         self._initialize_result = initialize_result
         self._supported_versions = supported_versions or HANDSHAKE_VERSIONS
         self.client_info: Dict[str, Any] = {}
-        #: True once the client has sent `notifications/initialized`.
+        #: Set once the lifecycle is READY: the client has sent `notifications/initialized` (or, stateless,
+        #: there is no handshake). An event as well as a state, so that a caller can wait for it.
         self.initialized = LazyEvent()
+
+    @property
+    def lifecycle(self) -> Lifecycle:
+        """Where the session is in the MCP lifecycle (``lifecycle.state``). For reading: only the session moves it."""
+        assert self._lifecycle is not None
+        return self._lifecycle
 
     def assume_initialized(self, version: str, client_capabilities: Optional[Dict[str, Any]] = None) -> None:
         """Start already past the handshake (stateless HTTP: every request stands alone)."""
         self.revision = revision(version)
         self.peer_capabilities = client_capabilities or {}
-        self.initialized.set()
+        self._advance(HANDSHAKE_SKIPPED)
 
-    def _check_incoming_request(self, method: str) -> Optional[RPCError]:
-        if method == methods.INITIALIZE:
-            if self.revision is not None:
-                return RPCError(INVALID_REQUEST, "Invalid Request: the session is already initialized")
-            return None
-        if self.revision is None and method != methods.PING:
-            return RPCError(INVALID_REQUEST, f"Invalid Request: {method} before initialize")
-        return None
+    def _advance(self, event: Event) -> Optional[str]:
+        state = super()._advance(event)
+        if state == READY:
+            self.initialized.set()
+        return state
 
     def _accept_request(self, msg: Message, batch: Optional[_Batch], inline: bool,
                         request_info: Optional[RequestInfo] = None) -> None:
-        if msg["method"] == methods.INITIALIZE and batch is not None:
-            self._respond_error(msg["id"], INVALID_REQUEST, "Invalid Request: initialize cannot be batched", batch)
-            return
-        if msg["method"] == methods.INITIALIZE and self.revision is None:
-            # Answered here on the reader thread, so no request can overtake the handshake.
+        if (msg["method"] == methods.INITIALIZE and self.lifecycle.awaiting_initialize
+                and self.lifecycle.check_incoming(jsonrpc.REQUEST, methods.INITIALIZE, batched=batch is not None)
+                is None):
+            # The handshake, answered here on the reader thread so that no request can overtake it. The
+            # lifecycle's refusals (a batched or second initialize) are answered like any other refusal.
             self._initialize(msg)
             return
         super()._accept_request(msg, batch, inline, request_info)
 
-    def _respond_error(self, id: RequestId, code: int, message: str, batch: Optional[_Batch],
-                       data: Any = None) -> None:
-        ctx = RequestContext(self, id, "", {})
-        ctx.batch = batch
-        self._respond(ctx, jsonrpc.error(id, code, message, data))
-
     def _initialize(self, msg: Message) -> None:
         params = msg.get("params") or {}
+        ctx = RequestContext(self, msg["id"], methods.INITIALIZE, params)
         requested = params.get("protocolVersion")
         if not isinstance(requested, str) or not isinstance(params.get("capabilities", {}), dict):
-            self._respond_error(msg["id"], INVALID_PARAMS, "Invalid params: initialize needs protocolVersion "
-                                "(a string) and capabilities (an object)", None)
+            self._advance((SEND, jsonrpc.ERROR, methods.INITIALIZE))  # still waiting for a good one
+            self._respond(ctx, jsonrpc.error(msg["id"], INVALID_PARAMS, "Invalid params: initialize needs "
+                                             "protocolVersion (a string) and capabilities (an object)"))
             return
         version = negotiate(requested, self._supported_versions)
         self.client_info = params.get("clientInfo") or {}
         self.peer_capabilities = params.get("capabilities") or {}
         self.revision = revision(version)
         result = {"protocolVersion": version, **self._initialize_result(params)}
-        self._respond(RequestContext(self, msg["id"], methods.INITIALIZE, params), jsonrpc.result(msg["id"], result))
-
-    def _notification_received(self, method: str, params: Dict[str, Any]) -> None:
-        if method == methods.INITIALIZED:
-            self.initialized.set()
-
-    def _check_outgoing_request(self, method: str) -> None:
-        # Before `initialized` the spec allows the server only pings (and log notifications).
-        if not self.initialized.is_set() and method != methods.PING:
-            raise LocalProtocolError(f"{method}: the client has not finished initializing")
-        super()._check_outgoing_request(method)
+        # Moved before the result goes out: over HTTP the client's next request may arrive on another thread
+        # as soon as it has read it, and must find the session NEGOTIATED.
+        self._advance((SEND, jsonrpc.RESPONSE, methods.INITIALIZE))
+        self._respond(ctx, jsonrpc.result(msg["id"], result))

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Mapping, Optional, Protocol, Sequence
 
     from ..protocol.jsonrpc import RequestId
+    from ..protocol.lifecycle import Lifecycle
     from ..protocol.versions import Revision
 else:
     Protocol = object  # the protocols below are plain base classes at run time: no typing import
@@ -158,6 +159,10 @@ class HostedSession(Protocol):
 
     #: The negotiated protocol revision; None until the handshake is done.
     revision: Optional[Revision]
+
+    @property
+    def lifecycle(self) -> Lifecycle:
+        """Where the session is in the MCP lifecycle: the app asks it whether the handshake is done."""
 
     def start(self) -> None:
         """Begin: calls the transport's ``start`` with the session as the sink."""

@@ -217,7 +217,7 @@ class HTTPApp:
             self._deliver(entry.session, entry.transport, request, responder, messages, False, claims)
         finally:
             self.sessions.checkin(entry)
-        if entry.session.revision is None:  # the handshake failed: no session was established
+        if entry.session.lifecycle.awaiting_initialize:  # the handshake failed: no session was established
             entry.session.close()
 
     def _stateless_post(self, request: IncomingRequest, responder: Responder, messages: List[Any], batch: bool,
@@ -236,7 +236,7 @@ class HTTPApp:
     def _deliver(self, session: HostedSession, transport: SessionTransport, request: IncomingRequest,
                  responder: Responder, messages: List[Any], batch: bool, claims: Any) -> None:
         """Hand POSTed messages to the session; requests are handled on this thread, their stream answered."""
-        if batch and (session.revision is None or not session.revision.batching):
+        if batch and session.lifecycle.check_incoming_batch(session.revision) is not None:
             raise Reject(400, "Invalid Request: batches are not allowed in this protocol revision")
         request_ids = list(jsonrpc.request_ids(messages))  # the envelopes have been checked
         if not request_ids:

@@ -1,1 +1,13 @@
-"""protocol"""
+"""The protocol layer: MCP as data and rules, with no I/O, threads or clocks (it imports only `errors`).
+
+- `jsonrpc`: envelopes: build, encode, decode, classify, and which ids a message asks or answers.
+- `methods`: the method names and logging levels, as string constants.
+- `types`: the wire shapes as `TypedDict`s, for type checkers (loaded only where annotations need it).
+- `versions`: the revision table: one row per revision, its era, and negotiation per era.
+- `capabilities`: which request needs which declared capability.
+- `lifecycle`: the handshake as a state machine per role, one transition table per era.
+- `http_rules`: MCP over HTTP per revision: header names, media types, and each message's route.
+- `sse`: the Server-Sent Events codec.
+
+This ``__init__`` imports nothing, so that loading one of them loads no other.
+"""

@@ -1109,6 +1109,35 @@ def test_client_notifications_reach_the_servers_handlers():
         assert received.get(timeout=WAIT) == ("custom", {"n": 1})
 
 
+def test_the_notification_decorator_registers_handlers_that_take_what_they_declare():
+    server = Server("notes")
+    server.add_tool(lambda: "", name="x")
+    received: "queue.Queue[Any]" = queue.Queue()
+
+    @server.notification(t.ROOTS_LIST_CHANGED)
+    def roots_changed() -> None:  # takes nothing
+        received.put(("roots",))
+
+    @server.notification("notifications/custom")
+    def custom(params: Dict[str, Any]) -> None:  # takes the params
+        received.put(("custom", params))
+
+    @server.notification("notifications/with-session")
+    def with_session(params: Dict[str, Any], session: Any) -> None:  # takes the params and the session
+        received.put(("with-session", params, session.client_info["name"]))
+
+    assert roots_changed.__name__ == "roots_changed"  # the decorator gives the function back
+    with pytest.raises(ValueError, match="already registered"):
+        server.notification("notifications/custom")(lambda params: None)
+    with connect(server, roots=[], client_info={"name": "notifier"}) as client:
+        client.notify_roots_changed()
+        client.notify("notifications/custom", {"n": 1})
+        client.notify("notifications/with-session", {"n": 2})
+        assert received.get(timeout=WAIT) == ("roots",)
+        assert received.get(timeout=WAIT) == ("custom", {"n": 1})
+        assert received.get(timeout=WAIT) == ("with-session", {"n": 2}, "notifier")
+
+
 def test_unknown_methods_are_method_not_found():
     with connect(adder()) as client:
         with pytest.raises(RemoteError) as info:

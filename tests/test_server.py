@@ -215,6 +215,23 @@ def test_a_hand_written_output_schema_needs_an_object_result():
     assert result["isError"] is True and "must return an object" in result["content"][0]["text"]
 
 
+def test_a_hand_written_input_schema_is_published_and_checked_before_the_signatures():
+    server = Server("schema")
+    published = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}, "required": ["n"]}
+
+    @server.tool(input_schema=published)
+    def count(n: int = 0, **extra: Any) -> int:
+        return n
+
+    with pytest.raises(ValueError, match='"type": "object"'):
+        server.add_tool(lambda: None, name="not_an_object", input_schema={"type": "array"})
+    with connect(server) as client:
+        assert client.list_tools()[0]["inputSchema"] == published
+        assert client.call_tool("count", {"n": 2})["structuredContent"] == {"result": 2}
+        refused = client.call_tool("count", {"n": 0})  # the signature allows it; the published schema does not
+    assert refused["isError"] is True and "minimum" in refused["content"][0]["text"], refused
+
+
 def test_unknown_tool_is_invalid_params():
     with connect(tool_server()) as client:
         with pytest.raises(RemoteError) as info:

@@ -318,7 +318,10 @@ def _notification_handler(fn: Callable[..., Any]) -> NotificationHandler:
     """``fn`` called as a notification handler is, ``(params, session)``, whatever part of that it takes."""
     from ..schema.functions import _signature  # inspect-free for plain functions
 
-    kinds = [kind for _, kind, _ in _signature(fn)]
+    try:
+        kinds = [kind for _, kind, _ in _signature(fn)]
+    except (TypeError, ValueError):  # a callable whose signature cannot be read (some builtins): the full call
+        return fn
     takes = 2 if "VAR_POSITIONAL" in kinds else min(2, sum(kind.startswith("POSITIONAL") for kind in kinds))
     if takes == 2:
         return fn

@@ -18,7 +18,8 @@ from mcplite import (
 from mcplite import content as c
 from mcplite.protocol import types as t
 from mcplite.protocol import jsonrpc
-from mcplite.errors import INTERNAL_ERROR, METHOD_NOT_FOUND
+from mcplite.client.callbacks import InputCallbacks
+from mcplite.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, RPCError
 from mcplite.transports.memory import memory_pair
 from mcplite.session import ServerSession
 from mcplite.transports import MessageSink, Transport
@@ -422,6 +423,40 @@ def test_a_server_that_asks_anyway_gets_method_not_found():
 def test_elicitation_modes_are_declared():
     client = Client(asking_server(), elicitation=lambda p: {"action": "cancel"}, elicitation_modes=("form", "url"))
     assert client.capabilities() == {"elicitation": {"form": {}, "url": {}}}
+
+
+def test_answer_input_request_answers_without_a_connection():
+    """The one entry that answers a server's request for input: no session or thread needed."""
+    roots = [{"uri": "file:///work", "name": "work"}]
+    callbacks = InputCallbacks(sampling=lambda params: {"model": "m", "asked": params["messages"]},
+                               elicitation=lambda params: {"action": "decline"}, roots=lambda: roots)
+    assert callbacks.answer_input_request(t.SAMPLING_CREATE, {"messages": []}) == {"model": "m", "asked": []}
+    assert callbacks.answer_input_request(t.ELICIT, {"message": "?"}) == {"action": "decline"}
+    assert callbacks.answer_input_request(t.ROOTS_LIST, {}) == {"roots": roots}
+    with pytest.raises(RPCError) as refused:
+        callbacks.answer_input_request(t.SAMPLING_CREATE, {"messages": [], "tools": []})
+    assert refused.value.code == INVALID_PARAMS  # "tools" was not among the sampling features
+    with pytest.raises(RPCError) as unknown:
+        InputCallbacks().answer_input_request(t.ROOTS_LIST, {})
+    assert unknown.value.code == METHOD_NOT_FOUND
+
+
+def test_anything_with_connect_is_served_in_memory_like_a_server():
+    """`Client(target)` knows a server by its `connect(transport)`, not by its class."""
+
+    class Gateway:  # not a Server: it hands the transport on to one
+        def __init__(self, server: Server) -> None:
+            self.server = server
+            self.transports: List[Transport] = []
+
+        def connect(self, transport: Transport) -> ServerSession:
+            self.transports.append(transport)
+            return self.server.connect(transport)
+
+    gateway = Gateway(asking_server())
+    with Client(gateway, timeout=WAIT) as client:
+        assert client.server_info["name"] == gateway.server.name
+    assert len(gateway.transports) == 1
 
 
 # ---- callbacks for the server's notifications -----------------------------------------------------------

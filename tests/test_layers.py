@@ -10,8 +10,6 @@ import ast
 from pathlib import Path
 from typing import Dict, Iterator, List, Set, Tuple
 
-import pytest
-
 from support import ROOT
 
 PACKAGE = ROOT / "mcplite"
@@ -46,18 +44,6 @@ LAZY_ALSO: Dict[str, Set[str]] = {
     "server": {"transports.*"},
     "client": {"transports.*"},
 }
-
-#: (importing module, imported module) pairs that break the contract today. This list may only shrink:
-#: an entry that no longer matches an import fails the test, so a fixed violation is also struck off here.
-KNOWN_EXCEPTIONS: Set[Tuple[str, str]] = {
-    ("mcplite.client", "mcplite.server"),
-    ("mcplite.client", "mcplite.transports.memory"),
-}
-
-#: Import cycles that exist today, as sets of modules. Like KNOWN_EXCEPTIONS, this list may only shrink.
-KNOWN_CYCLES: List[Set[str]] = [
-]
-
 
 def module_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
@@ -145,14 +131,8 @@ def test_the_rules_themselves_read_as_intended() -> None:
     assert allowed("mcplite.transports.http_server.app", "mcplite.transports.http_server.streams", lazy=False)
 
 
-@pytest.mark.parametrize("source,target", sorted(KNOWN_EXCEPTIONS))
-def test_every_known_exception_still_exists(source: str, target: str) -> None:
-    """A violation that was fixed must leave the list, so that the list only shrinks."""
-    assert (source, target) in violations(), f"{source} -> {target} is fixed: strike it off KNOWN_EXCEPTIONS"
-
-
 def test_every_import_keeps_the_layer_contract() -> None:
-    assert [pair for pair in violations() if pair not in KNOWN_EXCEPTIONS] == []
+    assert violations() == []
 
 
 def test_no_import_cycle_between_modules() -> None:
@@ -175,6 +155,4 @@ def test_no_import_cycle_between_modules() -> None:
     for node in sorted(graph):
         if node not in state:
             visit(node, [node])
-    assert [set(cycle) for cycle in cycles if set(cycle) not in KNOWN_CYCLES] == []
-    assert [known for known in KNOWN_CYCLES if known not in [set(cycle) for cycle in cycles]] == [], \
-        "a known cycle is broken: strike it off KNOWN_CYCLES"
+    assert cycles == []

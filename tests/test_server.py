@@ -215,6 +215,23 @@ def test_a_hand_written_output_schema_needs_an_object_result():
     assert result["isError"] is True and "must return an object" in result["content"][0]["text"]
 
 
+def test_a_hand_written_input_schema_is_published_and_checked_before_the_signatures():
+    server = Server("schema")
+    published = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}, "required": ["n"]}
+
+    @server.tool(input_schema=published)
+    def count(n: int = 0, **extra: Any) -> int:
+        return n
+
+    with pytest.raises(ValueError, match='"type": "object"'):
+        server.add_tool(lambda: None, name="not_an_object", input_schema={"type": "array"})
+    with connect(server) as client:
+        assert client.list_tools()[0]["inputSchema"] == published
+        assert client.call_tool("count", {"n": 2})["structuredContent"] == {"result": 2}
+        refused = client.call_tool("count", {"n": 0})  # the signature allows it; the published schema does not
+    assert refused["isError"] is True and "minimum" in refused["content"][0]["text"], refused
+
+
 def test_unknown_tool_is_invalid_params():
     with connect(tool_server()) as client:
         with pytest.raises(RemoteError) as info:
@@ -1107,6 +1124,35 @@ def test_client_notifications_reach_the_servers_handlers():
         client.notify("notifications/custom", {"n": 1})
         assert received.get(timeout=WAIT) == ("roots", {})
         assert received.get(timeout=WAIT) == ("custom", {"n": 1})
+
+
+def test_the_notification_decorator_registers_handlers_that_take_what_they_declare():
+    server = Server("notes")
+    server.add_tool(lambda: "", name="x")
+    received: "queue.Queue[Any]" = queue.Queue()
+
+    @server.notification(t.ROOTS_LIST_CHANGED)
+    def roots_changed() -> None:  # takes nothing
+        received.put(("roots",))
+
+    @server.notification("notifications/custom")
+    def custom(params: Dict[str, Any]) -> None:  # takes the params
+        received.put(("custom", params))
+
+    @server.notification("notifications/with-session")
+    def with_session(params: Dict[str, Any], session: Any) -> None:  # takes the params and the session
+        received.put(("with-session", params, session.client_info["name"]))
+
+    assert roots_changed.__name__ == "roots_changed"  # the decorator gives the function back
+    with pytest.raises(ValueError, match="already registered"):
+        server.notification("notifications/custom")(lambda params: None)
+    with connect(server, roots=[], client_info={"name": "notifier"}) as client:
+        client.notify_roots_changed()
+        client.notify("notifications/custom", {"n": 1})
+        client.notify("notifications/with-session", {"n": 2})
+        assert received.get(timeout=WAIT) == ("roots",)
+        assert received.get(timeout=WAIT) == ("custom", {"n": 1})
+        assert received.get(timeout=WAIT) == ("with-session", {"n": 2}, "notifier")
 
 
 def test_unknown_methods_are_method_not_found():

@@ -12,25 +12,21 @@ reach the callbacks given to the constructor, on the session's threads, never th
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
 from .._sync import DEFAULT
-from ..errors import INVALID_PARAMS, METHOD_NOT_FOUND, LocalProtocolError, RemoteError, RemoteProtocolError, RPCError
+from ..errors import LocalProtocolError, RemoteError, RemoteProtocolError
 from ..protocol import methods
-from ..protocol.capabilities import missing_request_capability
 from ..protocol.versions import LATEST_HANDSHAKE_VERSION
 from ..schema.validation import ValidationError, validate
 from ..session import DEFAULT_TIMEOUT, ClientSession, PendingRequest, RequestContext
 from ..transports import Transport
-from ..transports.memory import memory_pair
+from .callbacks import InputCallbacks
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
+    from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
     from ..protocol import types as t
     from ..session import ProgressCallback
-
-    SamplingCallback = Callable[[Dict[str, Any]], Dict[str, Any]]
-    ElicitationCallback = Callable[[Dict[str, Any]], Dict[str, Any]]
-    RootsSource = Union[Sequence[t.Root], Callable[[], Sequence[t.Root]]]
+    from .callbacks import ElicitationCallback, RootsSource, SamplingCallback
 
 __all__ = ["Client"]
 
@@ -77,11 +73,8 @@ class Client:
         self.client_info = {**CLIENT_INFO, **(client_info or {})}
         self._offered_version = protocol_version
         self.timeout = timeout
-        self._sampling = sampling
-        self._sampling_features = tuple(sampling_features)
-        self._elicitation = elicitation
-        self._elicitation_modes = tuple(elicitation_modes)
-        self._roots = roots
+        self._callbacks = InputCallbacks(sampling=sampling, sampling_features=sampling_features,
+                                         elicitation=elicitation, elicitation_modes=elicitation_modes, roots=roots)
         self._on_log = on_log
         self._on_resource_updated = on_resource_updated
         self._on_list_changed = on_list_changed
@@ -137,14 +130,7 @@ class Client:
 
     def capabilities(self) -> Dict[str, Any]:
         """The `ClientCapabilities` we declare: what the callbacks given to the constructor can answer."""
-        caps: Dict[str, Any] = {}
-        if self._sampling is not None:
-            caps["sampling"] = {feature: {} for feature in self._sampling_features}
-        if self._elicitation is not None:
-            caps["elicitation"] = {mode: {} for mode in self._elicitation_modes}
-        if self._roots is not None:
-            caps["roots"] = {"listChanged": True}
-        return caps
+        return self._callbacks.capabilities()
 
     @property
     def transport(self) -> Transport:
@@ -323,17 +309,7 @@ class Client:
 
     # ---- the server's requests and notifications (session threads) --------------------------------------
     def _handle_request(self, ctx: RequestContext) -> Dict[str, Any]:
-        if ctx.method == methods.SAMPLING_CREATE and self._sampling is not None:
-            if missing_request_capability(ctx.method, ctx.params, self.capabilities(), self.session.revision):
-                raise RPCError(INVALID_PARAMS, "Invalid params: this client did not declare sampling.tools, so "
-                                               "a sampling request may not carry tools")
-            return self._sampling(ctx.params)
-        if ctx.method == methods.ELICIT and self._elicitation is not None:
-            return self._elicitation(ctx.params)
-        if ctx.method == methods.ROOTS_LIST and self._roots is not None:
-            roots = self._roots() if callable(self._roots) else self._roots
-            return {"roots": list(roots)}
-        raise RPCError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
+        return self._callbacks.answer_input_request(ctx.method, ctx.params)
 
     def _handle_notification(self, method: str, params: Dict[str, Any]) -> None:
         if method == methods.LOG_MESSAGE and self._on_log is not None:
@@ -358,10 +334,13 @@ def _result_text(result: Dict[str, Any]) -> str:
 
 
 def _transport_for(target: Any, http_options: Dict[str, Any], timeout: float) -> Transport:
-    from ..server import Server  # the API layer may know its sibling
     if isinstance(target, Transport):
         return target
-    if isinstance(target, Server):
+    if callable(getattr(target, "connect", None)):
+        # A `Server` (or anything that serves over a transport given to its `connect`), in this process: known by
+        # what it does rather than by its class, so that the client layer does not import the server layer.
+        from ..transports.memory import memory_pair  # only in-process clients (tests, mostly) need it
+
         client_end, server_end = memory_pair()
         target.connect(server_end)
         return client_end

@@ -1,0 +1,330 @@
+"""What a `Server` serves: tools, resources, prompts, completions and notification handlers, and their decorators.
+
+`Registry` is the registration half of `Server` (which inherits it): one typed catalog per kind, the
+decorators and ``add_*``/``remove_*`` methods that fill them, and the ``list_changed`` notification every
+change sends to the connected clients. A registration reads the function once, with `schema.function_schema`
+(imported by the first registration, not with the server), and keeps what it learned in an entry.
+
+Catalogs are replaced, never mutated, under the registry's lock: the handlers, on any thread, take a
+reference to the current dict and read it without a lock.
+"""
+
+from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
+
+import re
+import threading
+
+from .._log import log
+from ..protocol import methods
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar, Union, overload
+
+    from ..protocol import types as t
+    from ..schema.functions import FunctionSchema
+    from ..schema.uritemplate import URITemplate
+    from ..session import ServerSession
+    from .subscriptions import Connections
+
+    F = TypeVar("F", bound=Callable[..., Any])
+    E = TypeVar("E")
+    #: What a handler of a client notification is called with: the notification's params, its session.
+    NotificationHandler = Callable[[Dict[str, Any], ServerSession], None]
+    #: ("ref/prompt" or "ref/resource", the prompt's name or the template's URI, the argument's name).
+    CompletionKey = Tuple[str, str, str]
+    Completer = Callable[[str, Dict[str, Any]], Any]
+
+__all__ = ["Registry"]
+
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
+
+
+# ---- entries ------------------------------------------------------------------------------------------
+class Entry:
+    """A registered handler: its wire definition, the function, and what `function_schema` read from it."""
+
+    __slots__ = ("definition", "fn", "schema")
+
+    def __init__(self, definition: Dict[str, Any], fn: Callable[..., Any], schema: FunctionSchema) -> None:
+        self.definition = definition  # the `Tool` / `Prompt` / `Resource` sent in the list result
+        self.fn = fn
+        self.schema = schema
+
+
+class ToolEntry(Entry):
+    """A tool; ``input_schema`` is a hand-written input schema that calls must also match (None: the signature's)."""
+
+    __slots__ = ("input_schema",)
+
+    def __init__(self, definition: Dict[str, Any], fn: Callable[..., Any], schema: FunctionSchema,
+                 input_schema: Optional[Dict[str, Any]] = None) -> None:
+        super().__init__(definition, fn, schema)
+        self.input_schema = input_schema
+
+    def bind(self, arguments: Dict[str, Any]) -> Dict[str, Any]:
+        """The keyword arguments for a call: `FunctionSchema.bind`, after the hand-written schema's check."""
+        if self.input_schema is not None:
+            from ..schema.validation import validate
+
+            validate(arguments, self.input_schema)
+        return self.schema.bind(arguments)
+
+
+class PromptEntry(Entry):
+    __slots__ = ()
+
+
+class ResourceEntry(Entry):
+    """A resource (``template`` None, a `Resource` definition) or a template (a `ResourceTemplate`)."""
+
+    __slots__ = ("template",)
+
+    def __init__(self, definition: Dict[str, Any], fn: Callable[..., Any], schema: FunctionSchema,
+                 template: Optional[URITemplate]) -> None:
+        super().__init__(definition, fn, schema)
+        self.template = template
+
+
+def drop_none(**fields: Any) -> Dict[str, Any]:
+    return {key: value for key, value in fields.items() if value is not None}
+
+
+def _added(catalog: Dict[str, E], key: str, entry: E, kind: str) -> Dict[str, E]:
+    if key in catalog:
+        raise ValueError(f"a {kind} named {key!r} is already registered")
+    return {**catalog, key: entry}
+
+
+def _without(catalog: Dict[str, E], key: str, kind: str) -> Dict[str, E]:
+    if key not in catalog:
+        raise KeyError(f"no {kind} named {key!r}")
+    return {name: entry for name, entry in catalog.items() if name != key}
+
+
+# ---- the registry -------------------------------------------------------------------------------------
+class Registry:
+    """The registration half of `Server`: typed catalogs, the decorators that fill them, list_changed."""
+
+    def __init__(self, connections: Connections, page_size: Optional[int] = None) -> None:
+        self._connections = connections  # who hears list_changed
+        self.page_size = page_size  # items per page of a list result (None: everything in one page)
+        # Guards replacing the catalogs below (registrations may come from any thread); readers need none.
+        self._lock = threading.Lock()
+        self._tools: Dict[str, ToolEntry] = {}
+        self._resources: Dict[str, ResourceEntry] = {}
+        self._templates: Dict[str, ResourceEntry] = {}
+        self._prompts: Dict[str, PromptEntry] = {}
+        self._completions: Dict[CompletionKey, Completer] = {}
+        #: Notification method -> its handler, called with (params, session) on the session's dispatcher
+        #: thread, in arrival order. Fill it with `notification`; assigning an entry also works. Every client
+        #: notification but `notifications/cancelled` and the progress of the server's own requests (which
+        #: the session consumes) reaches it, `notifications/initialized` included.
+        self.notification_handlers: Dict[str, NotificationHandler] = {}
+
+    # ---- tools ------------------------------------------------------------------------------------------
+    if TYPE_CHECKING:  # the two ways to call it, for type checkers (at run time: the definition below)
+        @overload
+        def tool(self, fn: F) -> F: ...
+        @overload
+        def tool(self, fn: None = None, *, name: Optional[str] = None, title: Optional[str] = None,
+                 description: Optional[str] = None, annotations: Optional[t.ToolAnnotations] = None,
+                 icons: Optional[List[t.Icon]] = None, meta: Optional[Dict[str, Any]] = None,
+                 input_schema: Optional[Dict[str, Any]] = None,
+                 output_schema: Union[Dict[str, Any], bool, None] = None) -> Callable[[F], F]: ...
+
+    def tool(self, fn: Optional[F] = None, **options: Any) -> Any:
+        """Register a tool: ``@server.tool`` or ``@server.tool(name=..., annotations=...)``.
+
+        The input schema comes from the signature (``input_schema=`` publishes a hand-written one instead,
+        and calls are validated against it), the description from the docstring, the output schema from
+        the return annotation (``output_schema=False`` turns it off, a dict replaces it). A tool annotated
+        to return content (``ImageContent``, ``List[ContentBlock]``, `ToolResult`) has no output schema.
+        """
+        if fn is None:
+            return lambda f: self.tool(f, **options)
+        self.add_tool(fn, **options)
+        return fn
+
+    def add_tool(self, fn: Callable[..., Any], *, name: Optional[str] = None, title: Optional[str] = None,
+                 description: Optional[str] = None, annotations: Optional[t.ToolAnnotations] = None,
+                 icons: Optional[List[t.Icon]] = None, meta: Optional[Dict[str, Any]] = None,
+                 input_schema: Optional[Dict[str, Any]] = None,
+                 output_schema: Union[Dict[str, Any], bool, None] = None) -> None:
+        """Register ``fn`` as a tool (see `tool`); clients are told the list changed."""
+        from ..schema.functions import function_schema
+        from .context import Context
+        from .results import returns_content
+
+        if input_schema is not None and input_schema.get("type") != "object":
+            raise ValueError('a tool\'s input_schema must be a JSON Schema with "type": "object"')
+        derive_output = output_schema is not False and not returns_content(fn)
+        schema = function_schema(fn, skip_types=(Context,), output=derive_output)
+        name = name or schema.name
+        if not _TOOL_NAME.match(name):
+            log.warning("tool name %r does not follow the spec's naming rules ([A-Za-z0-9_.-], 1-128)", name)
+        definition: Dict[str, Any] = {"name": name, **drop_none(title=title),
+                                      "description": description or schema.description or "",
+                                      "inputSchema": schema.input_schema if input_schema is None else input_schema}
+        if isinstance(output_schema, dict):
+            definition["outputSchema"] = output_schema
+        elif derive_output and schema.output_schema is not None:
+            definition["outputSchema"] = schema.output_schema
+        definition.update(drop_none(annotations=annotations, icons=icons, _meta=meta))
+        entry = ToolEntry(definition, fn, schema, input_schema)
+        with self._lock:
+            self._tools = _added(self._tools, name, entry, "tool")
+        self._connections.notify_all(methods.TOOLS_LIST_CHANGED)
+
+    def remove_tool(self, name: str) -> None:
+        with self._lock:
+            self._tools = _without(self._tools, name, "tool")
+        self._connections.notify_all(methods.TOOLS_LIST_CHANGED)
+
+    # ---- resources --------------------------------------------------------------------------------------
+    def resource(self, uri: str, *, name: Optional[str] = None, title: Optional[str] = None,
+                 description: Optional[str] = None, mime_type: Optional[str] = None, size: Optional[int] = None,
+                 annotations: Optional[t.Annotations] = None, icons: Optional[List[t.Icon]] = None,
+                 meta: Optional[Dict[str, Any]] = None) -> Callable[[F], F]:
+        """Register a resource (a fixed URI) or a resource template (an RFC 6570 URI template).
+
+        The function returns ``str`` (text), ``bytes`` (a blob), a contents dict, or a list of those.
+        A template's variables are passed as keyword arguments.
+        """
+        def register(fn: F) -> F:
+            self.add_resource(fn, uri, name=name, title=title, description=description, mime_type=mime_type,
+                              size=size, annotations=annotations, icons=icons, meta=meta)
+            return fn
+        return register
+
+    def add_resource(self, fn: Callable[..., Any], uri: str, *, name: Optional[str] = None,
+                     title: Optional[str] = None, description: Optional[str] = None,
+                     mime_type: Optional[str] = None, size: Optional[int] = None,
+                     annotations: Optional[t.Annotations] = None, icons: Optional[List[t.Icon]] = None,
+                     meta: Optional[Dict[str, Any]] = None) -> None:
+        from ..schema.functions import function_schema
+        from ..schema.uritemplate import URITemplate, is_template
+        from .context import Context
+
+        schema = function_schema(fn, skip_types=(Context,), output=False)
+        fields = drop_none(name=name or schema.name, title=title, description=description or schema.description,
+                           mimeType=mime_type, annotations=annotations, icons=icons, _meta=meta)
+        if is_template(uri):
+            template = URITemplate(uri)
+            unknown = {p.name for p in schema.parameters if p.required} - set(template.variables)
+            if unknown:
+                raise TypeError(f"{schema.name}: parameters {sorted(unknown)} are not variables of {uri!r}")
+            entry = ResourceEntry({"uriTemplate": uri, **fields}, fn, schema, template)
+            with self._lock:
+                self._templates = _added(self._templates, uri, entry, "resource template")
+        else:
+            entry = ResourceEntry({"uri": uri, **fields, **drop_none(size=size)}, fn, schema, None)
+            with self._lock:
+                self._resources = _added(self._resources, uri, entry, "resource")
+        self._connections.notify_all(methods.RESOURCES_LIST_CHANGED)
+
+    def remove_resource(self, uri: str) -> None:
+        with self._lock:
+            if uri in self._templates:
+                self._templates = _without(self._templates, uri, "resource")
+            else:
+                self._resources = _without(self._resources, uri, "resource")
+        self._connections.notify_all(methods.RESOURCES_LIST_CHANGED)
+
+    # ---- prompts ----------------------------------------------------------------------------------------
+    if TYPE_CHECKING:
+        @overload
+        def prompt(self, fn: F) -> F: ...
+        @overload
+        def prompt(self, fn: None = None, *, name: Optional[str] = None, title: Optional[str] = None,
+                   description: Optional[str] = None, icons: Optional[List[t.Icon]] = None,
+                   meta: Optional[Dict[str, Any]] = None) -> Callable[[F], F]: ...
+
+    def prompt(self, fn: Optional[F] = None, **options: Any) -> Any:
+        """Register a prompt: ``@server.prompt`` or ``@server.prompt(name=...)``.
+
+        Arguments come from the signature. The function returns a string (one user message), a message
+        dict, a list of strings and messages, or a whole `GetPromptResult` dict.
+        """
+        if fn is None:
+            return lambda f: self.prompt(f, **options)
+        self.add_prompt(fn, **options)
+        return fn
+
+    def add_prompt(self, fn: Callable[..., Any], *, name: Optional[str] = None, title: Optional[str] = None,
+                   description: Optional[str] = None, icons: Optional[List[t.Icon]] = None,
+                   meta: Optional[Dict[str, Any]] = None) -> None:
+        from ..schema.functions import function_schema
+        from .context import Context
+
+        schema = function_schema(fn, skip_types=(Context,), output=False)
+        name = name or schema.name
+        arguments = [drop_none(name=p.name, description=p.description, required=p.required)
+                     for p in schema.parameters]
+        definition = {"name": name, **drop_none(title=title), "description": description or schema.description or "",
+                      "arguments": arguments, **drop_none(icons=icons, _meta=meta)}
+        entry = PromptEntry(definition, fn, schema)
+        with self._lock:
+            self._prompts = _added(self._prompts, name, entry, "prompt")
+        self._connections.notify_all(methods.PROMPTS_LIST_CHANGED)
+
+    def remove_prompt(self, name: str) -> None:
+        with self._lock:
+            self._prompts = _without(self._prompts, name, "prompt")
+        self._connections.notify_all(methods.PROMPTS_LIST_CHANGED)
+
+    # ---- completions ------------------------------------------------------------------------------------
+    def completion(self, *, argument: str, prompt: Optional[str] = None,
+                   resource: Optional[str] = None) -> Callable[[F], F]:
+        """Register completions for one argument of a prompt or one variable of a resource template.
+
+        The function takes ``(value: str, arguments: dict)`` (the partial value and the arguments already
+        chosen) and returns a list of strings, or a ``{"values", "total"?, "hasMore"?}`` dict.
+        """
+        if prompt is not None and resource is None:
+            key: CompletionKey = ("ref/prompt", prompt, argument)
+        elif resource is not None and prompt is None:
+            key = ("ref/resource", resource, argument)
+        else:
+            raise TypeError("completion() needs exactly one of prompt= or resource=")
+
+        def register(fn: F) -> F:
+            with self._lock:
+                self._completions = {**self._completions, key: fn}
+            return fn
+        return register
+
+    # ---- notifications from the client ------------------------------------------------------------------
+    def notification(self, method: str) -> Callable[[F], F]:
+        """Register a handler for a notification the client sends: ``@server.notification("notifications/...")``.
+
+        The handler is called with as many of ``(params, session)`` as it takes positional parameters: the
+        notification's params dict, then the `ServerSession` it arrived on. It runs on that session's
+        dispatcher thread, in arrival order, so a slow handler delays the connection's later notifications;
+        what it raises is logged and dropped (a notification has no answer). See `notification_handlers`
+        for which notifications reach it.
+        """
+        def register(fn: F) -> F:
+            handler = _notification_handler(fn)
+            with self._lock:
+                if method in self.notification_handlers:
+                    raise ValueError(f"a handler for notification {method!r} is already registered")
+                self.notification_handlers = {**self.notification_handlers, method: handler}
+            return fn
+        return register
+
+
+def _notification_handler(fn: Callable[..., Any]) -> NotificationHandler:
+    """``fn`` called as a notification handler is, ``(params, session)``, whatever part of that it takes."""
+    from ..schema.functions import _signature  # inspect-free for plain functions
+
+    try:
+        kinds = [kind for _, kind, _ in _signature(fn)]
+    except (TypeError, ValueError):  # a callable whose signature cannot be read (some builtins): the full call
+        return fn
+    takes = 2 if "VAR_POSITIONAL" in kinds else min(2, sum(kind.startswith("POSITIONAL") for kind in kinds))
+    if takes == 2:
+        return fn
+    if takes == 1:
+        return lambda params, session: fn(params)
+    return lambda params, session: fn()

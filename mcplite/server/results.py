@@ -1,0 +1,207 @@
+"""What a handler returned, turned into its wire shape: tool results, resource contents, prompt messages, pages.
+
+Pure functions of their arguments (no session, no I/O): a tool's value with its registry entry becomes a
+`CallToolResult`, a resource's value its `contents`, a prompt's value its `messages`. `ToolResult` is the
+escape hatch, a result built field by field. List results are cut into pages here, with cursors that are
+opaque to the client and checked when they come back.
+"""
+
+from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
+
+import json
+
+from .. import content as c
+from ..errors import INVALID_PARAMS, RPCError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
+
+    from ..protocol import types as t
+    from ..schema.functions import FunctionSchema
+
+__all__ = ["ToolResult"]
+
+#: The field that makes a dict a content block of each type (a dict with "type": "text" and no "text" is not).
+_CONTENT_KEYS = {"text": "text", "image": "data", "audio": "data", "resource": "resource", "resource_link": "uri"}
+#: The spec's cap on completion values per response.
+MAX_COMPLETIONS = 100
+#: A structured result's text content, as json.dumps(value, ensure_ascii=False) writes it; json.dumps
+#: would build a new encoder for every call because ensure_ascii is not its default.
+_json_text = json.JSONEncoder(ensure_ascii=False).encode
+
+
+class ToolResult(dict):  # type: ignore[type-arg]
+    """A complete `CallToolResult`: return one from a tool to control every field yourself."""
+
+    def __init__(self, content: Sequence[Any] = (), *, structured: Any = None, is_error: bool = False,
+                 meta: Optional[Dict[str, Any]] = None) -> None:
+        super().__init__(content=[content_block(item) for item in content])
+        if structured is not None:
+            self["structuredContent"] = _to_jsonable(structured)
+        if is_error:
+            self["isError"] = True
+        if meta:
+            self["_meta"] = meta
+
+
+def returns_content(fn: Callable[..., Any]) -> bool:
+    """True when ``fn`` is annotated to return content blocks (or a `ToolResult`), not structured data."""
+    import collections.abc
+    import typing
+
+    from ..protocol import types as t
+
+    content_types = (t.TextContent, t.ImageContent, t.AudioContent, t.ResourceLink, t.EmbeddedResource)
+    try:
+        annotation = typing.get_type_hints(fn).get("return")
+    except Exception:  # unresolvable hints: let function_schema report them
+        return False
+    if typing.get_origin(annotation) in (list, tuple, collections.abc.Sequence):
+        args = typing.get_args(annotation)
+        annotation = args[0] if args else None
+    if typing.get_origin(annotation) is typing.Union:
+        return all(arg in content_types for arg in typing.get_args(annotation))
+    return annotation in content_types or annotation is ToolResult
+
+
+# ---- content blocks -----------------------------------------------------------------------------------
+def is_content_block(value: Any) -> bool:
+    return isinstance(value, dict) and _CONTENT_KEYS.get(value.get("type")) in value  # type: ignore[arg-type]
+
+
+def content_block(item: Any) -> t.ContentBlock:
+    """A string as text, a content block as it is, anything else as its JSON text."""
+    if isinstance(item, str):
+        return c.text(item)
+    if is_content_block(item):
+        return item  # type: ignore[no-any-return]
+    return c.text(_json_text(_to_jsonable(item)))
+
+
+def error_result(message: str) -> Dict[str, Any]:
+    """A `CallToolResult` reporting a failed tool call (``isError``), which the model gets to read."""
+    return {"content": [c.text(message)], "isError": True}
+
+
+def _to_jsonable(value: Any) -> Any:
+    """`schema.to_jsonable`, for the results that are neither text nor an output schema's structured value.
+
+    Imported here rather than at the top, where it would load `schema` (and `typing`) with the server: by
+    the time a handler returns, its registration has imported `schema` already, so this costs a lookup.
+    """
+    from ..schema.functions import to_jsonable
+
+    return to_jsonable(value)
+
+
+# ---- handler values -> results ------------------------------------------------------------------------
+def tool_result(value: Any, definition: Dict[str, Any], schema: FunctionSchema) -> Dict[str, Any]:
+    """Turn what a tool returned into a `CallToolResult`, given the tool's definition and schema."""
+    if isinstance(value, ToolResult):
+        return dict(value)
+    if "outputSchema" in definition:
+        # The JSON form of the value, once: it is the structured content (wrapped as {"result": ...} when
+        # the value is not an object) and, as text, the content block that older clients read.
+        structured = schema.structure_output(value)
+        data = structured["result"] if schema.wraps_output else structured
+        if schema.output_schema is None and not isinstance(structured, dict):
+            # A hand-written output schema: the tool must return the object itself.
+            raise TypeError(f"tool {definition['name']} has an outputSchema, so it must return an "
+                            f"object, not {type(value).__name__}")
+        return {"content": [c.text(_json_text(data))], "structuredContent": structured}
+    if value is None:
+        return {"content": []}
+    if isinstance(value, str) or is_content_block(value):
+        return {"content": [content_block(value)]}
+    if isinstance(value, (list, tuple)) and all(isinstance(i, str) or is_content_block(i) for i in value):
+        return {"content": [content_block(item) for item in value]}
+    data = _to_jsonable(value)
+    result: Dict[str, Any] = {"content": [c.text(_json_text(data))]}
+    if isinstance(data, dict):
+        result["structuredContent"] = data
+    return result
+
+
+def resource_contents(value: Any, uri: str, mime_type: Optional[str]) -> List[Dict[str, Any]]:
+    """Turn what a resource returned (str, bytes, a contents dict, or a list of those) into its `contents`."""
+    items: Iterable[Any] = value if isinstance(value, list) else [value]
+    contents = []
+    for item in items:
+        if isinstance(item, str):
+            contents.append({"uri": uri, "mimeType": mime_type or "text/plain", "text": item})
+        elif isinstance(item, (bytes, bytearray)):
+            contents.append({"uri": uri, "mimeType": mime_type or "application/octet-stream",
+                             "blob": c.b64(bytes(item))})
+        elif isinstance(item, dict) and ("text" in item or "blob" in item):
+            entry = {"uri": uri, **item}
+            if mime_type and "mimeType" not in entry:
+                entry["mimeType"] = mime_type
+            contents.append(entry)
+        else:
+            raise TypeError(f"resource {uri}: cannot turn {type(item).__name__} into resource contents")
+    return contents
+
+
+def prompt_messages(value: Any) -> List[Dict[str, Any]]:
+    """Turn what a prompt returned (strings, content, messages, or a list of those) into its `messages`."""
+    items = value if isinstance(value, (list, tuple)) else [value]
+    messages: List[Any] = []
+    for item in items:
+        if isinstance(item, str) or is_content_block(item):
+            messages.append(c.message(item))
+        elif isinstance(item, dict) and "role" in item and "content" in item:
+            messages.append({**item, "content": content_block(item["content"])})
+        else:
+            raise TypeError(f"a prompt returned {type(item).__name__}; return str, content or messages")
+    return messages
+
+
+def completion_result(values: Any) -> Dict[str, Any]:
+    """A completer's list (or ``{"values", ...}`` dict) as a `CompleteResult`, cut to the spec's cap."""
+    completion = dict(values) if isinstance(values, dict) else {"values": list(values)}
+    if len(completion["values"]) > MAX_COMPLETIONS:
+        completion.setdefault("total", len(completion["values"]))
+        completion["values"] = completion["values"][:MAX_COMPLETIONS]
+        completion["hasMore"] = True
+    return {"completion": completion}
+
+
+# ---- pagination ---------------------------------------------------------------------------------------
+_CURSOR_PREFIX = "mcplite:"
+
+
+def page(key: str, items: List[Dict[str, Any]], params: Dict[str, Any], page_size: Optional[int]) -> Dict[str, Any]:
+    """The page of ``items`` that the request's cursor asks for, with the next page's cursor if any."""
+    start = decode_cursor(params.get("cursor"), len(items))
+    if page_size is None:
+        return {key: items[start:]}
+    end = start + page_size
+    result: Dict[str, Any] = {key: items[start:end]}
+    if end < len(items):
+        result["nextCursor"] = encode_cursor(end)
+    return result
+
+
+def encode_cursor(offset: int) -> str:
+    import base64  # here: only paginated lists need it
+
+    return base64.urlsafe_b64encode(f"{_CURSOR_PREFIX}{offset}".encode()).decode("ascii")
+
+
+def decode_cursor(cursor: Any, length: int) -> int:
+    """The offset a cursor stands for; -32602 for anything we did not issue."""
+    if cursor is None:
+        return 0
+    import base64
+
+    try:
+        text = base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii")
+        if not text.startswith(_CURSOR_PREFIX):
+            raise ValueError(text)
+        offset = int(text[len(_CURSOR_PREFIX):])
+        if not 0 <= offset <= length:
+            raise ValueError(offset)
+    except (AttributeError, ValueError, UnicodeError):
+        raise RPCError(INVALID_PARAMS, f"Invalid params: invalid cursor {cursor!r}") from None
+    return offset

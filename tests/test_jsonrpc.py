@@ -84,3 +84,9 @@ def test_request_and_response_ids_of_one_message_or_a_batch():
     assert jsonrpc.request_ids(jsonrpc.request("r", "m")) == ("r",)
     assert jsonrpc.response_ids(jsonrpc.request("r", "m")) == ()
     assert jsonrpc.is_request(jsonrpc.request(0, "m")) and not jsonrpc.is_request(jsonrpc.notification("m"))
+
+
+def test_a_reused_id_is_refused_with_one_error_wherever_it_is_checked():
+    refusal = jsonrpc.id_in_use("abc")
+    assert (refusal.code, refusal.message) == (-32600, "Invalid Request: id 'abc' is already in use")
+    assert jsonrpc.id_in_use(7).message == "Invalid Request: id 7 is already in use"

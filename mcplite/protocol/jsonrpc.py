@@ -11,7 +11,7 @@ from __future__ import annotations  # annotations are not evaluated at import: a
 
 import json
 
-from ..errors import INVALID_REQUEST, PARSE_ERROR, RemoteProtocolError
+from ..errors import INVALID_REQUEST, PARSE_ERROR, RemoteProtocolError, RPCError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 __all__ = [
     "REQUEST", "NOTIFICATION", "RESPONSE", "ERROR", "InvalidMessage",
     "request", "notification", "result", "error", "encode", "decode", "kind_of", "is_valid_id",
-    "is_request", "request_ids", "response_ids",
+    "is_request", "request_ids", "response_ids", "id_in_use",
 ]
 
 # The four kinds of message, as returned by `kind_of`.
@@ -117,6 +117,15 @@ def response_ids(message: Any) -> Tuple[RequestId, ...]:
     items = message if isinstance(message, list) else (message,)
     return tuple(item["id"] for item in items
                  if isinstance(item, dict) and "method" not in item and item.get("id") is not None)
+
+
+def id_in_use(id: RequestId) -> RPCError:
+    """The refusal of a request whose id is still in use by an unanswered request of the same peer.
+
+    The session checks its requests in flight; the HTTP server checks first, when it routes a POST, because
+    the answer to a reused id would otherwise travel on the stream of the request that holds the id.
+    """
+    return RPCError(INVALID_REQUEST, f"Invalid Request: id {id!r} is already in use")
 
 
 def kind_of(msg: Any) -> str:

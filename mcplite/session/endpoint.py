@@ -436,7 +436,7 @@ class Session(MessageSink):
             if self._closed:
                 return
             if refusal is None and ctx.id in self._in_flight:
-                refusal = RPCError(INVALID_REQUEST, f"Invalid Request: id {ctx.id!r} is already in use")
+                refusal = jsonrpc.id_in_use(ctx.id)
             if refusal is None:
                 self._in_flight[ctx.id] = ctx
                 if not inline and self._pool is None:

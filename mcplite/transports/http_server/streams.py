@@ -412,7 +412,8 @@ class SessionTransport(Transport):
                 raise Reject(404, "Session not found")
             for request_id in request_ids:
                 if request_id in self._routes or request_ids.count(request_id) > 1:
-                    raise Reject(400, f"Invalid Request: id {request_id!r} is already in use", id=request_id)
+                    refusal = jsonrpc.id_in_use(request_id)
+                    raise Reject(400, refusal.message, refusal.code, id=request_id)
             stream = Stream(self, str(self._next_stream), request_ids, batch)
             stream.out = Attachment(responder)
             self._next_stream += 1

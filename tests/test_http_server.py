@@ -272,7 +272,10 @@ def test_a_request_id_in_flight_cannot_be_reused(client: RawClient, fixture: Fix
     call = client.call("gated")
     first = client.stream(call)
     assert fixture.started.wait(WAIT)
-    assert client.post(call).status == 400
+    refused = client.post(call)
+    assert refused.status == 400
+    assert refused.json()["error"] == {"code": -32600,
+                                       "message": f"Invalid Request: id {call['id']!r} is already in use"}
     fixture.gate.set()
     assert result_text(first.messages()[-1]) == "released"
 

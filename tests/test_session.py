@@ -379,7 +379,7 @@ def test_unknown_method_and_duplicate_in_flight_id(raw_pair):
     peer.initialize()
     peer.send(jsonrpc.request(9, "slow"))
     peer.send(jsonrpc.request(9, "slow"))
-    assert peer.next()["error"]["code"] == INVALID_REQUEST
+    assert peer.next() == jsonrpc.error(9, INVALID_REQUEST, "Invalid Request: id 9 is already in use")
     gate.set()
     assert peer.next() == {"jsonrpc": "2.0", "id": 9, "result": {"ok": True}}
 

@@ -364,14 +364,28 @@ def test_delete_ends_the_session(client: RawClient) -> None:
     assert Reply(client.send("DELETE")).status == 404
 
 
+class MovableClock:
+    """A clock for expiry tests: time moves only when the test says so."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def test_idle_sessions_expire(fixture: Fixture) -> None:
-    with serving(fixture, session_idle_timeout=0.2) as http:
-        idle, listening = RawClient(http), RawClient(http)
+    with serving(fixture, session_idle_timeout=60) as http:
+        clock = http.app.sessions.clock = MovableClock()
+        idle, listening, fresh = RawClient(http), RawClient(http), RawClient(http)
         idle.initialize()
         listening.initialize()
         listener = listening.get()
-        time.sleep(0.5)
+        clock.now += 59
+        fresh.initialize()
+        clock.now += 2  # idle has been idle for 61 s, fresh for 2 s
         assert idle.post(idle.call("add", {"a": 1, "b": 1})).status == 404
+        assert fresh.post(fresh.call("add", {"a": 1, "b": 1})).status == 200
         # An open stream keeps its session alive.
         assert listening.post(listening.call("add", {"a": 1, "b": 1})).status == 200
         assert listener.status == 200

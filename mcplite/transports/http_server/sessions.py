@@ -21,7 +21,7 @@ from .streams import Attachment, SessionTransport, Stream, StreamHost
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
-    from typing import Dict, Mapping, Optional
+    from typing import Callable, Dict, Mapping, Optional
 
     from .. import HostedSession, SessionFactory
     from . import HTTPOptions
@@ -50,10 +50,13 @@ class SessionTable(StreamHost):
         options: the app's settings (``max_sessions``, ``session_idle_timeout``, ``keepalive_interval``,
             ``json_response``, ``sse_retry``).
         event_store: where resumable events are kept, None when streams are not resumable.
+        clock: what idleness is measured with, in seconds (tests set a clock they can move).
     """
 
-    def __init__(self, factory: SessionFactory, options: HTTPOptions, event_store: Optional[EventStore]) -> None:
+    def __init__(self, factory: SessionFactory, options: HTTPOptions, event_store: Optional[EventStore], *,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self._factory = factory
+        self.clock = clock
         self.max_sessions = options.max_sessions
         self.idle_timeout = options.session_idle_timeout
         self.keepalive_interval = options.keepalive_interval
@@ -77,11 +80,11 @@ class SessionTable(StreamHost):
 
     def open(self, *, legacy: bool) -> SessionEntry:
         """Create a stateful session, checked out (the caller checks it in); 503 at the cap."""
-        self.expire_idle(time.monotonic())
+        self.expire_idle(self.clock())
         session_id = secrets.token_hex(16)
         transport = SessionTransport(self, session_id, legacy=legacy)
         session = self.new_session(transport)
-        entry = SessionEntry(session, transport, time.monotonic())
+        entry = SessionEntry(session, transport, self.clock())
         with self._lock:
             full = len(self._sessions) >= self.max_sessions
             if not full:
@@ -106,7 +109,7 @@ class SessionTable(StreamHost):
 
     def checkout_id(self, session_id: str, *, legacy: bool) -> SessionEntry:
         """The live session with this id, marked busy until `checkin`; 404 if unknown or expired."""
-        now = time.monotonic()
+        now = self.clock()
         with self._lock:
             entry = self._sessions.get(session_id)
             if entry is not None and not self._is_idle(entry, now) and entry.transport.legacy == legacy:
@@ -121,7 +124,7 @@ class SessionTable(StreamHost):
         """The request that checked ``entry`` out is done with it."""
         with self._lock:
             entry.busy -= 1
-            entry.last_active = time.monotonic()
+            entry.last_active = self.clock()
 
     def _is_idle(self, entry: SessionEntry, now: float) -> bool:
         timeout = self.idle_timeout
@@ -168,7 +171,7 @@ class SessionTable(StreamHost):
     def _housekeep(self) -> None:
         tick = min(x for x in (self.keepalive_interval, self.idle_timeout) if x is not None)
         while not self._stopping.wait(tick):
-            now = time.monotonic()
+            now = self.clock()
             if self.keepalive_interval is not None:
                 with self._lock:
                     tracked = list(self._attachments.items())

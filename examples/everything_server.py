@@ -205,7 +205,7 @@ def test_reconnection(ctx: Context) -> str:
     the stream makes the client wait that delay and reconnect with GET and `Last-Event-ID`, and the result
     below is replayed to it there. Over stdio there is no stream to close and the result comes as usual.
     """
-    close_stream = ctx.transport_info.get("close_sse_stream")
+    close_stream = ctx.request_info.close_sse_stream if ctx.request_info is not None else None
     if close_stream is not None:
         close_stream()
         time.sleep(0.1)  # answer after the close, as a long-running tool would

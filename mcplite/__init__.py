@@ -12,12 +12,13 @@
     with Client(server) as client:            # or Client.stdio([...]), or Client("http://host/mcp")
         client.call_tool("add", {"a": 1, "b": 2})
 
-Layers, each importing only from those above it: protocol (`errors`, `jsonrpc`, `methods`, `types`, `versions`,
-`validation`, `schema`, `sse`, `uritemplate`, `http_messages`), transports (`transport`, `memory`, `stdio`;
-the HTTP server's core `http_app` with `http_exchange`, `http_streams` and `eventstore`, served by
-`http_server` or `wsgi`; the HTTP client `http_client` with `http_pool` and `http_client_legacy`),
-`session` (the only module that owns message threads), API (`server`, `client`, `content`), auth (`oauth`,
-`jose`), tools (`cli`).
+The folders are the layers, each importing only from those listed before it (`tests/test_layers.py` holds
+the rule; docs/architecture.md draws the map): `protocol/` (JSON-RPC, methods, wire types, the revision
+table, capabilities, the lifecycle, MCP-over-HTTP rules, SSE: pure), `schema/` (Python callables <-> JSON
+Schema, validation, URI templates), `transports/` (memory, stdio, the HTTP client, the HTTP server: bytes
+<-> messages), `session/` (the only layer that owns message threads), `server/` and `client/` (the API),
+`oauth/` (authorization), and `cli`. `mcplite.http_server`, `mcplite.wsgi` and `mcplite.jose` are the
+documented paths of three modules inside them.
 
 The names below are loaded on first use (PEP 562), so ``from mcplite import Client`` does not import the
 server, the schema machinery or anything HTTP: start-up time is a feature for command-line tools.
@@ -25,7 +26,7 @@ server, the schema machinery or anything HTTP: start-up time is a feature for co
 For the same reason the modules a server or client loads at start-up do not import `typing` (it costs
 more than the rest of such a start-up): they use ``from __future__ import annotations``, import typing
 names under ``TYPE_CHECKING = False; if TYPE_CHECKING:`` (the spelling type checkers recognise), and
-load `types`, `schema` and `uritemplate` when something first needs them.
+load `protocol.types`, `schema.functions` and `schema.uritemplate` when something first needs them.
 """
 
 from __future__ import annotations

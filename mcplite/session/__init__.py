@@ -16,6 +16,9 @@ Threads, and what each may do:
   have a progress callback) one at a time in arrival order, so progress is seen before the result.
 - the **handler pool** runs request handlers, so a handler may itself make blocking requests to the peer
   (sampling, elicitation, roots) while the reader keeps reading.
+
+Modules: `endpoint` (`Session`, `RequestContext`, batches), `pending` (`PendingRequest`), `client`
+(`ClientSession`) and `server` (`ServerSession`); this ``__init__`` names what the layers above use.
 """
 
 from .._sync import LazyEvent

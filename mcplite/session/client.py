@@ -1,22 +1,12 @@
-"""`ClientSession`: the client end of the lifecycle (the `initialize` handshake and the server's capabilities).
-"""
+"""`ClientSession`: the client end of the lifecycle (the `initialize` handshake and the server's capabilities)."""
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
 from .._sync import DEFAULT
-from ..errors import (
-    RemoteProtocolError,
-    VersionMismatch,
-)
+from ..errors import RemoteProtocolError, VersionMismatch
 from ..protocol import jsonrpc, methods
 from ..protocol.lifecycle import CLIENT, RECEIVE
-from ..protocol.versions import (
-    HANDSHAKE,
-    HANDSHAKE_VERSIONS,
-    LATEST_HANDSHAKE_VERSION,
-    is_supported,
-    revision,
-)
+from ..protocol.versions import HANDSHAKE, HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION, is_supported, revision
 from ..transports import Transport
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)

@@ -1,5 +1,4 @@
-"""`Session`: one JSON-RPC endpoint over one `Transport`, and the only owner of message threads.
-"""
+"""`Session`: one JSON-RPC endpoint over one `Transport`, and the only owner of message threads."""
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 

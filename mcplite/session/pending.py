@@ -1,5 +1,8 @@
-"""What a session keeps per request: `RequestContext` (an incoming request being handled) and
-`PendingRequest` (an outgoing request whose answer has not been taken yet).
+"""`PendingRequest`: a request the session sent and whose answer has not been taken yet.
+
+It knows its session only through the small `Owner` protocol, so that this module and `endpoint` (which
+makes pending requests) do not import each other. `RequestContext`, the other direction's record, lives
+in `endpoint`, which makes and dispatches it.
 """
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
@@ -7,10 +10,7 @@ from __future__ import annotations  # annotations are not evaluated at import: a
 import threading
 
 from .._sync import DEFAULT
-from ..errors import (
-    RequestCancelled,
-    RequestTimeout,
-)
+from ..errors import RequestCancelled, RequestTimeout
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:

@@ -1,19 +1,12 @@
-"""`ServerSession`: the server end of the lifecycle (answers `initialize`, refuses requests before it).
-"""
+"""`ServerSession`: the server end of the lifecycle (answers `initialize`, refuses requests before it)."""
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
 from .._sync import LazyEvent
-from ..errors import (
-    INVALID_PARAMS,
-)
+from ..errors import INVALID_PARAMS
 from ..protocol import jsonrpc, methods
 from ..protocol.lifecycle import HANDSHAKE_SKIPPED, READY, SEND, SERVER
-from ..protocol.versions import (
-    HANDSHAKE_VERSIONS,
-    negotiate,
-    revision,
-)
+from ..protocol.versions import HANDSHAKE_VERSIONS, negotiate, revision
 from ..transports import Transport
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)

@@ -83,6 +83,25 @@ def test_importing_the_package_loads_neither_typing_nor_the_schema_machinery() -
     assert [name for name in NOT_AT_IMPORT if name in loaded] == []
 
 
+CLIENT_ONLY_SCRIPT = '''
+import sys
+sys.path.insert(0, ROOT)
+from mcplite import Client
+print(" ".join(sorted(name for name in sys.modules if name.startswith("mcplite"))))
+'''
+
+
+def test_importing_the_client_loads_nothing_of_the_server_side() -> None:
+    """A client never loads the server's session, the server API or the validator it may never need."""
+    completed = subprocess.run([sys.executable, "-S", "-c", f"ROOT = {ROOT!r}\n{CLIENT_ONLY_SCRIPT}"],
+                               capture_output=True, text=True, timeout=WAIT * 3)
+    assert completed.returncode == 0, completed.stderr
+    loaded = completed.stdout.split()
+    assert "mcplite.client" in loaded and "mcplite.session.client" in loaded, loaded
+    unwanted = ["mcplite.server", "mcplite.session.server", "mcplite.schema.validation", "mcplite.transports.memory"]
+    assert [name for name in unwanted if name in loaded] == []
+
+
 def test_a_server_with_ordinary_handlers_imports_no_heavy_module() -> None:
     script = f"HEAVY = {HEAVY_MODULES!r}\n{SERVER_SCRIPT}"
     completed = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True,

@@ -15,8 +15,9 @@ from .._sync import DEFAULT
 from ..errors import LocalProtocolError, RemoteError, RemoteProtocolError
 from ..protocol import methods
 from ..protocol.versions import LATEST_HANDSHAKE_VERSION
-from ..schema.validation import ValidationError, validate
-from ..session import DEFAULT_TIMEOUT, ClientSession, PendingRequest, RequestContext
+from ..session.client import ClientSession
+from ..session.endpoint import RequestContext
+from ..session.pending import DEFAULT_TIMEOUT, PendingRequest
 from ..transports import Transport
 from .callbacks import InputCallbacks
 
@@ -229,6 +230,8 @@ class Client:
             return
         if "structuredContent" not in result:
             raise RemoteProtocolError(f"tool {name} declares an outputSchema but returned no structuredContent")
+        from ..schema.validation import ValidationError, validate  # here: only tools with an output schema need it
+
         try:
             validate(result["structuredContent"], schema)
         except ValidationError as exc:

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import AuthError
 from ..protocol.versions import LATEST_HANDSHAKE_VERSION, RevisionRecord, by_version
+from ..transports.http_messages import LOOPBACK_HOSTNAMES
 from .records import AuthorizationResponse
 
 __all__ = [
@@ -73,7 +74,6 @@ def auth_rules(protocol_version: str) -> AuthRules:
 # ---- URLs -------------------------------------------------------------------------------------------
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-_LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
 
 
 def canonical_resource_uri(url: str) -> str:
@@ -344,7 +344,7 @@ def application_type_for(redirect_uri: str) -> str:
     URIs, ``web`` for remote ones. Sent in every revision: older servers ignore unknown metadata (RFC 7591
     §2)."""
     parts = urlsplit(redirect_uri)
-    if parts.scheme not in ("http", "https") or (parts.hostname or "").lower() in _LOOPBACK_HOSTS:
+    if parts.scheme not in ("http", "https") or (parts.hostname or "").lower() in LOOPBACK_HOSTNAMES:
         return "native"
     return "web"
 

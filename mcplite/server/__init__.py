@@ -24,7 +24,7 @@ from __future__ import annotations  # annotations are not evaluated at import: a
 from ..errors import METHOD_NOT_FOUND, RPCError
 from ..protocol import methods
 from ..protocol.versions import HANDSHAKE_VERSIONS
-from ..session import ServerSession
+from ..session.server import ServerSession
 from .registry import Registry, drop_none
 from .subscriptions import Connections
 

@@ -13,7 +13,7 @@ from ..errors import INVALID_PARAMS, CapabilityError, RPCError
 from ..protocol import methods
 from ..protocol.capabilities import missing_request_capability, url_elicitation_supported
 from ..schema.validation import ValidationError, validate
-from ..session import DEFAULT_TIMEOUT
+from ..session.pending import DEFAULT_TIMEOUT
 from .subscriptions import check_log_level, log_params
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)

@@ -21,17 +21,39 @@ Modules: `endpoint` (`Session`, `RequestContext`, batches), `pending` (`PendingR
 (`ClientSession`) and `server` (`ServerSession`); this ``__init__`` names what the layers above use.
 """
 
-from .._sync import LazyEvent
-from .client import ClientSession
-from .endpoint import RequestContext, Session
-from .pending import DEFAULT_TIMEOUT, PendingRequest
-from .server import ServerSession
+from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
-    from .endpoint import NotificationHandler, RequestHandler  # noqa: F401
-    from .pending import ProgressCallback  # noqa: F401
+    from typing import Any, List
+
+    from .._sync import LazyEvent
+    from .client import ClientSession
+    from .endpoint import NotificationHandler, RequestContext, RequestHandler, Session  # noqa: F401
+    from .pending import DEFAULT_TIMEOUT, PendingRequest, ProgressCallback  # noqa: F401
+    from .server import ServerSession
 
 __all__ = [
     "DEFAULT_TIMEOUT", "LazyEvent", "RequestContext", "PendingRequest", "Session", "ClientSession", "ServerSession",
 ]
+
+#: Where each name lives. They load on first use (PEP 562): a client never loads the server's session, nor
+#: a server the client's, and the layers above import the module they need directly.
+_HOMES = {"DEFAULT_TIMEOUT": ".pending", "LazyEvent": ".._sync", "RequestContext": ".endpoint",
+          "PendingRequest": ".pending", "Session": ".endpoint", "ClientSession": ".client",
+          "ServerSession": ".server"}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    level = len(home) - len(home.lstrip("."))
+    module = __import__(home.lstrip("."), globals(), None, [name], level)
+    value = getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> List[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -15,7 +15,16 @@ This module imports nothing from the package, so every layer may use it.
 import abc
 from typing import Any, Callable, Dict, Generator, Iterable, List, Mapping, NamedTuple, Optional, Tuple
 
-__all__ = ["HTTPRequest", "HTTPResponse", "AuthFlow", "HTTPRefusal", "PublishesRoutes", "lower_case_headers"]
+__all__ = ["HTTPRequest", "HTTPResponse", "AuthFlow", "HTTPRefusal", "PublishesRoutes", "lower_case_headers",
+           "LOOPBACK_HOSTS", "LOOPBACK_HOSTNAMES"]
+
+#: The loopback host names, as a ``Host`` header spells them: the server accepts these by default when bound
+#: to a loopback address, and their hosts are the loopback origins it accepts.
+LOOPBACK_HOSTS: Tuple[str, ...] = ("localhost", "127.0.0.1", "[::1]")
+
+#: The same hosts as `urllib.parse.urlsplit(url).hostname` gives them (an IPv6 address without brackets):
+#: what the server's Origin check and the OAuth client's "plain http only on loopback" rule compare with.
+LOOPBACK_HOSTNAMES = frozenset(host.strip("[]") for host in LOOPBACK_HOSTS)
 
 
 class HTTPRequest(NamedTuple):

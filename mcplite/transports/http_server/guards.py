@@ -13,6 +13,7 @@ from __future__ import annotations  # annotations are not evaluated at import: a
 
 from urllib.parse import urlsplit
 
+from ..http_messages import LOOPBACK_HOSTNAMES, LOOPBACK_HOSTS
 from .exchange import Reject
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
@@ -21,12 +22,6 @@ if TYPE_CHECKING:
 
 __all__ = ["LOOPBACK_HOSTS", "RequestGuard", "check_post_media", "check_stream_accept", "media_types", "accepts"]
 
-#: The ``Host`` names accepted by default when the server is bound to a loopback address; their hosts are
-#: also the loopback origins accepted by default.
-LOOPBACK_HOSTS: Tuple[str, ...] = ("localhost", "127.0.0.1", "[::1]")
-
-# `urlsplit(origin).hostname` drops an IPv6 address's brackets.
-_LOOPBACK_ORIGIN_HOSTS = frozenset(host.strip("[]") for host in LOOPBACK_HOSTS)
 
 
 def media_types(value: str) -> Set[str]:
@@ -104,7 +99,7 @@ class RequestGuard:
         parts = urlsplit(origin)
         if parts.scheme not in ("http", "https"):
             return False  # "null" (sandboxed pages, files) and anything stranger
-        return parts.hostname in _LOOPBACK_ORIGIN_HOSTS or parts.netloc.lower() == host_header.strip().lower()
+        return parts.hostname in LOOPBACK_HOSTNAMES or parts.netloc.lower() == host_header.strip().lower()
 
     def body_too_large(self, size: int) -> bool:
         """Is a body of ``size`` bytes (declared or read so far) over the limit (413)?"""

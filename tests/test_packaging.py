@@ -28,7 +28,11 @@ def stdlib_module_names() -> Set[str]:
     if names is not None:
         return set(names)
     found = set(sys.builtin_module_names)
-    for folder in (Path(sysconfig.get_paths()["stdlib"]), Path(sysconfig.get_paths()["platstdlib"]) / "lib-dynload"):
+    # The base interpreter's folders: inside a virtual environment "platstdlib" names the venv's own lib folder.
+    base = {"base": sys.base_prefix, "platbase": sys.base_exec_prefix,
+            "installed_base": sys.base_prefix, "installed_platbase": sys.base_exec_prefix}
+    paths = sysconfig.get_paths(vars=base)
+    for folder in (Path(paths["stdlib"]), Path(paths["platstdlib"]) / "lib-dynload"):
         for entry in folder.iterdir():
             # site-packages lives in the same folder on some layouts; its name is no module name, so it
             # never passes isidentifier(), and third-party code is never a direct child here.

@@ -79,10 +79,10 @@ def test_builders():
 def test_request_and_response_ids_of_one_message_or_a_batch():
     batch = [jsonrpc.request(1, "a"), jsonrpc.notification("n"), jsonrpc.result("x", {}),
              jsonrpc.error(None, -32700, "parse"), jsonrpc.error(2, -1, "no"), "junk"]
-    assert jsonrpc.request_ids(batch) == (1,)
-    assert jsonrpc.response_ids(batch) == ("x", 2)
-    assert jsonrpc.request_ids(jsonrpc.request("r", "m")) == ("r",)
-    assert jsonrpc.response_ids(jsonrpc.request("r", "m")) == ()
+    assert jsonrpc.request_ids(batch) == [1]
+    assert jsonrpc.response_ids(batch) == ["x", 2]
+    assert jsonrpc.request_ids(jsonrpc.request("r", "m")) == ["r"]
+    assert jsonrpc.response_ids(jsonrpc.request("r", "m")) == []
     assert jsonrpc.is_request(jsonrpc.request(0, "m")) and not jsonrpc.is_request(jsonrpc.notification("m"))
 
 

@@ -238,3 +238,35 @@ def test_a_lifecycle_has_a_role():
         Lifecycle("peer")
     assert repr(Lifecycle(SERVER)) == "Lifecycle('server', 'handshake', state='new')"
     assert lc.ERAS == {"handshake": lc.HANDSHAKE_ERA}
+
+
+# ---- the fast path: untouched_by must never let through what the tables would refuse or act on -----------
+QUIET_STATES = {(CLIENT, NEGOTIATED), (CLIENT, READY), (SERVER, READY)}
+
+
+@pytest.mark.parametrize("role,state", ROLE_STATES)
+def test_untouched_by_agrees_with_the_tables(role: str, state: str) -> None:
+    life = Lifecycle(role)
+    life.state = state
+    life._quiet = lc.HANDSHAKE_ERA.quiet.get((role, state))  # as advance() would have set it
+    assert ((role, state) in QUIET_STATES) == (life._quiet is not None)
+    for method in (INIT, PING, INITIALIZED, CALL, LOG, "sampling/createMessage", "notifications/cancelled"):
+        if not life.untouched_by(method):
+            continue
+        assert method not in (INIT, INITIALIZED), (role, state, method)
+        for kind in (REQUEST, NOTIFICATION):
+            assert lc.check_outgoing(role, state, kind, method) is None
+            for direction in (SEND, RECEIVE):
+                assert lc.advance(role, state, (direction, kind, method)) == state
+        assert lc.check_incoming(role, state, REQUEST, method, batched=True) is None
+
+
+def test_a_session_reaching_ready_becomes_quiet_and_closing_ends_it() -> None:
+    life = Lifecycle(SERVER)
+    assert not life.untouched_by(CALL)  # NEW: tools/call is refused before initialize
+    life.advance((SEND, RESPONSE, INIT))
+    assert not life.untouched_by(CALL)  # NEGOTIATED: the server may not send requests yet
+    life.advance((RECEIVE, NOTIFICATION, INITIALIZED))
+    assert life.state == READY and life.untouched_by(CALL) and not life.untouched_by(INIT)
+    life.close()
+    assert life.state == CLOSED and not life.untouched_by(CALL)

@@ -35,6 +35,19 @@ __all__ = ["Client"]
 CLIENT_INFO: Dict[str, Any] = {"name": "mcplite", "version": "0.1.0"}
 
 
+
+_VALIDATION: Any = None  # mcplite.schema.validation, once a tool with an output schema has answered
+
+
+def _validation() -> Any:
+    """The validator module, imported on first use: most clients never check an output schema, and an import
+    statement in the call path would cost a lookup on every call."""
+    global _VALIDATION
+    if _VALIDATION is None:
+        from ..schema import validation
+        _VALIDATION = validation
+    return _VALIDATION
+
 class Client:
     """A connection to one MCP server.
 
@@ -230,11 +243,10 @@ class Client:
             return
         if "structuredContent" not in result:
             raise RemoteProtocolError(f"tool {name} declares an outputSchema but returned no structuredContent")
-        from ..schema.validation import ValidationError, validate  # here: only tools with an output schema need it
-
+        validation = _validation()
         try:
-            validate(result["structuredContent"], schema)
-        except ValidationError as exc:
+            validation.validate(result["structuredContent"], schema)
+        except validation.ValidationError as exc:
             raise RemoteProtocolError(f"tool {name} returned structuredContent that does not match its "
                                       f"outputSchema: {exc}") from None
 

@@ -15,7 +15,7 @@ from ..errors import INVALID_REQUEST, PARSE_ERROR, RemoteProtocolError, RPCError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Tuple, TypeGuard, Union
+    from typing import Any, Dict, List, Optional, TypeGuard, Union
 
     RequestId = Union[str, int]
     Message = Dict[str, Any]
@@ -106,17 +106,18 @@ def is_request(msg: Any) -> bool:
     return isinstance(msg, dict) and "method" in msg and "id" in msg
 
 
-def request_ids(message: Any) -> Tuple[RequestId, ...]:
+def request_ids(message: Any) -> List[RequestId]:
     """The ids of the requests in one message or a batch: what its answers must respond to."""
-    items = message if isinstance(message, list) else (message,)
-    return tuple(item["id"] for item in items if is_request(item))
+    if not isinstance(message, list):  # one message: the common case, with no loop
+        return [message["id"]] if is_request(message) else []
+    return [item["id"] for item in message if is_request(item)]
 
 
-def response_ids(message: Any) -> Tuple[RequestId, ...]:
+def response_ids(message: Any) -> List[RequestId]:
     """The ids of the requests that the responses in one message or a batch answer (null ids left out)."""
     items = message if isinstance(message, list) else (message,)
-    return tuple(item["id"] for item in items
-                 if isinstance(item, dict) and "method" not in item and item.get("id") is not None)
+    return [item["id"] for item in items
+            if isinstance(item, dict) and "method" not in item and item.get("id") is not None]
 
 
 def id_in_use(id: RequestId) -> RPCError:

@@ -101,7 +101,8 @@ class Era:
         uncancellable: methods whose requests may not be cancelled.
     """
 
-    __slots__ = ("name", "states", "initial", "transitions", "outgoing", "incoming", "unbatchable", "uncancellable")
+    __slots__ = ("name", "states", "initial", "transitions", "outgoing", "incoming", "unbatchable", "uncancellable",
+                 "quiet")
 
     def __init__(self, name: str, states: Dict[str, Tuple[str, ...]], initial: str,
                  transitions: Dict[Tuple[str, str, Event], str], outgoing: Dict[RuleKey, OutgoingVerdict],
@@ -115,6 +116,19 @@ class Era:
         self.incoming = incoming
         self.unbatchable = unbatchable
         self.uncancellable = uncancellable
+        #: (role, state) -> the methods that have a rule of their own there, for the states in which every
+        #: other method's message is allowed both ways and moves nothing (READY, mostly). A session asks
+        #: `Lifecycle.untouched_by` first, so that ordinary traffic costs one set lookup and no lock.
+        self.quiet: Dict[Tuple[str, str], FrozenSet[str]] = {}
+        for role, role_states in states.items():
+            for state in role_states:
+                if any(outgoing.get((role, state, kind, ANY)) is not None for kind in (REQUEST, NOTIFICATION)) \
+                        or incoming.get((role, state, REQUEST, ANY)) is not None:
+                    continue
+                named = {key[3] for key in (*outgoing, *incoming) if key[:2] == (role, state) and key[3] != ANY}
+                named |= {key[2][2] for key in transitions if key[:2] == (role, state) and key[2][2]}
+                named |= {method for unbatchable_role, method in unbatchable if unbatchable_role == role}
+                self.quiet[role, state] = frozenset(named)
 
     def __repr__(self) -> str:
         return f"Era({self.name!r})"
@@ -316,7 +330,7 @@ class Lifecycle:
     and may read `state` from any thread.
     """
 
-    __slots__ = ("role", "era", "state")
+    __slots__ = ("role", "era", "state", "_quiet")
 
     def __init__(self, role: str, era: Era = HANDSHAKE_ERA) -> None:
         if role not in (CLIENT, SERVER):
@@ -324,6 +338,18 @@ class Lifecycle:
         self.role = role
         self.era = era
         self.state = era.initial
+        # The methods with rules of their own in this state when the state is quiet (`Era.quiet`), else None:
+        # one attribute, so that a reader on another thread sees a consistent value without a lock.
+        self._quiet: Optional[FrozenSet[str]] = era.quiet.get((role, self.state))
+
+    def untouched_by(self, method: str) -> bool:
+        """True when no message for ``method`` can be refused or move the lifecycle in the current state.
+
+        Safe to call without the owner's lock: a stale answer is only ever False (the caller then takes the
+        slow path under its lock), or True for a session that is closing, whose transport refuses the send.
+        """
+        quiet = self._quiet
+        return quiet is not None and method not in quiet
 
     def __repr__(self) -> str:
         return f"Lifecycle({self.role!r}, {self.era.name!r}, state={self.state!r})"
@@ -344,8 +370,11 @@ class Lifecycle:
 
     def advance(self, event: Event) -> str:
         """Move on by ``event``; returns the new state."""
-        self.state = advance(self.role, self.state, event, self.era)
-        return self.state
+        state = advance(self.role, self.state, event, self.era)
+        if state != self.state:
+            self.state = state
+            self._quiet = self.era.quiet.get((self.role, state))
+        return state
 
     def send(self, kind: str, method: str) -> Optional[MCPError]:
         """Check a message about to be sent and, when it may be, move on as if it had been (h11's `send`).

@@ -209,7 +209,7 @@ class StreamableHTTP:
         if self._dead:
             raise ConnectionClosed("the HTTP session is closed")
         headers = self._headers_for(route.headers)
-        request_ids = jsonrpc.request_ids(message) if route.request_id is None else (route.request_id,)
+        request_ids = jsonrpc.request_ids(message) if route.request_id is None else [route.request_id]
         if route.opens_session:
             self._open_session(body, set(request_ids), headers)
         elif request_ids:

@@ -238,7 +238,7 @@ class HTTPApp:
         """Hand POSTed messages to the session; requests are handled on this thread, their stream answered."""
         if batch and session.lifecycle.check_incoming_batch(session.revision) is not None:
             raise Reject(400, "Invalid Request: batches are not allowed in this protocol revision")
-        request_ids = list(jsonrpc.request_ids(messages))  # the envelopes have been checked
+        request_ids = jsonrpc.request_ids(messages)  # the envelopes have been checked
         if not request_ids:
             for message in messages:
                 session.receive(message)

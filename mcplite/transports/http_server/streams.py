@@ -128,7 +128,7 @@ class Stream:
         self.opened = False  # standalone only: a client has listened, so missed events are worth keeping
 
     # -- called by the session transport, from the threads that send --
-    def deliver(self, data: str, answers: Tuple[RequestId, ...]) -> bool:
+    def deliver(self, data: str, answers: Sequence[RequestId]) -> bool:
         """Take one encoded message; False if this stream cannot carry it (the caller routes it elsewhere)."""
         with self.lock:
             if self.finished or (self.is_post and not answers and self.transport.host.json_response):

@@ -1,5 +1,6 @@
 """The session: matching, concurrency, cancellation, timeouts, progress order, peer death, lifecycle."""
 
+import logging
 import threading
 import time
 
@@ -509,3 +510,30 @@ def test_a_fault_while_taking_a_message_answers_its_request_with_an_internal_err
     assert peer.request(1, "tools/call", {})["error"] == {"code": INTERNAL_ERROR, "message": "Internal error"}
     assert peer.request(2, "tools/call", {})["result"] == {"ok": True}  # the reader thread lived on
     peer.transport.close()
+
+
+def test_a_batch_answered_after_the_connection_closed_is_dropped_quietly(raw_pair, caplog):
+    """The last answer of a batch may be ready only after the peer has gone: nothing to send it to, and no
+    error to log (the handler pool used to log the ConnectionClosed as a failed job)."""
+    ours, peer = raw_pair
+    gate = threading.Event()
+    entered = []
+
+    def slow(ctx):
+        entered.append(ctx.id)
+        gate.wait(WAIT)
+        return {"late": True}
+
+    session = ServerSession(ours, initialize_result=lambda p: INIT_RESULT, handle_request=slow)
+    session.start()
+    peer.initialize("2025-03-26")
+    caplog.set_level(logging.DEBUG, logger="mcplite")
+    # The ping is answered at once, but its answer waits in the batch for the slow request's.
+    peer.send([jsonrpc.request(1, "ping"), jsonrpc.request(2, "slow")])
+    wait_until(lambda: entered == [2], message="the slow request is being handled")
+    session.close()
+    gate.set()
+    wait_until(lambda: any("batch" in r.getMessage() or "job failed" in r.getMessage() for r in caplog.records),
+               message="the batch's fate was logged")
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+    assert any("the answers to a batch were dropped" in r.getMessage() for r in caplog.records)

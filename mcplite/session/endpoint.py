@@ -85,7 +85,10 @@ class _Batch:
             self._open -= 1
             finished = self._open == 0
         if finished and self._responses:
-            self._session._send(self._responses)
+            try:
+                self._session._send(self._responses)
+            except MCPError as exc:  # the connection is gone: nobody is waiting for these answers
+                log.debug("%s: the answers to a batch were dropped: %s", self._session._name, exc)
 
     def seal(self) -> None:
         self.add(None)
@@ -489,7 +492,11 @@ class Session(MessageSink):
             self._send(response, ctx.id)
         except ValueError as exc:  # the handler's result is not JSON (NaN, a set, an object)
             log.error("%s: result of %s cannot be encoded: %s", self._name, ctx.method, exc)
-            self._send(jsonrpc.error(ctx.id, INTERNAL_ERROR, f"Internal error: result is not JSON: {exc}"), ctx.id)
+            try:
+                self._send(jsonrpc.error(ctx.id, INTERNAL_ERROR, f"Internal error: result is not JSON: {exc}"),
+                           ctx.id)
+            except MCPError:
+                pass  # the connection is gone; nobody is waiting
         except MCPError:
             pass  # the connection is gone; nobody is waiting
 

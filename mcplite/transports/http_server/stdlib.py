@@ -44,6 +44,7 @@ __all__ = [
 
 _MAX_LINE = 65536  # the longest request line or header line read
 _MAX_HEADERS = 100
+_CTRL_C_WAKE = 1.0  # seconds the accept loop may sleep without looking up (see _MCPHTTPServer.serve_forever)
 _cached_date: Tuple[int, str] = (0, "")
 
 
@@ -647,7 +648,9 @@ class _MCPHTTPServer(ThreadingHTTPServer):
                 selector.register(self, selectors.EVENT_READ)
                 selector.register(self._wake_reader, selectors.EVENT_READ)
                 while not self._stopping.is_set():
-                    ready = selector.select()
+                    # `shutdown` wakes the select through the socket pair. The timeout is for Windows only,
+                    # where a select that waits forever cannot be interrupted by Ctrl-C.
+                    ready = selector.select(_CTRL_C_WAKE)
                     if self._stopping.is_set():
                         break
                     if any(key.fileobj is self for key, _ in ready):

@@ -8,6 +8,7 @@
 - `lifecycle`: the handshake as a state machine per role, one transition table per era.
 - `http_rules`: MCP over HTTP per revision: header names, media types, and each message's route.
 - `sse`: the Server-Sent Events codec.
+- `mrtr`: multi-round-trip requests (2026-07-28): `requestState` sealed and opened with HMAC, question digests.
 
 This ``__init__`` imports nothing, so that loading one of them loads no other.
 """

@@ -7,6 +7,7 @@
 - `capabilities`: which request needs which declared capability.
 - `lifecycle`: the handshake as a state machine per role, one transition table per era.
 - `http_rules`: MCP over HTTP per revision: header names, media types, and each message's route.
+- `mcp_headers`: 2026-07-28's mirrored headers (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`): codec and checks.
 - `sse`: the Server-Sent Events codec.
 
 This ``__init__`` imports nothing, so that loading one of them loads no other.

@@ -7,6 +7,7 @@
 - `capabilities`: which request needs which declared capability.
 - `lifecycle`: the handshake as a state machine per role, one transition table per era.
 - `http_rules`: MCP over HTTP per revision: header names, media types, and each message's route.
+- `mcp_headers`: 2026-07-28's mirrored headers (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`): codec and checks.
 - `sse`: the Server-Sent Events codec.
 - `mrtr`: multi-round-trip requests (2026-07-28): `requestState` sealed and opened with HMAC, question digests.
 

@@ -9,7 +9,6 @@ POST, checked against an independent reading of the grammar written here with re
 import logging
 import random
 import re
-import socket
 import time
 from typing import Dict, Iterator, List, Optional, Tuple
 
@@ -20,7 +19,7 @@ from mcplite.transports.http_server.stdlib import (
     HTTPServerThread, MalformedRequest, body_framing, parse_chunk_size_line, parse_field_line, parse_header_section,
     parse_request_line,
 )
-from support import WAIT
+from support.raw_http import exchange_until_closed as exchange
 
 MAX_BODY = 4096
 BODY = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
@@ -183,28 +182,6 @@ def http() -> Iterator[HTTPServerThread]:
     server = HTTPServerThread(Server("grammar"), stateless=True, json_response=True, max_body_size=MAX_BODY)
     with server:
         yield server
-
-
-def exchange(http: HTTPServerThread, data: bytes, half_close: bool = False) -> bytes:
-    """Send ``data`` on a fresh connection and read until the server closes it, which must happen within WAIT.
-
-    Without ``half_close`` the client keeps sending open, so the close is the server's own decision.
-    """
-    deadline = time.monotonic() + WAIT
-    with socket.create_connection((http.host, http.port), timeout=WAIT) as sock:
-        sock.sendall(data)
-        if half_close:
-            sock.shutdown(socket.SHUT_WR)
-        received = bytearray()
-        while True:
-            sock.settimeout(max(deadline - time.monotonic(), 0.01))
-            try:
-                chunk = sock.recv(65536)
-            except socket.timeout:
-                raise AssertionError(f"the server kept the connection open; it sent {bytes(received)[:200]!r}")
-            if not chunk:
-                return bytes(received)
-            received += chunk
 
 
 def statuses(data: bytes) -> List[int]:

@@ -19,7 +19,7 @@ from mcplite.http_server import LOOPBACK_HOSTS as DOCUMENTED_LOOPBACK_HOSTS
 from mcplite.http_server import HTTPRefusal, HTTPServerThread
 from support import WAIT, Background, run_concurrently, wait_until
 from support.http import Fixture, serving
-from support.raw_http import JSON_AND_SSE, EventReader, RawClient, Reply
+from support.raw_http import JSON_AND_SSE, EventReader, RawClient, Reply, exchange_until_closed
 from support.results import result_text
 
 
@@ -42,17 +42,8 @@ def client(http: HTTPServerThread) -> RawClient:
 
 
 def raw_exchange(http: HTTPServerThread, data: bytes, half_close: bool = True) -> bytes:
-    """Send bytes on a fresh socket (then nothing more) and read until the server closes it."""
-    with socket.create_connection((http.host, http.port), timeout=WAIT) as sock:
-        sock.sendall(data)
-        if half_close:
-            sock.shutdown(socket.SHUT_WR)
-        received = bytearray()
-        while True:
-            chunk = sock.recv(65536)
-            if not chunk:
-                return bytes(received)
-            received += chunk
+    """Send bytes on a fresh socket (then, by default, nothing more) and read until the server closes it."""
+    return exchange_until_closed(http, data, half_close)
 
 
 # ---- lifecycle and the plain JSON path --------------------------------------------------------------------

@@ -4,6 +4,7 @@
 """
 
 import json
+import socket
 import time
 from collections import deque
 from http.client import HTTPConnection, HTTPResponse
@@ -14,6 +15,29 @@ from mcplite.protocol.sse import Event, SSEParser
 from .wait import WAIT
 
 JSON_AND_SSE = "application/json, text/event-stream"
+
+
+def exchange_until_closed(server: Any, data: bytes, half_close: bool = False) -> bytes:
+    """Send ``data`` on a fresh connection to ``server`` (``host``, ``port``) and read until the server closes
+    it, which must happen within WAIT.
+
+    Without ``half_close`` the client keeps its sending side open, so the close is the server's own decision.
+    """
+    deadline = time.monotonic() + WAIT
+    with socket.create_connection((server.host, server.port), timeout=WAIT) as sock:
+        sock.sendall(data)
+        if half_close:
+            sock.shutdown(socket.SHUT_WR)
+        received = bytearray()
+        while True:
+            sock.settimeout(max(deadline - time.monotonic(), 0.01))
+            try:
+                chunk = sock.recv(65536)
+            except socket.timeout:
+                raise AssertionError(f"the server kept the connection open; it sent {bytes(received)[:200]!r}")
+            if not chunk:
+                return bytes(received)
+            received += chunk
 
 
 class Reply:

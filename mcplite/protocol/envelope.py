@@ -45,7 +45,18 @@ from ..errors import (
     RPCError,
 )
 from . import methods
+from .http_rules import PROTOCOL_VERSION_HEADER as VERSION_HEADER  # repeats _meta's version on HTTP
 from .mcp_headers import check_request_headers
+from .methods import (  # the reserved _meta keys: defined with the protocol's other string constants
+    CLIENT_CAPABILITIES_KEY,
+    CLIENT_INFO_KEY,
+    LOG_LEVEL_KEY,
+    META_PREFIX,
+    PROGRESS_TOKEN_KEY,
+    PROTOCOL_VERSION_KEY,
+    SERVER_INFO_KEY,
+    SUBSCRIPTION_ID_KEY,
+)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
@@ -56,26 +67,6 @@ __all__ = [
     "SUBSCRIPTION_ID_KEY", "SERVER_INFO_KEY", "PROGRESS_TOKEN_KEY", "VERSION_HEADER", "MODERN", "HANDSHAKE",
     "REMOVED_METHODS", "Envelope", "classify", "read_envelope", "http_status", "missing_capabilities_error",
 ]
-
-#: The prefix MCP reserves for its own ``_meta`` keys (and official extensions').
-META_PREFIX = "io.modelcontextprotocol/"
-#: Required on every request: the revision the request speaks (``"2026-07-28"``).
-PROTOCOL_VERSION_KEY = META_PREFIX + "protocolVersion"
-#: Optional (clients SHOULD send it): the client's ``Implementation`` (name, version, ...). Display only.
-CLIENT_INFO_KEY = META_PREFIX + "clientInfo"
-#: Required on every request: the ``ClientCapabilities`` relevant to this request (``{}`` is valid).
-CLIENT_CAPABILITIES_KEY = META_PREFIX + "clientCapabilities"
-#: Optional: the least severe log level the server may emit for this request; absent means no logging.
-LOG_LEVEL_KEY = META_PREFIX + "logLevel"
-#: On notifications of a ``subscriptions/listen`` stream: the listen request's id.
-SUBSCRIPTION_ID_KEY = META_PREFIX + "subscriptionId"
-#: In a result's ``_meta`` (servers SHOULD send it): the server's ``Implementation``.
-SERVER_INFO_KEY = META_PREFIX + "serverInfo"
-#: Unprefixed, as in every revision: opts the request into progress notifications.
-PROGRESS_TOKEN_KEY = "progressToken"
-
-#: The HTTP header that must repeat ``_meta``'s protocol version (compared lower-cased by name).
-VERSION_HEADER = "MCP-Protocol-Version"
 
 #: What `classify` answers.
 MODERN = "modern"

@@ -26,6 +26,7 @@ import binascii
 
 from ..errors import HEADER_MISMATCH, RPCError
 from . import methods
+from .http_rules import PROTOCOL_VERSION_HEADER
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
@@ -43,9 +44,6 @@ METHOD_HEADER = "Mcp-Method"
 NAME_HEADER = "Mcp-Name"
 #: Followed by the value of a property's ``x-mcp-header``: ``Mcp-Param-Region``.
 PARAM_HEADER_PREFIX = "Mcp-Param-"
-#: The protocol-version header; `standard_headers` copies it from the body's ``_meta``.
-_VERSION_HEADER = "MCP-Protocol-Version"
-_VERSION_META = "io.modelcontextprotocol/protocolVersion"
 
 #: Integers in headers stay within JavaScript's safe range, ±(2^53 - 1) (spec: "Schema Extension").
 MAX_SAFE_INTEGER = 2 ** 53 - 1
@@ -399,8 +397,8 @@ def standard_headers(message: Any) -> Dict[str, str]:
     params = message.get("params")
     if isinstance(params, dict):
         meta = params.get("_meta")
-        if isinstance(meta, dict) and isinstance(meta.get(_VERSION_META), str):
-            headers[_VERSION_HEADER] = meta[_VERSION_META]
+        if isinstance(meta, dict) and isinstance(meta.get(methods.PROTOCOL_VERSION_KEY), str):
+            headers[PROTOCOL_VERSION_HEADER] = meta[methods.PROTOCOL_VERSION_KEY]
     headers[METHOD_HEADER] = method
     field = NAME_FIELDS.get(method)
     if field is not None and isinstance(params, dict) and isinstance(params.get(field), str):

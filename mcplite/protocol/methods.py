@@ -1,4 +1,4 @@
-"""MCP method names and logging levels: the protocol's string constants, importable without `typing`.
+"""MCP method names, logging levels and the reserved ``_meta`` keys: the protocol's string constants, importable without `typing`.
 
 `types` re-exports every name here, so ``from mcplite import types as t; t.TOOLS_CALL`` keeps working; the
 sessions, `Server` and `Client` import this module instead, so that start-up never loads the TypedDicts.
@@ -10,6 +10,8 @@ __all__ = [
     "RESOURCES_UNSUBSCRIBE", "PROMPTS_LIST", "PROMPTS_GET", "COMPLETE", "LOGGING_SET_LEVEL", "LOG_MESSAGE",
     "SAMPLING_CREATE", "ELICIT", "ROOTS_LIST", "ROOTS_LIST_CHANGED", "TOOLS_LIST_CHANGED",
     "RESOURCES_LIST_CHANGED", "PROMPTS_LIST_CHANGED", "RESOURCE_UPDATED", "ELICITATION_COMPLETE",
+    "META_PREFIX", "PROTOCOL_VERSION_KEY", "CLIENT_INFO_KEY", "CLIENT_CAPABILITIES_KEY", "LOG_LEVEL_KEY",
+    "SUBSCRIPTION_ID_KEY", "SERVER_INFO_KEY", "PROGRESS_TOKEN_KEY",
     "LOGGING_LEVELS",
 ]
 
@@ -42,3 +44,21 @@ ROOTS_LIST_CHANGED = "notifications/roots/list_changed"
 
 #: RFC 5424 severities, least severe first: a level's index is its rank.
 LOGGING_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+# ---- the reserved _meta keys of 2026-07-28 (per-request metadata) ------------------------------------------
+#: The prefix MCP reserves for its own ``_meta`` keys (and official extensions').
+META_PREFIX = "io.modelcontextprotocol/"
+#: Required on every request: the revision the request speaks (``"2026-07-28"``).
+PROTOCOL_VERSION_KEY = META_PREFIX + "protocolVersion"
+#: Optional (clients SHOULD send it): the client's ``Implementation`` (name, version, ...). Display only.
+CLIENT_INFO_KEY = META_PREFIX + "clientInfo"
+#: Required on every request: the ``ClientCapabilities`` relevant to this request (``{}`` is valid).
+CLIENT_CAPABILITIES_KEY = META_PREFIX + "clientCapabilities"
+#: Optional: the least severe log level the server may emit for this request; absent means no logging.
+LOG_LEVEL_KEY = META_PREFIX + "logLevel"
+#: On notifications of a ``subscriptions/listen`` stream: the listen request's id.
+SUBSCRIPTION_ID_KEY = META_PREFIX + "subscriptionId"
+#: In a result's ``_meta`` (servers SHOULD send it): the server's ``Implementation``.
+SERVER_INFO_KEY = META_PREFIX + "serverInfo"
+#: Unprefixed, as in every revision: opts the request into progress notifications.
+PROGRESS_TOKEN_KEY = "progressToken"

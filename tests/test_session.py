@@ -537,3 +537,34 @@ def test_a_batch_answered_after_the_connection_closed_is_dropped_quietly(raw_pai
                message="the batch's fate was logged")
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
     assert any("the answers to a batch were dropped" in r.getMessage() for r in caplog.records)
+
+
+def test_the_session_builds_a_route_only_for_transports_that_read_it():
+    from mcplite.protocol.http_rules import Route
+    from mcplite.transports import Transport
+
+    class Recording(Transport):
+        def __init__(self, wants_route):
+            self.wants_route = wants_route
+            self.routes = []
+
+        def start(self, sink):
+            pass
+
+        def send(self, message, route=None):
+            self.routes.append(route)
+
+        def close(self):
+            pass
+
+    for wants in (False, True):
+        transport = Recording(wants)
+        session = Session(transport)
+        session.start()
+        session.notify("notifications/progress", {"progressToken": 1, "progress": 1}, related_request_id=7)
+        route, = transport.routes
+        if wants:
+            assert isinstance(route, Route) and route.related_request_id == 7
+            assert route.method == "notifications/progress"
+        else:
+            assert route is None

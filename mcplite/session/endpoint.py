@@ -239,7 +239,9 @@ class Session(MessageSink):
     # ---- sending ----------------------------------------------------------------------------------------
     def _send(self, message: Any, related_request_id: Optional[RequestId] = None) -> None:
         # The transport reads nothing of MCP: what it needs to know about the message is in its route.
-        self._transport.send(message, http_rules.route(message, self.revision, related_request_id))
+        transport = self._transport
+        transport.send(message, http_rules.route(message, self.revision, related_request_id)
+                       if transport.wants_route else None)
 
     def send_request(self, method: str, params: Optional[Dict[str, Any]] = None, *,
                      progress: Optional[ProgressCallback] = None,

@@ -85,6 +85,8 @@ class HTTPClientTransport(Transport):
     side: what the modes use.
     """
 
+    wants_route = True  # the headers, the opening message and the listening stream come from it
+
     def __init__(self, url: str, *, timeout: float = DEFAULT_TIMEOUT, transport: str = "auto",
                  headers: Optional[Dict[str, str]] = None, auth: Any = None,
                  ssl_context: Optional[ssl.SSLContext] = None, cafile: Optional[str] = None,

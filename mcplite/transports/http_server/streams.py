@@ -323,6 +323,8 @@ class SessionTransport(Transport):
     goes to the standalone GET stream. Nothing is ever broadcast.
     """
 
+    wants_route = True  # a message related to a request goes to that request's stream
+
     def __init__(self, host: StreamHost, session_id: Optional[str], *, legacy: bool = False) -> None:
         self.host = host
         self.session_id = session_id

@@ -14,6 +14,7 @@ EXPECTED_HEADERS: Dict[str, Dict[str, str]] = {
     "2025-03-26": {},
     "2025-06-18": {"MCP-Protocol-Version": "2025-06-18"},
     "2025-11-25": {"MCP-Protocol-Version": "2025-11-25"},
+    "2026-07-28": {"MCP-Protocol-Version": "2026-07-28"},
 }
 
 

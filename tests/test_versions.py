@@ -5,7 +5,7 @@
   cites, and the words of VERSIONS.md that say so. The rows are checked against `CLAIMS` always; `CLAIMS`
   and the table's list of revisions are checked against VERSIONS.md itself when the file is there.
 - Negotiation per era, and `protocol.capabilities`, as tables.
-- A hypothetical modern row (what the next revision adds) changes no default and no legacy negotiation.
+- The modern row (2026-07-28) changes no legacy negotiation, and every default names its era.
 """
 
 import ast
@@ -95,6 +95,26 @@ CLAIMS: Tuple[Claim, ...] = (
     Claim("resource_not_found_code", ((FIRST, RESOURCE_NOT_FOUND), ("2026-07-28", INVALID_PARAMS)),
           "2025-11-25/server/resources.mdx:388; 2026-07-28/basic/index.mdx:140",
           (("**-32002**", ("2024-11-05 … 2025-11-25", "**Not to be emitted in 2026-07-28** (→ -32602)")),)),
+    Claim("server_requests", ((FIRST, True), ("2026-07-28", False)),
+          "2026-07-28/basic/transports/stdio.mdx; streamable-http.mdx §Receiving",
+          (("Server→client requests", ("**RM 2026-07-28**: servers MUST NOT send requests",)),)),
+    Claim("input_required", ((FIRST, False), ("2026-07-28", True)),
+          "2026-07-28/basic/patterns/mrtr.mdx",
+          (("**MRTR**", ("2026-07-28 (SEP-2322)", "Allowed only on `tools/call`, `prompts/get`, `resources/read`")),)),
+    Claim("result_type", ((FIRST, False), ("2026-07-28", True)),
+          "2026-07-28/basic/index.mdx §ResultType; §_meta",
+          (("`resultType` on **every** result", ("2026-07-28 (SEP-2322)",)),
+           ("`Implementation` clientInfo/serverInfo", ("per-result `_meta[\"io.modelcontextprotocol/serverInfo\"]`",)))),
+    Claim("cache_hints", ((FIRST, False), ("2026-07-28", True)),
+          "2026-07-28/server/utilities/caching.mdx",
+          (("Caching `ttlMs`", ("2026-07-28 (SEP-2549)",)),)),
+    Claim("listen", ((FIRST, False), ("2026-07-28", True)),
+          "2026-07-28/basic/patterns/subscriptions.mdx",
+          (("**`subscriptions/listen`**", ("| **2026-07-28** |",)),
+           ("GET standalone SSE stream", ("**RM 2026-07-28**",)))),
+    Claim("per_request_log_level", ((FIRST, False), ("2026-07-28", True)),
+          "2026-07-28/server/utilities/logging.mdx",
+          (("**Logging**", ("**`logging/setLevel` RM**", "without it the server MUST NOT emit messages")),)),
 )
 
 
@@ -110,9 +130,9 @@ def test_each_row_says_what_the_spec_says(version: str, claim: Claim) -> None:
     assert getattr(REVISIONS[version], claim.field) == claim.value_at(version), claim.sources
 
 
-def test_the_rows_are_the_released_handshake_revisions() -> None:
+def test_the_rows_are_the_released_revisions() -> None:
     # VERSIONS.md §1 (the versions) and §2 "JSON-RPC batching" row (the dates of the table's first change).
-    assert list(REVISIONS) == ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
+    assert list(REVISIONS) == ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
     assert all(version == row.version for version, row in REVISIONS.items())
     assert "2024-10-07" not in REVISIONS  # a pre-release string that only the TS SDK still accepts
 
@@ -120,9 +140,9 @@ def test_the_rows_are_the_released_handshake_revisions() -> None:
 def test_the_derived_constants() -> None:
     assert HANDSHAKE_VERSIONS == ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
     assert LATEST_HANDSHAKE_VERSION == "2025-11-25"
-    assert v.MODERN_VERSIONS == () and v.LATEST_MODERN_VERSION is None
-    # The whole table, of either era: today the same as the handshake era.
-    assert v.SUPPORTED_VERSIONS == HANDSHAKE_VERSIONS and v.LATEST_VERSION == "2025-11-25"
+    assert v.MODERN_VERSIONS == ("2026-07-28",) and v.LATEST_MODERN_VERSION == "2026-07-28"
+    # The whole table, of either era.
+    assert v.SUPPORTED_VERSIONS == ("2026-07-28",) + HANDSHAKE_VERSIONS and v.LATEST_VERSION == "2026-07-28"
     # VERSIONS.md §2 `MCP-Protocol-Version` row: "a missing header means assume `2025-03-26`".
     assert v.DEFAULT_HTTP_VERSION == "2025-03-26"
 
@@ -255,45 +275,18 @@ def test_negotiate_needs_a_handshake_revision() -> None:
     (["2026-07-28"], (), None),
     ([], HANDSHAKE_VERSIONS, None),
 ])
-def test_choose_modern_with_no_modern_row(offered: List[Any], supported: Tuple[str, ...],
+def test_choose_modern_among_the_supported(offered: List[Any], supported: Tuple[str, ...],
                                           expected: Optional[str]) -> None:
     assert choose_modern(offered, supported) == expected
-    assert choose_modern(offered) is None  # no modern revision in the table yet
 
 
-# ---- a hypothetical modern row ------------------------------------------------------------------------
+# ---- the modern row -------------------------------------------------------------------------------------
 
-#: The line of versions.py that builds the table, and the same line with one more row: what the next issue
-#: does, spelled with `_replace` so that it keeps working when fields are added.
-TABLE_LINE = "REVISIONS: Dict[str, Revision] = _revisions(_ROWS)"
-WITH_MODERN_ROW = ("REVISIONS: Dict[str, Revision] = _revisions(_ROWS + (_ROWS[-1]._replace(version='2026-07-28', "
-                   "era=MODERN, batching=False, resumable_streams=False, sse_polling=False, "
-                   "resource_not_found_code=-32602),))")
-
-
-def _with_modern_row(source: str) -> str:
-    assert source.count(TABLE_LINE) == 1, "versions.py no longer builds REVISIONS the way this test expects"
-    return source.replace(TABLE_LINE, WITH_MODERN_ROW)
-
-
-@pytest.fixture(scope="module")
-def modern_table() -> Iterator[types.ModuleType]:
-    """`versions` as it would be with a 2026-07-28 row: a separate module, so nothing else sees it."""
-    path = ROOT / "mcplite" / "protocol" / "versions.py"
-    module = types.ModuleType("mcplite.protocol._versions_with_modern_row")
-    module.__package__ = "mcplite.protocol"
-    exec(compile(_with_modern_row(path.read_text(encoding="utf-8")), str(path), "exec"), module.__dict__)
-    yield module
-
-
-def test_a_modern_row_changes_the_whole_table_constants_only(modern_table: Any) -> None:
-    assert modern_table.REVISIONS["2026-07-28"].era == MODERN
-    assert modern_table.MODERN_VERSIONS == ("2026-07-28",)
-    assert modern_table.LATEST_MODERN_VERSION == "2026-07-28"
-    assert modern_table.LATEST_VERSION == "2026-07-28"  # the whole table's newest: read by no default
-    assert modern_table.SUPPORTED_VERSIONS == ("2026-07-28",) + HANDSHAKE_VERSIONS
-    assert modern_table.HANDSHAKE_VERSIONS == HANDSHAKE_VERSIONS
-    assert modern_table.LATEST_HANDSHAKE_VERSION == LATEST_HANDSHAKE_VERSION == "2025-11-25"
+def test_the_modern_row_changes_the_whole_table_constants_only() -> None:
+    assert REVISIONS["2026-07-28"].era == MODERN
+    assert v.LATEST_VERSION == "2026-07-28"  # the whole table's newest: read by no default
+    assert v.HANDSHAKE_VERSIONS == ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+    assert LATEST_HANDSHAKE_VERSION == "2025-11-25"
 
 
 @pytest.mark.parametrize("requested, supported, expected", [
@@ -302,12 +295,12 @@ def test_a_modern_row_changes_the_whole_table_constants_only(modern_table: Any) 
     ("2099-01-01", "all", "2025-11-25"),
     ("2025-06-18", "all", "2025-06-18"),
 ])
-def test_a_modern_row_does_not_change_legacy_negotiation(modern_table: Any, requested: str,
-                                                         supported: Optional[str], expected: str) -> None:
+def test_the_modern_row_does_not_change_legacy_negotiation(requested: str, supported: Optional[str],
+                                                           expected: str) -> None:
     if supported is None:
-        assert modern_table.negotiate(requested) == expected
+        assert negotiate(requested) == expected
     else:  # a server that lists every revision of the table, modern first
-        assert modern_table.negotiate(requested, modern_table.SUPPORTED_VERSIONS) == expected
+        assert negotiate(requested, v.MODERN_VERSIONS + HANDSHAKE_VERSIONS) == expected
 
 
 @pytest.mark.parametrize("offered, expected", [
@@ -316,9 +309,9 @@ def test_a_modern_row_does_not_change_legacy_negotiation(modern_table: Any, requ
     (["2025-11-25"], None),          # the peer speaks only the handshake era
     (["2099-01-01", 7, None], None),
 ])
-def test_modern_negotiation_with_a_modern_row(modern_table: Any, offered: List[Any], expected: Optional[str]) -> None:
-    assert modern_table.choose_modern(offered) == expected
-    assert modern_table.choose_modern(offered, modern_table.SUPPORTED_VERSIONS) == expected
+def test_modern_negotiation(offered: List[Any], expected: Optional[str]) -> None:
+    assert choose_modern(offered) == expected
+    assert choose_modern(offered, v.MODERN_VERSIONS + HANDSHAKE_VERSIONS) == expected
 
 
 DEFAULTS_SCRIPT = """
@@ -326,15 +319,12 @@ import inspect, json, mcplite
 from mcplite import Client, Server
 from mcplite.cli import build_parser
 from mcplite.oauth.rules import DEFAULT_PROTOCOL_VERSION
-from mcplite.protocol import versions
 from mcplite.session import ClientSession
 
 server = Server("defaults")
 with Client(server) as client:
     negotiated = client.protocol_version
 print(json.dumps({
-    "package": mcplite.__file__,
-    "latest": versions.LATEST_VERSION,
     "client": inspect.signature(Client).parameters["protocol_version"].default,
     "client_session": inspect.signature(ClientSession.initialize).parameters["protocol_version"].default,
     "server": list(server.supported_versions),
@@ -345,20 +335,13 @@ print(json.dumps({
 """
 
 
-def test_a_modern_row_changes_no_default(tmp_path: Path) -> None:
-    # A copy of the package with the row added to versions.py, imported by a fresh interpreter.
-    package = tmp_path / "mcplite"
-    shutil.copytree(ROOT / "mcplite", package, ignore=shutil.ignore_patterns("__pycache__"))
-    versions_py = package / "protocol" / "versions.py"
-    versions_py.write_text(_with_modern_row(versions_py.read_text(encoding="utf-8")), encoding="utf-8")
-    completed = subprocess.run([sys.executable, "-c", DEFAULTS_SCRIPT], cwd=tmp_path, capture_output=True,
+def test_the_defaults_name_their_era() -> None:
+    # A server serves both eras; a client (until it learns to probe) offers the handshake era's latest.
+    completed = subprocess.run([sys.executable, "-c", DEFAULTS_SCRIPT], cwd=ROOT, capture_output=True,
                                text=True, timeout=WAIT * 3)
     assert completed.returncode == 0, completed.stderr
-    seen = json.loads(completed.stdout)
-    assert seen.pop("package") == str(package / "__init__.py")
-    assert seen.pop("latest") == "2026-07-28"  # the row is there...
-    assert seen == {  # ...and every default is still the handshake era's
-        "client": "2025-11-25", "client_session": "2025-11-25", "server": list(HANDSHAKE_VERSIONS),
+    assert json.loads(completed.stdout) == {
+        "client": "2025-11-25", "client_session": "2025-11-25", "server": ["2026-07-28", *HANDSHAKE_VERSIONS],
         "negotiated": "2025-11-25", "oauth": "2025-11-25", "cli": "2025-11-25",
     }
 

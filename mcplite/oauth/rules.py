@@ -54,6 +54,9 @@ AUTH_RULES: Dict[str, AuthRules] = by_version((
     AuthRules(version="2025-03-26", resource_parameter=False, pkce_methods_advertised=False),
     AuthRules(version="2025-06-18", resource_parameter=True, pkce_methods_advertised=False),
     AuthRules(version="2025-11-25", resource_parameter=True, pkce_methods_advertised=True),
+    # 2026-07-28 restates both as MUST (authorization/index.mdx); its other rules (issuer checks) hold in
+    # every revision already (the class docstring).
+    AuthRules(version="2026-07-28", resource_parameter=True, pkce_methods_advertised=True),
 ))
 
 

@@ -1,7 +1,7 @@
 """The per-request envelope of revision 2026-07-28, inbound: `_meta` keys, the era of a body, the ladder.
 
-Pure: no I/O, threads or clocks. Not wired in yet: the server, session and transports still speak the
-handshake era only; a later change routes enveloped requests here.
+Pure: no I/O, threads or clocks. `session.ServerSession` runs the ladder on every enveloped request (stdio,
+in memory, and the HTTP server's throwaway sessions), with the HTTP headers when there are some.
 
 From 2026-07-28 there is no ``initialize``: every request names its revision, client and capabilities in
 ``params._meta`` under reserved ``io.modelcontextprotocol/*`` keys, and the server accepts or refuses each
@@ -65,7 +65,8 @@ if TYPE_CHECKING:
 __all__ = [
     "META_PREFIX", "PROTOCOL_VERSION_KEY", "CLIENT_INFO_KEY", "CLIENT_CAPABILITIES_KEY", "LOG_LEVEL_KEY",
     "SUBSCRIPTION_ID_KEY", "SERVER_INFO_KEY", "PROGRESS_TOKEN_KEY", "VERSION_HEADER", "MODERN", "HANDSHAKE",
-    "REMOVED_METHODS", "Envelope", "classify", "read_envelope", "http_status", "missing_capabilities_error",
+    "REMOVED_METHODS", "MODERN_ONLY_METHODS", "Envelope", "classify", "read_envelope", "http_status",
+    "missing_capabilities_error",
 ]
 
 #: What `classify` answers.
@@ -78,6 +79,9 @@ REMOVED_METHODS = frozenset({
     methods.INITIALIZE, methods.PING, methods.LOGGING_SET_LEVEL, methods.RESOURCES_SUBSCRIBE,
     methods.RESOURCES_UNSUBSCRIBE,
 })
+
+#: Methods that exist only from 2026-07-28: without an envelope (a handshake-era request) they are unknown.
+MODERN_ONLY_METHODS = frozenset({methods.SERVER_DISCOVER, methods.SUBSCRIPTIONS_LISTEN})
 
 # The codes answered with 400 Bad Request (streamable-http.mdx; MODERN.md "The HTTP server", step 5).
 _BAD_REQUEST_CODES = frozenset({

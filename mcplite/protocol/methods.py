@@ -10,7 +10,7 @@ __all__ = [
     "RESOURCES_UNSUBSCRIBE", "PROMPTS_LIST", "PROMPTS_GET", "COMPLETE", "LOGGING_SET_LEVEL", "LOG_MESSAGE",
     "SAMPLING_CREATE", "ELICIT", "ROOTS_LIST", "ROOTS_LIST_CHANGED", "TOOLS_LIST_CHANGED",
     "RESOURCES_LIST_CHANGED", "PROMPTS_LIST_CHANGED", "RESOURCE_UPDATED", "ELICITATION_COMPLETE",
-    "META_PREFIX", "PROTOCOL_VERSION_KEY", "CLIENT_INFO_KEY", "CLIENT_CAPABILITIES_KEY", "LOG_LEVEL_KEY",
+    "SERVER_DISCOVER", "SUBSCRIPTIONS_LISTEN", "SUBSCRIPTIONS_ACKNOWLEDGED", "META_PREFIX", "PROTOCOL_VERSION_KEY", "CLIENT_INFO_KEY", "CLIENT_CAPABILITIES_KEY", "LOG_LEVEL_KEY",
     "SUBSCRIPTION_ID_KEY", "SERVER_INFO_KEY", "PROGRESS_TOKEN_KEY",
     "LOGGING_LEVELS",
 ]
@@ -41,6 +41,10 @@ ELICIT = "elicitation/create"
 ELICITATION_COMPLETE = "notifications/elicitation/complete"  # 2025-11-25, URL mode
 ROOTS_LIST = "roots/list"
 ROOTS_LIST_CHANGED = "notifications/roots/list_changed"
+# 2026-07-28
+SERVER_DISCOVER = "server/discover"
+SUBSCRIPTIONS_LISTEN = "subscriptions/listen"
+SUBSCRIPTIONS_ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
 
 #: RFC 5424 severities, least severe first: a level's index is its rank.
 LOGGING_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")

@@ -19,7 +19,7 @@ against it by tests/test_versions.py.
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
-from ..errors import RESOURCE_NOT_FOUND
+from ..errors import INVALID_PARAMS, RESOURCE_NOT_FOUND
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
@@ -141,6 +141,20 @@ class Revision(RevisionRecord):
     sse_polling: bool
     #: The error code for an unknown resource URI.
     resource_not_found_code: int
+    #: The server may send the client requests of its own (sampling, elicitation, roots, ping). From
+    #: 2026-07-28 it may not: it asks through input-required results instead (mrtr.mdx).
+    server_requests: bool
+    #: `tools/call`, `prompts/get` and `resources/read` may answer `input_required` (SEP-2322, 2026-07-28).
+    input_required: bool
+    #: Every result carries `resultType`, and `_meta` names the server (`serverInfo`) (2026-07-28).
+    result_type: bool
+    #: Cacheable results carry `ttlMs` and `cacheScope` (SEP-2549, 2026-07-28).
+    cache_hints: bool
+    #: Notifications reach a client through `subscriptions/listen` streams, not GET streams or
+    #: `resources/subscribe` (2026-07-28).
+    listen: bool
+    #: Log messages go out only at the level the request's `_meta` asks for (no `logging/setLevel`, 2026-07-28).
+    per_request_log_level: bool
 
     def _check(self) -> None:
         if self.era not in ERAS:
@@ -161,21 +175,29 @@ _ROWS: Tuple[Revision, ...] = (
     Revision(version="2024-11-05", era=HANDSHAKE, batching=False, annotations_audio_completions=False,
              structured_output=False, url_elicitation=False, tool_input_errors_as_results=False,
              protocol_version_header=False, resumable_streams=False, sse_polling=False,
-             resource_not_found_code=RESOURCE_NOT_FOUND),
+             resource_not_found_code=RESOURCE_NOT_FOUND, server_requests=True, input_required=False,
+             result_type=False, cache_hints=False, listen=False, per_request_log_level=False),
     Revision(version="2025-03-26", era=HANDSHAKE, batching=True, annotations_audio_completions=True,
              structured_output=False, url_elicitation=False, tool_input_errors_as_results=False,
              protocol_version_header=False, resumable_streams=True, sse_polling=False,
-             resource_not_found_code=RESOURCE_NOT_FOUND),
+             resource_not_found_code=RESOURCE_NOT_FOUND, server_requests=True, input_required=False,
+             result_type=False, cache_hints=False, listen=False, per_request_log_level=False),
     Revision(version="2025-06-18", era=HANDSHAKE, batching=False, annotations_audio_completions=True,
              structured_output=True, url_elicitation=False, tool_input_errors_as_results=False,
              protocol_version_header=True, resumable_streams=True, sse_polling=False,
-             resource_not_found_code=RESOURCE_NOT_FOUND),
+             resource_not_found_code=RESOURCE_NOT_FOUND, server_requests=True, input_required=False,
+             result_type=False, cache_hints=False, listen=False, per_request_log_level=False),
     Revision(version="2025-11-25", era=HANDSHAKE, batching=False, annotations_audio_completions=True,
              structured_output=True, url_elicitation=True, tool_input_errors_as_results=True,
              protocol_version_header=True, resumable_streams=True, sse_polling=True,
-             resource_not_found_code=RESOURCE_NOT_FOUND),
-    # 2026-07-28 (era=MODERN: stateless, per-request _meta, Mcp-Method headers) is planned as the next row,
-    # with resource_not_found_code=INVALID_PARAMS and no batching, resumable streams or SSE polling.
+             resource_not_found_code=RESOURCE_NOT_FOUND, server_requests=True, input_required=False,
+             result_type=False, cache_hints=False, listen=False, per_request_log_level=False),
+    # The modern era: no handshake, per-request _meta, no server requests, no sessions or resumable streams.
+    Revision(version="2026-07-28", era=MODERN, batching=False, annotations_audio_completions=True,
+             structured_output=True, url_elicitation=True, tool_input_errors_as_results=True,
+             protocol_version_header=True, resumable_streams=False, sse_polling=False,
+             resource_not_found_code=INVALID_PARAMS, server_requests=False, input_required=True,
+             result_type=True, cache_hints=True, listen=True, per_request_log_level=True),
 )
 REVISIONS: Dict[str, Revision] = _revisions(_ROWS)
 
@@ -188,7 +210,7 @@ LATEST_VERSION: str = SUPPORTED_VERSIONS[0]
 
 #: The handshake-era revisions, newest first: what `initialize` may negotiate.
 HANDSHAKE_VERSIONS: Tuple[str, ...] = tuple(v for v in SUPPORTED_VERSIONS if REVISIONS[v].era == HANDSHAKE)
-#: The modern-era revisions, newest first (none yet).
+#: The modern-era revisions, newest first.
 MODERN_VERSIONS: Tuple[str, ...] = tuple(v for v in SUPPORTED_VERSIONS if REVISIONS[v].era == MODERN)
 #: What a client offers in `initialize` unless told otherwise, and every other default's revision.
 LATEST_HANDSHAKE_VERSION: str = HANDSHAKE_VERSIONS[0]

@@ -23,14 +23,15 @@ from __future__ import annotations  # annotations are not evaluated at import: a
 
 from ..errors import METHOD_NOT_FOUND, RPCError
 from ..protocol import methods
-from ..protocol.versions import HANDSHAKE_VERSIONS
+from ..protocol.envelope import MODERN_ONLY_METHODS
+from ..protocol.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
 from ..session.server import ServerSession
 from .registry import Registry, drop_none
 from .subscriptions import Connections
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Optional, Sequence
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
     from ..protocol import types as t
     from ..session import RequestContext
@@ -68,7 +69,8 @@ class Server(Registry):
         instructions: text the client may give its model about how to use this server.
         page_size: items per page in list results (None: everything in one page).
         max_workers: concurrent requests per connection.
-        supported_versions: protocol revisions to accept, newest first (default: all we implement).
+        supported_versions: protocol revisions to accept, newest first (default: all we implement, both eras;
+            without a modern one the server speaks only the handshake era, without a handshake one only 2026-07-28).
 
     Registration (`tool`, `resource`, `prompt`, `completion`, `notification` and the ``add_*`` and
     ``remove_*`` methods) is inherited from `Registry`.
@@ -78,7 +80,7 @@ class Server(Registry):
                  description: Optional[str] = None, website_url: Optional[str] = None,
                  icons: Optional[List[t.Icon]] = None, instructions: Optional[str] = None,
                  page_size: Optional[int] = None, max_workers: int = 16,
-                 supported_versions: Sequence[str] = HANDSHAKE_VERSIONS) -> None:
+                 supported_versions: Sequence[str] = MODERN_VERSIONS + HANDSHAKE_VERSIONS) -> None:
         super().__init__(Connections(), page_size)
         self.name = name
         self.version = version
@@ -162,15 +164,35 @@ class Server(Registry):
     # ---- method table -----------------------------------------------------------------------------------
     def _handle(self, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
         handler = (_METHODS if _METHODS is not None else _method_table()).get(ctx.method)
-        if handler is None:
+        if handler is None or (ctx.envelope is None and ctx.method in MODERN_ONLY_METHODS):
             raise RPCError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
-        return handler(self, connection, ctx)
+        result = handler(self, connection, ctx)
+        revision = ctx.revision
+        if revision is not None and revision.result_type:
+            from .results import shape_result  # loaded with the handlers by then: a lookup
+
+            return shape_result(result, ctx, self)
+        if "resultType" in result or "ttlMs" in result:  # a handler's 2026-07-28 fields, on an older revision
+            from .results import strip_modern_fields
+
+            return strip_modern_fields(result)
+        return result
+
+    def cache_hints(self, method: str, uri: Optional[str] = None) -> Optional[Tuple[int, str]]:
+        """``(ttlMs, cacheScope)`` for a complete result of ``method`` (2026-07-28), None if it is not cacheable."""
+        if method in _CACHEABLE:
+            return 0, "private"
+        return None
 
     def _notification(self, session: ServerSession, method: str, params: Dict[str, Any]) -> None:
         handler = self.notification_handlers.get(method)
         if handler is not None:
             handler(params, session)
 
+
+#: The methods whose complete results carry caching hints (2026-07-28 server/utilities/caching.mdx).
+_CACHEABLE = frozenset({methods.SERVER_DISCOVER, methods.TOOLS_LIST, methods.PROMPTS_LIST, methods.RESOURCES_LIST,
+                        methods.RESOURCES_TEMPLATES_LIST, methods.RESOURCES_READ})
 
 #: Request method -> its handler; set by the first request any server answers (see `_method_table`).
 _METHODS: Optional[Dict[str, Handler]] = None
@@ -189,6 +211,7 @@ def _method_table() -> Dict[str, Handler]:
         return lambda server, connection, ctx: handle(connection, ctx)
 
     _METHODS = {
+        methods.SERVER_DISCOVER: handlers.discover,
         methods.TOOLS_LIST: handlers.list_tools,
         methods.TOOLS_CALL: handlers.call_tool,
         methods.RESOURCES_LIST: handlers.list_resources,

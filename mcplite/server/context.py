@@ -12,6 +12,7 @@ from .. import content as c
 from ..errors import INVALID_PARAMS, CapabilityError, RPCError
 from ..protocol import methods
 from ..protocol.capabilities import missing_request_capability, url_elicitation_supported
+from ..protocol.methods import LOGGING_LEVELS
 from ..schema.validation import ValidationError, validate
 from ..session.pending import DEFAULT_TIMEOUT
 from .subscriptions import check_log_level, log_params
@@ -20,6 +21,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run t
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional, Sequence, Union
 
+    from ..protocol.versions import Revision
     from ..session import LazyEvent, RequestContext, ServerSession
     from ..transports import RequestInfo
     from .subscriptions import Connection
@@ -53,18 +55,29 @@ class Context:
         self.request_info: Optional[RequestInfo] = request.request_info
 
     # ---- about the caller -------------------------------------------------------------------------------
+    # Each of these is the request's own on 2026-07-28 (from its `_meta`) and the connection's before.
     @property
-    def client_info(self) -> Dict[str, Any]:
-        return self.session.client_info
-
-    @property
-    def client_capabilities(self) -> Dict[str, Any]:
-        return self.session.peer_capabilities
+    def revision(self) -> Revision:
+        """The protocol revision of this request: a `versions.Revision` row (ask it, do not compare strings)."""
+        revision = self._request.revision
+        assert revision is not None  # requests reach handlers only once a revision is known
+        return revision
 
     @property
     def protocol_version(self) -> str:
-        assert self.session.revision is not None
-        return self.session.revision.version
+        return self.revision.version
+
+    @property
+    def client_info(self) -> Dict[str, Any]:
+        envelope = self._request.envelope
+        if envelope is None:
+            return self.session.client_info
+        return envelope.client_info or {}
+
+    @property
+    def client_capabilities(self) -> Dict[str, Any]:
+        envelope = self._request.envelope
+        return self.session.peer_capabilities if envelope is None else envelope.client_capabilities
 
     @property
     def auth(self) -> Any:
@@ -106,14 +119,25 @@ class Context:
         params: Dict[str, Any] = {"progressToken": token, "progress": progress}
         if total is not None:
             params["total"] = total
-        if message is not None and self.session.revision and self.session.revision.annotations_audio_completions:
+        if message is not None and self.revision.annotations_audio_completions:
             params["message"] = message
         self.session.notify(methods.PROGRESS, params, related_request_id=self.request_id)
 
     def log(self, level: str, data: Any, logger: Optional[str] = None) -> None:
-        """Send a log message to the client, unless its chosen level filters it out."""
+        """Send a log message to the client, unless its chosen level filters it out.
+
+        Up to 2025-11-25 the level is the connection's (`logging/setLevel`; everything until one is set). From
+        2026-07-28 it is the request's ``_meta`` ``logLevel``, and a request without one gets no log messages
+        at all (server/utilities/logging.mdx).
+        """
         check_log_level(level)
-        if self._connection.wants_log(level):
+        envelope = self._request.envelope
+        if envelope is not None:
+            wanted = envelope.log_level
+            if wanted is not None and LOGGING_LEVELS.index(level) >= LOGGING_LEVELS.index(wanted):
+                self.session.notify(methods.LOG_MESSAGE, log_params(level, data, logger),
+                                    related_request_id=self.request_id)
+        elif self._connection.wants_log(level):
             self.session.notify(methods.LOG_MESSAGE, log_params(level, data, logger),
                                 related_request_id=self.request_id)
 

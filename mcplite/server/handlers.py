@@ -10,6 +10,7 @@ from __future__ import annotations  # annotations are not evaluated at import: a
 
 from .._log import log
 from ..errors import INVALID_PARAMS, RemoteError, ResourceNotFound, RPCError
+from ..protocol.versions import MODERN, revision
 from ..schema.validation import ValidationError
 from .context import Context
 from .results import completion_result, error_result, page, prompt_messages, resource_contents, tool_result
@@ -39,6 +40,21 @@ def _arguments(ctx: RequestContext) -> Dict[str, Any]:
     return arguments or {}
 
 
+# ---- discovery (2026-07-28) ----------------------------------------------------------------------------
+def discover(server: Registry, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
+    """`server/discover`: the modern versions served, the capabilities and the instructions.
+
+    Only the modern versions: a client that finds none it speaks falls back to ``initialize`` (MODERN.md spec
+    point 9); ``-32022`` lists both eras. The server's identity goes in ``_meta`` with every result.
+    """
+    info: Any = server
+    result: Dict[str, Any] = {"supportedVersions": [v for v in info.supported_versions if revision(v).era == MODERN],
+                              "capabilities": info.capabilities()}
+    if info.instructions:
+        result["instructions"] = info.instructions
+    return result
+
+
 # ---- tools ----------------------------------------------------------------------------------------------
 def list_tools(server: Registry, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
     return page("tools", [tool.definition for tool in server._tools.values()], ctx.params, server.page_size)
@@ -49,7 +65,7 @@ def call_tool(server: Registry, connection: Connection, ctx: RequestContext) -> 
     tool = server._tools.get(name) if isinstance(name, str) else None
     if tool is None:
         raise RPCError(INVALID_PARAMS, f"Unknown tool: {name}")
-    revision = connection.session.revision
+    revision = ctx.revision
     assert revision is not None
     arguments = _arguments(ctx)
     try:
@@ -101,7 +117,7 @@ def read_resource(server: Registry, connection: Connection, ctx: RequestContext)
     uri = ctx.params.get("uri")
     if not isinstance(uri, str):
         raise RPCError(INVALID_PARAMS, "Invalid params: uri must be a string")
-    revision = connection.session.revision
+    revision = ctx.revision
     assert revision is not None
     try:
         entry, variables = _find_resource(server, uri)

@@ -12,6 +12,8 @@ import json
 
 from .. import content as c
 from ..errors import INVALID_PARAMS, RPCError
+from ..protocol import methods
+from ..protocol.methods import SERVER_INFO_KEY
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
@@ -19,6 +21,7 @@ if TYPE_CHECKING:
 
     from ..protocol import types as t
     from ..schema.functions import FunctionSchema
+    from ..session import RequestContext
 
 __all__ = ["ToolResult"]
 
@@ -165,6 +168,36 @@ def completion_result(values: Any) -> Dict[str, Any]:
         completion["values"] = completion["values"][:MAX_COMPLETIONS]
         completion["hasMore"] = True
     return {"completion": completion}
+
+
+# ---- the shape of a result per revision --------------------------------------------------------------
+#: What 2026-07-28 adds to results, removed from results of older revisions (a handler may set them).
+_MODERN_FIELDS = ("resultType", "ttlMs", "cacheScope")
+
+
+def shape_result(result: Dict[str, Any], ctx: RequestContext, server: Any) -> Dict[str, Any]:
+    """A handler's result as a request of a revision with ``result_type`` (2026-07-28) receives it.
+
+    ``resultType`` ("complete" unless the handler set another), the server's ``Implementation`` in ``_meta``
+    (``io.modelcontextprotocol/serverInfo``) and, on a complete result of a cacheable method, the server's
+    ``ttlMs`` and ``cacheScope`` unless the handler set its own. A copy: the handler may have returned a
+    dict of its own (a whole `GetPromptResult`), which must not change under it.
+    """
+    shaped = dict(result)
+    result_type = shaped.setdefault("resultType", "complete")
+    meta = shaped.get("_meta")
+    shaped["_meta"] = {**(meta if isinstance(meta, dict) else {}), SERVER_INFO_KEY: server.info}
+    if result_type == "complete" and "ttlMs" not in shaped:
+        uri = ctx.params.get("uri") if ctx.method == methods.RESOURCES_READ else None
+        hints = server.cache_hints(ctx.method, uri)
+        if hints is not None:
+            shaped["ttlMs"], shaped["cacheScope"] = hints
+    return shaped
+
+
+def strip_modern_fields(result: Dict[str, Any]) -> Dict[str, Any]:
+    """``result`` without the fields of 2026-07-28, for a request of an older revision."""
+    return {key: value for key, value in result.items() if key not in _MODERN_FIELDS}
 
 
 # ---- pagination ---------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import threading
 from .._log import log
 from ..errors import INVALID_PARAMS, RPCError
 from ..protocol import methods
+from ..protocol.versions import HANDSHAKE
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
@@ -65,7 +66,9 @@ class Connections:
         with self._lock:
             connections = list(self._by_session.values())
         for connection in connections:
-            if connection.session.initialized.is_set() and (only is None or only(connection)):
+            # A 2026-07-28 connection hears only through its subscriptions/listen streams.
+            if connection.session.era == HANDSHAKE and connection.session.initialized.is_set() \
+                    and (only is None or only(connection)):
                 try:
                     connection.session.notify(method, params)
                 except Exception:  # one dead connection must not stop the others

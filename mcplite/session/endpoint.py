@@ -29,6 +29,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run t
 if TYPE_CHECKING:
     from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
+    from ..protocol.envelope import Envelope
     from ..protocol.jsonrpc import Message, RequestId
     from ..protocol.lifecycle import Event, Lifecycle
     from ..transports import RequestInfo
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 class RequestContext:
     """One incoming request while it is being handled: what the handler may know and do about it."""
 
-    __slots__ = ("session", "id", "method", "params", "cancelled", "batch", "request_info")
+    __slots__ = ("session", "id", "method", "params", "cancelled", "batch", "request_info", "revision", "envelope")
 
     def __init__(self, session: "Session", id: RequestId, method: str, params: Dict[str, Any]) -> None:
         self.session = session
@@ -53,6 +54,12 @@ class RequestContext:
         self.batch: Optional["_Batch"] = None
         #: What the transport knows about this request (HTTP: headers, auth claims); None on streams.
         self.request_info: Optional[RequestInfo] = None
+        #: The revision this request speaks: its own on 2026-07-28 (from ``_meta``), else the session's as it
+        #: was when the request arrived (None before a handshake has negotiated one).
+        self.revision: Optional[Revision] = session.revision
+        #: What the request's ``_meta`` envelope said (2026-07-28), once the ladder accepted it; None for a
+        #: handshake-era request.
+        self.envelope: Optional[Envelope] = None
 
     @property
     def meta(self) -> Dict[str, Any]:
@@ -436,6 +443,10 @@ class Session(MessageSink):
         if refusal is None and ctx.method == methods.PING:
             self._respond(ctx, jsonrpc.result(ctx.id, {}))
             return
+        self._admit(ctx, inline, refusal)
+
+    def _admit(self, ctx: RequestContext, inline: bool, refusal: Optional[RPCError] = None) -> None:
+        """Answer ``ctx`` with ``refusal``, or register it in flight and run its handler (inline or pooled)."""
         with self._lock:
             if self._closed:
                 return

@@ -1,12 +1,27 @@
-"""`ServerSession`: the server end of the lifecycle (answers `initialize`, refuses requests before it)."""
+"""`ServerSession`: the server end of the lifecycle, in both protocol eras.
+
+A connection speaks one era (MODERN.md, "The server side on stdio and in-memory"):
+
+    incoming request                               era before   answer                                era after
+    initialize                                     None         the handshake, as always              handshake
+    initialize                                     modern       -32022 with every supported version   modern
+    enveloped server/discover                      any but hs.  the discover result                   unchanged
+    any other enveloped request (2026-07-28)       None/modern  the `_meta` ladder, then its handler  modern
+    any enveloped request                          handshake    -32600                                hands.
+    any other unenveloped request                  modern       -32602 (`_meta` missing)              modern
+
+`server/discover` does not pin the era: a client's probe that was merely slow may be followed by `initialize`
+(2026-07-28 transports/stdio.mdx). Over HTTP every modern request gets a throwaway session of its own, so the
+era of an HTTP session is only ever decided by its first request.
+"""
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
 from .._sync import LazyEvent
-from ..errors import INVALID_PARAMS
-from ..protocol import jsonrpc, methods
+from ..errors import INVALID_PARAMS, INVALID_REQUEST, UNSUPPORTED_PROTOCOL_VERSION, LocalProtocolError, RPCError
+from ..protocol import envelope, jsonrpc, methods
 from ..protocol.lifecycle import HANDSHAKE_SKIPPED, READY, SEND, SERVER
-from ..protocol.versions import HANDSHAKE_VERSIONS, negotiate, revision
+from ..protocol.versions import HANDSHAKE, HANDSHAKE_VERSIONS, MODERN, negotiate, revision
 from ..transports import Transport
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
@@ -40,6 +55,11 @@ class ServerSession(Session):
         super().__init__(transport, **kwargs)
         self._initialize_result = initialize_result
         self._supported_versions = supported_versions or HANDSHAKE_VERSIONS
+        self._modern_versions = tuple(v for v in self._supported_versions if revision(v).era == MODERN)
+        self._handshake_versions = tuple(v for v in self._supported_versions if revision(v).era == HANDSHAKE)
+        #: The protocol era this connection speaks: None until its first deciding request (see the module
+        #: docstring), then `versions.HANDSHAKE` or `versions.MODERN`. Moved on the reader thread only.
+        self.era: Optional[str] = None
         self.client_info: Dict[str, Any] = {}
         #: Set once the lifecycle is READY: the client has sent `notifications/initialized` (or, stateless,
         #: there is no handshake). An event as well as a state, so that a caller can wait for it.
@@ -52,8 +72,9 @@ class ServerSession(Session):
         return self._lifecycle
 
     def assume_initialized(self, version: str, client_capabilities: Optional[Dict[str, Any]] = None) -> None:
-        """Start already past the handshake (stateless HTTP: every request stands alone)."""
+        """Start already past the handshake (stateless HTTP: every request stands alone), in ``version``'s era."""
         self.revision = revision(version)
+        self.era = self.revision.era
         self.peer_capabilities = client_capabilities or {}
         self._advance(HANDSHAKE_SKIPPED)
 
@@ -65,6 +86,12 @@ class ServerSession(Session):
 
     def _accept_request(self, msg: Message, batch: Optional[_Batch], inline: bool,
                         request_info: Optional[RequestInfo] = None) -> None:
+        if envelope.classify(msg) == envelope.MODERN:
+            self._accept_modern(msg, batch, inline, request_info)
+            return
+        if self.era == MODERN:
+            self._refuse(msg, batch, self._unenveloped_refusal(msg))
+            return
         if (msg["method"] == methods.INITIALIZE and self.lifecycle.awaiting_initialize
                 and self.lifecycle.check_incoming(jsonrpc.REQUEST, methods.INITIALIZE, batched=batch is not None)
                 is None):
@@ -74,6 +101,63 @@ class ServerSession(Session):
             return
         super()._accept_request(msg, batch, inline, request_info)
 
+    # ---- the modern era (2026-07-28) ---------------------------------------------------------------------
+    def _accept_modern(self, msg: Message, batch: Optional[_Batch], inline: bool,
+                       request_info: Optional[RequestInfo]) -> None:
+        """An enveloped request: the `_meta` ladder, then its handler with the request's own revision."""
+        params = msg.get("params")
+        ctx = RequestContext(self, msg["id"], msg["method"], params if isinstance(params, dict) else {})
+        ctx.batch = batch
+        ctx.request_info = request_info
+        if batch is not None:
+            self._admit(ctx, inline, RPCError(INVALID_REQUEST, "Invalid Request: 2026-07-28 has no batches"))
+            return
+        if self.era == HANDSHAKE:
+            self._admit(ctx, inline, RPCError(INVALID_REQUEST, "Invalid Request: this connection serves the "
+                                              "handshake protocol era (it began with initialize)"))
+            return
+        try:
+            ctx.envelope = envelope.read_envelope(
+                ctx.method, params, supported_modern=self._modern_versions, supported_all=self._supported_versions,
+                headers=request_info.headers if request_info is not None else None)
+        except RPCError as refusal:
+            self._admit(ctx, inline, refusal)
+            return
+        ctx.revision = revision(ctx.envelope.version)
+        if ctx.method != methods.SERVER_DISCOVER and self.lifecycle.awaiting_initialize:  # a probe decides nothing
+            self.era = MODERN
+            self.revision = ctx.revision  # what notifications not tied to a request are routed by
+            self._advance(HANDSHAKE_SKIPPED)
+        self._admit(ctx, inline)
+
+    def expect_modern(self) -> None:
+        """Speak 2026-07-28 only: the transport knows (an HTTP request sent at that revision), so a request
+        without an envelope is refused for its missing ``_meta`` rather than for a missing handshake."""
+        self.era = MODERN
+
+    def _unenveloped_refusal(self, msg: Message) -> RPCError:
+        """The answer to a request without an envelope on a connection that speaks 2026-07-28."""
+        if msg["method"] == methods.INITIALIZE:
+            params = msg.get("params")
+            requested = params.get("protocolVersion") if isinstance(params, dict) else None
+            return RPCError(UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version: this connection speaks "
+                            "2026-07-28, which has no initialize", {"supported": list(self._supported_versions),
+                                                                    "requested": requested})
+        return RPCError(INVALID_PARAMS, "Invalid params: missing _meta (this connection speaks 2026-07-28, where "
+                                        "every request carries its protocol version and client capabilities)")
+
+    def _refuse(self, msg: Message, batch: Optional[_Batch], refusal: RPCError) -> None:
+        ctx = RequestContext(self, msg["id"], msg["method"], {})
+        ctx.batch = batch
+        self._admit(ctx, False, refusal)
+
+    def _check_outgoing_request(self, method: str) -> None:
+        if self.era == MODERN:
+            raise LocalProtocolError(f"{method}: a 2026-07-28 server sends no requests; a handler asks the client "
+                                     "through input-required rounds (ctx.elicit, ctx.sample, ctx.list_roots)")
+        super()._check_outgoing_request(method)
+
+    # ---- the handshake era --------------------------------------------------------------------------------
     def _initialize(self, msg: Message) -> None:
         params = msg.get("params") or {}
         ctx = RequestContext(self, msg["id"], methods.INITIALIZE, params)
@@ -83,6 +167,13 @@ class ServerSession(Session):
             self._respond(ctx, jsonrpc.error(msg["id"], INVALID_PARAMS, "Invalid params: initialize needs "
                                              "protocolVersion (a string) and capabilities (an object)"))
             return
+        if not self._handshake_versions:  # a server that speaks 2026-07-28 only (versioning.mdx)
+            self._advance((SEND, jsonrpc.ERROR, methods.INITIALIZE))
+            self._respond(ctx, jsonrpc.error(msg["id"], UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol "
+                                             "version: this server has no initialize handshake",
+                                             {"supported": list(self._supported_versions), "requested": requested}))
+            return
+        self.era = HANDSHAKE
         version = negotiate(requested, self._supported_versions)
         self.client_info = params.get("clientInfo") or {}
         self.peer_capabilities = params.get("capabilities") or {}

@@ -183,6 +183,9 @@ class HostedSession(Protocol):
     def assume_initialized(self, version: str) -> None:
         """Start past the handshake, under ``version`` (stateless HTTP: every request stands alone)."""
 
+    def expect_modern(self) -> None:
+        """Speak 2026-07-28 only (an HTTP request sent at that revision): an unenveloped request is malformed."""
+
 
 class SessionFactory(Protocol):
     """Where a server transport gets a session for each new client (implemented by `Server`)."""

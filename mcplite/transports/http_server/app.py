@@ -40,9 +40,10 @@ from urllib.parse import parse_qs
 from ..._log import log
 from ...errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
 from ...protocol import jsonrpc, methods
+from ...protocol.envelope import classify
 from ...protocol.jsonrpc import InvalidMessage
 from ...protocol.sse import encode_event
-from ...protocol.versions import DEFAULT_HTTP_VERSION, is_supported
+from ...protocol.versions import DEFAULT_HTTP_VERSION, HANDSHAKE, MODERN, is_supported
 from .. import RequestInfo
 from ..http_messages import HTTPRefusal, PublishesRoutes
 from . import HTTPOptions
@@ -98,12 +99,15 @@ class HTTPApp:
         self.sessions = SessionTable(server, settings, self.event_store)
         # The method table of each path: a path missing here is 404, a method missing is 405.
         mcp: Dict[str, Route] = {"POST": self._post}
-        if settings.allow_get and not self.stateless:
+        # GET streams and DELETE belong to sessions, which 2026-07-28 does not have: a server that speaks no
+        # handshake revision answers them 405 (streamable-http.mdx, "Earlier Revisions").
+        sessions = not self.stateless and any(is_supported(v, HANDSHAKE) for v in server.supported_versions)
+        if settings.allow_get and sessions:
             mcp["GET"] = self._get
-        if settings.allow_delete and not self.stateless:
+        if settings.allow_delete and sessions:
             mcp["DELETE"] = self._delete
         self._routes: Dict[str, Dict[str, Route]] = {self.path: mcp}
-        if settings.legacy_sse and not self.stateless:
+        if settings.legacy_sse and sessions:
             self._routes[settings.sse_path.rstrip("/") or "/"] = {"GET": self._legacy_stream}
             self._routes[self.messages_path] = {"POST": self._legacy_post}
 
@@ -182,6 +186,9 @@ class HTTPApp:
             kinds = [jsonrpc.kind_of(message) for message in messages]
         except InvalidMessage as exc:
             raise Reject(400, str(exc), id=exc.id) from None
+        if not batch and self._is_modern(messages[0], headers):
+            self._modern_post(request, responder, messages[0], kinds[0], claims)
+            return
         if any(kind is jsonrpc.REQUEST and message["method"] == methods.INITIALIZE
                for message, kind in zip(messages, kinds)):
             if batch:
@@ -202,6 +209,33 @@ class HTTPApp:
                 self.sessions.checkin(entry)
         except Reject as exc:  # a refusal of one request names it, so the client can match it
             raise exc.answering(messages[0]["id"] if kinds == [jsonrpc.REQUEST] else None) from None
+
+    # ---- 2026-07-28: one request per POST, no session ------------------------------------------------------
+    @staticmethod
+    def _is_modern(message: Any, headers: Mapping[str, str]) -> bool:
+        """Whether a POSTed message goes down the 2026-07-28 path: by its body, else by its version header."""
+        era = classify(message)
+        if era is not None:
+            return era == MODERN
+        version = headers.get("mcp-protocol-version")
+        return version is not None and is_supported(version.strip(" \t"), MODERN)
+
+    def _modern_post(self, request: IncomingRequest, responder: Responder, message: Any, kind: str,
+                     claims: Any) -> None:
+        """A 2026-07-28 POST: its own throwaway session, which runs the `_meta` ladder and the handler inline.
+
+        No session table, no ``Mcp-Session-Id`` (ignored if sent) and no resumability; an error answer gets the
+        HTTP status of its code (400, or 404 for an unknown method); a notification is accepted (202).
+        """
+        if kind is not jsonrpc.REQUEST and kind is not jsonrpc.NOTIFICATION:
+            raise Reject(400, "Invalid Request: a 2026-07-28 client POSTs requests and notifications only")
+        transport = SessionTransport(self.sessions, None, modern=True)
+        session = self.sessions.new_session(transport)
+        session.expect_modern()
+        try:
+            self._deliver(session, transport, request, responder, [message], False, claims)
+        finally:
+            session.close()
 
     def _initialize(self, request: IncomingRequest, responder: Responder, messages: List[Any], claims: Any) -> None:
         if self.stateless:  # answered normally, by a session that is then forgotten

@@ -45,6 +45,7 @@ import time
 from ..._log import log
 from ...errors import ConnectionClosed, TransportError
 from ...protocol import jsonrpc
+from ...protocol.envelope import http_status
 from ...protocol.sse import encode_comment, encode_event
 from .. import MessageSink, Route, Transport
 from .exchange import JSON_HEADERS, Headers, Reject, Responder, error_body
@@ -126,6 +127,8 @@ class Stream:
         self.held: List[str] = []  # responses kept while a POST may still answer with one JSON body
         self.finished = False
         self.opened = False  # standalone only: a client has listened, so missed events are worth keeping
+        #: The status of a one-body JSON answer: 200, or on 2026-07-28 the one its error code calls for.
+        self.status = 200
 
     # -- called by the session transport, from the threads that send --
     def deliver(self, data: str, answers: Sequence[RequestId]) -> bool:
@@ -157,7 +160,7 @@ class Stream:
         self.held = []
         self.finished = True
         try:
-            out.responder.respond(200, JSON_HEADERS + self.transport.session_headers(), body.encode("utf-8"))
+            out.responder.respond(self.status, JSON_HEADERS + self.transport.session_headers(), body.encode("utf-8"))
         except OSError:
             log.debug("client left before its JSON response")
         self._release(out, end=False)
@@ -171,6 +174,7 @@ class Stream:
             out.responder.start_stream(self.transport.sse_headers(), priming + b"".join(event for event, _ in events))
         except OSError:
             self._release(out, end=False)
+            self.transport.client_left()
             return all(stored for _, stored in events)
         out.streaming = True
         out.last_write = time.monotonic()
@@ -195,6 +199,7 @@ class Stream:
             out.responder.write(payload)
         except OSError:
             self._release(out, end=False)  # the client went away; it may resume
+            self.transport.client_left()
             return False
         out.last_write = time.monotonic()
         return True
@@ -325,10 +330,14 @@ class SessionTransport(Transport):
 
     wants_route = True  # a message related to a request goes to that request's stream
 
-    def __init__(self, host: StreamHost, session_id: Optional[str], *, legacy: bool = False) -> None:
+    def __init__(self, host: StreamHost, session_id: Optional[str], *, legacy: bool = False,
+                 modern: bool = False) -> None:
         self.host = host
         self.session_id = session_id
         self.legacy = legacy
+        #: Carries one 2026-07-28 request: an error answer gets its own HTTP status, and a client that closes
+        #: the response has cancelled the request (streamable-http.mdx, "Cancellation").
+        self.modern = modern
         #: The session this transport carries, set by whoever made both; its revision decides the stream rules.
         self.session: Optional[HostedSession] = None
         self._sink: Optional[MessageSink] = None  # told connection_lost on close
@@ -385,6 +394,11 @@ class SessionTransport(Transport):
         responder.start_stream(self.sse_headers(), b"".join(_event(stream_id, seq, data) for seq, data in events))
         responder.end_stream()
 
+    def client_left(self) -> None:
+        """A write to the client failed. On 2026-07-28 that cancels the request the response carried."""
+        if self.modern and self._sink is not None:
+            self._sink.connection_lost(ConnectionClosed("the client closed the response stream"))
+
     def send(self, message: Any, route: Optional[Route] = None) -> None:
         related_request_id = route.related_request_id if route is not None else None
         data = jsonrpc.encode(message)  # a ValueError here reaches the session, which answers an error instead
@@ -393,6 +407,8 @@ class SessionTransport(Transport):
             if self.closed:
                 raise ConnectionClosed("the HTTP session has ended")
             stream = self._routes.get(related_request_id) if related_request_id is not None else None
+        if self.modern and answers and stream is not None and "error" in message:
+            stream.status = http_status(message["error"]["code"])
         if stream is not None and stream.deliver(data, answers):
             return
         if answers and not self.legacy:

@@ -1,0 +1,309 @@
+"""Revision 2026-07-28 on the server: one `Server` serves both eras, on every transport.
+
+The era of a stream connection (in memory, stdio) is decided by its first deciding request (MODERN.md, "The
+server side on stdio and in-memory"); over HTTP every enveloped POST stands alone. Checked here: the `_meta`
+ladder's answers and HTTP statuses, the shape of results (`resultType`, serverInfo, caching hints), the per-
+request log level, progress only with a token, not-found resources, and cancellation by a dropped stream.
+"""
+
+import json
+import subprocess
+import sys
+import threading
+from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+import pytest
+
+from mcplite import Context, Server
+from mcplite.protocol import jsonrpc
+from mcplite.protocol.versions import HANDSHAKE_VERSIONS
+from mcplite.transports.memory import memory_pair
+from support import WAIT, RawPeer, wait_until
+from support.http import serving
+from support.raw_http import ModernClient, RawClient, envelope
+
+MODERN = "2026-07-28"
+ALL_VERSIONS = [MODERN, *HANDSHAKE_VERSIONS]
+SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+
+
+def make_server(**options: Any) -> Server:
+    server = Server("modern-test", "2.0", instructions="Be kind.", **options)
+    release = threading.Event()
+
+    @server.tool
+    def add(a: int, b: int, ctx: Context) -> int:
+        """Add two numbers, logging at three levels and reporting progress."""
+        ctx.debug("debug line")
+        ctx.info("info line")
+        ctx.error("error line")
+        ctx.progress(1, 2)
+        return a + b
+
+    @server.tool
+    def whoami(ctx: Context) -> Dict[str, Any]:
+        """What the server knows of this request's caller."""
+        return {"version": ctx.protocol_version, "client": ctx.client_info, "caps": ctx.client_capabilities}
+
+    @server.tool
+    def wait_for_cancel(ctx: Context) -> str:
+        """Block until the request is cancelled (or released by the test)."""
+        ctx.cancelled.wait(WAIT)
+        release.set()
+        return "cancelled" if ctx.is_cancelled else "not cancelled"
+
+    @server.prompt
+    def whole_result() -> Dict[str, Any]:
+        """A prompt that returns its whole result, with a 2026-07-28 field set by hand."""
+        return {"messages": [], "resultType": "complete"}
+
+    @server.resource("test://static")
+    def static() -> str:
+        return "static text"
+
+    server.released = release  # type: ignore[attr-defined]
+    return server
+
+
+@pytest.fixture
+def peer() -> Iterator[RawPeer]:
+    ours, theirs = memory_pair()
+    session = make_server().connect(theirs)
+    yield RawPeer(ours)
+    session.close()
+
+
+def modern(peer: RawPeer, id: Any, method: str, params: Optional[Dict[str, Any]] = None,
+           capabilities: Optional[Dict[str, Any]] = None, **meta: Any) -> Dict[str, Any]:
+    return peer.request(id, method, {**(params or {}), "_meta": envelope(capabilities, **meta)})
+
+
+def error_of(answer: Dict[str, Any]) -> Tuple[int, Any]:
+    assert "error" in answer, answer
+    return answer["error"]["code"], answer["error"].get("data")
+
+
+# ---- the era of a stream connection ------------------------------------------------------------------------
+
+def test_discover_does_not_decide_the_era(peer: RawPeer) -> None:
+    result = modern(peer, 1, "server/discover")["result"]
+    assert result["supportedVersions"] == [MODERN]  # modern versions only (MODERN.md spec point 9)
+    assert result["capabilities"]["tools"] == {"listChanged": True}
+    assert result["instructions"] == "Be kind."
+    assert result["_meta"][SERVER_INFO] == {"name": "modern-test", "version": "2.0"}
+    assert (result["resultType"], result["ttlMs"], result["cacheScope"]) == ("complete", 0, "private")
+    # A probe that was merely slow is followed by initialize: the handshake still works.
+    answer = peer.initialize()
+    assert answer["result"]["protocolVersion"] == "2025-11-25"
+    assert "resultType" not in answer["result"]
+
+
+def test_an_enveloped_request_pins_the_connection_modern(peer: RawPeer) -> None:
+    tools = modern(peer, 1, "tools/list")["result"]
+    assert [tool["name"] for tool in tools["tools"]][:2] == ["add", "whoami"]
+    assert (tools["resultType"], tools["ttlMs"], tools["cacheScope"]) == ("complete", 0, "private")
+    code, data = error_of(peer.request(2, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}}))
+    assert code == -32022 and data == {"supported": ALL_VERSIONS, "requested": "2025-11-25"}
+    code, _ = error_of(peer.request(3, "tools/list", {}))
+    assert code == -32602  # no _meta on a modern connection
+    for method in ("ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "initialize"):
+        assert error_of(modern(peer, method, method))[0] == -32601, method
+    assert error_of(modern(peer, 4, "no/such"))[0] == -32601
+
+
+def test_a_handshake_connection_refuses_enveloped_requests(peer: RawPeer) -> None:
+    peer.initialize()
+    assert error_of(modern(peer, 1, "tools/list"))[0] == -32600
+    assert error_of(peer.request(2, "server/discover", {}))[0] == -32601  # exists only enveloped
+    assert "resultType" not in peer.request(3, "tools/list", {})["result"]
+
+
+@pytest.mark.parametrize("meta, code", [
+    (None, -32602),                                                                   # no _meta
+    ({"io.modelcontextprotocol/protocolVersion": MODERN}, -32602),                    # no capabilities
+    ({"io.modelcontextprotocol/clientCapabilities": {}, "io.modelcontextprotocol/protocolVersion": 7}, -32602),
+    ({**envelope(), "io.modelcontextprotocol/logLevel": "loud"}, -32602),
+    ({**envelope(), "io.modelcontextprotocol/clientInfo": "me"}, -32602),
+])
+def test_the_ladder_refuses_malformed_envelopes(peer: RawPeer, meta: Any, code: int) -> None:
+    params = {"_meta": meta} if meta is not None else {}
+    if meta is None:  # unenveloped: only a connection already modern calls that a missing _meta
+        modern(peer, 0, "tools/list")
+    assert error_of(peer.request(1, "tools/list", params))[0] == code
+
+
+def test_an_unsupported_version_lists_every_version(peer: RawPeer) -> None:
+    meta = {**envelope(), "io.modelcontextprotocol/protocolVersion": "v999.0.0"}
+    code, data = error_of(peer.request(1, "server/discover", {"_meta": meta}))
+    assert code == -32022 and data == {"supported": ALL_VERSIONS, "requested": "v999.0.0"}
+
+
+def test_client_info_is_optional_and_per_request(peer: RawPeer) -> None:
+    meta = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
+    assert "result" in peer.request(1, "server/discover", {"_meta": meta})
+    answer = modern(peer, 2, "tools/call", {"name": "whoami"}, capabilities={"sampling": {}})
+    assert answer["result"]["structuredContent"] == {
+        "version": MODERN, "client": {"name": "raw", "version": "1"}, "caps": {"sampling": {}}}
+
+
+def test_logs_only_at_the_requests_level_and_progress_only_with_a_token(peer: RawPeer) -> None:
+    def call(id: Any, **meta: Any) -> List[Any]:
+        peer.send(jsonrpc.request(id, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2},
+                                                     "_meta": envelope(**meta)}))
+        seen = []
+        while True:
+            message = peer.next()
+            seen.append(message)
+            if message.get("id") == id:
+                assert message["result"]["structuredContent"] == {"result": 3}
+                return [m["method"] + ":" + str(m["params"].get("level", "")) for m in seen if "method" in m]
+
+    assert call(1) == []  # no logLevel: no log at all (logging.mdx); no progressToken: no progress
+    assert call(2, logLevel="info") == ["notifications/message:info", "notifications/message:error"]
+    assert call(3, logLevel="debug", progressToken="p") == [
+        "notifications/message:debug", "notifications/message:info", "notifications/message:error",
+        "notifications/progress:"]
+
+
+def test_results_are_shaped_per_revision(peer: RawPeer) -> None:
+    read = modern(peer, 1, "resources/read", {"uri": "test://static"})["result"]
+    assert read["contents"][0]["text"] == "static text"
+    assert (read["resultType"], read["ttlMs"], read["cacheScope"]) == ("complete", 0, "private")
+    call = modern(peer, 2, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 2}})["result"]
+    assert call["resultType"] == "complete" and "ttlMs" not in call  # tools/call is not cacheable
+    assert call["_meta"][SERVER_INFO]["name"] == "modern-test"
+    own = modern(peer, 3, "prompts/get", {"name": "whole_result"})["result"]
+    assert own["resultType"] == "complete" and own["_meta"][SERVER_INFO]["name"] == "modern-test"
+
+
+def test_handshake_results_lose_the_modern_fields() -> None:
+    ours, theirs = memory_pair()
+    session = make_server().connect(theirs)
+    peer = RawPeer(ours)
+    try:
+        peer.initialize()
+        result = peer.request(1, "prompts/get", {"name": "whole_result"})["result"]
+        assert result == {"messages": []}
+    finally:
+        session.close()
+
+
+def test_a_missing_resource_is_invalid_params_with_its_uri(peer: RawPeer) -> None:
+    code, data = error_of(modern(peer, 1, "resources/read", {"uri": "test://nothing"}))
+    assert code == -32602 and data == {"uri": "test://nothing"}
+
+
+def test_a_server_of_one_era() -> None:
+    ours, theirs = memory_pair()
+    session = Server("modern-only", supported_versions=[MODERN]).connect(theirs)
+    peer = RawPeer(ours)
+    try:
+        code, data = error_of(peer.request(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}}))
+        assert code == -32022 and data == {"supported": [MODERN], "requested": "2025-11-25"}
+        assert modern(peer, 2, "server/discover")["result"]["supportedVersions"] == [MODERN]
+    finally:
+        session.close()
+    ours, theirs = memory_pair()
+    session = Server("legacy-only", supported_versions=HANDSHAKE_VERSIONS).connect(theirs)
+    peer = RawPeer(ours)
+    try:
+        code, data = error_of(modern(peer, 1, "server/discover"))
+        assert code == -32022 and data["supported"] == list(HANDSHAKE_VERSIONS)  # a prober falls back at once
+        assert peer.initialize()["result"]["protocolVersion"] == "2025-11-25"
+    finally:
+        session.close()
+
+
+def test_stdio_serves_both_eras(tmp_path: Any) -> None:
+    script = tmp_path / "server.py"
+    script.write_text("from mcplite import Server\nserver = Server('stdio-modern')\n"
+                      "@server.tool\ndef echo(text: str) -> str:\n    'Echo.'\n    return text\n"
+                      "server.run()\n")
+    lines = [jsonrpc.request(1, "server/discover", {"_meta": envelope()}),
+             jsonrpc.request(2, "tools/call", {"name": "echo", "arguments": {"text": "hi"}, "_meta": envelope()}),
+             jsonrpc.request(3, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}})]
+    completed = subprocess.run([sys.executable, str(script)], input="".join(json.dumps(m) + "\n" for m in lines),
+                               capture_output=True, text=True, timeout=WAIT * 2, env=_env_with_repo())
+    answers = {m["id"]: m for m in map(json.loads, completed.stdout.splitlines())}
+    assert answers[1]["result"]["supportedVersions"] == [MODERN]
+    assert answers[2]["result"]["content"] == [{"type": "text", "text": "hi"}]
+    assert answers[3]["error"]["code"] == -32022
+    assert completed.returncode == 0, completed.stderr
+
+
+def _env_with_repo() -> Dict[str, str]:
+    import os
+
+    from support import ROOT
+
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+
+
+# ---- HTTP: every enveloped POST stands alone --------------------------------------------------------------
+
+@pytest.fixture
+def http_server() -> Iterator[Any]:
+    server = make_server()
+    with serving(server, keepalive_interval=0.2) as http:
+        http.fixture_server = server
+        yield http
+
+
+def test_http_answers_and_statuses(http_server: Any) -> None:
+    client = ModernClient(http_server)
+    reply = client.post(client.modern("server/discover"))
+    assert reply.status == 200 and reply.json()["result"]["supportedVersions"] == [MODERN]
+    assert "mcp-session-id" not in reply.headers  # 2026-07-28 has no sessions
+    reply = client.post(client.modern("tools/call", {"name": "add", "arguments": {"a": 1, "b": 1}}),
+                        {"Mcp-Session-Id": "ignored"})
+    assert reply.status == 200 and reply.json()["result"]["structuredContent"] == {"result": 2}
+    for method, status, code in (("ping", 404, -32601), ("no/such", 404, -32601), ("initialize", 404, -32601)):
+        body = client.modern(method)
+        reply = client.post(body)
+        assert (reply.status, reply.json()["error"]["code"], reply.json()["id"]) == (status, code, body["id"])
+    body = client.modern("tools/list")
+    reply = client.post(body, {"MCP-Protocol-Version": "2025-11-25"})  # the header must repeat the body
+    assert (reply.status, reply.json()["error"]["code"]) == (400, -32020)
+    reply = client.post(body, {"Mcp-Method": "prompts/list"})
+    assert (reply.status, reply.json()["error"]["code"]) == (400, -32020)
+    body = client.request("tools/list")  # the header says 2026-07-28, the body has no _meta
+    reply = client.post(body)
+    assert (reply.status, reply.json()["error"]["code"], reply.json()["id"]) == (400, -32602, body["id"])
+    meta = {**envelope(), "io.modelcontextprotocol/protocolVersion": "v999.0.0"}
+    reply = client.post(client.request("server/discover", {"_meta": meta}), {"MCP-Protocol-Version": "v999.0.0"})
+    assert (reply.status, reply.json()["error"]["code"]) == (400, -32022)
+    assert reply.json()["error"]["data"] == {"supported": ALL_VERSIONS, "requested": "v999.0.0"}
+    reply = client.post({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}},
+                        {"MCP-Protocol-Version": MODERN})
+    assert reply.status == 202
+
+
+def test_http_serves_the_handshake_era_beside(http_server: Any) -> None:
+    legacy = RawClient(http_server)
+    legacy.initialize()
+    reply = legacy.post(legacy.request("tools/list"))
+    assert reply.status == 200 and "resultType" not in reply.json()["result"]
+    client = ModernClient(http_server)  # a modern request with a legacy session's id is still modern
+    reply = client.post(client.modern("tools/list"), {"MCP-Session-Id": legacy.session_id or ""})
+    assert reply.json()["result"]["resultType"] == "complete"
+
+
+def test_get_and_delete_are_405_without_a_handshake_revision() -> None:
+    with serving(Server("modern-only", supported_versions=[MODERN])) as http:
+        client = ModernClient(http)
+        for method in ("GET", "DELETE"):
+            response = client.send(method, None, {"Accept": "text/event-stream"})
+            assert response.status == 405 and response.getheader("Allow") == "POST"
+            response.read()
+        reply = client.post(client.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}}),
+                            {"MCP-Protocol-Version": "2025-11-25"})
+        assert reply.json()["error"]["code"] == -32022
+
+
+def test_a_dropped_stream_cancels_the_request(http_server: Any) -> None:
+    client = ModernClient(http_server)
+    stream = client.stream(client.modern("tools/call", {"name": "wait_for_cancel"}))
+    stream.read_raw_until(b":")  # a keep-alive comment: the handler is running and the stream is SSE
+    stream.drop()
+    assert http_server.fixture_server.released.wait(WAIT)  # the handler saw the cancellation and returned
+    assert wait_until(lambda: threading.active_count() < 50)

@@ -21,9 +21,12 @@ process that imports Server only to, say, print its version does not pay for the
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
+import os
+
 from ..errors import METHOD_NOT_FOUND, RPCError
 from ..protocol import methods
 from ..protocol.envelope import MODERN_ONLY_METHODS
+from ..protocol.mrtr import DEFAULT_TTL, STATE_KEYS_ENV, StateKeys
 from ..protocol.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
 from ..session.server import ServerSession
 from .registry import Registry, drop_none
@@ -31,9 +34,10 @@ from .subscriptions import Connections
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
     from ..protocol import types as t
+    from ..protocol.mrtr import StateCodec
     from ..session import RequestContext
     from ..transports import Transport
     from .context import ELICIT_TIMEOUT as ELICIT_TIMEOUT  # the elicitation default, as it was here
@@ -69,6 +73,16 @@ class Server(Registry):
         instructions: text the client may give its model about how to use this server.
         page_size: items per page in list results (None: everything in one page).
         max_workers: concurrent requests per connection.
+        state_keys: the keys that seal ``requestState`` (2026-07-28 input rounds, which may come back to
+            another worker or after a restart): a `StateKeys` ring, a list of secrets (32+ bytes each, the
+            first mints, all verify), or their ``"hex,hex"`` form. Default: the ``MCPLITE_STATE_KEYS``
+            environment variable, else one random key drawn now, which the workers a server forks after
+            building it (``gunicorn --preload``) share, and nobody else.
+        state_codec: replaces the HMAC signature of ``requestState`` (``seal(bytes) -> str``,
+            ``unseal(str) -> bytes``), e.g. to encrypt it; the state is signed, not encrypted, by default.
+        state_ttl: seconds a ``requestState`` stays valid.
+        bind_principal: ``auth -> str or None``: who a state is bound to, from what the HTTP ``authenticate``
+            hook returned (default: ``iss``, ``sub`` and ``client_id``/``azp`` of token claims).
         supported_versions: protocol revisions to accept, newest first (default: all we implement, both eras;
             without a modern one the server speaks only the handshake era, without a handshake one only 2026-07-28).
 
@@ -80,8 +94,17 @@ class Server(Registry):
                  description: Optional[str] = None, website_url: Optional[str] = None,
                  icons: Optional[List[t.Icon]] = None, instructions: Optional[str] = None,
                  page_size: Optional[int] = None, max_workers: int = 16,
-                 supported_versions: Sequence[str] = MODERN_VERSIONS + HANDSHAKE_VERSIONS) -> None:
+                 supported_versions: Sequence[str] = MODERN_VERSIONS + HANDSHAKE_VERSIONS,
+                 state_keys: Union[StateKeys, Sequence[bytes], str, None] = None,
+                 state_codec: Optional[StateCodec] = None, state_ttl: float = DEFAULT_TTL,
+                 bind_principal: Optional[Callable[[Any], Optional[str]]] = None) -> None:
         super().__init__(Connections(), page_size)
+        #: The key ring that seals and opens ``requestState`` (2026-07-28 input rounds); see `state_keys_source`.
+        self.state_keys, self.state_keys_source = _state_keys(state_keys)
+        self.state_codec = state_codec
+        self.state_ttl = state_ttl
+        self.bind_principal = bind_principal or default_principal
+        self._built_in = os.getpid()  # an ephemeral key drawn here is shared only with processes forked later
         self.name = name
         self.version = version
         self.info: Dict[str, Any] = {"name": name, "version": version,
@@ -90,6 +113,18 @@ class Server(Registry):
         self.instructions = instructions
         self.max_workers = max_workers
         self.supported_versions = tuple(supported_versions)
+
+    def multiprocess_warning(self) -> Optional[str]:
+        """Why a server run by several processes would refuse its own ``requestState``s, or None.
+
+        Asked by the WSGI adapter when the server says it runs several processes (``wsgi.multiprocess``): an
+        ephemeral key drawn in this very process (not inherited by fork) is one no other worker has.
+        """
+        if not self.state_keys.ephemeral or self._built_in != os.getpid():
+            return None
+        return ("this server runs in several processes, each with a key of its own for requestState: a "
+                "2026-07-28 input round that reaches another worker will be refused (-32602). Set "
+                "Server(state_keys=...) or MCPLITE_STATE_KEYS, or build the app before forking (gunicorn --preload)")
 
     # ---- server-initiated notifications -----------------------------------------------------------------
     def notify_resource_updated(self, uri: str) -> None:
@@ -188,6 +223,29 @@ class Server(Registry):
         handler = self.notification_handlers.get(method)
         if handler is not None:
             handler(params, session)
+
+
+def _state_keys(keys: Union[StateKeys, Sequence[bytes], str, None]) -> Tuple[StateKeys, str]:
+    """The key ring a server was given, and where it came from ("argument", the variable's name, "ephemeral")."""
+    if isinstance(keys, StateKeys):
+        return keys, "argument"
+    if isinstance(keys, str):
+        return StateKeys.from_hex(keys), "argument"
+    if keys is not None:
+        return StateKeys(keys), "argument"
+    configured = os.environ.get(STATE_KEYS_ENV)
+    if configured:
+        return StateKeys.from_hex(configured), STATE_KEYS_ENV
+    return StateKeys.generate(), "ephemeral"
+
+
+def default_principal(auth: Any) -> Optional[str]:
+    """Who a request comes from, for binding its ``requestState``: token claims' issuer, subject and client."""
+    if not isinstance(auth, dict):
+        return None if auth is None else repr(auth)
+    parts = [str(auth.get(name, "")) for name in ("iss", "sub")]
+    parts.append(str(auth.get("client_id") or auth.get("azp") or ""))
+    return "|".join(parts) if any(parts) else None
 
 
 #: The methods whose complete results carry caching hints (2026-07-28 server/utilities/caching.mdx).

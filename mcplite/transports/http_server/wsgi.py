@@ -21,6 +21,7 @@ from __future__ import annotations  # annotations are not evaluated at import
 
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
+from ..._log import log
 from ..http_messages import lower_case_headers
 from .app import HTTPApp
 from .exchange import Headers, IncomingRequest, Responder, reason_phrase
@@ -74,8 +75,12 @@ class WSGIApp:
 
     def __init__(self, server: SessionFactory, **options: Any) -> None:
         self.http = HTTPApp(server, **options)
+        self._deployment_checked = False  # the first request tells whether this server runs several processes
 
     def __call__(self, environ: Dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        if not self._deployment_checked:
+            self._deployment_checked = True
+            self._check_deployment(environ)
         method = environ["REQUEST_METHOD"]
         responder = _WSGIResponder(start_response, method == "HEAD")
         headers = _headers(environ)
@@ -90,6 +95,13 @@ class WSGIApp:
         except OSError:
             pass  # the client left in the middle of a stream
         return responder.body
+
+    def _check_deployment(self, environ: Dict[str, Any]) -> None:
+        """Warn, once, of a setting that cannot work in a multi-process deployment (PEP 3333 ``wsgi.multiprocess``)."""
+        check = getattr(self.http.server, "multiprocess_warning", None)
+        problem = check() if check is not None and environ.get("wsgi.multiprocess") else None
+        if problem:
+            log.warning("mcplite WSGI: %s", problem)
 
     def _read_body(self, environ: Dict[str, Any]) -> Optional[bytes]:
         """The request body, or None when it is larger than allowed."""

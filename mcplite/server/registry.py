@@ -19,9 +19,11 @@ from ..protocol import methods
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar, Union, overload
+    from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, TypeVar, Union, overload
 
+    from ..errors import RPCError
     from ..protocol import types as t
+    from ..protocol.mcp_headers import ParamHeader
     from ..schema.functions import FunctionSchema
     from ..schema.uritemplate import URITemplate
     from ..session import ServerSession
@@ -53,14 +55,32 @@ class Entry:
 
 
 class ToolEntry(Entry):
-    """A tool; ``input_schema`` is a hand-written input schema that calls must also match (None: the signature's)."""
+    """A tool; ``input_schema`` is a hand-written input schema that calls must also match (None: the signature's).
 
-    __slots__ = ("input_schema",)
+    ``param_headers`` maps the argument paths of the published input schema's ``x-mcp-header`` annotations
+    to their `ParamHeader` (empty for most tools): computed once at registration, read on every call.
+    """
+
+    __slots__ = ("input_schema", "param_headers")
 
     def __init__(self, definition: Dict[str, Any], fn: Callable[..., Any], schema: FunctionSchema,
-                 input_schema: Optional[Dict[str, Any]] = None) -> None:
+                 input_schema: Optional[Dict[str, Any]] = None,
+                 param_headers: Optional[Dict[Tuple[str, ...], ParamHeader]] = None) -> None:
         super().__init__(definition, fn, schema)
         self.input_schema = input_schema
+        self.param_headers: Dict[Tuple[str, ...], ParamHeader] = param_headers or {}
+
+    def check_param_headers(self, headers: Mapping[str, str], arguments: Any) -> Optional[RPCError]:
+        """None when the ``Mcp-Param-*`` headers of a 2026-07-28 HTTP ``tools/call`` match ``arguments``, else
+        the `-32020` error to answer with (HTTP 400): a header missing for a non-null argument, present
+        without one, malformed (``=?base64?…?=`` is decoded strictly) or different (integers compare
+        numerically). ``headers``: the request's, names in any case. A tool without annotations pays nothing.
+        """
+        if not self.param_headers:
+            return None
+        from ..protocol.mcp_headers import check_param_headers
+
+        return check_param_headers(headers, self.param_headers, arguments)
 
     def bind(self, arguments: Dict[str, Any]) -> Dict[str, Any]:
         """The keyword arguments for a call: `FunctionSchema.bind`, after the hand-written schema's check."""
@@ -84,6 +104,19 @@ class ResourceEntry(Entry):
                  template: Optional[URITemplate]) -> None:
         super().__init__(definition, fn, schema)
         self.template = template
+
+
+def _param_headers(tool: str, input_schema: Dict[str, Any]) -> Dict[Tuple[str, ...], ParamHeader]:
+    """The checked ``x-mcp-header`` map of a tool's published input schema; `ValueError` naming the tool and the
+    first invalid annotation. The module is loaded only for a schema that mentions the keyword at all."""
+    if "x-mcp-header" not in repr(input_schema):
+        return {}
+    from ..protocol.mcp_headers import header_map
+
+    try:
+        return header_map(input_schema)
+    except ValueError as exc:
+        raise ValueError(f"tool {tool!r}: invalid x-mcp-header annotation: {exc}") from None
 
 
 def drop_none(**fields: Any) -> Dict[str, Any]:
@@ -163,15 +196,17 @@ class Registry:
         name = name or schema.name
         if not _TOOL_NAME.match(name):
             log.warning("tool name %r does not follow the spec's naming rules ([A-Za-z0-9_.-], 1-128)", name)
+        published = schema.input_schema if input_schema is None else input_schema
+        param_headers = _param_headers(name, published)
         definition: Dict[str, Any] = {"name": name, **drop_none(title=title),
                                       "description": description or schema.description or "",
-                                      "inputSchema": schema.input_schema if input_schema is None else input_schema}
+                                      "inputSchema": published}
         if isinstance(output_schema, dict):
             definition["outputSchema"] = output_schema
         elif derive_output and schema.output_schema is not None:
             definition["outputSchema"] = schema.output_schema
         definition.update(drop_none(annotations=annotations, icons=icons, _meta=meta))
-        entry = ToolEntry(definition, fn, schema, input_schema)
+        entry = ToolEntry(definition, fn, schema, input_schema, param_headers)
         with self._lock:
             self._tools = _added(self._tools, name, entry, "tool")
         self._connections.notify_all(methods.TOOLS_LIST_CHANGED)

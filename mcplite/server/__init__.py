@@ -25,6 +25,7 @@ from ..errors import METHOD_NOT_FOUND, RPCError
 from ..protocol import methods
 from ..protocol.versions import HANDSHAKE_VERSIONS
 from ..session.server import ServerSession
+from .caching import CachePolicy
 from .registry import Registry, drop_none
 from .subscriptions import Connections
 
@@ -69,6 +70,12 @@ class Server(Registry):
         page_size: items per page in list results (None: everything in one page).
         max_workers: concurrent requests per connection.
         supported_versions: protocol revisions to accept, newest first (default: all we implement).
+        cache_ttl_ms, cache_scope: the caching hints of revision 2026-07-28 (``ttlMs``, ``cacheScope``) on the
+            results of ``server/discover``, the lists and ``resources/read``: how many milliseconds a client may
+            reuse one (0: not at all), and for whom (``"public"``: anyone; ``"private"``: the same
+            authorization only). A resource overrides them with ``@server.resource(uri, ttl_ms=...,
+            cache_scope=...)``. `ValueError` for a ttl that is not an integer >= 0, or another scope.
+        list_ttl_ms, list_scope: the same for the four lists only (None: ``cache_ttl_ms``, ``cache_scope``).
 
     Registration (`tool`, `resource`, `prompt`, `completion`, `notification` and the ``add_*`` and
     ``remove_*`` methods) is inherited from `Registry`.
@@ -78,8 +85,13 @@ class Server(Registry):
                  description: Optional[str] = None, website_url: Optional[str] = None,
                  icons: Optional[List[t.Icon]] = None, instructions: Optional[str] = None,
                  page_size: Optional[int] = None, max_workers: int = 16,
-                 supported_versions: Sequence[str] = HANDSHAKE_VERSIONS) -> None:
+                 supported_versions: Sequence[str] = HANDSHAKE_VERSIONS, cache_ttl_ms: int = 0,
+                 cache_scope: str = "private", list_ttl_ms: Optional[int] = None,
+                 list_scope: Optional[str] = None) -> None:
         super().__init__(Connections(), page_size)
+        #: The caching hints for each cacheable request (`caching.CachePolicy.hints`).
+        self.cache = CachePolicy(cache_ttl_ms, cache_scope, list_ttl_ms=list_ttl_ms, list_scope=list_scope,
+                                 resource_hints=self._resource_cache_hints)
         self.name = name
         self.version = version
         self.info: Dict[str, Any] = {"name": name, "version": version,

@@ -58,13 +58,14 @@ from .protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
     from . import content
     from .client import Client
+    from .schema.functions import Header
     from .server import Context, Server, ToolResult
     from .session import PendingRequest
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Server", "Client", "Context", "ToolResult", "PendingRequest", "content",
+    "Server", "Client", "Context", "ToolResult", "PendingRequest", "content", "Header",
     "LATEST_VERSION", "SUPPORTED_VERSIONS",
     "MCPError", "ProtocolError", "LocalProtocolError", "CapabilityError", "RemoteProtocolError",
     "VersionMismatch", "RPCError", "RemoteError", "ResourceNotFound", "ConnectionClosed", "RequestTimeout",
@@ -73,7 +74,7 @@ __all__ = [
 
 #: Lazily loaded name -> the module that defines it (a module itself when the name is a submodule).
 _LAZY = {"Server": ".server", "Context": ".server", "ToolResult": ".server", "Client": ".client",
-         "PendingRequest": ".session", "content": ".content"}
+         "PendingRequest": ".session", "content": ".content", "Header": ".schema.functions"}
 
 
 def __getattr__(name: str) -> Any:

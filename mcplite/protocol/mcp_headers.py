@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 __all__ = [
     "METHOD_HEADER", "NAME_HEADER", "PARAM_HEADER_PREFIX", "MAX_SAFE_INTEGER", "BASE64_PREFIX", "BASE64_SUFFIX",
     "NAME_FIELDS", "HeaderValueError", "ParamHeader", "encode_value", "decode_value", "check_schema",
-    "header_map", "param_headers", "standard_headers", "check_request_headers",
+    "header_map", "param_headers", "standard_headers", "check_request_headers", "check_param_headers",
 ]
 
 #: The body's ``method``, on every request.
@@ -482,20 +482,39 @@ def check_request_headers(headers: Mapping[str, str], message: Any,
             return _differs(NAME_HEADER, raw, params[field])
     if param_map:
         arguments = params.get("arguments") if isinstance(params, dict) else None
-        for entry in param_map.values():
-            value = _argument(arguments, entry.path)
-            raw = received.get(entry.key)
-            if raw is None:
-                if value is not _ABSENT:
-                    return _missing(entry.header)
-                continue
-            try:
-                text = decode_value(raw)
-            except HeaderValueError as exc:
-                return _invalid(entry.header, raw, exc)
-            if value is _ABSENT:
-                return _mismatch(f"{entry.header} header is present but the body has no value for "
-                                 f"'{'.'.join(entry.path)}'")
-            if not _matches(entry.type, text, value):
-                return _differs(entry.header, raw, value, entry.type)
+        return _check_params(received, param_map, arguments)
+    return None
+
+
+def check_param_headers(headers: Mapping[str, str], param_map: Mapping[Tuple[str, ...], ParamHeader],
+                        arguments: Any) -> Optional[RPCError]:
+    """The ``Mcp-Param-*`` part of `check_request_headers` alone: None when every header of ``param_map``
+    matches its argument in ``arguments`` (the ``tools/call`` body's), else the `-32020` error.
+
+    For a caller that checks `Mcp-Method` and `Mcp-Name` in its own step. ``headers``: names in any case.
+    """
+    if not param_map:
+        return None
+    return _check_params({name.lower(): value for name, value in headers.items()}, param_map, arguments)
+
+
+def _check_params(received: Mapping[str, str], param_map: Mapping[Tuple[str, ...], ParamHeader],
+                  arguments: Any) -> Optional[RPCError]:
+    """`check_param_headers` over ``received`` headers whose names are already in lower case."""
+    for entry in param_map.values():
+        value = _argument(arguments, entry.path)
+        raw = received.get(entry.key)
+        if raw is None:
+            if value is not _ABSENT:
+                return _missing(entry.header)
+            continue
+        try:
+            text = decode_value(raw)
+        except HeaderValueError as exc:
+            return _invalid(entry.header, raw, exc)
+        if value is _ABSENT:
+            return _mismatch(f"{entry.header} header is present but the body has no value for "
+                             f"'{'.'.join(entry.path)}'")
+        if not _matches(entry.type, text, value):
+            return _differs(entry.header, raw, value, entry.type)
     return None

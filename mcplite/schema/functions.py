@@ -53,7 +53,7 @@ from .validation import (
 
 __all__ = [
     "ValidationError", "validate", "compile_schema", "Parameter", "FunctionSchema", "function_schema",
-    "type_schema", "to_jsonable", "coerce_from_string",
+    "type_schema", "to_jsonable", "coerce_from_string", "Header",
 ]
 
 Schema = Dict[str, Any]
@@ -143,7 +143,13 @@ def _generic_schema(annotation: Any, origin: Any, args: Tuple[Any, ...], defs: _
     if origin in _KEY_QUALIFIERS:
         return _schema(args[0], defs)
     if origin in _UNION_ORIGINS:
-        return {"anyOf": [_schema(arm, defs) for arm in args]}
+        arms = [_schema(arm, defs) for arm in args]
+        headers = [arm.pop("x-mcp-header") for arm in arms if "x-mcp-header" in arm]
+        if len(headers) == 1:  # Optional[Annotated[str, Header(...)]]: the header is the parameter's
+            return _with_header({"anyOf": arms}, headers[0])
+        if headers:
+            raise TypeError(f"{annotation!r}: a union may carry one Header, not {len(headers)}")
+        return {"anyOf": arms}
     if origin is Literal:
         return _enum_schema(list(args))
     container = _container_schema(origin, args, defs)
@@ -152,13 +158,77 @@ def _generic_schema(annotation: Any, origin: Any, args: Tuple[Any, ...], defs: _
     return container
 
 
+class Header:
+    """Metadata for ``Annotated``: a tool parameter that the client also sends as an HTTP header.
+
+    ``Annotated[str, Header("Region")]`` puts ``"x-mcp-header": "Region"`` in the parameter's JSON schema.
+    On revision 2026-07-28 over HTTP a client then sends the argument's value as ``Mcp-Param-Region`` too,
+    so that gateways and load balancers can route on it without reading the body; the server checks that
+    the header matches the body. Only ``str``, ``int`` and ``bool`` parameters (or Optional of one) may
+    carry a header. The name must be an HTTP token (letters, digits, ``-`` ...) unique within the tool,
+    case-insensitively; a tool that breaks these rules is refused at registration with a `ValueError`.
+
+    Example::
+
+        from typing import Annotated
+        from mcplite import Header, Server
+
+        server = Server("db")
+
+        @server.tool
+        def run_sql(region: Annotated[str, Header("Region")], query: str) -> str:
+            "Run a query in one region."
+            ...
+
+    A description may sit beside it: ``Annotated[str, Header("Region"), "the data centre"]``.
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name  # checked with the whole schema at registration, where the tool's name is known
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Header) and self.name == other.name
+
+    def __hash__(self) -> int:
+        return hash((Header, self.name))
+
+    def __repr__(self) -> str:
+        return f"Header({self.name!r})"
+
+
 def _annotated_schema(annotation: Any, metadata: Tuple[Any, ...], defs: _Definitions) -> Schema:
-    """Annotated[X, "text"] or Annotated[X, Field(description="text")]: X's schema with a description."""
+    """Annotated[X, "text"] or Annotated[X, Field(description="text")]: X's schema with a description;
+    Annotated[X, Header("Name")]: with ``"x-mcp-header": "Name"``."""
     schema = _schema(annotation, defs)
     description = _description_of(metadata)
     if description is not None:
         schema = dict(schema, description=description)
+    for item in metadata:
+        if isinstance(item, Header):
+            schema = _with_header(schema, item.name)
     return schema
+
+
+def _with_header(schema: Schema, name: str) -> Schema:
+    """``schema`` annotated with ``"x-mcp-header": name``.
+
+    Optional[X] is ``{"anyOf": [X, {"type": "null"}]}``, which a header's rules do not read as a string,
+    integer or boolean: when every arm is a bare type (one may carry the description), the union becomes the
+    equivalent ``"type"`` list (``["string", "null"]``), which they do. Anything else keeps its shape and is
+    judged at registration.
+    """
+    arms = schema.get("anyOf")
+    if isinstance(arms, list) and all(isinstance(arm, dict) and isinstance(arm.get("type"), str)
+                                      and set(arm) <= {"type", "description"} for arm in arms):
+        descriptions = [arm["description"] for arm in arms if "description" in arm]
+        if len(descriptions) <= 1:
+            schema = {key: value for key, value in schema.items() if key != "anyOf"}
+            schema["type"] = [arm["type"] for arm in arms]
+            if descriptions:
+                schema.setdefault("description", descriptions[0])
+    return dict(schema, **{"x-mcp-header": name})
 
 
 def _description_of(metadata: Tuple[Any, ...]) -> Optional[str]:

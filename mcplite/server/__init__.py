@@ -29,6 +29,7 @@ from ..protocol.envelope import MODERN_ONLY_METHODS
 from ..protocol.mrtr import DEFAULT_TTL, STATE_KEYS_ENV, StateKeys
 from ..protocol.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
 from ..session.server import ServerSession
+from .caching import CachePolicy
 from .registry import Registry, drop_none
 from .subscriptions import Connections
 
@@ -85,6 +86,12 @@ class Server(Registry):
             hook returned (default: ``iss``, ``sub`` and ``client_id``/``azp`` of token claims).
         supported_versions: protocol revisions to accept, newest first (default: all we implement, both eras;
             without a modern one the server speaks only the handshake era, without a handshake one only 2026-07-28).
+        cache_ttl_ms, cache_scope: the caching hints of revision 2026-07-28 (``ttlMs``, ``cacheScope``) on the
+            results of ``server/discover``, the lists and ``resources/read``: how many milliseconds a client may
+            reuse one (0: not at all), and for whom (``"public"``: anyone; ``"private"``: the same
+            authorization only). A resource overrides them with ``@server.resource(uri, ttl_ms=...,
+            cache_scope=...)``. `ValueError` for a ttl that is not an integer >= 0, or another scope.
+        list_ttl_ms, list_scope: the same for the four lists only (None: ``cache_ttl_ms``, ``cache_scope``).
 
     Registration (`tool`, `resource`, `prompt`, `completion`, `notification` and the ``add_*`` and
     ``remove_*`` methods) is inherited from `Registry`.
@@ -97,7 +104,9 @@ class Server(Registry):
                  supported_versions: Sequence[str] = MODERN_VERSIONS + HANDSHAKE_VERSIONS,
                  state_keys: Union[StateKeys, Sequence[bytes], str, None] = None,
                  state_codec: Optional[StateCodec] = None, state_ttl: float = DEFAULT_TTL,
-                 bind_principal: Optional[Callable[[Any], Optional[str]]] = None) -> None:
+                 bind_principal: Optional[Callable[[Any], Optional[str]]] = None, cache_ttl_ms: int = 0,
+                 cache_scope: str = "private", list_ttl_ms: Optional[int] = None,
+                 list_scope: Optional[str] = None) -> None:
         super().__init__(Connections(), page_size)
         #: The key ring that seals and opens ``requestState`` (2026-07-28 input rounds); see `state_keys_source`.
         self.state_keys, self.state_keys_source = _state_keys(state_keys)
@@ -105,6 +114,9 @@ class Server(Registry):
         self.state_ttl = state_ttl
         self.bind_principal = bind_principal or default_principal
         self._built_in = os.getpid()  # an ephemeral key drawn here is shared only with processes forked later
+        #: The caching hints for each cacheable request (`caching.CachePolicy.hints`).
+        self.cache = CachePolicy(cache_ttl_ms, cache_scope, list_ttl_ms=list_ttl_ms, list_scope=list_scope,
+                                 resource_hints=self._resource_cache_hints)
         self.name = name
         self.version = version
         self.info: Dict[str, Any] = {"name": name, "version": version,
@@ -215,9 +227,7 @@ class Server(Registry):
 
     def cache_hints(self, method: str, uri: Optional[str] = None) -> Optional[Tuple[int, str]]:
         """``(ttlMs, cacheScope)`` for a complete result of ``method`` (2026-07-28), None if it is not cacheable."""
-        if method in _CACHEABLE:
-            return 0, "private"
-        return None
+        return self.cache.hints(method, uri)
 
     def _notification(self, session: ServerSession, method: str, params: Dict[str, Any]) -> None:
         handler = self.notification_handlers.get(method)
@@ -247,10 +257,6 @@ def default_principal(auth: Any) -> Optional[str]:
     parts.append(str(auth.get("client_id") or auth.get("azp") or ""))
     return "|".join(parts) if any(parts) else None
 
-
-#: The methods whose complete results carry caching hints (2026-07-28 server/utilities/caching.mdx).
-_CACHEABLE = frozenset({methods.SERVER_DISCOVER, methods.TOOLS_LIST, methods.PROMPTS_LIST, methods.RESOURCES_LIST,
-                        methods.RESOURCES_TEMPLATES_LIST, methods.RESOURCES_READ})
 
 #: Request method -> its handler; set by the first request any server answers (see `_method_table`).
 _METHODS: Optional[Dict[str, Handler]] = None

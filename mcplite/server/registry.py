@@ -19,12 +19,15 @@ from ..protocol import methods
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar, Union, overload
+    from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, TypeVar, Union, overload
 
+    from ..errors import RPCError
     from ..protocol import types as t
+    from ..protocol.mcp_headers import ParamHeader
     from ..schema.functions import FunctionSchema
     from ..schema.uritemplate import URITemplate
     from ..session import ServerSession
+    from .caching import ResourceHints
     from .subscriptions import Connections
 
     F = TypeVar("F", bound=Callable[..., Any])
@@ -53,14 +56,32 @@ class Entry:
 
 
 class ToolEntry(Entry):
-    """A tool; ``input_schema`` is a hand-written input schema that calls must also match (None: the signature's)."""
+    """A tool; ``input_schema`` is a hand-written input schema that calls must also match (None: the signature's).
 
-    __slots__ = ("input_schema",)
+    ``param_headers`` maps the argument paths of the published input schema's ``x-mcp-header`` annotations
+    to their `ParamHeader` (empty for most tools): computed once at registration, read on every call.
+    """
+
+    __slots__ = ("input_schema", "param_headers")
 
     def __init__(self, definition: Dict[str, Any], fn: Callable[..., Any], schema: FunctionSchema,
-                 input_schema: Optional[Dict[str, Any]] = None) -> None:
+                 input_schema: Optional[Dict[str, Any]] = None,
+                 param_headers: Optional[Dict[Tuple[str, ...], ParamHeader]] = None) -> None:
         super().__init__(definition, fn, schema)
         self.input_schema = input_schema
+        self.param_headers: Dict[Tuple[str, ...], ParamHeader] = param_headers or {}
+
+    def check_param_headers(self, headers: Mapping[str, str], arguments: Any) -> Optional[RPCError]:
+        """None when the ``Mcp-Param-*`` headers of a 2026-07-28 HTTP ``tools/call`` match ``arguments``, else
+        the `-32020` error to answer with (HTTP 400): a header missing for a non-null argument, present
+        without one, malformed (``=?base64?…?=`` is decoded strictly) or different (integers compare
+        numerically). ``headers``: the request's, names in any case. A tool without annotations pays nothing.
+        """
+        if not self.param_headers:
+            return None
+        from ..protocol.mcp_headers import check_param_headers
+
+        return check_param_headers(headers, self.param_headers, arguments)
 
     def bind(self, arguments: Dict[str, Any]) -> Dict[str, Any]:
         """The keyword arguments for a call: `FunctionSchema.bind`, after the hand-written schema's check."""
@@ -76,14 +97,32 @@ class PromptEntry(Entry):
 
 
 class ResourceEntry(Entry):
-    """A resource (``template`` None, a `Resource` definition) or a template (a `ResourceTemplate`)."""
+    """A resource (``template`` None, a `Resource` definition) or a template (a `ResourceTemplate`).
 
-    __slots__ = ("template",)
+    ``cache_hints``: the ``(ttl_ms, cache_scope)`` it was registered with for ``resources/read`` (either may be
+    None: the server's default), or None when it sets neither.
+    """
+
+    __slots__ = ("template", "cache_hints")
 
     def __init__(self, definition: Dict[str, Any], fn: Callable[..., Any], schema: FunctionSchema,
-                 template: Optional[URITemplate]) -> None:
+                 template: Optional[URITemplate], cache_hints: Optional[ResourceHints] = None) -> None:
         super().__init__(definition, fn, schema)
         self.template = template
+        self.cache_hints = cache_hints
+
+
+def _param_headers(tool: str, input_schema: Dict[str, Any]) -> Dict[Tuple[str, ...], ParamHeader]:
+    """The checked ``x-mcp-header`` map of a tool's published input schema; `ValueError` naming the tool and the
+    first invalid annotation. The module is loaded only for a schema that mentions the keyword at all."""
+    if "x-mcp-header" not in repr(input_schema):
+        return {}
+    from ..protocol.mcp_headers import header_map
+
+    try:
+        return header_map(input_schema)
+    except ValueError as exc:
+        raise ValueError(f"tool {tool!r}: invalid x-mcp-header annotation: {exc}") from None
 
 
 def drop_none(**fields: Any) -> Dict[str, Any]:
@@ -115,6 +154,9 @@ class Registry:
         self._resources: Dict[str, ResourceEntry] = {}
         self._templates: Dict[str, ResourceEntry] = {}
         self._prompts: Dict[str, PromptEntry] = {}
+        # Whether any resource or template sets its own cache hints: when none does (the usual case), a
+        # resources/read needs no lookup for them. Rewritten with the catalogs, under the lock.
+        self._cache_overrides = False
         self._completions: Dict[CompletionKey, Completer] = {}
         #: Notification method -> its handler, called with (params, session) on the session's dispatcher
         #: thread, in arrival order. Fill it with `notification`; assigning an entry also works. Every client
@@ -163,15 +205,17 @@ class Registry:
         name = name or schema.name
         if not _TOOL_NAME.match(name):
             log.warning("tool name %r does not follow the spec's naming rules ([A-Za-z0-9_.-], 1-128)", name)
+        published = schema.input_schema if input_schema is None else input_schema
+        param_headers = _param_headers(name, published)
         definition: Dict[str, Any] = {"name": name, **drop_none(title=title),
                                       "description": description or schema.description or "",
-                                      "inputSchema": schema.input_schema if input_schema is None else input_schema}
+                                      "inputSchema": published}
         if isinstance(output_schema, dict):
             definition["outputSchema"] = output_schema
         elif derive_output and schema.output_schema is not None:
             definition["outputSchema"] = schema.output_schema
         definition.update(drop_none(annotations=annotations, icons=icons, _meta=meta))
-        entry = ToolEntry(definition, fn, schema, input_schema)
+        entry = ToolEntry(definition, fn, schema, input_schema, param_headers)
         with self._lock:
             self._tools = _added(self._tools, name, entry, "tool")
         self._connections.notify_all(methods.TOOLS_LIST_CHANGED)
@@ -185,15 +229,21 @@ class Registry:
     def resource(self, uri: str, *, name: Optional[str] = None, title: Optional[str] = None,
                  description: Optional[str] = None, mime_type: Optional[str] = None, size: Optional[int] = None,
                  annotations: Optional[t.Annotations] = None, icons: Optional[List[t.Icon]] = None,
-                 meta: Optional[Dict[str, Any]] = None) -> Callable[[F], F]:
+                 meta: Optional[Dict[str, Any]] = None, ttl_ms: Optional[int] = None,
+                 cache_scope: Optional[str] = None) -> Callable[[F], F]:
         """Register a resource (a fixed URI) or a resource template (an RFC 6570 URI template).
 
         The function returns ``str`` (text), ``bytes`` (a blob), a contents dict, or a list of those.
         A template's variables are passed as keyword arguments.
+
+        ``ttl_ms`` and ``cache_scope`` set the caching hints of its ``resources/read`` results on revision
+        2026-07-28 (how many milliseconds a client may reuse one; ``"public"`` or ``"private"``), in place of
+        the server's ``cache_ttl_ms`` and ``cache_scope``; a template's apply to every URI read through it.
         """
         def register(fn: F) -> F:
             self.add_resource(fn, uri, name=name, title=title, description=description, mime_type=mime_type,
-                              size=size, annotations=annotations, icons=icons, meta=meta)
+                              size=size, annotations=annotations, icons=icons, meta=meta, ttl_ms=ttl_ms,
+                              cache_scope=cache_scope)
             return fn
         return register
 
@@ -201,11 +251,18 @@ class Registry:
                      title: Optional[str] = None, description: Optional[str] = None,
                      mime_type: Optional[str] = None, size: Optional[int] = None,
                      annotations: Optional[t.Annotations] = None, icons: Optional[List[t.Icon]] = None,
-                     meta: Optional[Dict[str, Any]] = None) -> None:
+                     meta: Optional[Dict[str, Any]] = None, ttl_ms: Optional[int] = None,
+                     cache_scope: Optional[str] = None) -> None:
+        """Register ``fn`` as a resource or template (see `resource`); clients are told the list changed."""
         from ..schema.functions import function_schema
         from ..schema.uritemplate import URITemplate, is_template
+        from .caching import check_scope, check_ttl_ms
         from .context import Context
 
+        cache_hints: Optional[ResourceHints] = None
+        if ttl_ms is not None or cache_scope is not None:  # checked here, before anything is registered
+            cache_hints = (None if ttl_ms is None else check_ttl_ms(ttl_ms),
+                           None if cache_scope is None else check_scope(cache_scope))
         schema = function_schema(fn, skip_types=(Context,), output=False)
         fields = drop_none(name=name or schema.name, title=title, description=description or schema.description,
                            mimeType=mime_type, annotations=annotations, icons=icons, _meta=meta)
@@ -214,13 +271,15 @@ class Registry:
             unknown = {p.name for p in schema.parameters if p.required} - set(template.variables)
             if unknown:
                 raise TypeError(f"{schema.name}: parameters {sorted(unknown)} are not variables of {uri!r}")
-            entry = ResourceEntry({"uriTemplate": uri, **fields}, fn, schema, template)
+            entry = ResourceEntry({"uriTemplate": uri, **fields}, fn, schema, template, cache_hints)
             with self._lock:
                 self._templates = _added(self._templates, uri, entry, "resource template")
+                self._cache_overrides = self._cache_overrides or cache_hints is not None
         else:
-            entry = ResourceEntry({"uri": uri, **fields, **drop_none(size=size)}, fn, schema, None)
+            entry = ResourceEntry({"uri": uri, **fields, **drop_none(size=size)}, fn, schema, None, cache_hints)
             with self._lock:
                 self._resources = _added(self._resources, uri, entry, "resource")
+                self._cache_overrides = self._cache_overrides or cache_hints is not None
         self._connections.notify_all(methods.RESOURCES_LIST_CHANGED)
 
     def remove_resource(self, uri: str) -> None:
@@ -229,7 +288,25 @@ class Registry:
                 self._templates = _without(self._templates, uri, "resource")
             else:
                 self._resources = _without(self._resources, uri, "resource")
+            self._cache_overrides = any(entry.cache_hints is not None for catalog in (self._resources, self._templates)
+                                        for entry in catalog.values())
         self._connections.notify_all(methods.RESOURCES_LIST_CHANGED)
+
+    def _resource_cache_hints(self, uri: str) -> Optional[ResourceHints]:
+        """The cache hints of the resource that serves a read of ``uri``: the resource of that URI, else the
+        first template that matches it (as ``resources/read`` chooses); None when it sets none.
+
+        `CachePolicy` asks this (see `Server`); no lookup at all while no resource sets hints.
+        """
+        if not self._cache_overrides:
+            return None
+        entry = self._resources.get(uri)
+        if entry is not None:
+            return entry.cache_hints
+        for entry in self._templates.values():
+            if entry.template is not None and entry.template.match(uri) is not None:
+                return entry.cache_hints
+        return None
 
     # ---- prompts ----------------------------------------------------------------------------------------
     if TYPE_CHECKING:

@@ -307,3 +307,36 @@ def test_a_dropped_stream_cancels_the_request(http_server: Any) -> None:
     stream.drop()
     assert http_server.fixture_server.released.wait(WAIT)  # the handler saw the cancellation and returned
     assert wait_until(lambda: threading.active_count() < 50)
+
+
+def test_mcp_param_headers_are_checked_against_the_arguments() -> None:
+    from typing import Optional as Opt
+
+    from mcplite import Header
+
+    try:
+        from typing import Annotated
+    except ImportError:  # Python 3.8 and older have no Annotated; 3.9 does
+        pytest.skip("typing.Annotated is needed")
+    server = Server("headers")
+
+    @server.tool
+    def regional(region: Annotated[Opt[str], Header("Region")] = None) -> str:
+        """Answer with the region."""
+        return region or "none"
+
+    with serving(server) as http:
+        client = ModernClient(http)
+        body = client.modern("tools/call", {"name": "regional", "arguments": {"region": "us-west1"}})
+        assert client.post(body, {"Mcp-Param-Region": "us-west1"}).status == 200
+        assert client.post(body, {"Mcp-Param-Region": "=?base64?dXMtd2VzdDE=?="}).status == 200
+        for headers in ({}, {"Mcp-Param-Region": "eu"}, {"Mcp-Param-Region": "=?base64?dXMtd2VzdDE?="}):
+            reply = client.post(body, headers)
+            assert (reply.status, reply.json()["error"]["code"]) == (400, -32020), headers
+        no_value = client.modern("tools/call", {"name": "regional", "arguments": {}})
+        assert result_of(client.post(no_value))["content"][0]["text"] == "none"
+
+
+def result_of(reply: Any) -> Dict[str, Any]:
+    assert reply.status == 200, reply.body
+    return reply.json()["result"]

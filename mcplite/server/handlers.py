@@ -68,6 +68,10 @@ def call_tool(server: Registry, connection: Connection, ctx: RequestContext) -> 
     revision = ctx.revision
     assert revision is not None
     arguments = _arguments(ctx)
+    if ctx.envelope is not None and ctx.request_info is not None:  # 2026-07-28 over HTTP: Mcp-Param-* headers
+        mismatch = tool.check_param_headers(ctx.request_info.headers, arguments)
+        if mismatch is not None:
+            raise mismatch
     try:
         kwargs = tool.bind(arguments)
     except ValidationError as exc:

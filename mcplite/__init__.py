@@ -58,6 +58,7 @@ from .protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
     from . import content
     from .client import Client
+    from .protocol.replay import Elicit, ElicitURL, InputRequired, ListRoots, Sample
     from .schema.functions import Header
     from .server import Context, Server, ToolResult
     from .session import PendingRequest
@@ -66,6 +67,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Server", "Client", "Context", "ToolResult", "PendingRequest", "content", "Header",
+    "Elicit", "ElicitURL", "Sample", "ListRoots", "InputRequired",
     "LATEST_VERSION", "SUPPORTED_VERSIONS",
     "MCPError", "ProtocolError", "LocalProtocolError", "CapabilityError", "RemoteProtocolError",
     "VersionMismatch", "RPCError", "RemoteError", "ResourceNotFound", "ConnectionClosed", "RequestTimeout",
@@ -74,7 +76,9 @@ __all__ = [
 
 #: Lazily loaded name -> the module that defines it (a module itself when the name is a submodule).
 _LAZY = {"Server": ".server", "Context": ".server", "ToolResult": ".server", "Client": ".client",
-         "PendingRequest": ".session", "content": ".content", "Header": ".schema.functions"}
+         "PendingRequest": ".session", "content": ".content", "Header": ".schema.functions",
+         "Elicit": ".protocol.replay", "ElicitURL": ".protocol.replay", "Sample": ".protocol.replay",
+         "ListRoots": ".protocol.replay", "InputRequired": ".protocol.replay"}
 
 
 def __getattr__(name: str) -> Any:

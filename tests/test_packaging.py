@@ -167,6 +167,7 @@ def test_the_wheel_carries_every_module_of_the_package(tmp_path):
 #: The names `import mcplite` promises, listed once here so that adding or dropping one is a visible decision.
 PUBLIC_NAMES = {
     "Server", "Client", "Context", "ToolResult", "PendingRequest", "content", "Header",
+    "Elicit", "ElicitURL", "Sample", "ListRoots", "InputRequired",
     "LATEST_VERSION", "SUPPORTED_VERSIONS",
     "MCPError", "ProtocolError", "LocalProtocolError", "CapabilityError", "RemoteProtocolError",
     "VersionMismatch", "RPCError", "RemoteError", "ResourceNotFound", "ConnectionClosed", "RequestTimeout",

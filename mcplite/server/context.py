@@ -8,18 +8,24 @@ its client while it answers (sampling, elicitation, roots), which block until th
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
-from .. import content as c
-from ..errors import INVALID_PARAMS, CapabilityError, RPCError
+from ..errors import INVALID_PARAMS, CapabilityError, LocalProtocolError, RPCError
 from ..protocol import methods
-from ..protocol.capabilities import missing_request_capability, url_elicitation_supported
+from ..protocol.capabilities import (
+    missing_capability,
+    missing_request_capability,
+    sampling_tools_declared,
+    url_elicitation_supported,
+)
+from ..protocol.envelope import missing_capabilities_error
 from ..protocol.methods import LOGGING_LEVELS
+from ..protocol.replay import Elicit, ElicitURL, InputRequest, ListRoots, Round, Sample
 from ..schema.validation import ValidationError, validate
 from ..session.pending import DEFAULT_TIMEOUT
 from .subscriptions import check_log_level, log_params
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Sequence, Union
+    from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
     from ..protocol.versions import Revision
     from ..session import LazyEvent, RequestContext, ServerSession
@@ -43,7 +49,8 @@ class Context:
         server: the `Server`.
     """
 
-    def __init__(self, server: Any, connection: Connection, request: RequestContext) -> None:
+    def __init__(self, server: Any, connection: Connection, request: RequestContext,
+                 round: Optional[Round] = None) -> None:
         # Typed Any, not Server: the server package imports this module, and a type-only import back
         # would be an import cycle (tests/test_layers.py).
         self.server = server
@@ -53,6 +60,9 @@ class Context:
         self.request_id = request.id
         #: What the transport knows of the caller (HTTP: headers, auth claims, session id); None on stdio.
         self.request_info: Optional[RequestInfo] = request.request_info
+        # The input round this execution belongs to (a 2026-07-28 tools/call, prompts/get or resources/read, or
+        # a handshake-era re-run of a handler that returned InputRequired); None elsewhere.
+        self._round = round
 
     # ---- about the caller -------------------------------------------------------------------------------
     # Each of these is the request's own on 2026-07-28 (from its `_meta`) and the connection's before.
@@ -153,72 +163,183 @@ class Context:
     def error(self, data: Any, logger: Optional[str] = None) -> None:
         self.log("error", data, logger)
 
-    # ---- requests to the client -------------------------------------------------------------------------
+    # ---- questions to the client -------------------------------------------------------------------------
+    # Up to 2025-11-25 a question is a request to the client, and the call blocks until it answers. From
+    # 2026-07-28 the server sends no requests: a question is part of an input-required round, and the handler
+    # is replayed with the answers (protocol/replay.py). The same calls work in both; see the README.
     def sample(self, messages: Union[str, Sequence[Union[str, Dict[str, Any]]]], *, max_tokens: int = 1000,
                system_prompt: Optional[str] = None, temperature: Optional[float] = None,
                stop_sequences: Optional[List[str]] = None, model_preferences: Optional[Dict[str, Any]] = None,
                include_context: Optional[str] = None, metadata: Optional[Dict[str, Any]] = None,
                tools: Optional[List[Dict[str, Any]]] = None, tool_choice: Union[str, Dict[str, Any], None] = None,
-               timeout: Optional[float] = ELICIT_TIMEOUT, **extra: Any) -> Dict[str, Any]:
+               timeout: Optional[float] = ELICIT_TIMEOUT, key: Optional[str] = None, **extra: Any) -> Dict[str, Any]:
         """Ask the client's model for a completion (`sampling/createMessage`); returns its result.
 
         ``messages`` may be one string (a user message) or a list of strings and message dicts. ``tools``
         (2025-11-25) are tool definitions the model may call (``name``, ``description``, ``inputSchema``);
-        ``tool_choice`` is "auto", "required", "none" or a ``toolChoice`` dict.
+        ``tool_choice`` is "auto", "required", "none" or a ``toolChoice`` dict. ``key`` names the question in
+        a 2026-07-28 input round (``inputRequests``); by default the n-th question is ``ask-<n>``.
 
         Raises:
             CapabilityError: the client did not declare sampling, or ``tools`` were given and it did not
-                declare ``sampling.tools`` (the spec forbids sending them then).
+                declare ``sampling.tools`` (the spec forbids sending them then). On 2026-07-28: `RPCError`
+                -32021 naming the missing capability instead, answered to the request.
         """
-        if isinstance(messages, str):
-            messages = [messages]
-        params: Dict[str, Any] = {"messages": [c.message(item) if isinstance(item, str) else item for item in messages],
-                                  "maxTokens": max_tokens}
-        if isinstance(tool_choice, str):
-            tool_choice = {"mode": tool_choice}
-        for key, value in (("systemPrompt", system_prompt), ("temperature", temperature),
-                           ("stopSequences", stop_sequences), ("modelPreferences", model_preferences),
-                           ("includeContext", include_context), ("metadata", metadata), ("tools", tools),
-                           ("toolChoice", tool_choice)):
-            if value is not None:
-                params[key] = value
-        params.update(extra)
-        if missing_request_capability(methods.SAMPLING_CREATE, params, self.client_capabilities, self.session.revision):
-            raise CapabilityError("the client did not declare sampling.tools: a sampling request may not carry tools")
-        return self.session.request(methods.SAMPLING_CREATE, params, timeout=timeout,
-                                    related_request_id=self.request_id)
+        request = Sample(messages, max_tokens=max_tokens, system_prompt=system_prompt, temperature=temperature,
+                         stop_sequences=stop_sequences, model_preferences=model_preferences,
+                         include_context=include_context, metadata=metadata, tools=tools, tool_choice=tool_choice,
+                         **extra)
+        return self._ask_one(key, request, timeout)  # type: ignore[no-any-return]
 
-    def elicit(self, message: str, schema: Any, *, timeout: Optional[float] = ELICIT_TIMEOUT) -> Dict[str, Any]:
+    def elicit(self, message: str, schema: Any, *, timeout: Optional[float] = ELICIT_TIMEOUT,
+               key: Optional[str] = None) -> Dict[str, Any]:
         """Ask the user for structured input (form mode); returns ``{"action", "content"?}``.
 
-        ``schema`` is a JSON Schema object dict, or a dataclass / TypedDict whose schema is derived.
+        ``schema`` is a JSON Schema object dict, or a dataclass / TypedDict whose schema is derived. A decline
+        or cancel is an answer (``action``), not an error. On 2026-07-28 the handler runs again each round:
+        ask first, act last (the README). Accepted content that does not match the schema is -32602.
         """
-        requested = schema if isinstance(schema, dict) else _flat_object_schema(schema)
-        params: Dict[str, Any] = {"message": message, "requestedSchema": requested}
-        if self._url_elicitation():
-            params["mode"] = "form"
-        result = self.session.request(methods.ELICIT, params, timeout=timeout, related_request_id=self.request_id)
-        if result.get("action") == "accept" and isinstance(result.get("content"), dict):
+        return self._ask_one(key, Elicit(message, _requested_schema(schema)), timeout)  # type: ignore[no-any-return]
+
+    def elicit_url(self, message: str, url: str, elicitation_id: Optional[str] = None, *,
+                   timeout: Optional[float] = ELICIT_TIMEOUT, key: Optional[str] = None) -> Dict[str, Any]:
+        """Send the user to ``url`` (URL-mode elicitation, 2025-11-25 on); returns the client's answer.
+
+        ``elicitation_id`` is sent on 2025-11-25 only (one is generated when not given); 2026-07-28 has none.
+        """
+        if not self.revision.input_required and elicitation_id is None:
+            import uuid
+
+            elicitation_id = uuid.uuid4().hex
+        return self._ask_one(key, ElicitURL(message, url, None if self.revision.input_required else elicitation_id),
+                             timeout)  # type: ignore[no-any-return]
+
+    def list_roots(self, *, timeout: Optional[float] = DEFAULT_TIMEOUT, key: Optional[str] = None
+                   ) -> List[Dict[str, Any]]:
+        """The client's roots (`roots/list`)."""
+        return self._ask_one(key, ListRoots(), timeout)["roots"]  # type: ignore[no-any-return]
+
+    def ask(self, questions: Mapping[str, InputRequest], *, timeout: Optional[float] = ELICIT_TIMEOUT
+            ) -> Dict[str, Any]:
+        """Ask several questions at once: ``{key: Elicit(...) | ElicitURL(...) | Sample(...) | ListRoots()}``
+        -> ``{key: the client's answer}`` (the raw results: a ``roots/list`` answer is ``{"roots": [...]}``).
+
+        On 2026-07-28 everything still unanswered goes in one input round; before, the requests are sent
+        together and their answers awaited together.
+        """
+        for request in questions.values():
+            self._check_capability(request)
+        if self._modern:
+            return self._replay_round().ask_many(questions)
+        pending = {key: self.session.send_request(request.method, self._legacy_params(request),
+                                                  related_request_id=self.request_id)
+                   for key, request in questions.items()}
+        return {key: self._legacy_answer(questions[key], waiting.result(timeout))
+                for key, waiting in pending.items()}
+
+    def remember(self, key: str, compute: Callable[[], Any]) -> Any:
+        """``compute()``, once: on 2026-07-28 its (JSON) value rides in the request's state, so every round of
+        a replayed handler sees the same value (for ids, clocks, random choices a question depends on)."""
+        if self._round is not None:
+            return self._round.remember(key, compute)
+        return compute()
+
+    def can_elicit(self, mode: str = "form") -> bool:
+        """Whether this request's client declared elicitation (in ``mode``: "form" or "url")."""
+        elicitation = self.client_capabilities.get("elicitation")
+        if not isinstance(elicitation, dict):
+            return False
+        if mode == "url":
+            return "url" in elicitation and self.revision.url_elicitation
+        return not elicitation or "form" in elicitation  # {} declares form mode (2025-11-25)
+
+    def can_sample(self, tools: bool = False) -> bool:
+        """Whether this request's client declared sampling (with tool use, when ``tools``)."""
+        sampling = self.client_capabilities.get("sampling")
+        return isinstance(sampling, dict) and (not tools or sampling_tools_declared(self.client_capabilities))
+
+    def can_list_roots(self) -> bool:
+        """Whether this request's client declared roots."""
+        return isinstance(self.client_capabilities.get("roots"), dict)
+
+    @property
+    def input_responses(self) -> Dict[str, Any]:
+        """This round's answers, by key (the explicit form: a handler that returned `InputRequired`)."""
+        return self._round.input_responses if self._round is not None else {}
+
+    @property
+    def request_state(self) -> Any:
+        """The ``state`` of the `InputRequired` the handler returned last round (verified), or None."""
+        return self._round.user_state if self._round is not None else None
+
+    @property
+    def round(self) -> int:
+        """How many input rounds came before this execution of the handler (0 on the first call)."""
+        return self._round.number if self._round is not None else 0
+
+    # -- how a question is asked --
+    @property
+    def _modern(self) -> bool:
+        return self.revision.input_required
+
+    def _ask_one(self, key: Optional[str], request: InputRequest, timeout: Optional[float]) -> Any:
+        self._check_capability(request)
+        if self._modern:
+            return self._replay_round().ask(key, request)
+        result = self.session.request(request.method, self._legacy_params(request), timeout=timeout,
+                                      related_request_id=self.request_id)
+        return self._legacy_answer(request, result)
+
+    def _replay_round(self) -> Round:
+        if self._round is None:
+            raise LocalProtocolError(f"{self._request.method}: on 2026-07-28 only tools/call, prompts/get and "
+                                     "resources/read may ask the client (mrtr.mdx)")
+        return self._round
+
+    def _check_capability(self, request: InputRequest) -> None:
+        """Refuse a question the client cannot answer: -32021 on 2026-07-28, `CapabilityError` before."""
+        missing = missing_capability(request.method, self.client_capabilities, self.revision, peer_is_server=False)
+        if missing is None:
+            missing = missing_request_capability(request.method, request.params, self.client_capabilities,
+                                                 self.revision)
+        if missing is None:
+            return
+        if self._modern:
+            required: Dict[str, Any] = {}
+            for name in reversed(missing.split(".")):
+                required = {name: required}
+            raise missing_capabilities_error(required)
+        if missing == "sampling.tools":
+            raise CapabilityError("the client did not declare sampling.tools: a sampling request may not carry tools")
+        if missing == "elicitation.url":
+            raise CapabilityError("the client does not support URL-mode elicitation")
+        raise CapabilityError(f"{request.method}: the peer did not declare the {missing!r} capability")
+
+    def _legacy_params(self, request: InputRequest) -> Dict[str, Any]:
+        """A question's params as a request of this (handshake) revision sends them."""
+        if request.method == methods.ELICIT and "mode" not in request.params and \
+                url_elicitation_supported(self.client_capabilities, self.revision):
+            return {**request.params, "mode": "form"}  # a client that knows URL mode is told which
+        return request.params
+
+    def _legacy_answer(self, request: InputRequest, result: Dict[str, Any]) -> Dict[str, Any]:
+        """Check an elicitation's accepted content against its schema (-32602 if it does not match)."""
+        if request.method == methods.ELICIT and result.get("action") == "accept" \
+                and isinstance(result.get("content"), dict) and "requestedSchema" in request.params:
             try:
-                validate(result["content"], requested)
+                validate(result["content"], request.params["requestedSchema"])
             except ValidationError as exc:
                 raise RPCError(INVALID_PARAMS, f"the elicited content does not match the schema: {exc}") from None
         return result
 
-    def elicit_url(self, message: str, url: str, elicitation_id: str, *,
-                   timeout: Optional[float] = ELICIT_TIMEOUT) -> Dict[str, Any]:
-        """Send the user to ``url`` (URL-mode elicitation, 2025-11-25); returns the client's answer."""
-        params = {"mode": "url", "message": message, "url": url, "elicitationId": elicitation_id}
-        if missing_request_capability(methods.ELICIT, params, self.client_capabilities, self.session.revision):
-            raise CapabilityError("the client does not support URL-mode elicitation")
-        return self.session.request(methods.ELICIT, params, timeout=timeout, related_request_id=self.request_id)
 
-    def _url_elicitation(self) -> bool:
-        return url_elicitation_supported(self.client_capabilities, self.session.revision)
+def validate_content(content: Any, schema: Dict[str, Any]) -> None:
+    """`replay.Round`'s content check: the schema layer's validator (its ValidationError is a ValueError)."""
+    validate(content, schema)
 
-    def list_roots(self, *, timeout: Optional[float] = DEFAULT_TIMEOUT) -> List[Dict[str, Any]]:
-        """The client's roots (`roots/list`)."""
-        return self.session.request(methods.ROOTS_LIST, timeout=timeout, related_request_id=self.request_id)["roots"]
+
+def _requested_schema(schema: Any) -> Dict[str, Any]:
+    return schema if isinstance(schema, dict) else _flat_object_schema(schema)
 
 
 def _flat_object_schema(cls: Any) -> Dict[str, Any]:

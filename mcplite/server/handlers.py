@@ -8,16 +8,20 @@ Loaded by the first request a server answers, not with the server.
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
+import time
+
 from .._log import log
-from ..errors import INVALID_PARAMS, RemoteError, ResourceNotFound, RPCError
+from ..errors import INTERNAL_ERROR, INVALID_PARAMS, RemoteError, ResourceNotFound, RPCError
+from ..protocol.mrtr import open_state, seal_state
+from ..protocol.replay import InputRequired, Round, Suspend
 from ..protocol.versions import MODERN, revision
 from ..schema.validation import ValidationError
-from .context import Context
+from .context import ELICIT_TIMEOUT, Context, validate_content
 from .results import completion_result, error_result, page, prompt_messages, resource_contents, tool_result
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Tuple
+    from typing import Any, Callable, Dict, Optional, Tuple
 
     from ..schema.functions import FunctionSchema
     from ..session import RequestContext
@@ -26,11 +30,64 @@ if TYPE_CHECKING:
 
 
 def _call(server: Registry, connection: Connection, ctx: RequestContext, fn: Callable[..., Any],
-          schema: FunctionSchema, kwargs: Dict[str, Any]) -> Any:
+          schema: FunctionSchema, kwargs: Dict[str, Any], round: Optional[Round] = None) -> Any:
     """Call a registered function, giving each parameter annotated `Context` this request's."""
     for name in schema.injected:
-        kwargs[name] = Context(server, connection, ctx)
+        kwargs[name] = Context(server, connection, ctx, round)
     return fn(**kwargs)
+
+
+#: How many times a handshake-era handler that returns `InputRequired` is re-run with the answers (TS parity).
+LEGACY_INPUT_ROUNDS = 8
+
+
+def _call_with_rounds(server: Registry, connection: Connection, ctx: RequestContext, fn: Callable[..., Any],
+                      schema: FunctionSchema, kwargs: Dict[str, Any], target: str,
+                      arguments: Dict[str, Any]) -> Tuple[Any, Optional[Dict[str, Any]]]:
+    """Run a handler that may ask the client (tools/call, prompts/get, resources/read).
+
+    Returns ``(value, None)`` when it completed, or ``(None, result)`` with the ``input_required`` result to
+    answer (2026-07-28): the handler asked questions that have no answer yet, or returned `InputRequired`.
+    On a handshake revision the questions were requests already answered, and an `InputRequired` return is
+    served by sending its requests and re-running the handler with the answers (the legacy shim).
+    """
+    revision = ctx.revision
+    assert revision is not None
+    if not revision.input_required:
+        value = _call(server, connection, ctx, fn, schema, dict(kwargs))
+        for _ in range(LEGACY_INPUT_ROUNDS):
+            if not isinstance(value, InputRequired):
+                return value, None
+            answers = {key: connection.session.request(request["method"], request.get("params") or {},
+                                                       timeout=ELICIT_TIMEOUT, related_request_id=ctx.id)
+                       for key, request in value.requests.items()}
+            round = Round({"user": value.state} if value.state is not None else {}, answers)
+            value = _call(server, connection, ctx, fn, schema, dict(kwargs), round)
+        if isinstance(value, InputRequired):
+            raise RPCError(INTERNAL_ERROR, f"Internal error: {target} kept asking ({LEGACY_INPUT_ROUNDS} rounds)")
+        return value, None
+    info: Any = server  # the Server: its state keys and identity
+    now = time.time()
+    binding = dict(method=ctx.method, target=target, arguments=arguments, audience=info.name,
+                   principal=info.bind_principal(ctx.request_info.auth if ctx.request_info is not None else None))
+    token = ctx.params.get("requestState")
+    envelope = None if token is None else open_state(token, keys=info.state_keys, now=now, codec=info.state_codec,
+                                                     **binding)
+    round = Round(envelope, ctx.params.get("inputResponses"), validate_content)
+    try:
+        value = _call(server, connection, ctx, fn, schema, kwargs, round)
+    except Suspend:
+        value = None
+    for key in round.changed_questions:
+        log.warning("%s: question %r changed between rounds (the handler is not deterministic: build questions "
+                    "from the arguments and earlier answers, or wrap values in ctx.remember); asked again",
+                    target, key)
+    outcome = round.outcome(value)
+    if outcome is None:
+        return value, None
+    state = seal_state(outcome["envelope"], keys=info.state_keys, now=now, ttl=info.state_ttl, codec=info.state_codec,
+                       **binding)
+    return None, {"resultType": "input_required", "inputRequests": outcome["inputRequests"], "requestState": state}
 
 
 def _arguments(ctx: RequestContext) -> Dict[str, Any]:
@@ -79,7 +136,10 @@ def call_tool(server: Registry, connection: Connection, ctx: RequestContext) -> 
             return error_result(f"Invalid arguments for tool {name}: {exc}")
         raise RPCError(INVALID_PARAMS, f"Invalid arguments for tool {name}: {exc}") from None
     try:
-        value = _call(server, connection, ctx, tool.fn, tool.schema, kwargs)
+        value, asking = _call_with_rounds(server, connection, ctx, tool.fn, tool.schema, kwargs, str(name),
+                                          arguments)
+        if asking is not None:
+            return asking
         result = tool_result(value, tool.definition, tool.schema)
     except RPCError as exc:
         if not isinstance(exc, RemoteError):
@@ -129,7 +189,9 @@ def read_resource(server: Registry, connection: Connection, ctx: RequestContext)
             kwargs = entry.schema.bind(variables, from_strings=True)
         except ValidationError as exc:
             raise ResourceNotFound(uri, f"Resource not found: {uri} ({exc})") from None
-        value = _call(server, connection, ctx, entry.fn, entry.schema, kwargs)
+        value, asking = _call_with_rounds(server, connection, ctx, entry.fn, entry.schema, kwargs, uri, {})
+        if asking is not None:
+            return asking
     except ResourceNotFound as exc:
         raise RPCError(revision.resource_not_found_code, exc.message, exc.data) from None
     return {"contents": resource_contents(value, uri, entry.definition.get("mimeType"))}
@@ -150,7 +212,10 @@ def get_prompt(server: Registry, connection: Connection, ctx: RequestContext) ->
         kwargs = prompt.schema.bind(arguments, from_strings=True)
     except ValidationError as exc:
         raise RPCError(INVALID_PARAMS, f"Invalid arguments for prompt {name}: {exc}") from None
-    value = _call(server, connection, ctx, prompt.fn, prompt.schema, kwargs)
+    value, asking = _call_with_rounds(server, connection, ctx, prompt.fn, prompt.schema, kwargs, str(name),
+                                      arguments)
+    if asking is not None:
+        return asking
     if isinstance(value, dict) and "messages" in value:
         return value
     result: Dict[str, Any] = {"messages": prompt_messages(value)}

@@ -5,6 +5,12 @@ Each tool, resource, template, prompt and completion below is one the suite
 `add`, the one-line example of everything else. Each handler is a plain function: mcplite turns its
 signature into the input schema, its docstring into the description and its return value into content.
 
+One server answers both protocol eras: the 2025-11-25 suite (an `initialize` handshake, then requests the
+server sends back to the client mid-call) and the 2026-07-28 suite (no handshake, and no server-to-client
+requests: a question to the client becomes an `input_required` result that the client answers by calling
+again). The same `ctx.elicit()` / `ctx.sample()` / `ctx.ask()` serves both; on 2026-07-28 the handler is
+re-run with the answers so far ("replay"), so every handler below asks first and acts last.
+
 Serve it over stdio:           python3 -m mcplite serve examples/everything_server.py
 or over Streamable HTTP:       python3 -m mcplite serve examples/everything_server.py --http 127.0.0.1:8000
                                (at /mcp; the legacy HTTP+SSE transport at /sse)
@@ -15,11 +21,13 @@ Try it from the command line:  python3 -m mcplite call add a=2 b=3 -- \
 import base64
 import io
 import json
+import threading
 import time
 import wave
-from typing import Any, Dict, List, Optional
+from typing import Annotated, Any, Dict, List, Optional
 
-from mcplite import Context, Server, ToolResult, content
+from mcplite import Context, Elicit, Header, InputRequired, ListRoots, RPCError, Sample, Server, ToolResult, content
+from mcplite.errors import INVALID_PARAMS
 
 server = Server("mcplite-everything", version="1.0.0",
                 instructions="The conformance suite's fixture: one tool, resource or prompt per MCP feature.")
@@ -44,16 +52,18 @@ SILENCE_WAV = _silent_wav()
 
 
 # ---- tools --------------------------------------------------------------------------------------------
-@server.tool
-def add(a: int, b: int) -> int:
-    """Add two integers (the result is also structured: {"result": a + b})."""
-    return a + b
-
-
+# Tools are listed in the order they are registered. The first one must accept no arguments: the
+# 2026-07-28 header scenario calls whichever tool comes first with {}.
 @server.tool
 def test_simple_text() -> str:
     """Return one text item."""
     return "This is a simple text response for testing."
+
+
+@server.tool
+def add(a: int, b: int) -> int:
+    """Add two integers (the result is also structured: {"result": a + b})."""
+    return a + b
 
 
 @server.tool
@@ -213,24 +223,234 @@ def test_reconnection(ctx: Context) -> str:
             "reconnected after stream closure.")
 
 
-#: The input schema of json_schema_2020_12_tool, exactly as the suite expects to see it listed (SEP-1613):
-#: a JSON Schema 2020-12 document keeps "$schema", "$defs" and "additionalProperties" intact.
+#: The input schema of json_schema_2020_12_tool, exactly as the suite expects to see it listed (SEP-1613,
+#: SEP-2106): a JSON Schema 2020-12 document keeps "$schema", "$defs" (with its "$anchor"),
+#: "additionalProperties" and the composition and conditional keywords intact.
 JSON_SCHEMA_2020_12 = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "type": "object",
     "$defs": {
-        "address": {"type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}},
+        "address": {"$anchor": "addressDef", "type": "object",
+                    "properties": {"street": {"type": "string"}, "city": {"type": "string"}}},
     },
-    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+    "properties": {
+        "name": {"type": "string"},
+        "address": {"$ref": "#/$defs/address"},
+        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+        "phone": {"type": "string"},
+        "email": {"type": "string"},
+    },
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
     "additionalProperties": False,
 }
 
 
 @server.tool(description="Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)",
              input_schema=JSON_SCHEMA_2020_12)  # published as written; calls are validated against it
-def json_schema_2020_12_tool(name: Optional[str] = None, address: Optional[Dict[str, str]] = None) -> str:
-    """Echo the arguments; what the suite checks is the schema in tools/list."""
-    return f"JSON Schema 2020-12 tool called with: {json.dumps({'name': name, 'address': address})}"
+def json_schema_2020_12_tool(name: Optional[str] = None, address: Optional[Dict[str, str]] = None,
+                             contactMethod: Optional[str] = None,  # noqa: N803 (the suite's name)
+                             phone: Optional[str] = None, email: Optional[str] = None) -> str:
+    """Echo the arguments given; what the suite checks is the schema in tools/list."""
+    given = {"name": name, "address": address, "contactMethod": contactMethod, "phone": phone, "email": email}
+    return f"JSON Schema 2020-12 tool called with: {json.dumps({k: v for k, v in given.items() if v is not None})}"
+
+
+# ---- tools the 2026-07-28 suite adds -----------------------------------------------------------------
+# They work on 2025-11-25 too: there a question is a request sent to the client during the call.
+
+@server.tool
+def test_x_mcp_header(region: Annotated[Optional[str], Header("Region")] = None) -> str:
+    """Echo the region, which a 2026-07-28 client also sends as the Mcp-Param-Region header (x-mcp-header).
+
+    Args:
+        region: The region to route to.
+    """
+    # The server compares the header with the argument before this runs (a mismatch is -32020).
+    return f"Region: {region}" if region is not None else "No region given"
+
+
+@server.tool
+def test_missing_capability(ctx: Context) -> str:
+    """Ask the client's model a question, which needs the sampling capability.
+
+    A 2026-07-28 request whose client capabilities lack sampling gets error -32021 naming the missing
+    capability; on 2025-11-25 a client without sampling gets an isError result.
+    """
+    reply = ctx.sample("Say hello.", max_tokens=20)
+    return f"LLM response: {reply['content'].get('text', '')}"
+
+
+@server.tool
+def test_streaming_elicitation(ctx: Context) -> str:
+    """Ask the user a question mid-call (on 2026-07-28: an input_required result, never a request)."""
+    answer = ctx.elicit("Please enter a value", {
+        "type": "object", "properties": {"value": {"type": "string"}}, "required": ["value"],
+    })
+    return f"Elicitation completed: action={answer['action']}, content={json.dumps(answer.get('content', {}))}"
+
+
+@server.tool
+def test_logging_tool(ctx: Context) -> str:
+    """Log one message, then answer.
+
+    On 2026-07-28 the log reaches the client only if the request's _meta asked for a log level.
+    """
+    ctx.info("test_logging_tool ran")
+    return "Logging tool executed"
+
+
+#: Whether the throwaway tool and prompt are registered now; `_trigger_lock` guards it, so that two
+#: concurrent triggers cannot both add (or both remove) the same entry.
+_throwaway_registered = {"tool": False, "prompt": False}
+_trigger_lock = threading.Lock()
+
+
+def _throwaway() -> str:
+    """A throwaway entry: here only so that adding or removing it changes a list."""
+    return "This entry exists to make the list change."
+
+
+@server.tool
+def test_trigger_tool_change() -> str:
+    """Add a throwaway tool, or remove it if there: listeners get notifications/tools/list_changed."""
+    with _trigger_lock:
+        if _throwaway_registered["tool"]:
+            server.remove_tool("test_throwaway_tool")
+        else:
+            server.add_tool(_throwaway, name="test_throwaway_tool", description="A throwaway tool.")
+        _throwaway_registered["tool"] = not _throwaway_registered["tool"]
+        return f"test_throwaway_tool {'added' if _throwaway_registered['tool'] else 'removed'}"
+
+
+@server.tool
+def test_trigger_prompt_change() -> str:
+    """Add a throwaway prompt, or remove it if there: listeners get notifications/prompts/list_changed."""
+    with _trigger_lock:
+        if _throwaway_registered["prompt"]:
+            server.remove_prompt("test_throwaway_prompt")
+        else:
+            server.add_prompt(_throwaway, name="test_throwaway_prompt", description="A throwaway prompt.")
+        _throwaway_registered["prompt"] = not _throwaway_registered["prompt"]
+        return f"test_throwaway_prompt {'added' if _throwaway_registered['prompt'] else 'removed'}"
+
+
+# ---- questions to the client (2026-07-28: input_required results, SEP-2322) ------------------------------
+# On 2026-07-28 a question does not block: the first call answers {"resultType": "input_required",
+# "inputRequests": {key: request}, "requestState": ...}, the client calls again with the answers, and the
+# handler runs again from the top, this time getting them. The keys below are the ones the suite expects.
+
+NAME_FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+OK_FORM = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+
+
+@server.tool
+def test_input_required_result_elicitation(ctx: Context) -> Any:
+    """Ask the user's name (key user_name) and greet them; the explicit form of a question.
+
+    Instead of the blocking ctx.elicit(), this handler returns the question (InputRequired) and reads the
+    answer from ctx.input_responses when called again. It keeps no state between rounds, so an answer
+    that arrives without a requestState (a client that already knew the question) completes too.
+    """
+    answer = ctx.input_responses.get("user_name")
+    if answer is None:  # not answered yet, or answered under another key: ask (again)
+        return InputRequired({"user_name": Elicit("What is your name?", NAME_FORM)})
+    if not isinstance(answer, dict) or "action" not in answer:
+        raise RPCError(INVALID_PARAMS, "inputResponses.user_name must be an elicitation result")
+    if answer["action"] != "accept":
+        return "Hello, stranger!"  # a decline or cancel is an answer: do not ask again
+    name = (answer.get("content") or {}).get("name")
+    if not isinstance(name, str):
+        raise RPCError(INVALID_PARAMS, "inputResponses.user_name: content.name must be a string")
+    return f"Hello, {name}!"
+
+
+@server.tool
+def test_input_required_result_sampling(ctx: Context) -> str:
+    """Ask the client's model a question (key capital_question) and return its answer."""
+    reply = ctx.ask({"capital_question": Sample("What is the capital of France?", max_tokens=100)})
+    return f"LLM response: {reply['capital_question']['content'].get('text', '')}"
+
+
+def _roots_of(answer: Any) -> List[Dict[str, Any]]:
+    """The roots in a roots/list answer (the list itself or the result object holding it)."""
+    return answer.get("roots", []) if isinstance(answer, dict) else list(answer)
+
+
+@server.tool
+def test_input_required_result_list_roots(ctx: Context) -> str:
+    """Ask the client for its roots (key client_roots) and list them."""
+    roots = _roots_of(ctx.ask({"client_roots": ListRoots()})["client_roots"])
+    return "Client roots: " + ", ".join(root.get("uri", "") for root in roots)
+
+
+@server.tool
+def test_input_required_result_request_state(ctx: Context) -> str:
+    """Ask for a confirmation (key confirm); what carries the first round to the second is requestState.
+
+    ctx.remember pins a value computed in the first round: it travels in the (sealed) requestState, so
+    the second round sees the same value instead of computing a new one.
+    """
+    started = ctx.remember("started", time.time)
+    answer = ctx.elicit("Please confirm to continue", OK_FORM, key="confirm")
+    confirmed = answer["action"] == "accept" and bool((answer.get("content") or {}).get("ok"))
+    return f"state-ok: confirmed={confirmed}, asked at {started:.0f}"
+
+
+def _ask_what_the_client_can(ctx: Context) -> str:
+    """One round for every question the request's client capabilities allow: a name, a greeting, roots."""
+    questions: Dict[str, Any] = {}
+    if ctx.can_elicit():
+        questions["user_name"] = Elicit("What is your name?", NAME_FORM)
+    if ctx.can_sample():
+        questions["greeting"] = Sample("Generate a short greeting", max_tokens=50)
+    if ctx.can_list_roots():
+        questions["client_roots"] = ListRoots()
+    if not questions:
+        return "The client can answer none of the questions"
+    answers = ctx.ask(questions)  # all of them at once: one round trip
+    parts = []
+    if "user_name" in answers:
+        parts.append(f"name={(answers['user_name'].get('content') or {}).get('name')}")
+    if "greeting" in answers:
+        parts.append(f"greeting={answers['greeting']['content'].get('text', '')}")
+    if "client_roots" in answers:
+        parts.append(f"roots={len(_roots_of(answers['client_roots']))}")
+    return "Got " + ", ".join(parts)
+
+
+@server.tool
+def test_input_required_result_multiple_inputs(ctx: Context) -> str:
+    """Ask the user, the client's model and the client's roots in one round (keys user_name, greeting,
+    client_roots), each only if the client declared that capability."""
+    return _ask_what_the_client_can(ctx)
+
+
+@server.tool
+def test_input_required_result_capabilities(ctx: Context) -> str:
+    """Ask only what the request's client capabilities allow (a sampling-only client gets a sampling-only
+    round, never an elicitation)."""
+    return _ask_what_the_client_can(ctx)
+
+
+@server.tool
+def test_input_required_result_multi_round(ctx: Context) -> str:
+    """Ask a name (key step1), then a favourite colour (key step2): two rounds, each with its own state."""
+    name = ctx.elicit("What is your name?", NAME_FORM, key="step1")
+    who = (name.get("content") or {}).get("name", "stranger")
+    colour = ctx.elicit(f"{who}, what is your favourite colour?", {
+        "type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"],
+    }, key="step2")
+    return f"{who} likes {(colour.get('content') or {}).get('color', 'no colour')}"
+
+
+@server.tool
+def test_input_required_result_tampered_state(ctx: Context) -> str:
+    """Ask for a confirmation (key confirm); a retry whose requestState was altered is refused (-32602)."""
+    answer = ctx.elicit("Please confirm", OK_FORM, key="confirm")
+    return f"Confirmed: {answer['action'] == 'accept' and bool((answer.get('content') or {}).get('ok'))}"
 
 
 # ---- resources ----------------------------------------------------------------------------------------
@@ -291,6 +511,15 @@ def test_prompt_with_embedded_resource(resourceUri: str) -> List[Any]:  # noqa: 
 def test_prompt_with_image() -> List[Any]:
     """A prompt that includes image content."""
     return [content.image(RED_PIXEL_PNG, "image/png"), "Please analyze the image above."]
+
+
+@server.prompt
+def test_input_required_result_prompt(ctx: Context) -> str:
+    """A prompt that first asks the user for context (key user_context)."""
+    answer = ctx.ask({"user_context": Elicit("What context should the prompt use?", {
+        "type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"],
+    })})["user_context"]
+    return f"Use this context: {(answer.get('content') or {}).get('context', 'none given')}"
 
 
 # ---- completions --------------------------------------------------------------------------------------

@@ -281,11 +281,12 @@ def test_call_coerces_by_the_input_schema(capsys: pytest.CaptureFixture) -> None
 
 
 def test_call_keeps_string_fields_text_and_follows_refs(capsys: pytest.CaptureFixture) -> None:
-    # json_schema_2020_12_tool lists name as a string and address as a "$ref" into "$defs".
+    # json_schema_2020_12_tool lists name as a string and address as a "$ref" into "$defs" (and requires a
+    # phone or an email).
     result = run_json(capsys, "call", "json_schema_2020_12_tool", "name=007", 'address={"city": "Oslo"}',
-                      "--", *SERVE_FIXTURE)
+                      "email=ada@example.com", "--", *SERVE_FIXTURE)
     echoed = json.loads(result["content"][0]["text"].split("with: ", 1)[1])
-    assert echoed == {"name": "007", "address": {"city": "Oslo"}}
+    assert echoed == {"name": "007", "address": {"city": "Oslo"}, "email": "ada@example.com"}
 
 
 def test_call_with_args_json(capsys: pytest.CaptureFixture) -> None:

@@ -144,7 +144,7 @@ def client_credentials_jwt(url: str, context: Dict[str, Any]) -> None:
     use_protected_server(url, ClientCredentials(client_id=context["client_id"], private_key=context["private_key_pem"]))
 
 
-@scenario("auth/cross-app-access-complete-flow")
+@scenario("auth/enterprise-managed-authorization")  # "auth/cross-app-access-complete-flow" before 0.2
 def cross_app_access(url: str, context: Dict[str, Any]) -> None:
     """Enterprise-managed authorization: the user's ID token exchanged at the IdP for an ID-JAG, then the
     JWT bearer grant at the MCP server's authorization server."""

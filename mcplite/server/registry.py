@@ -84,7 +84,14 @@ class ToolEntry(Entry):
         return check_param_headers(headers, self.param_headers, arguments)
 
     def bind(self, arguments: Dict[str, Any]) -> Dict[str, Any]:
-        """The keyword arguments for a call: `FunctionSchema.bind`, after the hand-written schema's check."""
+        """The keyword arguments for a call: `FunctionSchema.bind`, after the hand-written schema's check.
+
+        A null header parameter is taken as left out: null is how a client says "no header", and the
+        schema of an optional header parameter is its plain type (`schema.functions._with_header`).
+        """
+        if self.param_headers and None in arguments.values():
+            arguments = {name: value for name, value in arguments.items()
+                         if value is not None or (name,) not in self.param_headers}
         if self.input_schema is not None:
             from ..schema.validation import validate
 

@@ -118,7 +118,10 @@ class ServerSession(Session):
             return
         try:
             ctx.envelope = envelope.read_envelope(
-                ctx.method, params, supported_modern=self._modern_versions, supported_all=self._supported_versions,
+                # -32022 lists what server/discover lists (the modern versions), or, from a server that speaks
+                # only the handshake era, those versions, so that a probing client falls back at once.
+                ctx.method, params, supported_modern=self._modern_versions,
+                supported_all=self._modern_versions or self._supported_versions,
                 headers=request_info.headers if request_info is not None else None)
         except RPCError as refusal:
             self._admit(ctx, inline, refusal)

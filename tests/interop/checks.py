@@ -2,8 +2,9 @@
 
 Every client makes the same calls in the same order (contract.json's "checks"), turns each answer into
 the JSON the server sent, and hands it to the `verify_*` function of that check here. `Report` prints one
-line per check, ``PASS name`` or ``FAIL name: why``, which run.py collects. ts_client.mjs does the same
-in JavaScript. Standard library only, Python 3.9: mcplite's client runs this under any Python we support.
+line per check, ``PASS name`` or ``FAIL name: why``, which run.py collects, after a ``NEGOTIATED version``
+line from clients that can tell which protocol version they ended on. ts_checks.mjs does the same in
+JavaScript. Standard library only, Python 3.9: mcplite's client runs this under any Python we support.
 """
 
 import json
@@ -49,6 +50,10 @@ class Report:
                 traceback.print_exception(type(error), error, error.__traceback__, file=sys.stderr)
         print(line, flush=True)
 
+    def negotiated(self, version: Optional[str]) -> None:
+        """Say which protocol version the connection ended on (run.py puts it on every check line)."""
+        print(f"NEGOTIATED {version}", flush=True)
+
     def run(self, name: str, check: Callable[[], None]) -> None:
         try:
             check()
@@ -67,8 +72,13 @@ def text_of(result: Mapping[str, Any]) -> str:
 
 
 # ---- the checks -----------------------------------------------------------------------------------------
-def verify_initialize(protocol_version: Optional[str], server_info: Optional[Mapping[str, Any]]) -> None:
-    expect_equal(protocol_version, CONTRACT["protocolVersion"], "negotiated protocol version")
+def verify_initialize(protocol_version: Optional[str], server_info: Optional[Mapping[str, Any]],
+                      expected: Optional[Sequence[str]] = None) -> None:
+    """The connection is up on one of the ``expected`` protocol versions (default: the contract's handshake one)
+    and the server named itself."""
+    accepted = list(expected) if expected else [CONTRACT["protocolVersion"]]
+    expect(protocol_version in accepted,
+           f"negotiated protocol version: expected {' or '.join(accepted)}, got {protocol_version!r}")
     expect(bool(server_info and server_info.get("name")), f"serverInfo has no name: {server_info!r}")
 
 

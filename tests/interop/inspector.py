@@ -46,11 +46,24 @@ PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "http
 
 
 class Check(NamedTuple):
-    """One CLI invocation: its name in the tally, the CLI options, and what must hold of the result."""
+    """One CLI invocation: its name in the tally, the CLI options, and what must hold of the result.
+
+    ``verify`` gets the result and the transport (what the CLI negotiates depends on it: `auto_versions`).
+    """
 
     name: str
     options: List[str]
-    verify: Callable[[Dict[str, Any]], None]
+    verify: Callable[[Dict[str, Any], str], None]
+
+
+def auto_versions(transport: str) -> List[str]:
+    """The protocol versions ``--protocol-era auto`` may end on over ``transport``: 2026-07-28 where it
+    exists (only it when run.py's EXPECT_MODERN is on), else the handshake's."""
+    if transport not in interop.MODERN_TRANSPORTS:
+        return [CONTRACT["protocolVersion"]]
+    if interop.expect_modern():
+        return [CONTRACT["modernProtocolVersion"]]
+    return [CONTRACT["protocolVersion"], CONTRACT["modernProtocolVersion"]]
 
 
 def tool_call(tool: str) -> List[str]:
@@ -61,37 +74,40 @@ def tool_call(tool: str) -> List[str]:
     return options
 
 
-def verify_countdown(result: Dict[str, Any]) -> None:
+def verify_countdown(result: Dict[str, Any], transport: str) -> None:
     checks.expect_equal(checks.text_of(result), CONTRACT["countdown"]["text"], "countdown result")
 
 
 CHECKS = [
     Check("initialize", ["--method", "initialize"],
-          lambda result: checks.verify_initialize(result.get("protocolVersion"), result.get("serverInfo"))),
+          lambda result, _: checks.verify_initialize(result.get("protocolVersion"), result.get("serverInfo"))),
     # The 2026 protocol era probes with server/discover first and falls back to initialize when refused.
     Check("initialize (protocol-era auto)", ["--method", "initialize", "--protocol-era", "auto"],
-          lambda result: checks.verify_initialize(result.get("protocolVersion"), result.get("serverInfo"))),
-    Check("tools/list", ["--method", "tools/list"], lambda result: checks.verify_tools_list(result["tools"])),
-    Check("tools/call add (structured)", tool_call("add"), lambda result: checks.verify_structured("add", result)),
+          lambda result, transport: checks.verify_initialize(result.get("protocolVersion"), result.get("serverInfo"),
+                                                             auto_versions(transport))),
+    Check("tools/list", ["--method", "tools/list"], lambda result, _: checks.verify_tools_list(result["tools"])),
+    Check("tools/call add (structured)", tool_call("add"),
+          lambda result, _: checks.verify_structured("add", result)),
     Check("tools/call echo (structured)", tool_call("echo"),
-          lambda result: checks.verify_structured("echo", result)),
+          lambda result, _: checks.verify_structured("echo", result)),
     # Its log notifications (the CLI sets the level to debug on connecting) come before the result.
     Check("tools/call countdown", tool_call("countdown"), verify_countdown),
     Check("resources/list", ["--method", "resources/list"],
-          lambda result: checks.verify_resources_list(result["resources"])),
+          lambda result, _: checks.verify_resources_list(result["resources"])),
     Check("resources/read", ["--method", "resources/read", "--uri", CONTRACT["resource"]["uri"]],
-          lambda result: checks.verify_read(result, CONTRACT["resource"]["uri"], CONTRACT["resource"]["text"])),
+          lambda result, _: checks.verify_read(result, CONTRACT["resource"]["uri"], CONTRACT["resource"]["text"])),
     Check("resources/templates/list", ["--method", "resources/templates/list"],
-          lambda result: checks.verify_templates_list(result["resourceTemplates"])),
+          lambda result, _: checks.verify_templates_list(result["resourceTemplates"])),
     Check("resources/read (template)", ["--method", "resources/read", "--uri", CONTRACT["template"]["uri"]],
-          lambda result: checks.verify_read(result, CONTRACT["template"]["uri"], CONTRACT["template"]["text"])),
-    Check("prompts/list", ["--method", "prompts/list"], lambda result: checks.verify_prompts_list(result["prompts"])),
+          lambda result, _: checks.verify_read(result, CONTRACT["template"]["uri"], CONTRACT["template"]["text"])),
+    Check("prompts/list", ["--method", "prompts/list"],
+          lambda result, _: checks.verify_prompts_list(result["prompts"])),
     Check("prompts/get",
           ["--method", "prompts/get", "--prompt-name", CONTRACT["prompt"]["name"], "--prompt-args",
            *(f"{key}={value}" for key, value in CONTRACT["prompt"]["arguments"].items())],
-          checks.verify_prompt),
+          lambda result, _: checks.verify_prompt(result)),
     Check("logging/setLevel", ["--method", "logging/setLevel", "--log-level", "debug"],
-          lambda result: checks.expect_equal(result, {}, "logging/setLevel result")),
+          lambda result, _: checks.expect_equal(result, {}, "logging/setLevel result")),
 ]
 
 
@@ -120,15 +136,15 @@ def cli_env(home: str) -> Dict[str, str]:
     return env
 
 
-def outcome(check: Check, code: Optional[int], out: str, err: str) -> Tuple[bool, str]:
-    """Whether the CLI's run passed ``check``, and why not."""
+def outcome(check: Check, transport: str, code: Optional[int], out: str, err: str) -> Tuple[bool, str]:
+    """Whether the CLI's run over ``transport`` passed ``check``, and why not."""
     if code != 0:
         ended = "timed out" if code is None else f"exited with {code}"
         envelope = err.strip().splitlines()[-1:] or [""]
         return False, f"the CLI {ended}: {envelope[0][:400]}"
     try:
         result = json.loads(out)["result"]
-        check.verify(result)
+        check.verify(result, transport)
     except checks.CheckFailed as exc:
         return False, " ".join(str(exc).split())[:500]
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -158,7 +174,7 @@ def run_transport(tally: "interop.Tally", transport: str, ours: "interop.Side", 
         return
     failed = False
     for check, argv, (code, out, err) in zip(CHECKS, argvs, runs):
-        ok, detail = outcome(check, code, out, err)
+        ok, detail = outcome(check, transport, code, out, err)
         tally.record(ok, f"{label}: {check.name}", detail)
         if not ok:
             failed = True

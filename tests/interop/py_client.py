@@ -1,12 +1,20 @@
 """Run the interop checks with the official Python SDK's client (PyPI ``mcp``) against a server.
 
-    .peers/py/bin/python tests/interop/py_client.py stdio -- COMMAND [ARG...]
-    .peers/py/bin/python tests/interop/py_client.py streamable-http|sse URL
+    .peers/py/bin/python tests/interop/py_client.py [--mode M] [--expect V] stdio -- COMMAND [ARG...]
+    .peers/py/bin/python tests/interop/py_client.py [--mode M] [--expect V] streamable-http|sse URL
 
 The SDK's results are pydantic models: each is dumped back to its wire JSON (camelCase, no nulls) and
-checked by the same functions as mcplite's client (checks.py). Written against mcp 2.x, whose default
-``mode="auto"`` first probes ``server/discover`` (2026-07-28) and falls back to ``initialize``: that
-fallback is part of what is tested.
+checked by the same functions as mcplite's client (checks.py). Written against mcp 2.x.
+
+``--mode`` is the client's ``mode``: ``auto`` (its default: probe ``server/discover`` and adopt 2026-07-28 if
+the server offers it, else fall back to the ``initialize`` handshake), ``legacy`` (the handshake only) or a
+modern version (adopted without a probe). ``--expect``: the protocol version the connection must end on
+(default: the contract's handshake version in legacy mode, either era's otherwise). The first line out says
+which version was negotiated (``NEGOTIATED 2025-11-25``), so that a silent fall-back is seen.
+
+On 2026-07-28 the server sends no requests: it answers ``tools/call`` with an input-required result, which the
+client's driver fulfils through the same sampling and elicitation callbacks, retrying the call with the answers.
+Log messages come only for requests that ask for them (``log_level``), and there is no ``logging/setLevel``.
 """
 
 import sys
@@ -24,7 +32,10 @@ from mcp import Client, StdioServerParameters
 from mcp.client.sse import sse_client
 from mcp.shared.exceptions import MCPDeprecationWarning
 
-# Logging is deprecated from 2026-07-28 on; these checks speak the handshake revisions, where it is current.
+#: Where a 2026-07-28 result names the server.
+SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
+
+# Logging, sampling and roots are deprecated from 2026-07-28 on, still in that revision; the checks use them.
 warnings.simplefilter("ignore", MCPDeprecationWarning)
 
 
@@ -41,7 +52,7 @@ def server_for(transport: str, target: List[str]) -> Any:
     return target[0]  # a URL: the SDK speaks Streamable HTTP to it
 
 
-async def run(transport: str, target: List[str]) -> int:
+async def run(transport: str, target: List[str], mode: str, expected: List[str]) -> int:
     report = Report()
     logs, model, user = LogCollector(), SamplingModel(), ElicitingUser()
 
@@ -54,13 +65,17 @@ async def run(transport: str, target: List[str]) -> int:
     async def on_log(params: types.LoggingMessageNotificationParams) -> None:
         logs(wire(params))
 
+    # log_level: on 2026-07-28 every request asks for its log messages at this level; no effect on the handshake.
     client = Client(server_for(transport, target), read_timeout_seconds=WAIT, sampling_callback=on_sampling,
-                    elicitation_callback=on_elicitation, logging_callback=on_log)
+                    elicitation_callback=on_elicitation, logging_callback=on_log, mode=mode,
+                    log_level=CONTRACT["modernLogLevel"])
     try:
         await client.__aenter__()
     except Exception as exc:
         report.outcome("initialize", exc)
         return 1
+    report.negotiated(client.protocol_version)
+    modern = client.protocol_version == CONTRACT["modernProtocolVersion"]
     try:
         async def check(name: str, body: Any) -> None:
             try:
@@ -71,8 +86,12 @@ async def run(transport: str, target: List[str]) -> int:
                 report.outcome(name, None)
 
         async def initialize() -> None:
-            info = client.server_info
-            verify_initialize(client.protocol_version, wire(info) if info is not None else None)
+            info = wire(client.server_info) if client.server_info is not None else None
+            if info is None and mode not in ("legacy", "auto"):
+                # A pinned client adopts its version without asking the server anything: ask who it is.
+                raw = await client.session.send_discover(mode)
+                info = (raw.get("_meta") or {}).get(SERVER_INFO_META_KEY)
+            verify_initialize(client.protocol_version, info, expected)
         await check("initialize", initialize)
 
         async def tools_list() -> None:
@@ -89,7 +108,9 @@ async def run(transport: str, target: List[str]) -> int:
 
             async def on_progress(done: float, total: Any, message: Any) -> None:
                 reports.append((done, total, message))
-            if client.server_capabilities.logging is not None:  # the spec forbids setLevel otherwise
+            # Handshake: the session's level, set once (the spec forbids setLevel without the logging capability).
+            # 2026-07-28: no setLevel; each request asks for its logs (log_level above).
+            if not modern and client.server_capabilities.logging is not None:
                 await client.set_logging_level("info")
             result = await client.call_tool("countdown", CONTRACT["countdown"]["arguments"],
                                             progress_callback=on_progress)
@@ -142,8 +163,18 @@ async def run(transport: str, target: List[str]) -> int:
 
 
 def main(argv: List[str]) -> int:
+    options = {"--mode": "auto", "--expect": ""}
+    while argv and argv[0] in options:
+        options[argv[0]], argv = argv[1], argv[2:]
+    mode = options["--mode"]
+    if options["--expect"]:
+        expected = [options["--expect"]]
+    elif mode == "legacy":
+        expected = [CONTRACT["protocolVersion"]]
+    else:
+        expected = [CONTRACT["protocolVersion"], CONTRACT["modernProtocolVersion"]]
     transport, target = argv[0], [arg for arg in argv[1:] if arg != "--"]
-    return anyio.run(run, transport, target)
+    return anyio.run(run, transport, target, mode, expected)
 
 
 if __name__ == "__main__":

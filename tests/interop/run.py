@@ -3,11 +3,16 @@
     python3 tests/interop/run.py          (from anywhere; CI runs it from the repository root)
 
 Installs the official Python SDK (PyPI ``mcp``, in a venv) and TypeScript SDK (npm
-``@modelcontextprotocol/sdk``) under ``.peers/`` (git-ignored) unless the pinned versions are already
-there, then runs these pairs over stdio, Streamable HTTP and the legacy HTTP+SSE transport (`TRANSPORTS`):
+``@modelcontextprotocol/sdk`` 1.x, and the 2.x client ``@modelcontextprotocol/client``) under ``.peers/``
+(git-ignored) unless the pinned versions are already there, then runs these pairs over stdio, Streamable
+HTTP and the legacy HTTP+SSE transport (`TRANSPORTS`):
 
-    python-sdk client      -> mcplite server (examples/interop_server.py)
-    typescript-sdk client  -> mcplite server
+    python-sdk (legacy) client        -> mcplite server (examples/interop_server.py), the initialize handshake
+    python-sdk (auto) client          -> mcplite server, the client's default: server/discover, then 2026-07-28
+                                         if the server offers it (else it falls back to the handshake)
+    typescript-sdk client             -> mcplite server (1.x: the handshake only)
+    typescript-sdk-v2 (legacy) client -> mcplite server (ts2_client.mjs; 2.x's default: the handshake)
+    typescript-sdk-v2 (auto) client   -> mcplite server, as python-sdk (auto)
     mcplite client         -> python-sdk server (py_server.py)
     mcplite client         -> typescript-sdk server (ts_server.mjs)
     mcplite client         -> the reference server @modelcontextprotocol/server-everything (everything.py,
@@ -16,13 +21,26 @@ there, then runs these pairs over stdio, Streamable HTTP and the legacy HTTP+SSE
                               invocation per check)
 
 Every server implements the same contract and every client makes the same checks (contract.json; the
-checks are in checks.py and ts_client.mjs): tools with structured output, progress, logging, sampling
+checks are in checks.py and ts_checks.mjs): tools with structured output, progress, logging, sampling
 and elicitation callbacks, resources and templates, prompts. One line per check, then
-``interop: N passed, M failed``; the exit status is 1 if anything failed.
+``interop: N passed, M failed, K skipped``; the exit status is 1 if anything failed.
+
+Protocol revisions. The "(auto)" legs are meant to speak 2026-07-28, the modern era (`Side.modern`): there
+the same checks run with what that revision changes (no ``logging/setLevel``: each request asks for its log
+messages in ``_meta``; sampling and elicitation arrive as input-required results, which the SDK fulfils with
+the same callbacks and retries). Every check line names the version the client actually negotiated, so a
+silent fall-back to the handshake shows. With `EXPECT_MODERN` on, an "(auto)" leg that did not negotiate
+2026-07-28 fails its ``initialize`` check; off, the fall-back is printed as a note and the leg runs the
+handshake checks. The legacy HTTP+SSE transport has no 2026-07-28 form: the modern legs skip it (one SKIP line
+each). Every contract check runs on 2026-07-28 too; what that revision removes (``ping``, ``logging/setLevel``,
+``resources/subscribe``, ``notifications/roots/list_changed``, server-to-client requests, log messages for a
+request that did not ask for them) is not in the contract, which the modern legs meet without it.
 
 Environment:
     INTEROP_PY_SDK_VERSION  the ``mcp`` version to install (default: PY_SDK_VERSION below).
     INTEROP_TS_SDK_VERSION  the ``@modelcontextprotocol/sdk`` version (default: TS_SDK_VERSION below).
+    INTEROP_TS2_SDK_VERSION the ``@modelcontextprotocol/client`` version (default: TS2_SDK_VERSION below).
+    INTEROP_EXPECT_MODERN   1 or 0: overrides `EXPECT_MODERN` below for one run (e.g. to try a branch).
     INTEROP_EVERYTHING_VERSION  the ``@modelcontextprotocol/server-everything`` version (default: in everything.py).
     INTEROP_INSPECTOR_VERSION   the ``@modelcontextprotocol/inspector`` version (default: in inspector.py).
     INTEROP_PYTHON          the Python (>= 3.10) for the Python SDK's venv (default: this one if new enough,
@@ -47,6 +65,13 @@ from typing import IO, Callable, Dict, Iterator, List, NamedTuple, Optional, Tup
 #: The peer versions this suite was last run and passed with.
 PY_SDK_VERSION = "2.3.0"
 TS_SDK_VERSION = "1.32.2"
+#: The TypeScript SDK's 2.x client (it brings @modelcontextprotocol/core at the same version, pinned by it).
+TS2_SDK_VERSION = "2.4.0"
+
+#: Whether the legs meant to speak 2026-07-28 (the "(auto)" clients) must negotiate it: True once mcplite's
+#: server speaks that revision (issue 12). While False a leg that falls back to the handshake passes, with a
+#: note saying so. INTEROP_EXPECT_MODERN=1 (or 0) overrides it for one run.
+EXPECT_MODERN = False
 
 #: The transports every pair runs over, and the endpoint each HTTP one has on every server here.
 TRANSPORTS = ("stdio", "streamable-http", "sse")
@@ -57,12 +82,16 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 PEERS = os.environ.get("INTEROP_PEERS_DIR") or os.path.join(ROOT, ".peers")
 PY_PEER = os.path.join(PEERS, "py")
 TS_PEER = os.path.join(PEERS, "ts")
+TS2_PEER = os.path.join(PEERS, "ts2")
 PY_PEER_PYTHON = os.path.join(PY_PEER, "bin", "python")
 CLIENT_TIMEOUT = float(os.environ.get("INTEROP_TIMEOUT", "120"))
 SERVER_START_TIMEOUT = 30.0
 INSTALL_TIMEOUT = 600.0
 with open(os.path.join(HERE, "contract.json"), encoding="utf-8") as contract:
-    CHECKS: List[str] = json.load(contract)["checks"]
+    _CONTRACT = json.load(contract)
+CHECKS: List[str] = _CONTRACT["checks"]
+#: The modern era's revision, the one the "(auto)" legs are meant to negotiate.
+MODERN_VERSION: str = _CONTRACT["modernProtocolVersion"]
 
 
 class Tally:
@@ -71,6 +100,7 @@ class Tally:
     def __init__(self) -> None:
         self.passed = 0
         self.failed = 0
+        self.skipped = 0
 
     def record(self, ok: bool, name: str, detail: str = "") -> None:
         if ok:
@@ -78,6 +108,11 @@ class Tally:
         else:
             self.failed += 1
         print(f"{'PASS' if ok else 'FAIL'} {name}{': ' + detail if detail else ''}", flush=True)
+
+    def skip(self, name: str, reason: str) -> None:
+        """A check (or a whole pair) that cannot run by design, with why."""
+        self.skipped += 1
+        print(f"SKIP {name}: {reason}", flush=True)
 
 
 # ---- installing the peers -------------------------------------------------------------------------------
@@ -178,18 +213,26 @@ def install_ts_sdk(version: str) -> Tuple[Optional[str], str]:
     return install_npm("@modelcontextprotocol/sdk", version, TS_PEER, "ts-install.log")
 
 
+def install_ts2_sdk(version: str) -> Tuple[Optional[str], str]:
+    """Make .peers/ts2 hold ``@modelcontextprotocol/client@version`` (its own folder: the 1.x SDK's server and
+    client stay in .peers/ts). Returns (error or None, what was done)."""
+    return install_npm("@modelcontextprotocol/client", version, TS2_PEER, "ts2-install.log")
+
+
 # ---- running one client against one server ----------------------------------------------------------
 class Side(NamedTuple):
     """One implementation: how to start its client and its server.
 
     ``client`` is the argv before the transport arguments (``stdio -- SERVER...`` or ``TRANSPORT URL``);
     ``server`` serves stdio; ``http_server(transport, port)`` serves that HTTP transport on 127.0.0.1.
+    ``modern``: a client leg meant to negotiate 2026-07-28 (see `EXPECT_MODERN`).
     """
 
     name: str
     client: List[str]
     server: List[str]
     http_server: Callable[[str, int], List[str]]
+    modern: bool = False
 
 
 def sides() -> Dict[str, Side]:
@@ -210,9 +253,38 @@ def sides() -> Dict[str, Side]:
     }
 
 
+#: Transports on which a client can speak 2026-07-28 (the HTTP+SSE transport is handshake-only).
+MODERN_TRANSPORTS = ("stdio", "streamable-http")
+
+
+def peer_clients(peer: str, every: Dict[str, Side], expect_modern: bool) -> List[Side]:
+    """The official ``peer`` SDK's client legs against our server: one per negotiation mode it has.
+
+    The "(legacy)" leg pins the handshake; the "(auto)" leg is the client's probe-then-fall-back mode, meant to
+    end on 2026-07-28, and told so (``--expect``) when `EXPECT_MODERN` holds.
+    """
+    expect = ["--expect", MODERN_VERSION] if expect_modern else []
+    if peer == "python-sdk":
+        side = every["python-sdk"]
+        return [side._replace(name="python-sdk (legacy)", client=[*side.client, "--mode", "legacy"]),
+                side._replace(name="python-sdk (auto)", client=[*side.client, "--mode", "auto", *expect], modern=True)]
+    if peer == "typescript-sdk-v2":
+        ts2 = [shutil.which("node") or "node", os.path.join(HERE, "ts2_client.mjs")]
+        side = Side("typescript-sdk-v2", ts2, [], lambda transport, port: [])  # a client only: no server here
+        return [side._replace(name="typescript-sdk-v2 (legacy)", client=[*ts2, "--mode", "legacy"]),
+                side._replace(name="typescript-sdk-v2 (auto)", client=[*ts2, "--mode", "auto", *expect], modern=True)]
+    return [every[peer]]
+
+
+def expect_modern() -> bool:
+    """`EXPECT_MODERN`, unless INTEROP_EXPECT_MODERN says otherwise for this run."""
+    chosen = os.environ.get("INTEROP_EXPECT_MODERN", "").strip().lower()
+    return EXPECT_MODERN if not chosen else chosen not in ("0", "false", "no", "off")
+
+
 def child_env() -> Dict[str, str]:
     """mcplite importable from the repository; the TypeScript scripts told where the SDK is."""
-    env = dict(os.environ, INTEROP_TS_PEER=TS_PEER, PYTHONUNBUFFERED="1")
+    env = dict(os.environ, INTEROP_TS_PEER=TS_PEER, INTEROP_TS2_PEER=TS2_PEER, PYTHONUNBUFFERED="1")
     env["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, env.get("PYTHONPATH")) if p)
     return env
 
@@ -322,11 +394,20 @@ def run_pair(tally: Tally, transport: str, client: Side, server: Side, checks: L
             tally.record(False, f"{label}: {name}", str(exc)[:500])
         return
     outcomes: Dict[str, Tuple[bool, str]] = {}
+    negotiated = None
     for line in out.splitlines():
         verdict, _, rest = line.partition(" ")
         name, _, detail = rest.partition(": ")
         if verdict in ("PASS", "FAIL") and name in checks:
             outcomes[name] = (verdict == "PASS", detail)
+        elif verdict == "NEGOTIATED":
+            negotiated = rest.strip()
+    if negotiated is not None:
+        # On every line: which revision the pair actually spoke, so that a fall-back to the handshake shows.
+        label = f"[{transport}] {client.name} client -> {server.name} server, {negotiated}"
+        if client.modern and negotiated != MODERN_VERSION:
+            print(f"note: {label}: fell back to the handshake, not {MODERN_VERSION} "
+                  f"({'a failure: EXPECT_MODERN is on' if expect_modern() else 'EXPECT_MODERN is off'})", flush=True)
     ended = "timed out" if code is None else f"exited with {code}"
     for name in checks:
         ok, detail = outcomes.get(name, (False, f"no result (the client {ended})"))
@@ -347,8 +428,10 @@ def main() -> int:
     os.makedirs(PEERS, exist_ok=True)
     py_version = os.environ.get("INTEROP_PY_SDK_VERSION") or PY_SDK_VERSION
     ts_version = os.environ.get("INTEROP_TS_SDK_VERSION") or TS_SDK_VERSION
+    ts2_version = os.environ.get("INTEROP_TS2_SDK_VERSION") or TS2_SDK_VERSION
     installs = (("python-sdk", f"mcp=={py_version}", install_py_sdk, py_version),
-                ("typescript-sdk", f"@modelcontextprotocol/sdk@{ts_version}", install_ts_sdk, ts_version))
+                ("typescript-sdk", f"@modelcontextprotocol/sdk@{ts_version}", install_ts_sdk, ts_version),
+                ("typescript-sdk-v2", f"@modelcontextprotocol/client@{ts2_version}", install_ts2_sdk, ts2_version))
     peers = []
     for name, package, install, version in installs:
         error, done = install(version)
@@ -358,17 +441,26 @@ def main() -> int:
 
     every = sides()
     ours = every["mcplite"]
+    modern = expect_modern()
+    print(f"interop: EXPECT_MODERN is {'on' if modern else 'off'}: the (auto) legs "
+          f"{'must negotiate' if modern else 'may fall back from'} {MODERN_VERSION}", flush=True)
     for transport in TRANSPORTS:
         for name in peers:
-            run_pair(tally, transport, every[name], ours)
-            run_pair(tally, transport, ours, every[name])
+            for client in peer_clients(name, every, modern):
+                if client.modern and transport not in MODERN_TRANSPORTS:
+                    tally.skip(f"[{transport}] {client.name} client -> {ours.name} server",
+                               f"{MODERN_VERSION} has no HTTP+SSE transport (the legacy leg covers it)")
+                else:
+                    run_pair(tally, transport, client, ours)
+            if name in every:  # our client against the peer's server (the 2.x SDK has no server here)
+                run_pair(tally, transport, ours, every[name])
     # Imported here: tests/bench/run.py loads this file as a module, from where everything.py is not importable.
     import everything
     everything.run(tally)
     import inspector
     inspector.run(tally)
     print(f"interop: took {time.monotonic() - started:.1f} s", flush=True)
-    print(f"interop: {tally.passed} passed, {tally.failed} failed", flush=True)
+    print(f"interop: {tally.passed} passed, {tally.failed} failed, {tally.skipped} skipped", flush=True)
     return 1 if tally.failed else 0
 
 

@@ -68,10 +68,10 @@ TS_SDK_VERSION = "1.32.2"
 #: The TypeScript SDK's 2.x client (it brings @modelcontextprotocol/core at the same version, pinned by it).
 TS2_SDK_VERSION = "2.4.0"
 
-#: Whether the legs meant to speak 2026-07-28 (the "(auto)" clients) must negotiate it: True once mcplite's
-#: server speaks that revision (issue 12). While False a leg that falls back to the handshake passes, with a
-#: note saying so. INTEROP_EXPECT_MODERN=1 (or 0) overrides it for one run.
-EXPECT_MODERN = False
+#: Whether the legs meant to speak 2026-07-28 (the "(auto)" clients) must negotiate it: True since mcplite's
+#: server speaks that revision (issue 12), so a silent fall-back to the handshake fails their initialize check.
+#: INTEROP_EXPECT_MODERN=0 turns it off for one run (a server restricted to the handshake era, say).
+EXPECT_MODERN = True
 
 #: The transports every pair runs over, and the endpoint each HTTP one has on every server here.
 TRANSPORTS = ("stdio", "streamable-http", "sse")

@@ -174,12 +174,12 @@ class Registry:
         entry = ToolEntry(definition, fn, schema, input_schema)
         with self._lock:
             self._tools = _added(self._tools, name, entry, "tool")
-        self._connections.notify_all(methods.TOOLS_LIST_CHANGED)
+        self._connections.publish({"method": methods.TOOLS_LIST_CHANGED})
 
     def remove_tool(self, name: str) -> None:
         with self._lock:
             self._tools = _without(self._tools, name, "tool")
-        self._connections.notify_all(methods.TOOLS_LIST_CHANGED)
+        self._connections.publish({"method": methods.TOOLS_LIST_CHANGED})
 
     # ---- resources --------------------------------------------------------------------------------------
     def resource(self, uri: str, *, name: Optional[str] = None, title: Optional[str] = None,
@@ -221,7 +221,7 @@ class Registry:
             entry = ResourceEntry({"uri": uri, **fields, **drop_none(size=size)}, fn, schema, None)
             with self._lock:
                 self._resources = _added(self._resources, uri, entry, "resource")
-        self._connections.notify_all(methods.RESOURCES_LIST_CHANGED)
+        self._connections.publish({"method": methods.RESOURCES_LIST_CHANGED})
 
     def remove_resource(self, uri: str) -> None:
         with self._lock:
@@ -229,7 +229,7 @@ class Registry:
                 self._templates = _without(self._templates, uri, "resource")
             else:
                 self._resources = _without(self._resources, uri, "resource")
-        self._connections.notify_all(methods.RESOURCES_LIST_CHANGED)
+        self._connections.publish({"method": methods.RESOURCES_LIST_CHANGED})
 
     # ---- prompts ----------------------------------------------------------------------------------------
     if TYPE_CHECKING:
@@ -266,12 +266,12 @@ class Registry:
         entry = PromptEntry(definition, fn, schema)
         with self._lock:
             self._prompts = _added(self._prompts, name, entry, "prompt")
-        self._connections.notify_all(methods.PROMPTS_LIST_CHANGED)
+        self._connections.publish({"method": methods.PROMPTS_LIST_CHANGED})
 
     def remove_prompt(self, name: str) -> None:
         with self._lock:
             self._prompts = _without(self._prompts, name, "prompt")
-        self._connections.notify_all(methods.PROMPTS_LIST_CHANGED)
+        self._connections.publish({"method": methods.PROMPTS_LIST_CHANGED})
 
     # ---- completions ------------------------------------------------------------------------------------
     def completion(self, *, argument: str, prompt: Optional[str] = None,

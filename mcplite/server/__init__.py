@@ -12,10 +12,18 @@ The package, by concern:
 - `handlers`: the request handlers the method table below names;
 - `results`: a handler's value turned into its wire shape (`ToolResult`, content blocks, pages);
 - `context`: `Context`, what a handler can do about its request;
-- `subscriptions`: per-connection state (log level, resource subscriptions) and who hears what.
+- `subscriptions`: per-connection state (log level, resource subscriptions), who hears what, and the one path
+  of server events (`Server.publish`, through the event bus) to both eras;
+- `listen`: ``subscriptions/listen`` (2026-07-28): the listen streams and the request that opens one.
 
-Only this module, `registry` and `subscriptions` load with the server: `handlers` loads with the first
-request, and `context`, `results` and `schema` (which needs `typing`) with the first registration, so a
+Server events: `add_tool`, `remove_prompt` and the other changes of a catalog, and `notify_resource_updated`,
+publish an event (the notification, ``{"method": ..., "params": ...}``) on the server's event bus. Every
+process subscribed to the bus sends it to its handshake connections (list changes to all, resource updates to
+the subscribers of the URI) and to its listen streams whose filter names it. ``Server(event_bus=...)``
+replaces the default in-process bus for a deployment of several processes.
+
+Only this module, `registry`, `subscriptions` and `listen` load with the server: `handlers` loads with the
+first request, and `context`, `results` and `schema` (which needs `typing`) with the first registration, so a
 process that imports Server only to, say, print its version does not pay for them.
 """
 
@@ -28,8 +36,10 @@ from ..protocol import methods
 from ..protocol.envelope import MODERN_ONLY_METHODS
 from ..protocol.mrtr import DEFAULT_TTL, STATE_KEYS_ENV, StateKeys
 from ..protocol.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
+from ..session.endpoint import Deferred
 from ..session.server import ServerSession
 from .caching import CachePolicy
+from .listen import Listens
 from .registry import Registry, drop_none
 from .subscriptions import Connections
 
@@ -44,10 +54,11 @@ if TYPE_CHECKING:
     from .context import ELICIT_TIMEOUT as ELICIT_TIMEOUT  # the elicitation default, as it was here
     from .context import Context
     from .results import ToolResult
-    from .subscriptions import Connection
+    from .subscriptions import Connection, Event
 
-    #: A request handler of the method table: the server, the connection the request came on, the request.
-    Handler = Callable[[Registry, Connection, RequestContext], Dict[str, Any]]
+    #: A request handler of the method table: the server, the connection the request came on, the request;
+    #: returns the result, or a `Deferred` to answer later (subscriptions/listen).
+    Handler = Callable[[Registry, Connection, RequestContext], Union[Dict[str, Any], Deferred]]
 
 __all__ = ["Server", "Context", "ToolResult"]
 
@@ -92,6 +103,11 @@ class Server(Registry):
             authorization only). A resource overrides them with ``@server.resource(uri, ttl_ms=...,
             cache_scope=...)``. `ValueError` for a ttl that is not an integer >= 0, or another scope.
         list_ttl_ms, list_scope: the same for the four lists only (None: ``cache_ttl_ms``, ``cache_scope``).
+        max_listens: how many ``subscriptions/listen`` streams (2026-07-28) may be open at once, over every
+            connection; beyond it a listen is refused with ``-32603``. Over HTTP each holds a thread.
+        event_bus: where server events go (`publish`): an object with ``publish(event)`` and
+            ``subscribe(callback)`` that calls every subscriber, this process's included. Default: this process
+            only (`subscriptions.LocalEventBus`); several processes serving one server share one.
 
     Registration (`tool`, `resource`, `prompt`, `completion`, `notification` and the ``add_*`` and
     ``remove_*`` methods) is inherited from `Registry`.
@@ -106,8 +122,8 @@ class Server(Registry):
                  state_codec: Optional[StateCodec] = None, state_ttl: float = DEFAULT_TTL,
                  bind_principal: Optional[Callable[[Any], Optional[str]]] = None, cache_ttl_ms: int = 0,
                  cache_scope: str = "private", list_ttl_ms: Optional[int] = None,
-                 list_scope: Optional[str] = None) -> None:
-        super().__init__(Connections(), page_size)
+                 list_scope: Optional[str] = None, max_listens: int = 1024, event_bus: Any = None) -> None:
+        super().__init__(Connections(event_bus), page_size)
         #: The key ring that seals and opens ``requestState`` (2026-07-28 input rounds); see `state_keys_source`.
         self.state_keys, self.state_keys_source = _state_keys(state_keys)
         self.state_codec = state_codec
@@ -125,6 +141,8 @@ class Server(Registry):
         self.instructions = instructions
         self.max_workers = max_workers
         self.supported_versions = tuple(supported_versions)
+        #: The open ``subscriptions/listen`` streams (2026-07-28); ``len(server.listens)`` is how many.
+        self.listens = Listens(self._connections.bus, max_listens)
 
     def multiprocess_warning(self) -> Optional[str]:
         """Why a server run by several processes would refuse its own ``requestState``s, or None.
@@ -140,8 +158,20 @@ class Server(Registry):
 
     # ---- server-initiated notifications -----------------------------------------------------------------
     def notify_resource_updated(self, uri: str) -> None:
-        """Tell every client subscribed to ``uri`` that it changed (`notifications/resources/updated`)."""
-        self._connections.resource_updated(uri)
+        """Tell every client subscribed to ``uri`` that it changed (`notifications/resources/updated`).
+
+        Subscribed: with ``resources/subscribe`` (up to 2025-11-25) or a listen naming ``uri`` (2026-07-28).
+        """
+        self.publish({"method": methods.RESOURCE_UPDATED, "params": {"uri": uri}})
+
+    def publish(self, event: Event) -> None:
+        """Send a server event to every client that hears it, through the event bus (see the module docstring).
+
+        ``event`` is the notification, ``{"method": ..., "params": {...}}``: the list changes and resource
+        updates reach handshake connections and the listen streams whose filter names them; any other method
+        reaches handshake connections only.
+        """
+        self._connections.publish(event)
 
     def log(self, level: str, data: Any, logger: Optional[str] = None) -> None:
         """Send a log message not tied to any request to every connected client that wants it."""
@@ -209,11 +239,13 @@ class Server(Registry):
             session.close()
 
     # ---- method table -----------------------------------------------------------------------------------
-    def _handle(self, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
+    def _handle(self, connection: Connection, ctx: RequestContext) -> Union[Dict[str, Any], Deferred]:
         handler = (_METHODS if _METHODS is not None else _method_table()).get(ctx.method)
         if handler is None or (ctx.envelope is None and ctx.method in MODERN_ONLY_METHODS):
             raise RPCError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
         result = handler(self, connection, ctx)
+        if isinstance(result, Deferred):  # answered later (a listen), with a result its handler shaped
+            return result
         revision = ctx.revision
         if revision is not None and revision.result_type:
             from .results import shape_result  # loaded with the handlers by then: a lookup
@@ -269,7 +301,7 @@ def _method_table() -> Dict[str, Handler]:
     global is atomic, so no lock is needed.
     """
     global _METHODS
-    from . import handlers, subscriptions
+    from . import handlers, listen, subscriptions
 
     def on_connection(handle: Callable[[Connection, RequestContext], Dict[str, Any]]) -> Handler:
         return lambda server, connection, ctx: handle(connection, ctx)
@@ -287,5 +319,6 @@ def _method_table() -> Dict[str, Handler]:
         methods.PROMPTS_GET: handlers.get_prompt,
         methods.COMPLETE: handlers.complete,
         methods.LOGGING_SET_LEVEL: on_connection(subscriptions.set_level),
+        methods.SUBSCRIPTIONS_LISTEN: listen.listen,
     }
     return _METHODS

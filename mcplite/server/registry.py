@@ -225,12 +225,12 @@ class Registry:
         entry = ToolEntry(definition, fn, schema, input_schema, param_headers)
         with self._lock:
             self._tools = _added(self._tools, name, entry, "tool")
-        self._connections.notify_all(methods.TOOLS_LIST_CHANGED)
+        self._connections.publish({"method": methods.TOOLS_LIST_CHANGED})
 
     def remove_tool(self, name: str) -> None:
         with self._lock:
             self._tools = _without(self._tools, name, "tool")
-        self._connections.notify_all(methods.TOOLS_LIST_CHANGED)
+        self._connections.publish({"method": methods.TOOLS_LIST_CHANGED})
 
     # ---- resources --------------------------------------------------------------------------------------
     def resource(self, uri: str, *, name: Optional[str] = None, title: Optional[str] = None,
@@ -287,7 +287,7 @@ class Registry:
             with self._lock:
                 self._resources = _added(self._resources, uri, entry, "resource")
                 self._cache_overrides = self._cache_overrides or cache_hints is not None
-        self._connections.notify_all(methods.RESOURCES_LIST_CHANGED)
+        self._connections.publish({"method": methods.RESOURCES_LIST_CHANGED})
 
     def remove_resource(self, uri: str) -> None:
         with self._lock:
@@ -297,7 +297,7 @@ class Registry:
                 self._resources = _without(self._resources, uri, "resource")
             self._cache_overrides = any(entry.cache_hints is not None for catalog in (self._resources, self._templates)
                                         for entry in catalog.values())
-        self._connections.notify_all(methods.RESOURCES_LIST_CHANGED)
+        self._connections.publish({"method": methods.RESOURCES_LIST_CHANGED})
 
     def _resource_cache_hints(self, uri: str) -> Optional[ResourceHints]:
         """The cache hints of the resource that serves a read of ``uri``: the resource of that URI, else the
@@ -350,12 +350,12 @@ class Registry:
         entry = PromptEntry(definition, fn, schema)
         with self._lock:
             self._prompts = _added(self._prompts, name, entry, "prompt")
-        self._connections.notify_all(methods.PROMPTS_LIST_CHANGED)
+        self._connections.publish({"method": methods.PROMPTS_LIST_CHANGED})
 
     def remove_prompt(self, name: str) -> None:
         with self._lock:
             self._prompts = _without(self._prompts, name, "prompt")
-        self._connections.notify_all(methods.PROMPTS_LIST_CHANGED)
+        self._connections.publish({"method": methods.PROMPTS_LIST_CHANGED})
 
     # ---- completions ------------------------------------------------------------------------------------
     def completion(self, *, argument: str, prompt: Optional[str] = None,

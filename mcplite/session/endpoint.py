@@ -27,7 +27,7 @@ from .pending import DEFAULT_TIMEOUT, PendingRequest
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Optional, Set, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Set, Tuple, Union
 
     from ..protocol.envelope import Envelope
     from ..protocol.jsonrpc import Message, RequestId
@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     from ..transports import RequestInfo
     from .pending import ProgressCallback
 
-    RequestHandler = Callable[["RequestContext"], Dict[str, Any]]
+    #: A request's result, or `Deferred` to answer it later.
+    RequestHandler = Callable[["RequestContext"], Union[Dict[str, Any], "Deferred"]]
     NotificationHandler = Callable[[str, Dict[str, Any]], None]
 
 
@@ -101,13 +102,42 @@ class _Batch:
         self.add(None)
 
 
+class Deferred:
+    """What a request handler returns to answer later: a `subscriptions/listen` stream (2026-07-28).
+
+    The request stays in flight (its id taken, cancellable) with no thread waiting for it: the pool worker that
+    ran the handler is free at once, so a stdio client with many open listens cannot exhaust the pool. It ends
+    in one of three ways, and `on_end` is called once whichever it is (the owner forgets the request there):
+
+    - the peer cancels it (``notifications/cancelled``), or the connection is lost: no answer is sent;
+    - we end the session (`Session.close`), or the peer's input ends (`Session.input_ended`): the session
+      answers it with `final` (when given: a graceful end), then calls `on_end`;
+    - nothing else: a deferred request has no timeout.
+
+    A transport that gives each request a thread of its own and ends the request's response when `receive`
+    returns (``inline``, HTTP) has that thread wait until the request ends: the response is the stream.
+
+    Args:
+        final: the result sent when the session ends the request itself (shaped as any result).
+        on_end: called (on whichever thread ended it) once the request has ended; must not block.
+    """
+
+    __slots__ = ("final", "on_end", "ended")
+
+    def __init__(self, final: Optional[Dict[str, Any]] = None, on_end: Optional[Callable[[], None]] = None) -> None:
+        self.final = final
+        self.on_end = on_end
+        #: Set once the request has ended (after `on_end`).
+        self.ended = LazyEvent()
+
+
 class Session(MessageSink):
     """A JSON-RPC endpoint with MCP's utilities, over one transport.
 
     Args:
         transport: the connection; `start()` begins reading from it.
         handle_request: runs on the handler pool for every request from the peer that the session does
-            not answer itself; returns the result dict or raises `RPCError`.
+            not answer itself; returns the result dict (or a `Deferred`, to answer later) or raises `RPCError`.
         handle_notification: runs on the dispatcher thread, in arrival order, for every notification
             that the session does not consume itself.
         max_workers: size of the handler pool (concurrent requests from the peer).
@@ -136,11 +166,13 @@ class Session(MessageSink):
         # Where we are in the handshake: the session asks it what may be sent and taken, and tells it what
         # happened (protocol/lifecycle.py). Moved only under _lock; read from any thread.
         self._lifecycle: Optional[Lifecycle] = lifecycle.Lifecycle(self.role) if self.role is not None else None
-        # Guards _pending, _in_flight, _next_id, _closed, _owed, the moves of _lifecycle and the lazy
-        # creation of _pool. Never held while calling the transport or user code.
+        # Guards _pending, _in_flight, _deferred, _next_id, _closed, _owed, the moves of _lifecycle and the
+        # lazy creation of _pool. Never held while calling the transport or user code.
         self._lock = threading.Lock()
         self._pending: Dict[RequestId, PendingRequest] = {}
         self._in_flight: Dict[RequestId, RequestContext] = {}
+        # The requests of _in_flight whose handler returned a `Deferred`: answered later, or never.
+        self._deferred: Dict[RequestId, Tuple[RequestContext, Deferred]] = {}
         self._next_id = 0
         self._closed = False
         # None until input_ended (the peer sends nothing more but still reads); from then on, the requests
@@ -163,7 +195,13 @@ class Session(MessageSink):
         self._transport.start(self)
 
     def close(self) -> None:
-        """Close the transport; every pending request fails with `ConnectionClosed`."""
+        """Close the transport; every pending request fails with `ConnectionClosed`.
+
+        A deferred request (`Deferred`) gets its final answer first: we are ending it, gracefully.
+        """
+        with self._lock:
+            deferred = self._take_deferred()
+        self._end_deferred(deferred, answer=True)
         self._transport.close()
         # Transports report connection_lost themselves; this covers one whose reader never started.
         self.connection_lost(None)
@@ -194,10 +232,12 @@ class Session(MessageSink):
             pending = list(self._pending.values())
             self._pending.clear()
             in_flight = list(self._in_flight.values())
+            deferred = self._take_deferred()
         self.close_reason = exc
         self._fail_pending(pending, exc)
         for ctx in in_flight:
             ctx.cancelled.set()
+        self._end_deferred(deferred, answer=False)  # nobody can read an answer now
         self._callbacks.put(None)  # the dispatcher (if any) ends after what is already queued
         if self._pool is not None:
             self._pool.shutdown()
@@ -215,18 +255,21 @@ class Session(MessageSink):
         Our own pending requests fail at once (their answers can no longer arrive), and so does any request
         a handler makes from now on. The requests already read are not cancelled: their handlers run to the
         end and their answers are sent, so ``printf '...' | server`` gets every answer; only those the peer
-        cancelled earlier are not waited for. Then the session closes. Blocks the calling thread (the
-        transport's reader, which has nothing left to read) until then.
+        cancelled earlier are not waited for, and deferred ones (`Deferred`) get their final answer at once.
+        Then the session closes. Blocks the calling thread (the transport's reader, which has nothing left to
+        read) until then.
         """
         with self._lock:
             if self._closed or self._owed is not None:
                 return
             pending = list(self._pending.values())
             self._pending.clear()
+            deferred = self._take_deferred()  # they would never end: answered now, and not waited for
             self._owed = {ctx.id for ctx in self._in_flight.values() if not ctx.cancelled.is_set()}
             if not self._owed:
                 self._drained.set()
         self._fail_pending(pending, exc)
+        self._end_deferred(deferred, answer=True)
         self._drained.wait()  # ends early if the connection is closed meanwhile (connection_lost sets it)
         self.connection_lost(exc)
 
@@ -460,6 +503,13 @@ class Session(MessageSink):
             self._respond(ctx, jsonrpc.error(ctx.id, refusal.code, refusal.message, refusal.data))
         elif inline:
             self._run_handler(ctx)
+            if self._deferred:  # (deferred on this thread, so seen here without the lock; else nothing to wait for)
+                with self._lock:
+                    held = self._deferred.get(ctx.id)
+                if held is not None:
+                    # The transport ends this request's response when we return: it is held open until the
+                    # request ends (the peer leaves or cancels, or we close), as a stream the request owns.
+                    held[1].ended.wait()
         else:
             assert self._pool is not None
             self._pool.submit(self._run_handler, ctx)
@@ -475,8 +525,15 @@ class Session(MessageSink):
                         self._drained.set()
 
     def _answer_request(self, ctx: RequestContext) -> None:
+        """Run the handler of ``ctx`` and send its answer (none yet if the handler returned a `Deferred`)."""
+        held: Optional[Deferred] = None
         try:
-            response = jsonrpc.result(ctx.id, self._answer(ctx))
+            result = self._answer(ctx)
+            if isinstance(result, Deferred):
+                held = result
+                self._defer(ctx, held)
+                return
+            response = jsonrpc.result(ctx.id, result)
         except RPCError as exc:
             response = jsonrpc.error(ctx.id, exc.code, exc.message, exc.data)
         except Exception as exc:
@@ -484,8 +541,9 @@ class Session(MessageSink):
             response = jsonrpc.error(ctx.id, INTERNAL_ERROR, f"Internal error: {exc}" if str(exc) else
                                      f"Internal error: {type(exc).__name__}")
         finally:
-            with self._lock:
-                self._in_flight.pop(ctx.id, None)
+            if held is None:  # a deferred request stays in flight (`_defer` decides)
+                with self._lock:
+                    self._in_flight.pop(ctx.id, None)
         if ctx.cancelled.is_set():
             # Cancelled by the peer: it has stopped waiting, and the spec says not to answer.
             if ctx.batch is not None:
@@ -493,7 +551,48 @@ class Session(MessageSink):
             return
         self._respond(ctx, response)
 
-    def _answer(self, ctx: RequestContext) -> Dict[str, Any]:
+    # ---- deferred answers (Deferred) --------------------------------------------------------------------
+    def _defer(self, ctx: RequestContext, deferred: Deferred) -> None:
+        """Keep ``ctx`` in flight until it ends (see `Deferred`), unless it has ended while its handler ran."""
+        with self._lock:
+            # Whatever happened while its handler ran (a cancel, the end of the input or of the connection)
+            # found no Deferred to end: it is ended here instead.
+            live = (ctx.id in self._in_flight and not ctx.cancelled.is_set() and not self._closed
+                    and self._owed is None and ctx.batch is None)
+            if live:
+                self._deferred[ctx.id] = (ctx, deferred)
+            else:
+                self._in_flight.pop(ctx.id, None)
+        if not live:
+            self._end_deferred([(ctx, deferred)], answer=not ctx.cancelled.is_set() and not self._closed)
+
+    def _take_deferred(self) -> List[Tuple[RequestContext, Deferred]]:
+        """Every deferred request, out of flight. Called with _lock held."""
+        taken = list(self._deferred.values())
+        self._deferred.clear()
+        for ctx, _ in taken:
+            self._in_flight.pop(ctx.id, None)
+        return taken
+
+    def _end_deferred(self, deferred: List[Tuple[RequestContext, Deferred]], *, answer: bool) -> None:
+        """End deferred requests already out of flight: their final answers (if ``answer``), then `on_end`."""
+        for ctx, request in deferred:
+            try:
+                if answer and request.final is not None:
+                    if ctx.batch is not None:
+                        ctx.batch.add(jsonrpc.result(ctx.id, request.final))
+                    else:
+                        self._respond(ctx, jsonrpc.result(ctx.id, request.final))
+                elif ctx.batch is not None:
+                    ctx.batch.add(None)
+                if request.on_end is not None:
+                    request.on_end()
+            except Exception:  # one owner's failure must not leave the other requests (or their threads) hanging
+                log.exception("%s: ending the deferred request %r failed", self._name, ctx.id)
+            finally:
+                request.ended.set()
+
+    def _answer(self, ctx: RequestContext) -> Union[Dict[str, Any], Deferred]:
         """The result for a request the session does not answer itself (overridden for initialize)."""
         return self._handle_request(ctx)
 
@@ -524,8 +623,14 @@ class Session(MessageSink):
                 return  # names no request we could have (a list or an object would not even be a key)
             with self._lock:
                 ctx = self._in_flight.get(request_id)
-            if ctx is not None and lifecycle.cancellable(ctx.method):
-                ctx.cancelled.set()
+                if ctx is None or not lifecycle.cancellable(ctx.method):  # the spec forbids cancelling initialize
+                    return
+                deferred = self._deferred.pop(request_id, None)
+                if deferred is not None:
+                    del self._in_flight[request_id]
+            ctx.cancelled.set()
+            if deferred is not None:  # it ends now, without an answer (2026-07-28 cancellation.mdx)
+                self._end_deferred([deferred], answer=False)
             return
         if method == methods.PROGRESS:
             token = params.get("progressToken")

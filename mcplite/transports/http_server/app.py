@@ -35,6 +35,7 @@ A revision-dependent rule is read from the `versions` table (``batching``, ``pro
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
+import threading
 from urllib.parse import parse_qs
 
 from ..._log import log
@@ -55,7 +56,7 @@ from .streams import SessionTransport
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Mapping, Optional
+    from typing import Any, Callable, Dict, List, Mapping, Optional, Set
 
     from .. import HostedSession, SessionFactory
     from .eventstore import EventStore
@@ -97,6 +98,10 @@ class HTTPApp:
             self.event_store = settings.event_store if settings.event_store is not None else InMemoryEventStore()
         self.guard = RequestGuard(settings.allowed_hosts, settings.allowed_origins, settings.max_body_size)
         self.sessions = SessionTable(server, settings, self.event_store)
+        # Guards _listening: the throwaway sessions of open subscriptions/listen POSTs (2026-07-28), which the
+        # session table does not hold, ended gracefully by `close`.
+        self._listening_lock = threading.Lock()
+        self._listening: Set[HostedSession] = set()
         # The method table of each path: a path missing here is 404, a method missing is 405.
         mcp: Dict[str, Route] = {"POST": self._post}
         # GET streams and DELETE belong to sessions, which 2026-07-28 does not have: a server that speaks no
@@ -151,8 +156,12 @@ class HTTPApp:
         responder.respond(status, JSON_HEADERS, error_body(message, code))
 
     def close(self) -> None:
-        """End every session and stream (the server is shutting down)."""
+        """End every session and stream (the server is shutting down); an open listen gets its graceful result."""
         self.sessions.close()
+        with self._listening_lock:
+            listening = list(self._listening)
+        for session in listening:
+            session.close()
 
     # ---- before any route -------------------------------------------------------------------------------
     @staticmethod
@@ -229,13 +238,27 @@ class HTTPApp:
         """
         if kind is not jsonrpc.REQUEST and kind is not jsonrpc.NOTIFICATION:
             raise Reject(400, "Invalid Request: a 2026-07-28 client POSTs requests and notifications only")
-        transport = SessionTransport(self.sessions, None, modern=True)
+        # A listen's response is its notification stream: SSE even in JSON response mode, so the client must
+        # accept it (406). Its POST holds this thread until the listen ends.
+        listen = kind is jsonrpc.REQUEST and message["method"] == methods.SUBSCRIPTIONS_LISTEN
+        if listen:
+            try:
+                check_stream_accept(request.headers)
+            except Reject as exc:
+                raise exc.answering(message["id"]) from None
+        transport = SessionTransport(self.sessions, None, modern=True, listen=listen)
         session = self.sessions.new_session(transport)
         session.expect_modern()
+        if listen:
+            with self._listening_lock:
+                self._listening.add(session)
         try:
             self._deliver(session, transport, request, responder, [message], False, claims)
         finally:
             session.close()
+            if listen:
+                with self._listening_lock:
+                    self._listening.discard(session)
 
     def _initialize(self, request: IncomingRequest, responder: Responder, messages: List[Any], claims: Any) -> None:
         if self.stateless:  # answered normally, by a session that is then forgotten

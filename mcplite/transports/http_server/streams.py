@@ -12,7 +12,8 @@ in a single write (the fast path). The first message that is not the response sw
 ``text/event-stream``; that is still possible because no header has been sent yet. A stream that stays
 silent for ``keepalive_interval`` also switches, so that keep-alive comments can flow. With
 ``json_response=True`` a stream never switches: related notifications go to the standalone GET stream
-instead, and server requests related to the POST fail (there is no stream that may carry them).
+instead, and server requests related to the POST fail (there is no stream that may carry them). The one
+exception is the stream of a ``subscriptions/listen`` (2026-07-28), which is all notifications.
 
 Resumability (2025-03-26) and SSE polling (2025-11-25): events of a stateful session carry ids
 ``"<stream>:<seq>"`` and are stored in an `EventStore` before they are written, so a client that resumes
@@ -134,7 +135,7 @@ class Stream:
     def deliver(self, data: str, answers: Sequence[RequestId]) -> bool:
         """Take one encoded message; False if this stream cannot carry it (the caller routes it elsewhere)."""
         with self.lock:
-            if self.finished or (self.is_post and not answers and self.transport.host.json_response):
+            if self.finished or (self.is_post and not answers and self.transport.json_only):
                 return False
             self.unanswered.difference_update(answers)
             final = self.is_post and not self.unanswered
@@ -312,7 +313,7 @@ class Stream:
                 return
             if out.streaming:
                 self._write(out, encode_comment())
-            elif not self.transport.host.json_response:
+            elif not self.transport.json_only:
                 # A handler silent this long: switch to SSE so that comments can keep the connection open.
                 self._start_sse(out, [])
 
@@ -331,13 +332,16 @@ class SessionTransport(Transport):
     wants_route = True  # a message related to a request goes to that request's stream
 
     def __init__(self, host: StreamHost, session_id: Optional[str], *, legacy: bool = False,
-                 modern: bool = False) -> None:
+                 modern: bool = False, listen: bool = False) -> None:
         self.host = host
         self.session_id = session_id
         self.legacy = legacy
         #: Carries one 2026-07-28 request: an error answer gets its own HTTP status, and a client that closes
         #: the response has cancelled the request (streamable-http.mdx, "Cancellation").
         self.modern = modern
+        #: Carries a ``subscriptions/listen`` (2026-07-28): its response is an SSE stream even in JSON response
+        #: mode, since notifications are all it carries.
+        self.listen = listen
         #: The session this transport carries, set by whoever made both; its revision decides the stream rules.
         self.session: Optional[HostedSession] = None
         self._sink: Optional[MessageSink] = None  # told connection_lost on close
@@ -353,6 +357,11 @@ class SessionTransport(Transport):
         """Nothing to read: the HTTP app delivers each POSTed message to the session itself. ``sink`` is told
         `MessageSink.connection_lost` when this transport closes."""
         self._sink = sink
+
+    @property
+    def json_only(self) -> bool:
+        """POST streams never switch to SSE (JSON response mode), unless this transport carries a listen."""
+        return self.host.json_response and not self.listen
 
     @property
     def resumable(self) -> bool:

@@ -5,7 +5,7 @@ import json
 import subprocess
 import sys
 import time
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 import workload
 
@@ -28,7 +28,7 @@ def check_response(i: int, response: Dict[str, Any]) -> None:
 
 
 class Pipe:
-    """A server process spoken to in JSON lines."""
+    """A server process spoken to in JSON lines (era_client.py varies its messages: `message`, `check`)."""
 
     def __init__(self, argv: List[str]) -> None:
         self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
@@ -47,29 +47,41 @@ class Pipe:
         self.send(INITIALIZED)
         return version
 
+    def message(self, i: int) -> Dict[str, Any]:
+        """The request of call ``i``."""
+        return call_message(i)
+
+    def check(self, i: int, response: Dict[str, Any]) -> None:
+        """Fail unless ``response`` answers call ``i`` rightly."""
+        check_response(i, response)
+
     def call(self, i: int) -> None:
-        self.send(call_message(i))
-        check_response(i, self.receive())
+        self.send(self.message(i))
+        self.check(i, self.receive())
 
     def pipelined(self, count: int) -> Dict[str, Any]:
         """``count`` calls with `workload.WINDOW` of them in flight: a new one is sent as each answer comes."""
+        return workload.figures(*self.pipelined_raw(count))
+
+    def pipelined_raw(self, count: int) -> Tuple[List[float], float]:
+        """`pipelined`'s calls; their latencies and the seconds they took."""
         sent: Dict[int, float] = {}
         latencies: List[float] = []
         clock = time.perf_counter
         started = clock()
         for i in range(min(workload.WINDOW, count)):
             sent[i] = clock()
-            self.send(call_message(i))
+            self.send(self.message(i))
         for answered in range(count):
             response = self.receive()
             i = response["id"] - 1
             latencies.append(clock() - sent.pop(i))
-            workload.check_wire(i, response["result"])
+            self.check(i, response)
             following = answered + workload.WINDOW
             if following < count:
                 sent[following] = clock()
-                self.send(call_message(following))
-        return workload.figures(latencies, clock() - started)
+                self.send(self.message(following))
+        return latencies, clock() - started
 
     def close(self) -> None:
         self.writer.close()  # type: ignore[union-attr]

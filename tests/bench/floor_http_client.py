@@ -11,7 +11,10 @@ from floor_client import INITIALIZE, INITIALIZED, call_message, check_response
 
 
 class HTTP:
-    """One keep-alive connection, with the session id the server gave (if any) on every request."""
+    """One keep-alive connection, with the session id the server gave (if any) on every request.
+
+    era_client.py varies its messages (`message`, `check`, `initialize`) and headers (`headers_for`).
+    """
 
     def __init__(self, url: str) -> None:
         parts = urlsplit(url)
@@ -23,7 +26,7 @@ class HTTP:
 
     def post(self, message: Dict[str, Any]) -> Tuple[Optional[Dict[str, Any]], Optional[str]]:
         """Send one message; returns (the JSON-RPC response or None for 202, the session id header)."""
-        self.connection.request("POST", self.path, json.dumps(message).encode(), self.headers)
+        self.connection.request("POST", self.path, json.dumps(message).encode(), self.headers_for(message))
         response = self.connection.getresponse()
         body = response.read()
         if response.status == 202:
@@ -44,19 +47,31 @@ class HTTP:
         version: str = response["result"]["protocolVersion"]
         return version
 
-    def call(self, i: int) -> None:
-        response, _ = self.post(call_message(i))
-        if response is None:
-            workload.fail(f"call {i} was not answered")
+    def headers_for(self, message: Dict[str, Any]) -> Dict[str, str]:
+        """The headers to POST ``message`` with."""
+        return self.headers
+
+    def message(self, i: int) -> Dict[str, Any]:
+        """The request of call ``i``."""
+        return call_message(i)
+
+    def check(self, i: int, response: Dict[str, Any]) -> None:
+        """Fail unless ``response`` answers call ``i`` rightly."""
         check_response(i, response)
 
+    def call(self, i: int) -> None:
+        response, _ = self.post(self.message(i))
+        if response is None:
+            workload.fail(f"call {i} was not answered")
+        self.check(i, response)
 
-def run_http(args: workload.Args) -> None:
-    """The ``http`` workload (see workload.py)."""
-    client = HTTP(args.url)
+
+def run_http(args: workload.Args, connection: Callable[[str], HTTP] = HTTP) -> None:
+    """The ``http`` workload (see workload.py), over connections made by ``connection(url)``."""
+    client = connection(args.url)
     version = client.initialize()
     sequential = workload.sequential(client.call, args.sequential)
-    clients = [HTTP(args.url) for _ in range(args.clients)]
+    clients = [connection(args.url) for _ in range(args.clients)]
     for each in clients:
         each.initialize()
         each.call(workload.WARMUP_BASE)

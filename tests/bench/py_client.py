@@ -1,5 +1,9 @@
 """The benchmark's workloads run by the official Python SDK's client (``mcp.Client``, its defaults), on
-anyio as the SDK is; see workload.py for the command line. Run by .peers/py/bin/python."""
+anyio as the SDK is; see workload.py for the command line. Run by .peers/py/bin/python.
+
+``py_client.py --mode MODE WORKLOAD...`` passes ``mode=MODE`` to ``mcp.Client`` (``legacy``: the initialize
+handshake; ``2026-07-28``: that revision only; the default, ``auto``, probes ``server/discover`` first), as
+the revision table does against mcplite's server."""
 
 import os
 import sys
@@ -55,20 +59,24 @@ async def concurrent(calls: List[Call], per_caller: int) -> Dict[str, Any]:
 
 
 async def main() -> None:
-    args = workload.parse(sys.argv[1:])
+    argv = sys.argv[1:]
+    options: Dict[str, Any] = {}
+    if argv[:1] == ["--mode"]:
+        options["mode"], argv = argv[1], argv[2:]
+    args = workload.parse(argv)
     if args.mode == "http":
-        async with Client(args.url) as client:
+        async with Client(args.url, **options) as client:
             result = await sequential(caller(client), args.sequential)
             version = client.protocol_version
         async with AsyncExitStack() as stack:
-            clients = [await stack.enter_async_context(Client(args.url)) for _ in range(args.clients)]
+            clients = [await stack.enter_async_context(Client(args.url, **options)) for _ in range(args.clients)]
             for client in clients:
                 await caller(client)(workload.WARMUP_BASE)
             spread = await concurrent([caller(client) for client in clients], args.per_client)
         workload.emit(version=version, sequential=result, concurrent=spread)
         return
     server = StdioServerParameters(command=args.server[0], args=args.server[1:], env=dict(os.environ))
-    async with Client(server) as client:
+    async with Client(server, **options) as client:
         call = caller(client)
         if args.mode == "cold":
             await call(0)

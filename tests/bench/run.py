@@ -13,6 +13,19 @@ implementations, each client against its own server, all with one tool ``add(a: 
     python-sdk      py_client.py, py_server.py, in the .peers/py venv
     typescript-sdk  ts_client.mjs, ts_server.mjs (and ts_import.mjs), on node
 
+and, for the revision table (issue 12: mcplite's server on 2026-07-28 against itself on 2025-11-25), on the
+stdio and HTTP workloads only:
+
+    mcplite-eras    mc_server.py driven by era_client.py, the floor's raw client, connected in both eras at
+                    once (2025-11-25: initialize, then plain requests; 2026-07-28: every request enveloped),
+                    their calls alternating in short blocks: the same server program, the same client and
+                    the same moments of the machine for both, so that their ratio is the cost of the server's
+                    2026-07-28 path; on stdio also the CPU time each server process spent per call
+    python-sdk-handshake, python-sdk-modern
+                    mc_server.py driven by the official Python SDK's client pinned to each era (py_client.py
+                    --mode legacy | 2026-07-28), one after the other: a real peer, on stdio; its own cost per
+                    call is so much larger than the server's that its ratio says little about the server
+
 mcplite and the floor run in ``.peers/bench-py``, an empty venv of the Python the SDK's venv is made
 from, so that all three Python sides start alike, with nothing but their own code on the path.
 
@@ -35,8 +48,13 @@ the drift of a shared, noisy machine falls on all of them alike; the table gives
 and the mcplite/peer ratios, which hold where absolute figures do not. It is printed and, unless
 ``--quick``, written to tests/bench/RESULTS.md with the date and machine.
 
-Exit status: 1 when a workload of mcplite or of the floor failed (a wrong result, a crash, a timeout), or
-with ``--strict`` when mcplite misses a target of `TARGETS`; a peer that cannot be installed or run is
+The revision table gives, for each pair of `ERA_PAIRS`, each metric on 2026-07-28 over the same on 2025-11-25
+as the median of the rounds' ratios; with era_client, on stdio, 2026-07-28 must reach 0.95x of 2025-11-25
+(`ERA_TARGETS`). It follows the main table, on screen and in RESULTS.md.
+
+Exit status: 1 when a workload of mcplite, mcplite-eras or the floor failed (a wrong result, a crash, a
+timeout), or with ``--strict`` when mcplite misses a target of `TARGETS` or `ERA_TARGETS`; a peer that
+cannot be installed or run is
 reported and left out. A full run takes about 6 minutes on 2 busy cores; ``--quick`` (CI) about 90 s.
 
 Environment: as tests/interop/run.py (INTEROP_PY_SDK_VERSION, INTEROP_TS_SDK_VERSION, INTEROP_PYTHON,
@@ -112,6 +130,7 @@ class Implementation(NamedTuple):
     server: List[str]
     import_client: List[str]
     import_server: List[str]
+    workloads: Tuple[str, ...] = ()  # the names in WORKLOADS it runs; empty: all of them
 
 
 def implementations(python: str, peer_python: str, node: str) -> Dict[str, Implementation]:
@@ -124,15 +143,24 @@ def implementations(python: str, peer_python: str, node: str) -> Dict[str, Imple
         return Implementation(name, [interpreter, here(client)], [interpreter, here(server)],
                               [interpreter, "-c", imports[0]], [interpreter, "-c", imports[1]])
 
+
+    def sdk_by_era(era: str, mode: str) -> Implementation:
+        return Implementation(f"python-sdk-{era}", [peer_python, here("py_client.py"), "--mode", mode],
+                              [python, here("mc_server.py")], [], [], SDK_ERA_WORKLOADS)
+
     return {
         # The floor imports what its stdio client and server need from the standard library.
         "floor": in_python("floor", python, "floor_client.py", "floor_server.py",
                            ("import json, subprocess, threading", "import json, sys")),
         "mcplite": in_python("mcplite", python, "mc_client.py", "mc_server.py",
                              ("from mcplite import Client", "from mcplite import Server")),
+        "mcplite-eras": Implementation("mcplite-eras", [python, here("era_client.py")], [python, here("mc_server.py")],
+                                       [], [], ERA_WORKLOADS),
         "python-sdk": in_python("python-sdk", peer_python, "py_client.py", "py_server.py",
                                 ("from mcp import Client, StdioServerParameters",
                                  "from mcp.server.mcpserver import MCPServer")),
+        "python-sdk-handshake": sdk_by_era("handshake", "legacy"),
+        "python-sdk-modern": sdk_by_era("modern", "2026-07-28"),
         "typescript-sdk": Implementation("typescript-sdk", [node, here("ts_client.mjs")], [node, here("ts_server.mjs")],
                                          [node, here("ts_import.mjs"), "client"],
                                          [node, here("ts_import.mjs"), "server"]),
@@ -145,6 +173,7 @@ def clean_python() -> Tuple[Optional[str], str]:
     python = os.path.join(BENCH_VENV, "bin", "python")
     if os.path.exists(python):
         return python, ""
+    os.makedirs(interop.PEERS, exist_ok=True)  # for the log, on a machine where nothing was installed yet
     base = interop.peer_python() or sys.executable
     error = interop.run_logged([base, "-m", "venv", "--without-pip", BENCH_VENV],
                                os.path.join(interop.PEERS, "bench-py-install.log"), interop.INSTALL_TIMEOUT)
@@ -161,15 +190,19 @@ def install_peers(wanted: Sequence[str]) -> Tuple[List[str], List[str]]:
     }
     os.makedirs(interop.PEERS, exist_ok=True)
     ready, notes = [], []
+    errors: Dict[str, Optional[str]] = {}  # peer -> why it cannot be installed (None: installed)
     for name in wanted:
-        if name not in installs:
+        peer = PEER_OF.get(name, name)
+        if peer not in installs:
             ready.append(name)
             continue
-        package, install, version = installs[name]
-        error, done = install(version)
-        print(f"bench: {package} {version}: {error or done}", flush=True)
-        notes.append(f"{package} {version}" + (f" (NOT AVAILABLE: {error})" if error else ""))
-        if error is None:
+        if peer not in errors:
+            package, install, version = installs[peer]
+            error, done = install(version)
+            print(f"bench: {package} {version}: {error or done}", flush=True)
+            notes.append(f"{package} {version}" + (f" (NOT AVAILABLE: {error})" if error else ""))
+            errors[peer] = error
+        if errors[peer] is None:
             ready.append(name)
     return ready, notes
 
@@ -285,13 +318,31 @@ def cold_start(impl: Implementation, sizes: Sizes) -> Outcome:
     return Outcome({"cold": statistics.median(times)}, {})
 
 
+def outcome(report: Dict[str, Any], transport: str, figures: Callable[[Dict[str, Any]], Dict[str, float]]) -> Outcome:
+    """A client's report as an `Outcome`, ``figures(report)`` its metrics; for era_client.py, whose report
+    holds one per protocol era under ``"eras"``, the metrics and transports of each are named ``ERA/...``."""
+    if "eras" not in report:
+        return Outcome(figures(report), {transport: report["version"]})
+    metrics: Dict[str, float] = {}
+    versions: Dict[str, str] = {}
+    for era, its_report in report["eras"].items():
+        metrics.update({f"{era}/{metric}": value for metric, value in figures(its_report).items()})
+        versions[f"{era}/{transport}"] = its_report["version"]
+    return Outcome(metrics, versions)
+
+
 def stdio_calls(impl: Implementation, sizes: Sizes) -> Outcome:
+    def figures(report: Dict[str, Any]) -> Dict[str, float]:
+        sequential, in_flight = report["sequential"], report["in_flight"]
+        found = {"stdio_seq": sequential["calls_per_s"], "stdio_p50": sequential["p50_ms"],
+                 "stdio_p99": sequential["p99_ms"], "stdio_in_flight": in_flight["calls_per_s"]}
+        if "server_cpu_us" in sequential:  # era_client.py
+            found.update(stdio_cpu_seq=sequential["server_cpu_us"], stdio_cpu_in_flight=in_flight["server_cpu_us"])
+        return found
+
     report = run_client([*impl.client, "stdio", str(sizes.stdio_sequential), str(sizes.stdio_in_flight), "--",
                          *impl.server])
-    sequential, in_flight = report["sequential"], report["in_flight"]
-    return Outcome({"stdio_seq": sequential["calls_per_s"], "stdio_p50": sequential["p50_ms"],
-                    "stdio_p99": sequential["p99_ms"], "stdio_in_flight": in_flight["calls_per_s"]},
-                   {"stdio": report["version"]})
+    return outcome(report, "stdio", figures)
 
 
 def http_calls(mode: str, prefix: str) -> Callable[[Implementation, Sizes], Outcome]:
@@ -300,8 +351,8 @@ def http_calls(mode: str, prefix: str) -> Callable[[Implementation, Sizes], Outc
         with http_server(impl, mode) as url:
             report = run_client([*impl.client, "http", url, str(sizes.http_sequential), str(HTTP_CLIENTS),
                                  str(sizes.http_per_client)])
-        return Outcome({f"{prefix}_1": report["sequential"]["calls_per_s"],
-                        f"{prefix}_8": report["concurrent"]["calls_per_s"]}, {f"http {mode}": report["version"]})
+        return outcome(report, f"http {mode}", lambda its: {f"{prefix}_1": its["sequential"]["calls_per_s"],
+                                                            f"{prefix}_8": its["concurrent"]["calls_per_s"]})
     return workload
 
 
@@ -338,6 +389,9 @@ WORKLOADS: List[Tuple[str, Callable[[Implementation, Sizes], Outcome]]] = [
     ("http default", http_calls("default", "http_sse")),
     ("peak rss", peak_rss),
 ]
+#: What the revision table measures (import, cold start and memory are the main table's).
+ERA_WORKLOADS = ("stdio", "http stateless", "http default")
+SDK_ERA_WORKLOADS = ("stdio",)
 
 
 class Record:
@@ -371,6 +425,8 @@ def run_rounds(impls: Sequence[Implementation], sizes: Sizes, record: Record) ->
         order = [*impls[shift:], *impls[:shift]]
         for workload_name, workload in WORKLOADS:
             for impl in order:
+                if impl.workloads and workload_name not in impl.workloads:
+                    continue
                 workload_started = time.monotonic()
                 try:
                     record.add(impl.name, workload(impl, sizes))
@@ -418,7 +474,42 @@ TARGETS: Dict[str, List[Tuple[str, float]]] = {
     "http_sse_1": [("python-sdk", 3.0)],
     "rss_server": [("floor", 1.5)],
 }
-SHORT = {"floor": "floor", "mcplite": "mcplite", "python-sdk": "Python SDK", "typescript-sdk": "TS SDK"}
+SHORT = {"floor": "floor", "mcplite": "mcplite", "mcplite-eras": "mcplite's server in both eras",
+         "python-sdk": "Python SDK", "typescript-sdk": "TS SDK",
+         "python-sdk-handshake": "Python SDK -> mcplite 2025-11-25",
+         "python-sdk-modern": "Python SDK -> mcplite 2026-07-28"}
+#: The implementations that are a peer's program with another server: the peer they need installed.
+PEER_OF = {"python-sdk-handshake": "python-sdk", "python-sdk-modern": "python-sdk"}
+
+
+class EraSide(NamedTuple):
+    """Where the revision table finds one era's figures: an implementation, and the prefix of their names."""
+
+    implementation: str
+    prefix: str
+
+
+class EraPair(NamedTuple):
+    """Two columns of the revision table and their ratio: one client driving mcplite's server in each era."""
+
+    client: str  # who drives the server, for the column headings
+    base: EraSide  # speaking ERA_BASE
+    measured: EraSide  # speaking ERA_MEASURED
+    scored: bool  # whether ERA_TARGETS apply to its ratios
+
+
+ERA_BASE, ERA_MEASURED = "2025-11-25", "2026-07-28"
+ERA_PAIRS = [EraPair("era_client", EraSide("mcplite-eras", "handshake/"), EraSide("mcplite-eras", "modern/"), True),
+             EraPair("Python SDK", EraSide("python-sdk-handshake", ""), EraSide("python-sdk-modern", ""), False)]
+#: The implementations that appear in the revision table only.
+ERA_NAMES = {side.implementation for pair in ERA_PAIRS for side in (pair.base, pair.measured)}
+#: The revision table's rows: those of the main table that it measures, and the servers' CPU time (era_client).
+ERA_ROWS = [*(row for row in ROWS if row.metric.startswith(("stdio", "http"))),
+            Row("stdio_cpu_seq", "stdio sequential, server CPU per call", "us"),
+            Row("stdio_cpu_in_flight", f"stdio {WINDOW} in flight, server CPU per call", "us")]
+#: What mcplite's server on 2026-07-28 must reach against itself on 2025-11-25 (issue 12): metric -> factor,
+#: read as in TARGETS.
+ERA_TARGETS: Dict[str, float] = {"stdio_seq": 0.95, "stdio_in_flight": 0.95}
 RATIO_NOTE = "mcplite/peer: calls/s above 1x means mcplite is faster; ms and MiB below 1x mean it is lighter."
 
 
@@ -466,13 +557,68 @@ def table(names: Sequence[str], medians: Dict[str, Dict[str, float]],
         cells = [f"protocol revision, {transport}", "",
                  *(", ".join(sorted(versions[name].get(transport, ()))) or "-" for name in names)]
         rows.append(cells + [""] * (len(header) - len(cells)))
+    return markdown(header, rows), missed
 
-    numeric = range(2, len(header) - 2)  # right-aligned
+
+def paired_ratio(measured: Sequence[float], base: Sequence[float]) -> Optional[float]:
+    """The median of the rounds' ratios measured/base when every round has both figures, else the ratio of
+    the medians (a round in which one of them failed)."""
+    if not measured or not base:
+        return None
+    if len(measured) == len(base) and all(base):
+        return statistics.median(m / b for m, b in zip(measured, base))
+    return statistics.median(measured) / statistics.median(base) if statistics.median(base) else None
+
+
+def era_table(names: Sequence[str], record: Record) -> Tuple[List[str], List[str]]:
+    """The revision table's lines (mcplite's server on 2026-07-28 beside itself on 2025-11-25, for each pair of
+    `ERA_PAIRS` whose implementations ran), and the targets of `ERA_TARGETS` it missed."""
+    pairs = [pair for pair in ERA_PAIRS if pair.base.implementation in names and pair.measured.implementation in names]
+    header = ["workload (mcplite's server)", "unit"]
+    for pair in pairs:
+        header += [f"{pair.client} {ERA_BASE}", f"{pair.client} {ERA_MEASURED}", f"{pair.client} ratio"]
+    header += [f"{ERA_MEASURED}/{ERA_BASE} must reach", "met"]
+
+    def samples(side: EraSide, metric: str) -> List[float]:
+        return record.samples[side.implementation].get(side.prefix + metric, [])
+
+    rows: List[List[str]] = []
+    missed: List[str] = []
+    for row in ERA_ROWS:
+        if not any(samples(pair.base, row.metric) for pair in pairs):
+            continue  # a metric no pair measured (the SDK pair's HTTP, the CPU time of a run without era_client)
+        cells = [row.label, row.unit]
+        factor = ERA_TARGETS.get(row.metric)
+        met: Optional[bool] = None
+        for pair in pairs:
+            base, measured = samples(pair.base, row.metric), samples(pair.measured, row.metric)
+            ratio = paired_ratio(measured, base)
+            cells += [*(number(statistics.median(values) if values else None, row.unit) for values in (base, measured)),
+                      "-" if ratio is None else f"{ratio:.3f}x"]
+            if pair.scored and factor is not None and ratio is not None:
+                met = ratio >= factor if row.unit == "calls/s" else ratio <= factor
+        text = "" if factor is None else f"{'>=' if row.unit == 'calls/s' else '<='} {factor:g}x"
+        cells += [text, "" if not text else "?" if met is None else "yes" if met else "**NO**"]
+        rows.append(cells)
+        if met is False:
+            missed.append(f"{row.label}, {ERA_MEASURED}/{ERA_BASE} with era_client: {text}")
+    for transport in TRANSPORTS:
+        cells = [f"protocol revision, {transport}", ""]
+        for pair in pairs:
+            cells += [", ".join(sorted(record.versions[side.implementation].get(side.prefix + transport, ()))) or "-"
+                      for side in (pair.base, pair.measured)] + [""]
+        rows.append(cells + [""] * (len(header) - len(cells)))
+    return markdown(header, rows), missed
+
+
+def markdown(header: List[str], rows: List[List[str]]) -> List[str]:
+    """A Markdown table; the columns between the first two and the last two are numbers (right-aligned)."""
+    numeric = range(2, len(header) - 2)
     widths = [max(len(cells[column]) for cells in [header, *rows]) for column in range(len(header))]
     rule = "|".join("-" * (width + 1) + (":" if column in numeric else "-") for column, width in enumerate(widths))
     lines = [" | ".join(cell.rjust(width) if column in numeric else cell.ljust(width)
                         for column, (cell, width) in enumerate(zip(cells, widths))) for cells in [header, *rows]]
-    return [f"| {lines[0]} |", f"|{rule}|", *(f"| {line} |" for line in lines[1:])], missed
+    return [f"| {lines[0]} |", f"|{rule}|", *(f"| {line} |" for line in lines[1:])]
 
 
 # ---- the run ----------------------------------------------------------------------------------------------
@@ -556,7 +702,11 @@ def main(argv: Sequence[str]) -> int:
         run_rounds([every[name] for name in names], sizes, record)
 
     medians = record.medians()
-    lines, missed = table(names, medians, record.versions)
+    lines, missed = table([name for name in names if name not in ERA_NAMES], medians, record.versions)
+    if any(name in ERA_NAMES for name in names):
+        era_lines, era_missed = era_table(names, record)
+        lines += ["", *era_lines]
+        missed += era_missed
     version_of = ["-c", "import platform; print(platform.python_version())"]
     about = [
         f"{datetime.datetime.now():%Y-%m-%d %H:%M}; {machine()}; Python {output_of([python, *version_of])} "
@@ -578,7 +728,7 @@ def main(argv: Sequence[str]) -> int:
     if not args.quick:
         write_results(lines, about, " ".join(["python3 tests/bench/run.py", *argv]))
         print(f"bench: wrote {os.path.relpath(RESULTS, ROOT)}")
-    if "mcplite" in record.failures or "floor" in record.failures:
+    if any(name in record.failures for name in ("mcplite", "floor", "mcplite-eras")):
         print("bench: FAILED: a workload of mcplite or of the floor failed")
         return 1
     if args.strict and missed:

@@ -127,6 +127,11 @@ def threaded(calls: Sequence[Callable[[int], None]], per_caller: int) -> Dict[st
     Caller ``k`` numbers its calls from ``k * per_caller``. Threads start together (a barrier) and the clock
     runs from the barrier to the last thread's end.
     """
+    return figures(*threaded_raw(calls, per_caller))
+
+
+def threaded_raw(calls: Sequence[Callable[[int], None]], per_caller: int) -> Tuple[List[float], float]:
+    """`threaded`'s calls; their latencies and the seconds they took."""
     latencies: List[List[float]] = [[] for _ in calls]
     errors: List[BaseException] = []
     barrier = threading.Barrier(len(calls) + 1)
@@ -153,7 +158,7 @@ def threaded(calls: Sequence[Callable[[int], None]], per_caller: int) -> Dict[st
     elapsed = clock() - started
     if errors:
         fail(f"a concurrent call failed: {errors[0]!r}")
-    return figures([latency for mine in latencies for latency in mine], elapsed)
+    return [latency for mine in latencies for latency in mine], elapsed
 
 
 def emit(**fields: Any) -> None:

@@ -1,0 +1,215 @@
+"""mcplite's server in both protocol eras, interleaved in one run: the floor's raw client speaking each era.
+
+    python3 tests/bench/era_client.py WORKLOAD...   (WORKLOAD as in workload.py)
+
+Its one JSON line has the figures of each era under ``"eras"``: ``{"eras": {"handshake": REPORT,
+"modern": REPORT}}``, each REPORT as a workload.py client prints it (``version`` included).
+
+``handshake`` is a 2025-11-25 client: ``initialize``, ``notifications/initialized``, then plain requests
+(over HTTP with ``MCP-Protocol-Version: 2025-11-25`` and the session id, if the server gives one).
+``modern`` is a 2026-07-28 client: ``server/discover``, then every request enveloped (``params._meta`` with the
+protocol version, client capabilities and client info, as the official SDKs send them; over HTTP with the
+``MCP-Protocol-Version``, ``Mcp-Method`` and ``Mcp-Name`` headers) and every result checked for
+``resultType: "complete"``, so a server that answered in the wrong era fails the run.
+
+The client is the floor's (floor_client.py, floor_http_client.py): JSON lines over pipes, ``http.client``
+keep-alive, a few microseconds per call, the same in both eras but for the envelope's bytes; so the
+difference between the eras is what the server does, little diluted by the client's own cost (a full mcplite
+client costs about as much per call as the server does). Both eras are connected at once (on stdio two
+server processes of the same program, one per era, a connection's era being fixed; over HTTP the one
+server run.py started) and their calls alternate in blocks of `BLOCK` calls, in the order ABBA..., so that
+the drift of a shared machine, which moves a whole run by 20% here, falls on both eras alike.
+
+On stdio each era's figures also say how much CPU its server process spent per call (``server_cpu_us``, from
+the kernel's per-thread run time, /proc/PID/task/*/schedstat, nanoseconds): the cost of the server's path
+without the scheduling noise that latency and throughput carry on a shared machine.
+"""
+
+import os
+import sys
+import time
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import workload
+from floor_client import Pipe, call_message, check_response
+
+MODERN_VERSION = "2026-07-28"
+META = {"io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "bench-era", "version": "0"}}
+DISCOVER = {"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": {"_meta": META}}
+
+
+def modern_message(i: int) -> Dict[str, Any]:
+    message = call_message(i)
+    message["params"]["_meta"] = META
+    return message
+
+
+def check_modern(i: int, response: Dict[str, Any]) -> None:
+    check_response(i, response)
+    if response["result"].get("resultType") != "complete":
+        workload.fail(f"call {i} was not answered as 2026-07-28: {response!r}")
+
+
+def discovered(response: Any) -> str:
+    """The version a ``server/discover`` answer agrees to, or the run fails."""
+    versions = ((response or {}).get("result") or {}).get("supportedVersions") or []
+    if MODERN_VERSION not in versions:
+        workload.fail(f"server/discover does not offer {MODERN_VERSION}: {response!r}")
+    return MODERN_VERSION
+
+
+class ModernPipe(Pipe):
+    def initialize(self) -> str:
+        self.send(DISCOVER)
+        return discovered(self.receive())
+
+    def message(self, i: int) -> Dict[str, Any]:
+        return modern_message(i)
+
+    def check(self, i: int, response: Dict[str, Any]) -> None:
+        check_modern(i, response)
+
+
+ERAS = ("handshake", "modern")
+#: Calls in one block: the eras take turns block by block (a couple of milliseconds each).
+BLOCK = 25
+Timed = Tuple[List[float], float]  # latencies, and the seconds the calls took
+
+
+def cpu_ns(pid: int) -> int:
+    """The CPU time all live threads of process ``pid`` have run for, in nanoseconds (0 where Linux does
+    not say). A server's threads live as long as it does, so differences of this are its CPU time."""
+    total = 0
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat") as stat:
+                total += int(stat.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue  # it ended while we looked
+    return total
+
+
+def interleaved(measure: Dict[str, Callable[[int], Timed]], count: int,
+                servers: Optional[Dict[str, int]] = None) -> Dict[str, Dict[str, Any]]:
+    """``count`` calls of each era, in blocks of `BLOCK` taken in turns (ABBA...): ``measure[era](n)`` makes
+    ``n`` calls and times them. The figures of each era over all its blocks; with ``servers`` (era -> the pid
+    of its server process), also ``server_cpu_us``, the server's CPU time per call."""
+    latencies: Dict[str, List[float]] = {era: [] for era in ERAS}
+    elapsed = dict.fromkeys(ERAS, 0.0)
+    cpu = dict.fromkeys(ERAS, 0)
+    blocks = max(1, count // BLOCK)
+    for block in range(blocks):
+        size = count // blocks + (1 if block < count % blocks else 0)
+        for era in (ERAS if block % 2 == 0 else ERAS[::-1]):
+            before = cpu_ns(servers[era]) if servers else 0
+            times, seconds = measure[era](size)
+            if servers:
+                cpu[era] += cpu_ns(servers[era]) - before
+            latencies[era] += times
+            elapsed[era] += seconds
+    report = {era: workload.figures(latencies[era], elapsed[era]) for era in ERAS}
+    if servers:
+        for era in ERAS:
+            report[era]["server_cpu_us"] = cpu[era] / 1000.0 / max(1, len(latencies[era]))
+    return report
+
+
+def one_by_one(call: Callable[[int], None]) -> Callable[[int], Timed]:
+    """Measure ``n`` sequential calls of ``call``, numbered from 0."""
+    def measure(count: int) -> Timed:
+        clock = time.perf_counter
+        latencies = []
+        started = clock()
+        for i in range(count):
+            before = clock()
+            call(i)
+            latencies.append(clock() - before)
+        return latencies, clock() - started
+    return measure
+
+
+def warm_up(call: Callable[[int], None]) -> None:
+    for i in range(workload.WARMUP):
+        call(workload.WARMUP_BASE + i)
+
+
+def run_http(args: workload.Args) -> None:
+    # Imported only here, as floor_client.py does.
+    from floor_http_client import HTTP
+
+    class HandshakeHTTP(HTTP):
+        def initialize(self) -> str:
+            version = super().initialize()
+            self.headers["MCP-Protocol-Version"] = version  # what a 2025-11-25 client sends after initialize
+            return version
+
+    class ModernHTTP(HTTP):
+        def headers_for(self, message: Dict[str, Any]) -> Dict[str, str]:
+            headers = {**self.headers, "MCP-Protocol-Version": MODERN_VERSION, "Mcp-Method": message["method"]}
+            name = message["params"].get("name")
+            if name is not None:
+                headers["Mcp-Name"] = name
+            return headers
+
+        def initialize(self) -> str:
+            return discovered(self.post(DISCOVER)[0])
+
+        def message(self, i: int) -> Dict[str, Any]:
+            return modern_message(i)
+
+        def check(self, i: int, response: Dict[str, Any]) -> None:
+            check_modern(i, response)
+
+    kinds = {"handshake": HandshakeHTTP, "modern": ModernHTTP}
+    single = {era: kinds[era](args.url) for era in ERAS}
+    versions = {era: connection.initialize() for era, connection in single.items()}
+    for connection in single.values():
+        warm_up(connection.call)
+    sequential = interleaved({era: one_by_one(single[era].call) for era in ERAS}, args.sequential)
+    crowds = {era: [kinds[era](args.url) for _ in range(args.clients)] for era in ERAS}
+    for crowd in crowds.values():
+        for connection in crowd:
+            connection.initialize()
+            connection.call(workload.WARMUP_BASE)
+
+    def concurrently(era: str) -> Callable[[int], Timed]:
+        calls: List[Callable[[int], None]] = [connection.call for connection in crowds[era]]
+        return lambda count: workload.threaded_raw(calls, max(1, count // len(calls)))
+
+    concurrent = interleaved({era: concurrently(era) for era in ERAS}, args.clients * args.per_client)
+    workload.emit(eras={era: {"version": versions[era], "sequential": sequential[era],
+                              "concurrent": concurrent[era]} for era in ERAS})
+
+
+def main() -> None:
+    args = workload.parse(sys.argv[1:])
+    if args.mode == "http":
+        run_http(args)
+        return
+    pipes = {"handshake": Pipe(args.server), "modern": ModernPipe(args.server)}
+    versions = {era: pipe.initialize() for era, pipe in pipes.items()}
+    for pipe in pipes.values():
+        pipe.call(0)
+    if args.mode == "hold":
+        workload.hold(versions["modern"])
+    elif args.mode == "stdio":
+        for pipe in pipes.values():
+            warm_up(pipe.call)
+        servers = {era: pipe.process.pid for era, pipe in pipes.items()}
+        sequential = interleaved({era: one_by_one(pipe.call) for era, pipe in pipes.items()}, args.sequential,
+                                 servers)
+        in_flight = interleaved({era: pipe.pipelined_raw for era, pipe in pipes.items()}, args.in_flight, servers)
+        workload.emit(eras={era: {"version": versions[era], "sequential": sequential[era],
+                                  "in_flight": in_flight[era]} for era in ERAS})
+    for pipe in pipes.values():
+        pipe.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -341,3 +341,39 @@ def test_mcp_param_headers_are_checked_against_the_arguments() -> None:
 def result_of(reply: Any) -> Dict[str, Any]:
     assert reply.status == 200, reply.body
     return reply.json()["result"]
+
+
+def test_wsgi_serves_both_eras(caplog: pytest.LogCaptureFixture) -> None:
+    import io
+    import logging
+    from wsgiref.util import setup_testing_defaults
+
+    app = make_server().wsgi_app()
+    statuses: List[str] = []
+
+    def call(body: Dict[str, Any], headers: Dict[str, str]) -> Any:
+        environ: Dict[str, Any] = {"REQUEST_METHOD": "POST", "PATH_INFO": "/mcp", "wsgi.multiprocess": True,
+                                   "CONTENT_TYPE": "application/json",
+                                   "HTTP_ACCEPT": "application/json, text/event-stream"}
+        data = json.dumps(body).encode()
+        environ["CONTENT_LENGTH"] = str(len(data))
+        for name, value in headers.items():
+            environ["HTTP_" + name.upper().replace("-", "_")] = value
+        setup_testing_defaults(environ)
+        environ["wsgi.input"] = io.BytesIO(data)
+        body_parts = app(environ, lambda status, response_headers, exc_info=None: statuses.append(status))
+        return json.loads(b"".join(body_parts))
+
+    with caplog.at_level(logging.WARNING, logger="mcplite"):
+        answer = call({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": envelope()}},
+                      {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/list"})
+    assert answer["result"]["resultType"] == "complete" and statuses[-1].startswith("200")
+    # wsgi.multiprocess with a key drawn in this very process: said once, at the first request.
+    assert any("state_keys" in record.getMessage() for record in caplog.records)
+    answer = call({"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"_meta": envelope()}},
+                  {"MCP-Protocol-Version": MODERN, "Mcp-Method": "ping"})
+    assert answer["error"]["code"] == -32601 and statuses[-1].startswith("404")
+    answer = call({"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "w", "version": "1"}}}, {})
+    assert answer["result"]["protocolVersion"] == "2025-11-25"
+    app.close()

@@ -60,7 +60,7 @@ from .methods import (  # the reserved _meta keys: defined with the protocol's o
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
-    from typing import Any, Dict, Iterable, Mapping, Optional, Tuple, Union
+    from typing import Any, Collection, Dict, Iterable, Mapping, Optional, Tuple, Union
 
 __all__ = [
     "META_PREFIX", "PROTOCOL_VERSION_KEY", "CLIENT_INFO_KEY", "CLIENT_CAPABILITIES_KEY", "LOG_LEVEL_KEY",
@@ -112,10 +112,12 @@ class Envelope:
     def __init__(self, version: str, client_capabilities: Dict[str, Any], *,
                  client_info: Optional[Dict[str, Any]] = None, log_level: Optional[str] = None,
                  progress_token: Optional[Union[str, int, float]] = None) -> None:
-        for name, value in (("version", version), ("client_info", client_info),
-                            ("client_capabilities", client_capabilities), ("log_level", log_level),
-                            ("progress_token", progress_token)):
-            object.__setattr__(self, name, value)
+        setter = object.__setattr__  # one per field, unrolled: this runs once per 2026-07-28 request
+        setter(self, "version", version)
+        setter(self, "client_info", client_info)
+        setter(self, "client_capabilities", client_capabilities)
+        setter(self, "log_level", log_level)
+        setter(self, "progress_token", progress_token)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("an Envelope is read-only")
@@ -163,7 +165,7 @@ def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def read_envelope(method: str, params: Any, *, supported_modern: Iterable[str], supported_all: Iterable[str],
+def read_envelope(method: str, params: Any, *, supported_modern: Collection[str], supported_all: Iterable[str],
                   headers: Optional[Mapping[str, str]] = None) -> Envelope:
     """Run the ladder (module docstring) on one request; the `Envelope`, or raise the `RPCError` to answer.
 
@@ -203,7 +205,7 @@ def read_envelope(method: str, params: Any, *, supported_modern: Iterable[str], 
                                             f"'{raw.strip(_OWS)}' does not match body value '{version}'")
     # Rung 3: a version served per request. A handshake version in _meta is refused the same way: that era
     # is reached through initialize only, and data.supported tells the client so (MODERN.md spec point 9).
-    if version not in tuple(supported_modern):
+    if version not in supported_modern:
         raise RPCError(UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version",
                        {"supported": list(supported_all), "requested": version})
     # Rung 4: Mcp-Method and Mcp-Name against the body. The id only marks the message as a request.

@@ -248,9 +248,7 @@ class Server(Registry):
             return result
         revision = ctx.revision
         if revision is not None and revision.result_type:
-            from .results import shape_result  # loaded with the handlers by then: a lookup
-
-            return shape_result(result, ctx, self)
+            return (_shape_result or _results().shape_result)(result, ctx, self)
         if "resultType" in result or "ttlMs" in result:  # a handler's 2026-07-28 fields, on an older revision
             from .results import strip_modern_fields
 
@@ -288,6 +286,18 @@ def default_principal(auth: Any) -> Optional[str]:
     parts = [str(auth.get(name, "")) for name in ("iss", "sub")]
     parts.append(str(auth.get("client_id") or auth.get("azp") or ""))
     return "|".join(parts) if any(parts) else None
+
+
+#: `results.shape_result`, bound by the first 2026-07-28 result (results loads with the handlers by then).
+_shape_result: Optional[Callable[[Dict[str, Any], RequestContext, Server], Dict[str, Any]]] = None
+
+
+def _results() -> Any:
+    global _shape_result
+    from . import results
+
+    _shape_result = results.shape_result
+    return results
 
 
 #: Request method -> its handler; set by the first request any server answers (see `_method_table`).

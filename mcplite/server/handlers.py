@@ -66,18 +66,23 @@ def _call_with_rounds(server: Registry, connection: Connection, ctx: RequestCont
         if isinstance(value, InputRequired):
             raise RPCError(INTERNAL_ERROR, f"Internal error: {target} kept asking ({LEGACY_INPUT_ROUNDS} rounds)")
         return value, None
-    info: Any = server  # the Server: its state keys and identity
-    now = time.time()
-    binding = dict(method=ctx.method, target=target, arguments=arguments, audience=info.name,
-                   principal=info.bind_principal(ctx.request_info.auth if ctx.request_info is not None else None))
     token = ctx.params.get("requestState")
-    envelope = None if token is None else open_state(token, keys=info.state_keys, now=now, codec=info.state_codec,
-                                                     **binding)
-    round = Round(envelope, ctx.params.get("inputResponses"), validate_content)
-    try:
-        value = _call(server, connection, ctx, fn, schema, kwargs, round)
-    except Suspend:
-        value = None
+    responses = ctx.params.get("inputResponses")
+    if token is None and responses is None and not schema.injected:
+        # A handler without a Context cannot ask: the common case costs no round (unless it returns the
+        # explicit form, which then goes through one below).
+        value = fn(**kwargs)
+        if not isinstance(value, InputRequired):
+            return value, None
+        round = Round(None, None)
+    else:
+        envelope = None if token is None else open_state(token, now=time.time(), **_binding(server, ctx, target,
+                                                                                             arguments))
+        round = Round(envelope, responses, validate_content)
+        try:
+            value = _call(server, connection, ctx, fn, schema, kwargs, round)
+        except Suspend:
+            value = None
     for key in round.changed_questions:
         log.warning("%s: question %r changed between rounds (the handler is not deterministic: build questions "
                     "from the arguments and earlier answers, or wrap values in ctx.remember); asked again",
@@ -85,9 +90,19 @@ def _call_with_rounds(server: Registry, connection: Connection, ctx: RequestCont
     outcome = round.outcome(value)
     if outcome is None:
         return value, None
-    state = seal_state(outcome["envelope"], keys=info.state_keys, now=now, ttl=info.state_ttl, codec=info.state_codec,
-                       **binding)
+    info: Any = server  # the Server
+    state = seal_state(outcome["envelope"], now=time.time(), ttl=info.state_ttl,
+                       **_binding(server, ctx, target, arguments))
     return None, {"resultType": "input_required", "inputRequests": outcome["inputRequests"], "requestState": state}
+
+
+def _binding(server: Registry, ctx: RequestContext, target: str, arguments: Dict[str, Any]) -> Dict[str, Any]:
+    """What a request's ``requestState`` is sealed with and bound to: the server's keys, codec and name, the
+    request's method, target and arguments, and who is calling (`mrtr.seal_state`, `mrtr.open_state`)."""
+    info: Any = server
+    auth = ctx.request_info.auth if ctx.request_info is not None else None
+    return {"keys": info.state_keys, "codec": info.state_codec, "method": ctx.method, "target": target,
+            "arguments": arguments, "audience": info.name, "principal": info.bind_principal(auth)}
 
 
 def _arguments(ctx: RequestContext) -> Dict[str, Any]:

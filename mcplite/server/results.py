@@ -14,6 +14,7 @@ from .. import content as c
 from ..errors import INVALID_PARAMS, RPCError
 from ..protocol import methods
 from ..protocol.methods import SERVER_INFO_KEY
+from .caching import CACHEABLE_METHODS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
@@ -186,8 +187,9 @@ def shape_result(result: Dict[str, Any], ctx: RequestContext, server: Any) -> Di
     shaped = dict(result)
     result_type = shaped.setdefault("resultType", "complete")
     meta = shaped.get("_meta")
-    shaped["_meta"] = {**(meta if isinstance(meta, dict) else {}), SERVER_INFO_KEY: server.info}
-    if result_type == "complete" and "ttlMs" not in shaped:
+    shaped["_meta"] = {**meta, SERVER_INFO_KEY: server.info} if isinstance(meta, dict) else \
+        {SERVER_INFO_KEY: server.info}
+    if ctx.method in CACHEABLE_METHODS and result_type == "complete" and "ttlMs" not in shaped:
         uri = ctx.params.get("uri") if ctx.method == methods.RESOURCES_READ else None
         hints = server.cache_hints(ctx.method, uri)
         if hints is not None:

@@ -1,6 +1,6 @@
 """mcplite's server in both protocol eras, interleaved in one run: the floor's raw client speaking each era.
 
-    python3 tests/bench/era_client.py WORKLOAD...   (WORKLOAD as in workload.py)
+    python3 tests/bench/era_client.py [--client session] WORKLOAD...   (WORKLOAD as in workload.py)
 
 Its one JSON line has the figures of each era under ``"eras"``: ``{"eras": {"handshake": REPORT,
 "modern": REPORT}}``, each REPORT as a workload.py client prints it (``version`` included).
@@ -20,6 +20,11 @@ server processes of the same program, one per era, a connection's era being fixe
 server run.py started) and their calls alternate in blocks of `BLOCK` calls, in the order ABBA..., so that
 the drift of a shared machine, which moves a whole run by 20% here, falls on both eras alike.
 
+``--client session`` (stdio only) puts mcplite's own JSON-RPC endpoint in the client's place instead: a bare
+``mcplite.session.endpoint.Session`` (no lifecycle) over ``StdioClientTransport``, calls from threads as
+mcplite's Client makes them; what the eras' difference becomes behind a client that costs as much as
+mcplite's does.
+
 On stdio each era's figures also say how much CPU its server process spent per call (``server_cpu_us``, from
 the kernel's per-thread run time, /proc/PID/task/*/schedstat, nanoseconds): the cost of the server's path
 without the scheduling noise that latency and throughput carry on a shared machine.
@@ -31,7 +36,7 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import workload
-from floor_client import Pipe, call_message, check_response
+from floor_client import INITIALIZE, Pipe, call_message, check_response
 
 MODERN_VERSION = "2026-07-28"
 META = {"io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
@@ -95,15 +100,15 @@ def cpu_ns(pid: int) -> int:
     return total
 
 
-def interleaved(measure: Dict[str, Callable[[int], Timed]], count: int,
-                servers: Optional[Dict[str, int]] = None) -> Dict[str, Dict[str, Any]]:
-    """``count`` calls of each era, in blocks of `BLOCK` taken in turns (ABBA...): ``measure[era](n)`` makes
-    ``n`` calls and times them. The figures of each era over all its blocks; with ``servers`` (era -> the pid
+def interleaved(measure: Dict[str, Callable[[int], Timed]], count: int, servers: Optional[Dict[str, int]] = None,
+                block_calls: int = BLOCK) -> Dict[str, Dict[str, Any]]:
+    """``count`` calls of each era, in blocks of ``block_calls`` taken in turns (ABBA...): ``measure[era](n)``
+    makes ``n`` calls and times them. The figures of each era over all its blocks; with ``servers`` (era -> the pid
     of its server process), also ``server_cpu_us``, the server's CPU time per call."""
     latencies: Dict[str, List[float]] = {era: [] for era in ERAS}
     elapsed = dict.fromkeys(ERAS, 0.0)
     cpu = dict.fromkeys(ERAS, 0)
-    blocks = max(1, count // BLOCK)
+    blocks = max(1, count // block_calls)
     for block in range(blocks):
         size = count // blocks + (1 if block < count % blocks else 0)
         for era in (ERAS if block % 2 == 0 else ERAS[::-1]):
@@ -187,12 +192,59 @@ def run_http(args: workload.Args) -> None:
                               "concurrent": concurrent[era]} for era in ERAS})
 
 
+class SessionPipe:
+    """`Pipe`'s interface over a bare mcplite `Session` (a JSON-RPC endpoint with no lifecycle) on stdio."""
+
+    def __init__(self, argv: List[str], era: str) -> None:
+        from mcplite.session.endpoint import Session
+        from mcplite.transports.stdio import StdioClientTransport
+
+        self.era = era
+        self.transport = StdioClientTransport(argv)
+        self.session = Session(self.transport, name="bench-era")
+        self.session.start()
+        assert self.transport.process is not None
+        self.process = self.transport.process
+        self.check = check_modern if era == "modern" else check_response
+        self.meta = {"_meta": META} if era == "modern" else {}
+
+    def initialize(self) -> str:
+        if self.era == "modern":
+            return discovered({"result": self.session.request("server/discover", {"_meta": META})})
+        params: Dict[str, Any] = INITIALIZE["params"]  # type: ignore[assignment]
+        result = self.session.request("initialize", params)
+        self.session.notify("notifications/initialized")
+        version: str = result["protocolVersion"]
+        return version
+
+    def call(self, i: int) -> None:
+        a, b = workload.operands(i)
+        result = self.session.request("tools/call", {"name": "add", "arguments": {"a": a, "b": b}, **self.meta})
+        self.check(i, {"id": i + 1, "result": result})
+
+    def pipelined_raw(self, count: int) -> Timed:
+        """`workload.WINDOW` threads calling at once, as mcplite's Client is used (the stdio workload)."""
+        return workload.threaded_raw([self.call] * workload.WINDOW, max(1, count // workload.WINDOW))
+
+    def close(self) -> None:
+        self.session.close()
+
+
 def main() -> None:
-    args = workload.parse(sys.argv[1:])
+    argv = sys.argv[1:]
+    client = "raw"
+    if argv[:1] == ["--client"]:
+        client, argv = argv[1], argv[2:]
+    if client not in ("raw", "session"):
+        workload.fail(f"era_client.py: unknown --client {client!r}: raw or session")
+    args = workload.parse(argv)
     if args.mode == "http":
+        if client != "raw":
+            workload.fail("era_client.py: --client session is for stdio")
         run_http(args)
         return
-    pipes = {"handshake": Pipe(args.server), "modern": ModernPipe(args.server)}
+    pipes: Dict[str, Any] = ({era: SessionPipe(args.server, era) for era in ERAS} if client == "session" else
+                             {"handshake": Pipe(args.server), "modern": ModernPipe(args.server)})
     versions = {era: pipe.initialize() for era, pipe in pipes.items()}
     for pipe in pipes.values():
         pipe.call(0)
@@ -204,7 +256,9 @@ def main() -> None:
         servers = {era: pipe.process.pid for era, pipe in pipes.items()}
         sequential = interleaved({era: one_by_one(pipe.call) for era, pipe in pipes.items()}, args.sequential,
                                  servers)
-        in_flight = interleaved({era: pipe.pipelined_raw for era, pipe in pipes.items()}, args.in_flight, servers)
+        # Threaded callers (--client session) get blocks of several calls each.
+        in_flight = interleaved({era: pipe.pipelined_raw for era, pipe in pipes.items()}, args.in_flight, servers,
+                                BLOCK if client == "raw" else BLOCK * workload.WINDOW)
         workload.emit(eras={era: {"version": versions[era], "sequential": sequential[era],
                                   "in_flight": in_flight[era]} for era in ERAS})
     for pipe in pipes.values():

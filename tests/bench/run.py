@@ -21,6 +21,9 @@ stdio and HTTP workloads only:
                     their calls alternating in short blocks: the same server program, the same client and
                     the same moments of the machine for both, so that their ratio is the cost of the server's
                     2026-07-28 path; on stdio also the CPU time each server process spent per call
+    mcplite-eras-session
+                    the same on stdio, with a bare mcplite Session (JSON-RPC, no lifecycle) as the client
+                    (era_client.py --client session): the difference behind a client as costly as mcplite's
     python-sdk-handshake, python-sdk-modern
                     mc_server.py driven by the official Python SDK's client pinned to each era (py_client.py
                     --mode legacy | 2026-07-28), one after the other: a real peer, on stdio; its own cost per
@@ -156,6 +159,9 @@ def implementations(python: str, peer_python: str, node: str) -> Dict[str, Imple
                              ("from mcplite import Client", "from mcplite import Server")),
         "mcplite-eras": Implementation("mcplite-eras", [python, here("era_client.py")], [python, here("mc_server.py")],
                                        [], [], ERA_WORKLOADS),
+        "mcplite-eras-session": Implementation("mcplite-eras-session",
+                                               [python, here("era_client.py"), "--client", "session"],
+                                               [python, here("mc_server.py")], [], [], SESSION_ERA_WORKLOADS),
         "python-sdk": in_python("python-sdk", peer_python, "py_client.py", "py_server.py",
                                 ("from mcp import Client, StdioServerParameters",
                                  "from mcp.server.mcpserver import MCPServer")),
@@ -391,7 +397,7 @@ WORKLOADS: List[Tuple[str, Callable[[Implementation, Sizes], Outcome]]] = [
 ]
 #: What the revision table measures (import, cold start and memory are the main table's).
 ERA_WORKLOADS = ("stdio", "http stateless", "http default")
-SDK_ERA_WORKLOADS = ("stdio",)
+SDK_ERA_WORKLOADS = SESSION_ERA_WORKLOADS = ("stdio",)
 
 
 class Record:
@@ -475,6 +481,7 @@ TARGETS: Dict[str, List[Tuple[str, float]]] = {
     "rss_server": [("floor", 1.5)],
 }
 SHORT = {"floor": "floor", "mcplite": "mcplite", "mcplite-eras": "mcplite's server in both eras",
+         "mcplite-eras-session": "the same, mcplite's Session as the client",
          "python-sdk": "Python SDK", "typescript-sdk": "TS SDK",
          "python-sdk-handshake": "Python SDK -> mcplite 2025-11-25",
          "python-sdk-modern": "Python SDK -> mcplite 2026-07-28"}
@@ -500,6 +507,8 @@ class EraPair(NamedTuple):
 
 ERA_BASE, ERA_MEASURED = "2025-11-25", "2026-07-28"
 ERA_PAIRS = [EraPair("era_client", EraSide("mcplite-eras", "handshake/"), EraSide("mcplite-eras", "modern/"), True),
+             EraPair("Session client", EraSide("mcplite-eras-session", "handshake/"),
+                     EraSide("mcplite-eras-session", "modern/"), False),
              EraPair("Python SDK", EraSide("python-sdk-handshake", ""), EraSide("python-sdk-modern", ""), False)]
 #: The implementations that appear in the revision table only.
 ERA_NAMES = {side.implementation for pair in ERA_PAIRS for side in (pair.base, pair.measured)}

@@ -1,0 +1,150 @@
+"""The CPU cost of one ``tools/call`` in mcplite's server, per protocol era, without threads, pipes or noise.
+
+    python3 tests/bench/profile_eras.py [--calls N] [--repeats R] [--profile [TOP]]
+
+Where run.py's revision table says how much slower 2026-07-28 is end to end, this says why: it feeds
+mc_server.py's server, in this process, the same requests era_client.py sends (each era on a session of its
+own, connected as that era's client connects), as JSON lines decoded the way the stdio transport decodes
+them (`jsonrpc.decode`, as `transports.deliver_bytes` does), and has every handler run inline
+(``receive(..., inline=True)``) into a transport that encodes each answer as stdio does and keeps it. So
+the figure is the server's own Python path per request: decoding, the lifecycle or the ``_meta`` ladder,
+the handler, result shaping, encoding; not the pool, the pipes or the scheduler, which cost the same in both
+eras and make up most of a real round trip (see the CPU rows of run.py's revision table).
+
+It prints the median microseconds per request of each era over R alternating repeats and their ratio; with
+``--profile``, a cProfile of each era and the TOP functions whose own time grew most from one to the other.
+Every answer is checked (the sum, and ``resultType`` on 2026-07-28).
+"""
+
+import argparse
+import cProfile
+import json
+import os
+import pstats
+import statistics
+import sys
+import time
+from typing import Any, Dict, List, Optional, Tuple
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.dirname(os.path.dirname(HERE)), HERE]  # mcplite from this tree; mc_server, era_client
+
+import era_client  # noqa: E402
+from floor_client import INITIALIZE, INITIALIZED, call_message, check_response  # noqa: E402
+from mc_server import server  # noqa: E402
+
+from mcplite.protocol import jsonrpc  # noqa: E402
+from mcplite.transports import Transport  # noqa: E402
+
+ERAS = era_client.ERAS
+
+
+class Capture(Transport):
+    """A stream transport that encodes every message as stdio does and keeps the bytes."""
+
+    def __init__(self) -> None:
+        self.sent: List[bytes] = []
+
+    def start(self, sink: Any) -> None:
+        pass
+
+    def send(self, message: Any, route: Any = None) -> None:
+        self.sent.append(jsonrpc.encode(message).encode("utf-8") + b"\n")
+
+    def close(self) -> None:
+        pass
+
+
+def line(message: Dict[str, Any]) -> bytes:
+    return json.dumps(message).encode() + b"\n"
+
+
+def connected(era: str) -> Tuple[Capture, Any]:
+    """A started session of ``server`` whose client has connected as ``era``'s client does."""
+    transport = Capture()
+    session = server.create_session(transport)
+    session.start()
+    opening: List[Dict[str, Any]] = [era_client.DISCOVER] if era == "modern" else [INITIALIZE, INITIALIZED]
+    for message in opening:
+        session.receive(jsonrpc.decode(line(message)), inline=True)
+    return transport, session
+
+
+def requests(era: str, count: int) -> List[bytes]:
+    build = era_client.modern_message if era == "modern" else call_message
+    return [line(build(i)) for i in range(count)]
+
+
+def run(era: str, count: int, profiler: Optional[cProfile.Profile] = None) -> float:
+    """Microseconds per request over ``count`` requests of ``era`` on a fresh session; every answer checked."""
+    transport, session = connected(era)
+    lines = requests(era, count)
+    first = len(transport.sent)
+    clock = time.perf_counter
+    if profiler is not None:
+        profiler.enable()
+    started = clock()
+    for data in lines:
+        session.receive(jsonrpc.decode(data), inline=True)
+    elapsed = clock() - started
+    if profiler is not None:
+        profiler.disable()
+    answers = transport.sent[first:]
+    if len(answers) != count:
+        raise SystemExit(f"profile_eras: {era}: {len(answers)} answers to {count} requests")
+    check = era_client.check_modern if era == "modern" else check_response
+    for i, answer in enumerate(answers):
+        check(i, json.loads(answer))
+    session.close()
+    return elapsed / count * 1e6
+
+
+def growth(profiles: Dict[str, cProfile.Profile], top: int, count: int) -> List[str]:
+    """The ``top`` functions whose own time per request grew most from handshake to modern, then the few that
+    shrank most (the handshake path's own steps that the modern path replaces). Profiled times: each call
+    costs more than unprofiled, so compare them with each other, not with the medians above."""
+    stats = {era: pstats.Stats(profile).stats for era, profile in profiles.items()}  # type: ignore[attr-defined]
+    base, measured = stats["handshake"], stats["modern"]
+    rows = []
+    for key in set(base) | set(measured):
+        before, after = base.get(key, (0, 0, 0.0, 0.0)), measured.get(key, (0, 0, 0.0, 0.0))
+        name = f"{key[0].split(os.sep + 'mcplite' + os.sep)[-1]}:{key[1]}({key[2]})"
+        rows.append(((after[2] - before[2]) / count * 1e6, before[1] / count, after[1] / count, name))
+    rows.sort(key=lambda row: -row[0])
+    shrank = [row for row in rows[::-1][:5] if row[0] < 0]
+    lines = [f"{'+us/req':>8} {'calls/req hs':>12} {'modern':>6}  function (own time, profiled)"]
+    lines += [f"{delta:+8.2f} {calls_before:12.1f} {calls_after:6.1f}  {name}"
+              for delta, calls_before, calls_after, name in [*rows[:top], *shrank]]
+    total = sum(row[0] for row in rows)
+    lines.append(f"{total:+8.2f} {'':12} {'':6}  in all (profiled)")
+    return lines
+
+
+def main(argv: List[str]) -> int:
+    parser = argparse.ArgumentParser(description="The server's CPU per tools/call in each protocol era.")
+    parser.add_argument("--calls", type=int, default=20000, help="requests per era and repeat (default 20000)")
+    parser.add_argument("--repeats", type=int, default=7, help="alternating repeats (default 7)")
+    parser.add_argument("--profile", type=int, nargs="?", const=25, metavar="TOP",
+                        help="also profile each era and list the TOP functions that grew most (default 25)")
+    args = parser.parse_args(argv)
+    for era in ERAS:  # warm: the method table, the tool's schema, the caches
+        run(era, 1000)
+    samples: Dict[str, List[float]] = {era: [] for era in ERAS}
+    for repeat in range(args.repeats):
+        for era in (ERAS if repeat % 2 == 0 else ERAS[::-1]):
+            samples[era].append(run(era, args.calls))
+    medians = {era: statistics.median(values) for era, values in samples.items()}
+    for era in ERAS:
+        print(f"{era:>9}: {medians[era]:6.2f} us/request (median of {args.repeats}; min {min(samples[era]):.2f})")
+    print(f"   modern: {medians['modern'] - medians['handshake']:+6.2f} us/request, "
+          f"{medians['modern'] / medians['handshake']:.3f}x handshake")
+    if args.profile:
+        profiles = {era: cProfile.Profile() for era in ERAS}
+        for era in ERAS:
+            run(era, args.calls, profiles[era])
+        print("", *growth(profiles, args.profile, args.calls), sep="\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -57,8 +57,8 @@ as the median of the rounds' ratios; with era_client, on stdio, 2026-07-28 must 
 
 Exit status: 1 when a workload of mcplite, mcplite-eras or the floor failed (a wrong result, a crash, a
 timeout), or with ``--strict`` when mcplite misses a target of `TARGETS` or `ERA_TARGETS`; a peer that
-cannot be installed or run is
-reported and left out. A full run takes about 6 minutes on 2 busy cores; ``--quick`` (CI) about 90 s.
+cannot be installed or run is reported and left out. A full run takes about 6 minutes on 2 busy cores;
+``--quick`` (CI) about 90 s.
 
 Environment: as tests/interop/run.py (INTEROP_PY_SDK_VERSION, INTEROP_TS_SDK_VERSION, INTEROP_PYTHON,
 INTEROP_PEERS_DIR, INTEROP_TIMEOUT: the seconds one program may run).
@@ -145,7 +145,6 @@ def implementations(python: str, peer_python: str, node: str) -> Dict[str, Imple
     def in_python(name: str, interpreter: str, client: str, server: str, imports: Tuple[str, str]) -> Implementation:
         return Implementation(name, [interpreter, here(client)], [interpreter, here(server)],
                               [interpreter, "-c", imports[0]], [interpreter, "-c", imports[1]])
-
 
     def sdk_by_era(era: str, mode: str) -> Implementation:
         return Implementation(f"python-sdk-{era}", [peer_python, here("py_client.py"), "--mode", mode],

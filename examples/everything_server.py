@@ -313,28 +313,28 @@ def _throwaway() -> str:
     return "This entry exists to make the list change."
 
 
+def _toggle(kind: str, add: Any, remove: Any) -> str:
+    """Register the throwaway ``kind`` ("tool" or "prompt") with ``add``, or unregister it with ``remove``."""
+    name = f"test_throwaway_{kind}"
+    with _trigger_lock:
+        if _throwaway_registered[kind]:
+            remove(name)
+        else:
+            add(_throwaway, name=name, description=f"A throwaway {kind}.")
+        _throwaway_registered[kind] = not _throwaway_registered[kind]
+        return f"{name} {'added' if _throwaway_registered[kind] else 'removed'}"
+
+
 @server.tool
 def test_trigger_tool_change() -> str:
     """Add a throwaway tool, or remove it if there: listeners get notifications/tools/list_changed."""
-    with _trigger_lock:
-        if _throwaway_registered["tool"]:
-            server.remove_tool("test_throwaway_tool")
-        else:
-            server.add_tool(_throwaway, name="test_throwaway_tool", description="A throwaway tool.")
-        _throwaway_registered["tool"] = not _throwaway_registered["tool"]
-        return f"test_throwaway_tool {'added' if _throwaway_registered['tool'] else 'removed'}"
+    return _toggle("tool", server.add_tool, server.remove_tool)
 
 
 @server.tool
 def test_trigger_prompt_change() -> str:
     """Add a throwaway prompt, or remove it if there: listeners get notifications/prompts/list_changed."""
-    with _trigger_lock:
-        if _throwaway_registered["prompt"]:
-            server.remove_prompt("test_throwaway_prompt")
-        else:
-            server.add_prompt(_throwaway, name="test_throwaway_prompt", description="A throwaway prompt.")
-        _throwaway_registered["prompt"] = not _throwaway_registered["prompt"]
-        return f"test_throwaway_prompt {'added' if _throwaway_registered['prompt'] else 'removed'}"
+    return _toggle("prompt", server.add_prompt, server.remove_prompt)
 
 
 # ---- questions to the client (2026-07-28: input_required results, SEP-2322) ------------------------------

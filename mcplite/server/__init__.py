@@ -255,10 +255,6 @@ class Server(Registry):
             return strip_modern_fields(result)
         return result
 
-    def cache_hints(self, method: str, uri: Optional[str] = None) -> Optional[Tuple[int, str]]:
-        """``(ttlMs, cacheScope)`` for a complete result of ``method`` (2026-07-28), None if it is not cacheable."""
-        return self.cache.hints(method, uri)
-
     def _notification(self, session: ServerSession, method: str, params: Dict[str, Any]) -> None:
         handler = self.notification_handlers.get(method)
         if handler is not None:

@@ -333,11 +333,6 @@ class Context:
         return result
 
 
-def validate_content(content: Any, schema: Dict[str, Any]) -> None:
-    """`replay.Round`'s content check: the schema layer's validator (its ValidationError is a ValueError)."""
-    validate(content, schema)
-
-
 def _requested_schema(schema: Any) -> Dict[str, Any]:
     return schema if isinstance(schema, dict) else _flat_object_schema(schema)
 

@@ -15,8 +15,8 @@ from ..errors import INTERNAL_ERROR, INVALID_PARAMS, RemoteError, ResourceNotFou
 from ..protocol.mrtr import open_state, seal_state
 from ..protocol.replay import InputRequired, Round, Suspend
 from ..protocol.versions import MODERN, revision
-from ..schema.validation import ValidationError
-from .context import ELICIT_TIMEOUT, Context, validate_content
+from ..schema.validation import ValidationError, validate
+from .context import ELICIT_TIMEOUT, Context
 from .results import completion_result, error_result, page, prompt_messages, resource_contents, tool_result
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
@@ -78,7 +78,7 @@ def _call_with_rounds(server: Registry, connection: Connection, ctx: RequestCont
     else:
         envelope = None if token is None else open_state(token, now=time.time(), **_binding(server, ctx, target,
                                                                                              arguments))
-        round = Round(envelope, responses, validate_content)
+        round = Round(envelope, responses, validate)  # its ValidationError is a ValueError
         try:
             value = _call(server, connection, ctx, fn, schema, kwargs, round)
         except Suspend:

@@ -191,7 +191,7 @@ def shape_result(result: Dict[str, Any], ctx: RequestContext, server: Any) -> Di
         {SERVER_INFO_KEY: server.info}
     if ctx.method in CACHEABLE_METHODS and result_type == "complete" and "ttlMs" not in shaped:
         uri = ctx.params.get("uri") if ctx.method == methods.RESOURCES_READ else None
-        hints = server.cache_hints(ctx.method, uri)
+        hints = server.cache.hints(ctx.method, uri)
         if hints is not None:
             shaped["ttlMs"], shaped["cacheScope"] = hints
     return shaped

@@ -404,7 +404,12 @@ class SessionTransport(Transport):
         responder.end_stream()
 
     def client_left(self) -> None:
-        """A write to the client failed. On 2026-07-28 that cancels the request the response carried."""
+        """A write to the client failed. On 2026-07-28 that cancels the request the response carried.
+
+        Called with the stream's lock held (from a failed write). Safe: a lost connection only sets the
+        requests' cancel events and ends their deferred answers without sending anything (`Session.connection_lost`),
+        so nothing comes back to this stream's lock.
+        """
         if self.modern and self._sink is not None:
             self._sink.connection_lost(ConnectionClosed("the client closed the response stream"))
 

@@ -154,6 +154,37 @@ def test_input_ended_answers_the_requests_in_flight_and_fails_new_outgoing_ones(
     client.close()
 
 
+def test_input_ended_waits_for_an_answer_that_is_being_written():
+    # The race a pipe of requests ending at once (printf ... | server) used to lose: the handler had
+    # returned and its answer was on its way out when stdin ended; the session no longer counted it as owed
+    # and closed the output under it.
+    client_end, server_end = memory_pair()
+    writing, go_on = threading.Event(), threading.Event()
+    send = server_end.send
+
+    def slow_send(message, route=None):
+        if "echo" in message.get("result", {}):
+            writing.set()
+            go_on.wait(WAIT)
+        send(message, route)
+
+    server_end.send = slow_send
+    server = ServerSession(server_end, initialize_result=lambda p: INIT_RESULT, handle_request=echo)
+    client = ClientSession(client_end, default_timeout=WAIT)
+    server.start()
+    client.start()
+    client.initialize({"name": "c", "version": "1"}, {})
+    answer = client.send_request("tools/call", {"x": 1})
+    assert writing.wait(WAIT)
+    draining = Background(server.input_ended, None)
+    assert not draining.wait(0.2)  # the answer being written is still owed
+    go_on.set()
+    draining.join()
+    assert answer.result(WAIT) == {"echo": {"x": 1}}
+    assert server.closed.is_set()
+    client.close()
+
+
 def test_closing_the_session_ends_a_drain_that_waits_for_a_handler_that_never_returns():
     entered, release = threading.Event(), threading.Event()
 

@@ -43,7 +43,8 @@ if TYPE_CHECKING:
 class RequestContext:
     """One incoming request while it is being handled: what the handler may know and do about it."""
 
-    __slots__ = ("session", "id", "method", "params", "cancelled", "batch", "request_info", "revision", "envelope")
+    __slots__ = ("session", "id", "method", "params", "cancelled", "batch", "request_info", "revision", "envelope",
+                 "answered")
 
     def __init__(self, session: "Session", id: RequestId, method: str, params: Dict[str, Any]) -> None:
         self.session = session
@@ -61,6 +62,10 @@ class RequestContext:
         #: What the request's ``_meta`` envelope said (2026-07-28), once the ladder accepted it; None for a
         #: handshake-era request.
         self.envelope: Optional[Envelope] = None
+        #: Set just before its answer is written. The request stays in flight until the write is done, so
+        #: that `Session.input_ended` still waits for it; its id is free again from here (the peer may reuse
+        #: an id as soon as it has the answer).
+        self.answered = False
 
     @property
     def meta(self) -> Dict[str, Any]:
@@ -493,8 +498,10 @@ class Session(MessageSink):
         with self._lock:
             if self._closed:
                 return
-            if refusal is None and ctx.id in self._in_flight:
-                refusal = jsonrpc.id_in_use(ctx.id)
+            if refusal is None:
+                holder = self._in_flight.get(ctx.id)
+                if holder is not None and not holder.answered:
+                    refusal = jsonrpc.id_in_use(ctx.id)
             if refusal is None:
                 self._in_flight[ctx.id] = ctx
                 if not inline and self._pool is None:
@@ -528,28 +535,33 @@ class Session(MessageSink):
         """Run the handler of ``ctx`` and send its answer (none yet if the handler returned a `Deferred`)."""
         held: Optional[Deferred] = None
         try:
-            result = self._answer(ctx)
-            if isinstance(result, Deferred):
-                held = result
-                self._defer(ctx, held)
-                return
-            response = jsonrpc.result(ctx.id, result)
-        except RPCError as exc:
-            response = jsonrpc.error(ctx.id, exc.code, exc.message, exc.data)
-        except Exception as exc:
-            log.exception("%s: handler for %s failed", self._name, ctx.method)
-            response = jsonrpc.error(ctx.id, INTERNAL_ERROR, f"Internal error: {exc}" if str(exc) else
-                                     f"Internal error: {type(exc).__name__}")
+            try:
+                result = self._answer(ctx)
+                if isinstance(result, Deferred):
+                    held = result
+                    self._defer(ctx, held)  # it stays in flight: `_defer` decides
+                    return
+                response = jsonrpc.result(ctx.id, result)
+            except RPCError as exc:
+                response = jsonrpc.error(ctx.id, exc.code, exc.message, exc.data)
+            except Exception as exc:
+                log.exception("%s: handler for %s failed", self._name, ctx.method)
+                response = jsonrpc.error(ctx.id, INTERNAL_ERROR, f"Internal error: {exc}" if str(exc) else
+                                         f"Internal error: {type(exc).__name__}")
+            ctx.answered = True
+            if ctx.cancelled.is_set():
+                # Cancelled by the peer: it has stopped waiting, and the spec says not to answer.
+                if ctx.batch is not None:
+                    ctx.batch.add(None)
+            else:
+                self._respond(ctx, response)
         finally:
-            if held is None:  # a deferred request stays in flight (`_defer` decides)
+            if held is None:
+                # Out of flight only once written: input_ended, reading _in_flight meanwhile, must count it
+                # as owed, or it could close the output before this answer is on it.
                 with self._lock:
-                    self._in_flight.pop(ctx.id, None)
-        if ctx.cancelled.is_set():
-            # Cancelled by the peer: it has stopped waiting, and the spec says not to answer.
-            if ctx.batch is not None:
-                ctx.batch.add(None)
-            return
-        self._respond(ctx, response)
+                    if self._in_flight.get(ctx.id) is ctx:  # (not a newer request that reused the id)
+                        del self._in_flight[ctx.id]
 
     # ---- deferred answers (Deferred) --------------------------------------------------------------------
     def _defer(self, ctx: RequestContext, deferred: Deferred) -> None:

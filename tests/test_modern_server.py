@@ -147,6 +147,22 @@ def test_client_info_is_optional_and_per_request(peer: RawPeer) -> None:
         "version": MODERN, "client": {"name": "raw", "version": "1"}, "caps": {"sampling": {}}}
 
 
+def test_a_repeated_envelope_is_read_once_and_any_change_is_read_again(peer: RawPeer) -> None:
+    # The session keeps the last verdict for an identical _meta (the common case: a client stamps the same
+    # one on every request); whatever differs goes through the whole ladder again.
+    for id in (1, 2, 3):
+        assert modern(peer, id, "tools/call", {"name": "whoami"})["result"]["structuredContent"]["caps"] == {}
+    answer = modern(peer, 4, "tools/call", {"name": "whoami"}, capabilities={"roots": {}})
+    assert answer["result"]["structuredContent"]["caps"] == {"roots": {}}
+    assert modern(peer, 5, "tools/call", {"name": "whoami"})["result"]["structuredContent"]["caps"] == {}
+    assert error_of(modern(peer, 6, "ping"))[0] == -32601  # a removed method, the same _meta
+    stale = {**envelope(), "io.modelcontextprotocol/protocolVersion": "2025-11-25"}
+    assert error_of(peer.request(7, "tools/list", {"_meta": stale}))[0] == -32022
+    assert error_of(peer.request(8, "tools/list", {"_meta": {**envelope(), "io.modelcontextprotocol/logLevel": 1}})
+                    )[0] == -32602
+    assert modern(peer, 9, "tools/list")["result"]["resultType"] == "complete"
+
+
 def test_logs_only_at_the_requests_level_and_progress_only_with_a_token(peer: RawPeer) -> None:
     def call(id: Any, **meta: Any) -> List[Any]:
         peer.send(jsonrpc.request(id, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2},

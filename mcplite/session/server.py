@@ -56,6 +56,11 @@ class ServerSession(Session):
         self._initialize_result = initialize_result
         self._supported_versions = supported_versions or HANDSHAKE_VERSIONS
         self._modern_versions = tuple(v for v in self._supported_versions if revision(v).era == MODERN)
+        #: The last envelope the ladder accepted on this stream connection, once it is pinned modern, as
+        #: (a copy of its ``_meta``, the `Envelope`, its `Revision`): a client stamps the same ``_meta`` on
+        #: every request, and one dict comparison (in C) is much cheaper than the ladder. Never used for a
+        #: request that came with HTTP headers (their rungs must run). Reader thread only.
+        self._last_envelope: Optional[Tuple[Dict[str, Any], envelope.Envelope, Any]] = None
         self._handshake_versions = tuple(v for v in self._supported_versions if revision(v).era == HANDSHAKE)
         #: The protocol era this connection speaks: None until its first deciding request (see the module
         #: docstring), then `versions.HANDSHAKE` or `versions.MODERN`. Moved on the reader thread only.
@@ -112,6 +117,12 @@ class ServerSession(Session):
         if batch is not None:
             self._admit(ctx, inline, RPCError(INVALID_REQUEST, "Invalid Request: 2026-07-28 has no batches"))
             return
+        last = self._last_envelope
+        if (last is not None and request_info is None and isinstance(params, dict) and params.get("_meta") == last[0]
+                and ctx.method not in envelope.REMOVED_METHODS):
+            ctx.envelope, ctx.revision = last[1], last[2]  # the same _meta as last time: the same verdict
+            self._admit(ctx, inline)
+            return
         if self.era == HANDSHAKE:
             self._admit(ctx, inline, RPCError(INVALID_REQUEST, "Invalid Request: this connection serves the "
                                               "handshake protocol era (it began with initialize)"))
@@ -131,6 +142,8 @@ class ServerSession(Session):
             self.era = MODERN
             self.revision = ctx.revision  # what notifications not tied to a request are routed by
             self._advance(HANDSHAKE_SKIPPED)
+        if request_info is None and self.era == MODERN and not self.lifecycle.awaiting_initialize:
+            self._last_envelope = (dict(params["_meta"]), ctx.envelope, ctx.revision)
         self._admit(ctx, inline)
 
     def expect_modern(self) -> None:

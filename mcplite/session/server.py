@@ -143,7 +143,7 @@ class ServerSession(Session):
             self.revision = ctx.revision  # what notifications not tied to a request are routed by
             self._advance(HANDSHAKE_SKIPPED)
         if request_info is None and self.era == MODERN and not self.lifecycle.awaiting_initialize:
-            self._last_envelope = (dict(params["_meta"]), ctx.envelope, ctx.revision)
+            self._last_envelope = (dict(ctx.params["_meta"]), ctx.envelope, ctx.revision)
         self._admit(ctx, inline)
 
     def expect_modern(self) -> None:

@@ -18,6 +18,7 @@ What changes with the revision (sources: ../shared/spec/VERSIONS.md):
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
 from . import methods
+from .versions import MODERN as _MODERN
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
@@ -79,20 +80,25 @@ class Route:
     - ``opens_session``: the message opens the session (initialize): an HTTP client awaits its answer
       before `send` returns, takes the session id from it, and may fall back to HTTP+SSE when it is refused;
     - ``starts_listening``: once the peer has accepted the message (notifications/initialized), the session
-      is ready for messages the server sends of its own accord: an HTTP client opens its GET stream.
+      is ready for messages the server sends of its own accord: an HTTP client opens its GET stream;
+    - ``modern``: the message is sent at a revision without sessions (2026-07-28): its ``headers`` are its own
+      (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``), hold for it alone, and no
+      session id, GET stream or DELETE goes with it.
     """
 
-    __slots__ = ("method", "request_id", "related_request_id", "headers", "opens_session", "starts_listening")
+    __slots__ = ("method", "request_id", "related_request_id", "headers", "opens_session", "starts_listening",
+                 "modern")
 
     def __init__(self, method: Optional[str] = None, request_id: Optional[RequestId] = None,
                  related_request_id: Optional[RequestId] = None, headers: Mapping[str, str] = NO_HEADERS,
-                 opens_session: bool = False, starts_listening: bool = False) -> None:
+                 opens_session: bool = False, starts_listening: bool = False, modern: bool = False) -> None:
         self.method = method
         self.request_id = request_id
         self.related_request_id = related_request_id
         self.headers = headers
         self.opens_session = opens_session
         self.starts_listening = starts_listening
+        self.modern = modern
 
     def _fields(self) -> tuple:
         return tuple(getattr(self, name) for name in Route.__slots__)
@@ -118,12 +124,17 @@ def protocol_headers(revision: Optional[Revision]) -> Mapping[str, str]:
     return headers
 
 
-def route(message: Any, revision: Optional[Revision], related_request_id: Optional[RequestId] = None) -> Route:
+def route(message: Any, revision: Optional[Revision], related_request_id: Optional[RequestId] = None,
+          extra_headers: Optional[Mapping[str, str]] = None) -> Route:
     """The route of one outgoing message (or batch), sent while ``revision`` is negotiated (None: not yet).
 
     ``related_request_id`` is the incoming request the message belongs to, which only the sender knows.
-    On every message's path, so written for speed: positional arguments, one dictionary look-up per field.
+    ``extra_headers``: headers for this message alone, on a revision without sessions (a client's
+    ``Mcp-Param-*``); ignored otherwise. On every message's path, so written for speed: positional arguments,
+    one dictionary look-up per field.
     """
+    if revision is not None and revision.era == _MODERN:
+        return _modern_route(message, revision, related_request_id, extra_headers)
     headers = protocol_headers(revision)
     if isinstance(message, dict):
         method = message.get("method")
@@ -131,6 +142,20 @@ def route(message: Any, revision: Optional[Revision], related_request_id: Option
             return Route(method, message.get("id"), related_request_id, headers, method == methods.INITIALIZE,
                          method == methods.INITIALIZED)
     return Route(None, None, related_request_id, headers, False, False)
+
+
+def _modern_route(message: Any, revision: Revision, related_request_id: Optional[RequestId],
+                  extra_headers: Optional[Mapping[str, str]]) -> Route:
+    """A message's route at a revision without sessions: headers of its own, mirroring its body."""
+    if not isinstance(message, dict) or message.get("method") is None:  # a response (a server's, mostly)
+        return Route(None, None, related_request_id, protocol_headers(revision), False, False, True)
+    from .mcp_headers import standard_headers  # (imports this module: so here, and only on modern paths)
+
+    headers = standard_headers(message)
+    headers.setdefault(PROTOCOL_VERSION_HEADER, revision.version)  # every POST names the revision
+    if extra_headers:
+        headers.update(extra_headers)
+    return Route(message["method"], message.get("id"), related_request_id, headers, False, False, True)
 
 
 def is_valid_session_id(value: object) -> bool:

@@ -27,7 +27,7 @@ from .pending import DEFAULT_TIMEOUT, PendingRequest
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Optional, Set, Tuple, Union
+    from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple, Union
 
     from ..protocol.envelope import Envelope
     from ..protocol.jsonrpc import Message, RequestId
@@ -292,16 +292,21 @@ class Session(MessageSink):
                 request._settle(None, error)
 
     # ---- sending ----------------------------------------------------------------------------------------
-    def _send(self, message: Any, related_request_id: Optional[RequestId] = None) -> None:
+    def _send(self, message: Any, related_request_id: Optional[RequestId] = None,
+              headers: Optional[Mapping[str, str]] = None) -> None:
         # The transport reads nothing of MCP: what it needs to know about the message is in its route.
         transport = self._transport
-        transport.send(message, http_rules.route(message, self.revision, related_request_id)
+        transport.send(message, http_rules.route(message, self.revision, related_request_id, headers)
                        if transport.wants_route else None)
 
     def send_request(self, method: str, params: Optional[Dict[str, Any]] = None, *,
                      progress: Optional[ProgressCallback] = None,
-                     related_request_id: Optional[RequestId] = None) -> PendingRequest:
+                     related_request_id: Optional[RequestId] = None,
+                     headers: Optional[Mapping[str, str]] = None) -> PendingRequest:
         """Send a request and return at once; the answer is taken with `PendingRequest.result()`.
+
+        ``headers``: HTTP headers for this request alone, on a revision without sessions (2026-07-28: the
+        ``Mcp-Param-*`` of a tool call); other transports and revisions ignore them.
 
         Raises:
             LocalProtocolError: the session is not in a state to send ``method``.
@@ -326,7 +331,7 @@ class Session(MessageSink):
                 params = dict(params or {})
                 params["_meta"] = {**(params.get("_meta") or {}), "progressToken": request_id}
             try:
-                self._send(jsonrpc.request(request_id, method, params), related_request_id)
+                self._send(jsonrpc.request(request_id, method, params), related_request_id, headers)
             except BaseException:
                 with self._lock:
                     self._pending.pop(request_id, None)

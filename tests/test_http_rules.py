@@ -69,31 +69,16 @@ def test_routes_compare_and_print_by_their_fields() -> None:
                                       "opens_session=False, starts_listening=False, modern=False)")
 
 
-MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
-
-
-@pytest.mark.parametrize("message, extra, headers", [
-    ({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "add", "_meta": MODERN_META}},
-     {"Mcp-Param-Region": "eu"},
-     {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "add", "Mcp-Param-Region": "eu"}),
-    ({"jsonrpc": "2.0", "id": 4, "method": "resources/read",
-      "params": {"uri": "file:///a%20b.txt?x=1", "_meta": MODERN_META}}, None,
-     {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "resources/read", "Mcp-Name": "file:///a%20b.txt?x=1"}),
-    ({"jsonrpc": "2.0", "id": 5, "method": "prompts/get", "params": {"name": "h\u00e9", "_meta": MODERN_META}},
-     None, {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "prompts/get", "Mcp-Name": "=?base64?aMOp?="}),
-    # a message whose _meta names no version still names the session's (every POST carries the header)
-    ({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}, None,
-     {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "notifications/cancelled"}),
-])
-def test_a_modern_route_mirrors_its_message(message: Any, extra: Any, headers: Any) -> None:
-    routed = route(message, revision("2026-07-28"), None, extra)
-    assert routed.headers == headers
-    assert (routed.modern, routed.opens_session, routed.starts_listening) == (True, False, False)
-    assert routed.request_id == message.get("id") and routed.method == message["method"]
-
-
-def test_a_modern_response_route_shares_the_version_header_and_ignores_extra_headers() -> None:
-    answer = route({"jsonrpc": "2.0", "id": 1, "result": {}}, revision("2026-07-28"), 7, {"X": "y"})
+def test_a_modern_route_carries_its_own_headers_and_the_revision() -> None:
+    call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "add"}}
+    routed = route(call, revision("2026-07-28"), None, {"Mcp-Method": "tools/call", "Mcp-Name": "add"})
+    assert routed == Route("tools/call", 3, None, {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call",
+                                                   "Mcp-Name": "add"}, False, False, True)
+    # no headers of its own: the revision's alone (a notification, a response)
+    note = route({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {}}, revision("2026-07-28"))
+    assert note == Route("notifications/cancelled", None, None, {"MCP-Protocol-Version": "2026-07-28"},
+                         False, False, True)
+    answer = route({"jsonrpc": "2.0", "id": 1, "result": {}}, revision("2026-07-28"), 7)
     assert answer == Route(None, None, 7, {"MCP-Protocol-Version": "2026-07-28"}, False, False, True)
     # handshake revisions ignore per-message headers: theirs hold for the session
     assert route({"jsonrpc": "2.0", "id": 1, "method": "ping"}, revision("2025-11-25"), None, {"X": "y"}).headers == {

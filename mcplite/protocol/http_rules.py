@@ -130,7 +130,7 @@ def route(message: Any, revision: Optional[Revision], related_request_id: Option
 
     ``related_request_id`` is the incoming request the message belongs to, which only the sender knows.
     ``extra_headers``: headers for this message alone, on a revision without sessions (a client's
-    ``Mcp-Param-*``); ignored otherwise. On every message's path, so written for speed: positional arguments,
+    ``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``); ignored otherwise. On every message's path, so written for speed: positional arguments,
     one dictionary look-up per field.
     """
     if revision is not None and revision.era == _MODERN:
@@ -146,16 +146,17 @@ def route(message: Any, revision: Optional[Revision], related_request_id: Option
 
 def _modern_route(message: Any, revision: Revision, related_request_id: Optional[RequestId],
                   extra_headers: Optional[Mapping[str, str]]) -> Route:
-    """A message's route at a revision without sessions: headers of its own, mirroring its body."""
-    if not isinstance(message, dict) or message.get("method") is None:  # a response (a server's, mostly)
-        return Route(None, None, related_request_id, protocol_headers(revision), False, False, True)
-    from .mcp_headers import standard_headers  # (imports this module: so here, and only on modern paths)
-
-    headers = standard_headers(message)
-    headers.setdefault(PROTOCOL_VERSION_HEADER, revision.version)  # every POST names the revision
+    """A message's route at a revision without sessions: the headers its sender computed for it alone (the
+    client session mirrors each request's body with `mcp_headers.standard_headers`), and the revision's."""
     if extra_headers:
-        headers.update(extra_headers)
-    return Route(message["method"], message.get("id"), related_request_id, headers, False, False, True)
+        headers = {PROTOCOL_VERSION_HEADER: revision.version, **extra_headers}
+    else:
+        headers = protocol_headers(revision)  # type: ignore[assignment]
+    if isinstance(message, dict):
+        method = message.get("method")
+        if method is not None:
+            return Route(method, message.get("id"), related_request_id, headers, False, False, True)
+    return Route(None, None, related_request_id, headers, False, False, True)
 
 
 def is_valid_session_id(value: object) -> bool:

@@ -27,10 +27,20 @@ import threading
 
 from .._sync import DEFAULT
 from ..errors import (
-    UNSUPPORTED_PROTOCOL_VERSION, ConnectionClosed, HTTPError, RemoteError, RequestTimeout, VersionMismatch,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    ConnectionClosed,
+    HTTPError,
+    RemoteError,
+    RequestTimeout,
+    VersionMismatch,
 )
 from ..protocol.versions import (
-    HANDSHAKE_VERSIONS, LATEST_MODERN_VERSION, MODERN, MODERN_VERSIONS, choose_modern, revision,
+    HANDSHAKE_VERSIONS,
+    LATEST_MODERN_VERSION,
+    MODERN,
+    MODERN_VERSIONS,
+    choose_modern,
+    revision,
 )
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)

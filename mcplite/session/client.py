@@ -14,9 +14,7 @@ from .._sync import DEFAULT
 from ..errors import RemoteProtocolError, VersionMismatch
 from ..protocol import jsonrpc, methods
 from ..protocol.lifecycle import CLIENT, HANDSHAKE_SKIPPED, RECEIVE
-from ..protocol.versions import (
-    HANDSHAKE, HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION, MODERN, is_supported, revision,
-)
+from ..protocol.versions import HANDSHAKE, HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION, MODERN, is_supported, revision
 from ..transports import Transport
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)

@@ -12,7 +12,7 @@ reach the callbacks given to the constructor, on the session's threads, never th
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
 from .._sync import DEFAULT
-from ..errors import HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION, LocalProtocolError, RemoteError, RemoteProtocolError
+from ..errors import UNSUPPORTED_PROTOCOL_VERSION, LocalProtocolError, RemoteError, RemoteProtocolError
 from ..protocol import methods
 from ..protocol.versions import LATEST_HANDSHAKE_VERSION, choose_modern
 from ..session.client import ClientSession

@@ -11,8 +11,9 @@ reach the callbacks given to the constructor, on the session's threads, never th
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
+from .._log import log
 from .._sync import DEFAULT
-from ..errors import UNSUPPORTED_PROTOCOL_VERSION, LocalProtocolError, RemoteError, RemoteProtocolError
+from ..errors import HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION, LocalProtocolError, RemoteError, RemoteProtocolError
 from ..protocol import methods
 from ..protocol.versions import LATEST_HANDSHAKE_VERSION, choose_modern
 from ..session.client import ClientSession
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from ..protocol import types as t
     from ..session import ProgressCallback
     from .callbacks import ElicitationCallback, RootsSource, SamplingCallback
+    from .listen import Listens, Subscription
 
 __all__ = ["Client"]
 
@@ -114,7 +116,12 @@ class Client:
         self._started = False
         self.session = self._new_session(self._transport)
         # Mcp-Param-* maps of the tools listed on a modern session (tool name -> path -> header).
-        self._param_maps: Optional[Dict[str, Any]] = None
+        self._param_maps: Optional[Dict[str, Any]] = None  # (None: not listed yet)
+        # 2026-07-28: the listen streams open, and the one the client keeps for its callbacks and
+        # `subscribe_resource` (the "managed" stream), with the resources it names.
+        self._listens: Optional[Listens] = None
+        self._managed: Optional[Subscription] = None
+        self._managed_uris: List[str] = []
 
     def _new_session(self, transport: Transport) -> ClientSession:
         return ClientSession(transport, handle_request=self._handle_request,
@@ -165,13 +172,17 @@ class Client:
             from . import era  # (not at import: a client that never connects does not need it)
 
             era.connect(self, timeout)
+            if self.session.modern and (self._on_list_changed is not None or self._on_resource_updated is not None):
+                self._relisten(timeout)
         except BaseException:
             self.close()
             raise
         return self
 
     def close(self) -> None:
-        """Close the connection; pending calls fail with `ConnectionClosed`."""
+        """Close the connection; pending calls fail with `ConnectionClosed`, listen streams end ("local")."""
+        if self._listens is not None:
+            self._listens.closing()
         self.session.close()
 
     def __enter__(self) -> "Client":
@@ -267,26 +278,126 @@ class Client:
         return self._iterate(methods.TOOLS_LIST, "tools", timeout)
 
     def list_tools(self, *, timeout: Any = DEFAULT) -> List[t.Tool]:
-        """Every tool (all pages). Also remembers their output schemas for `call_tool`'s check."""
+        """Every tool (all pages). Also remembers their output schemas for `call_tool`'s check.
+
+        On 2026-07-28 a tool whose ``x-mcp-header`` annotations are invalid is left out, with a warning
+        naming it and the reason (streamable-http.mdx: a client must not call it); the headers of the others
+        are sent with their calls (``Mcp-Param-*``)."""
         tools = list(self.iter_tools(timeout=timeout))
+        if self.session.modern:
+            tools = self._keep_headed(tools)
         self._output_schemas = {tool["name"]: tool.get("outputSchema") for tool in tools}
         return tools
 
+    def _keep_headed(self, tools: List[t.Tool]) -> List[t.Tool]:
+        """The tools whose ``x-mcp-header`` annotations are valid; their header maps are kept for calls."""
+        from ..protocol.mcp_headers import header_map
+
+        kept, maps = [], {}
+        for tool in tools:
+            try:
+                maps[tool["name"]] = header_map(tool.get("inputSchema"))
+            except ValueError as problem:
+                log.warning("tool %r left out: its x-mcp-header annotations are invalid: %s", tool.get("name"),
+                            problem)
+                continue
+            kept.append(tool)
+        self._param_maps = maps
+        return kept
+
     def call_tool(self, name: str, arguments: Optional[Dict[str, Any]] = None, *, timeout: Any = DEFAULT,
                   progress: Optional[ProgressCallback] = None, meta: Optional[Dict[str, Any]] = None,
-                  raise_on_error: bool = False) -> t.CallToolResult:
+                  raise_on_error: bool = False, input_required: str = "answer",
+                  input_responses: Optional[Dict[str, Any]] = None,
+                  request_state: Optional[str] = None) -> t.CallToolResult:
         """Call a tool and return its `CallToolResult`.
 
         A tool that fails returns a result with ``isError: true``; ``raise_on_error=True`` raises
         `RemoteError` instead. When the tool declares an ``outputSchema``, ``structuredContent`` is checked
         against it (`RemoteProtocolError` when it does not match).
 
+        On 2026-07-28 a tool that needs input answers ``input_required``: the questions go to the same
+        ``sampling``, ``elicitation`` and ``roots`` callbacks as a server's requests do on older revisions,
+        and the call is sent again with the answers, as many rounds as it takes (up to ``max_input_rounds``);
+        ``timeout`` holds for each round's request, not for the time the callbacks take.
+
         Args:
             progress: called with ``(progress, total, message)`` for each progress report, before the
                 result is returned.
+            input_required: "answer" (the default: run the rounds), or "return": give back the first result
+                as it came, ``input_required`` included (``resultType``, ``inputRequests``, ``requestState``),
+                to be answered later.
+            input_responses, request_state: resume such a flow: the answers (by ``inputRequests`` key) and
+                the ``requestState`` string exactly as received.
         """
-        return self.finish_tool_call(name, self.start_tool_call(name, arguments, progress=progress, meta=meta),
-                                     timeout=timeout, raise_on_error=raise_on_error)
+        if not self.session.modern:
+            if input_responses is not None or request_state is not None:
+                raise LocalProtocolError("input_responses and request_state belong to 2026-07-28; this session "
+                                         f"speaks {self.protocol_version}")
+            return self.finish_tool_call(name, self.start_tool_call(name, arguments, progress=progress, meta=meta),
+                                         timeout=timeout, raise_on_error=raise_on_error)
+        params: Dict[str, Any] = {"name": name, "arguments": arguments or {}}
+        if meta:
+            params["_meta"] = meta
+        result = self._rounds(methods.TOOLS_CALL, params, timeout, progress, input_required, input_responses,
+                              request_state)
+        if result.get("resultType", "complete") != "complete":
+            return result  # type: ignore[return-value]  # input_required="return"
+        if result.get("isError"):
+            if raise_on_error:
+                raise RemoteError(0, _result_text(result) or f"tool {name} failed", result)
+            return result  # type: ignore[return-value]
+        self._check_structured(name, result, timeout)
+        return result  # type: ignore[return-value]
+
+    # ---- 2026-07-28: input-required rounds -----------------------------------------------------------------
+    def _rounds(self, method: str, params: Dict[str, Any], timeout: Any, progress: Optional[ProgressCallback],
+                input_required: str, input_responses: Optional[Dict[str, Any]],
+                request_state: Optional[str]) -> Dict[str, Any]:
+        """One request of a method that may ask for input, with its rounds run (`client.rounds`)."""
+        if input_required not in ("answer", "return"):
+            raise ValueError(f"input_required must be 'answer' or 'return', not {input_required!r}")
+        from .rounds import run_rounds
+
+        if input_responses is not None:
+            params["inputResponses"] = input_responses
+        if request_state is not None:
+            params["requestState"] = request_state
+
+        def send(leg: Dict[str, Any]) -> Dict[str, Any]:
+            return self._modern_leg(method, leg, timeout, progress)
+
+        return run_rounds(send, params, self._callbacks.answer_input_request, max_rounds=self.max_input_rounds,
+                          manual=input_required == "return")
+
+    def _modern_leg(self, method: str, params: Dict[str, Any], timeout: Any,
+                    progress: Optional[ProgressCallback]) -> Dict[str, Any]:
+        """One request of a round, a new id each time; a tools/call refused for its headers (``-32020``:
+        the tool changed, or was not listed yet) is sent again once, after listing the tools afresh."""
+        if method != methods.TOOLS_CALL:
+            return self.request(method, params, timeout=timeout, progress=progress)
+        try:
+            return self.request(method, params, timeout=timeout, progress=progress,
+                                headers=self._param_headers(params))
+        except RemoteError as refusal:
+            if refusal.code != HEADER_MISMATCH:
+                raise
+            self.list_tools(timeout=timeout)
+            return self.request(method, params, timeout=timeout, progress=progress,
+                                headers=self._param_headers(params))
+
+    def _param_headers(self, params: Dict[str, Any]) -> Optional[Dict[str, str]]:
+        """The ``Mcp-Param-*`` headers of a tool call, from the tool's listed annotations (None: not listed)."""
+        maps = self._param_maps
+        param_map = maps.get(params["name"]) if maps is not None else None
+        if not param_map:
+            return None
+        from ..protocol.mcp_headers import HeaderValueError, param_headers
+
+        try:
+            return param_headers(param_map, params.get("arguments"))
+        except HeaderValueError as exc:
+            raise LocalProtocolError(f"tool {params['name']}: {exc}") from None
 
     def start_tool_call(self, name: str, arguments: Optional[Dict[str, Any]] = None, *,
                         progress: Optional[ProgressCallback] = None,
@@ -339,16 +450,70 @@ class Client:
     def list_resource_templates(self, *, timeout: Any = DEFAULT) -> List[t.ResourceTemplate]:
         return list(self.iter_resource_templates(timeout=timeout))
 
-    def read_resource(self, uri: str, *, timeout: Any = DEFAULT) -> t.ReadResourceResult:
-        """The resource's `ReadResourceResult` (``{"contents": [...]}``)."""
+    def read_resource(self, uri: str, *, timeout: Any = DEFAULT, input_required: str = "answer",
+                      input_responses: Optional[Dict[str, Any]] = None,
+                      request_state: Optional[str] = None) -> t.ReadResourceResult:
+        """The resource's `ReadResourceResult` (``{"contents": [...]}``). On 2026-07-28 a read may ask for
+        input: the rounds run as for `call_tool` (same ``input_required``, ``input_responses``,
+        ``request_state``)."""
+        if self.session.modern:
+            return self._rounds(methods.RESOURCES_READ, {"uri": uri}, timeout, None, input_required,  # type: ignore
+                                input_responses, request_state)
         return self.request(methods.RESOURCES_READ, {"uri": uri}, timeout=timeout)  # type: ignore[return-value]
 
     def subscribe_resource(self, uri: str, *, timeout: Any = DEFAULT) -> None:
-        """Ask for `on_resource_updated` calls when ``uri`` changes."""
+        """Ask for `on_resource_updated` calls when ``uri`` changes. On 2026-07-28 the client's own listen
+        stream is opened again naming it (``resources/subscribe`` is gone)."""
+        if self.session.modern:
+            if uri not in self._managed_uris:
+                self._managed_uris.append(uri)
+                self._relisten(timeout)
+            return
         self.request(methods.RESOURCES_SUBSCRIBE, {"uri": uri}, timeout=timeout)
 
     def unsubscribe_resource(self, uri: str, *, timeout: Any = DEFAULT) -> None:
+        if self.session.modern:
+            if uri in self._managed_uris:
+                self._managed_uris.remove(uri)
+                self._relisten(timeout)
+            return
         self.request(methods.RESOURCES_UNSUBSCRIBE, {"uri": uri}, timeout=timeout)
+
+    # ---- 2026-07-28: listen streams -----------------------------------------------------------------------
+    def listen(self, *, tools: bool = False, prompts: bool = False, resources: bool = False,
+               uris: Sequence[str] = (), timeout: Any = DEFAULT) -> Subscription:
+        """Open a ``subscriptions/listen`` stream (2026-07-28): a `Subscription` to iterate for ``(method,
+        params)`` notifications: list changes of the kinds asked for, updates of the resources named. It is
+        open once the server acknowledged it (``subscription.honored``: what the server will deliver;
+        ``timeout`` bounds that wait only). Close it, or use it in a ``with`` block.
+
+        Raises:
+            LocalProtocolError: the session speaks a handshake revision (use the ``on_list_changed`` and
+                ``on_resource_updated`` callbacks and `subscribe_resource` there).
+        """
+        if not self.session.modern:
+            raise LocalProtocolError(f"listen is 2026-07-28's; this session speaks {self.protocol_version}: use "
+                                     "on_list_changed=, on_resource_updated= and subscribe_resource()")
+        return self._listen_registry().open(self.session, tools=tools, prompts=prompts, resources=resources,
+                                            uris=uris, timeout=timeout)
+
+    def _listen_registry(self) -> Listens:
+        if self._listens is None:
+            from .listen import Listens  # (only 2026-07-28 clients that listen load it)
+
+            self._listens = Listens()
+        return self._listens
+
+    def _relisten(self, timeout: Any) -> None:
+        """(Re)open the managed stream behind the callbacks and `subscribe_resource`, then close the old one."""
+        old = self._managed
+        self._managed = self._listen_registry().open(
+            self.session, tools=self._on_list_changed is not None, prompts=self._on_list_changed is not None,
+            resources=self._on_list_changed is not None,
+            uris=self._managed_uris if self._on_resource_updated is not None else (), timeout=timeout,
+            sink=self._dispatch_notification)
+        if old is not None:
+            old.close()
 
     # ---- prompts ----------------------------------------------------------------------------------------
     def iter_prompts(self, *, timeout: Any = DEFAULT) -> Iterator[t.Prompt]:
@@ -358,11 +523,18 @@ class Client:
         return list(self.iter_prompts(timeout=timeout))
 
     def get_prompt(self, name: str, arguments: Optional[Dict[str, str]] = None, *,
-                   timeout: Any = DEFAULT) -> t.GetPromptResult:
+                   timeout: Any = DEFAULT, input_required: str = "answer",
+                   input_responses: Optional[Dict[str, Any]] = None,
+                   request_state: Optional[str] = None) -> t.GetPromptResult:
+        """The prompt's `GetPromptResult`. On 2026-07-28 it may ask for input: the rounds run as for
+        `call_tool`."""
         params: Dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = {key: value if isinstance(value, str) else str(value)
                                    for key, value in arguments.items()}
+        if self.session.modern:
+            return self._rounds(methods.PROMPTS_GET, params, timeout, None, input_required,  # type: ignore
+                                input_responses, request_state)
         return self.request(methods.PROMPTS_GET, params, timeout=timeout)  # type: ignore[return-value]
 
     # ---- completion and logging -------------------------------------------------------------------------
@@ -411,6 +583,13 @@ class Client:
         return self._callbacks.answer_input_request(ctx.method, ctx.params)
 
     def _handle_notification(self, method: str, params: Dict[str, Any]) -> None:
+        listens = self._listens
+        if listens is not None and listens.deliver(method, params):
+            return  # on a listen stream (2026-07-28): its subscription has it
+        self._dispatch_notification(method, params)
+
+    def _dispatch_notification(self, method: str, params: Dict[str, Any]) -> None:
+        """A notification to the callbacks given to the constructor."""
         if method == methods.LOG_MESSAGE and self._on_log is not None:
             self._on_log(params)
         elif method == methods.RESOURCE_UPDATED and self._on_resource_updated is not None:

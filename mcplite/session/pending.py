@@ -42,13 +42,16 @@ class PendingRequest:
     session's pending map settles it, so there is no double settlement and no lost wake-up.
     """
 
-    __slots__ = ("id", "method", "on_progress", "_session", "_done", "_settled", "_value", "_error")
+    __slots__ = ("id", "method", "on_progress", "on_settled", "_session", "_done", "_settled", "_value", "_error")
 
     def __init__(self, session: Owner, id: RequestId, method: str,
                  on_progress: Optional[ProgressCallback]) -> None:
         self.id = id
         self.method = method
         self.on_progress = on_progress
+        #: Called once settled, on the thread that settled it (keep it short: it may be the reader's). For
+        #: the owner of a request that stays open (a listen stream), to hear it end without a thread of its own.
+        self.on_settled: Optional[Callable[[], None]] = None
         self._session = session
         # A lock held from birth and released once when settled: the cheapest one-shot wake-up there is.
         self._done = threading.Lock()
@@ -61,6 +64,8 @@ class PendingRequest:
         self._value, self._error = value, error
         self._settled = True
         self._done.release()
+        if self.on_settled is not None:
+            self.on_settled()
 
     def done(self) -> bool:
         return self._settled

@@ -64,6 +64,12 @@ def test_what_each_side_may_send(role, state, kind, method, verdict):
         assert str(error) == template.format(method=method)
 
 
+def test_a_new_client_may_probe_with_server_discover_and_never_cancels_it():
+    assert lc.check_outgoing(CLIENT, NEW, REQUEST, "server/discover") is None  # before any handshake
+    assert type(lc.check_outgoing(CLIENT, INITIALIZING, REQUEST, "server/discover")) is LocalProtocolError
+    assert not lc.cancellable("server/discover") and not lc.cancellable(INIT) and lc.cancellable(CALL)
+
+
 @pytest.mark.parametrize("role, state", ROLE_STATES)
 @pytest.mark.parametrize("kind", [RESPONSE, ERROR])
 def test_answers_are_never_held_back(role, state, kind):
@@ -148,7 +154,7 @@ EVENT_COLUMNS = [
 ]
 _ = None  # the state does not change
 MOVES = {
-    (CLIENT, NEW): (INITIALIZING, _, _, _, _, _, _, _, _, _, _, CLOSED),
+    (CLIENT, NEW): (INITIALIZING, _, _, _, _, _, _, _, _, _, READY, CLOSED),  # skipped: a 2026-07-28 client
     (CLIENT, INITIALIZING): (_, NEGOTIATED, NEW, _, _, _, _, _, _, _, _, CLOSED),
     (CLIENT, NEGOTIATED): (_, _, _, READY, _, _, _, _, _, _, _, CLOSED),
     (CLIENT, READY): (_, _, _, _, _, _, _, _, _, _, _, CLOSED),

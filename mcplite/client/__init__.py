@@ -12,9 +12,9 @@ reach the callbacks given to the constructor, on the session's threads, never th
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
 from .._sync import DEFAULT
-from ..errors import LocalProtocolError, RemoteError, RemoteProtocolError
+from ..errors import UNSUPPORTED_PROTOCOL_VERSION, LocalProtocolError, RemoteError, RemoteProtocolError
 from ..protocol import methods
-from ..protocol.versions import LATEST_HANDSHAKE_VERSION
+from ..protocol.versions import LATEST_HANDSHAKE_VERSION, choose_modern
 from ..session.client import ClientSession
 from ..session.endpoint import RequestContext
 from ..session.pending import DEFAULT_TIMEOUT, PendingRequest
@@ -23,7 +23,7 @@ from .callbacks import InputCallbacks
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
+    from typing import Any, Callable, Dict, Hashable, Iterator, List, Mapping, Optional, Sequence
 
     from ..protocol import types as t
     from ..session import ProgressCallback
@@ -56,7 +56,12 @@ class Client:
             the legacy HTTP+SSE transport for old servers), or a `Transport`. For a subprocess over stdio
             use `Client.stdio`.
         client_info: our `Implementation` (name, version, ...).
-        protocol_version: the revision to offer; the server may answer with an older one we also speak.
+        protocol_version: "auto" (the default): ask ``server/discover`` and speak 2026-07-28 where the server
+            does, else the handshake (see `client.era`); a 2026-07-28 version: speak it without asking; a
+            handshake version (e.g. "2025-11-25"): offer it in ``initialize`` (the server may answer with an
+            older one we also speak). ``client.protocol_version`` says what was chosen.
+        probe_timeout: seconds the ``server/discover`` probe waits before taking the server for a legacy one.
+        max_input_rounds: how many input-required rounds one call may take (2026-07-28) before giving up.
         timeout: default seconds for every request.
         sampling: answers `sampling/createMessage` (params dict -> `CreateMessageResult` dict).
         sampling_features: the sampling sub-capabilities to declare (2025-11-25): "tools" (the callback
@@ -75,6 +80,7 @@ class Client:
 
     def __init__(self, target: Any = None, *, client_info: Optional[Dict[str, Any]] = None,
                  protocol_version: str = LATEST_HANDSHAKE_VERSION, timeout: float = DEFAULT_TIMEOUT,
+                 probe_timeout: float = 10.0, max_input_rounds: int = 10,
                  sampling: Optional[SamplingCallback] = None, sampling_features: Sequence[str] = (),
                  elicitation: Optional[ElicitationCallback] = None, elicitation_modes: Sequence[str] = ("form",),
                  roots: Optional[RootsSource] = None,
@@ -83,10 +89,21 @@ class Client:
                  on_list_changed: Optional[Callable[[str], None]] = None,
                  on_notification: Optional[Callable[[str, Dict[str, Any]], None]] = None,
                  **http_options: Any) -> None:
+        if protocol_version != "auto":
+            from ..protocol.versions import is_supported
+
+            if not is_supported(protocol_version):
+                raise ValueError(f"protocol_version must be 'auto' or a revision this library speaks, "
+                                 f"not {protocol_version!r}")
         self._transport = _transport_for(target, http_options, timeout)
         self.client_info = {**CLIENT_INFO, **(client_info or {})}
         self._offered_version = protocol_version
         self.timeout = timeout
+        self.probe_timeout = probe_timeout
+        self.max_input_rounds = max_input_rounds
+        #: The server key era verdicts are kept under, and how to spawn the server again (stdio only).
+        self._key: Optional[Hashable] = _server_key_of(target, self._transport)
+        self._respawner: Optional[Callable[[], Transport]] = None
         self._callbacks = InputCallbacks(sampling=sampling, sampling_features=sampling_features,
                                          elicitation=elicitation, elicitation_modes=elicitation_modes, roots=roots)
         self._on_log = on_log
@@ -95,9 +112,28 @@ class Client:
         self._on_notification = on_notification
         self._output_schemas: Optional[Dict[str, Optional[Dict[str, Any]]]] = None
         self._started = False
-        self.session = ClientSession(self._transport, handle_request=self._handle_request,
-                                     handle_notification=self._handle_notification, default_timeout=timeout,
-                                     name="mcplite-client")
+        self.session = self._new_session(self._transport)
+        # Mcp-Param-* maps of the tools listed on a modern session (tool name -> path -> header).
+        self._param_maps: Optional[Dict[str, Any]] = None
+
+    def _new_session(self, transport: Transport) -> ClientSession:
+        return ClientSession(transport, handle_request=self._handle_request,
+                             handle_notification=self._handle_notification, default_timeout=self.timeout,
+                             name="mcplite-client")
+
+    def _server_key(self) -> Optional[Hashable]:
+        return self._key
+
+    def _respawn(self) -> bool:
+        """Spawn a stdio server that died again, on a fresh session; False when this client cannot."""
+        if self._respawner is None:
+            return False
+        self.session.close()
+        self._transport = self._respawner()
+        self._respawner = None  # once
+        self.session = self._new_session(self._transport)
+        self.session.start()
+        return True
 
     @classmethod
     def stdio(cls, argv: Sequence[str], *, env: Optional[Dict[str, str]] = None, cwd: Optional[str] = None,
@@ -111,7 +147,9 @@ class Client:
         transport = StdioClientTransport(argv, env=env, cwd=cwd, stderr=stderr,
                                          shutdown_timeout=DEFAULT_SHUTDOWN_TIMEOUT if shutdown_timeout is None
                                          else shutdown_timeout)
-        return cls(transport, **options)
+        client = cls(transport, **options)
+        client._respawner = transport.restarted
+        return client
 
     # ---- lifetime ---------------------------------------------------------------------------------------
     def connect(self, timeout: Any = DEFAULT) -> "Client":
@@ -124,8 +162,9 @@ class Client:
         self._started = True
         self.session.start()
         try:
-            self.session.initialize(self.client_info, self.capabilities(), protocol_version=self._offered_version,
-                                    timeout=timeout)
+            from . import era  # (not at import: a client that never connects does not need it)
+
+            era.connect(self, timeout)
         except BaseException:
             self.close()
             raise
@@ -157,22 +196,53 @@ class Client:
         return self.session.revision.version if self.session.revision else None
 
     @property
+    def discover_result(self) -> Optional[Dict[str, Any]]:
+        """The server's ``server/discover`` answer (2026-07-28), or None (a handshake; a pin not yet asked)."""
+        return self.session.discover_result
+
+    @property
     def server_info(self) -> Dict[str, Any]:
+        self._learn()
         return self.session.server_info
 
     @property
     def server_capabilities(self) -> Dict[str, Any]:
+        self._learn()
         return self.session.peer_capabilities
 
     @property
     def instructions(self) -> Optional[str]:
+        self._learn()
         return self.session.instructions
+
+    def _learn(self) -> None:
+        """Under a 2026-07-28 pin nothing was asked at connect: ask ``server/discover`` on first need."""
+        session = self.session
+        if session.modern and session.discover_result is None and session.revision is not None:
+            session.learn(session.discover(self.client_info, self.capabilities(), version=session.revision.version,
+                                           timeout=self.timeout))
 
     # ---- generic requests -------------------------------------------------------------------------------
     def request(self, method: str, params: Optional[Dict[str, Any]] = None, *, timeout: Any = DEFAULT,
-                progress: Optional[ProgressCallback] = None) -> Dict[str, Any]:
-        """Send any request and return its raw result."""
-        return self.session.request(method, params, timeout=timeout, progress=progress)
+                progress: Optional[ProgressCallback] = None,
+                headers: Optional[Mapping[str, str]] = None) -> Dict[str, Any]:
+        """Send any request and return its raw result.
+
+        On 2026-07-28, a request refused with ``-32022`` (the server wants another revision, or refuses the
+        first request whatever it says) is sent again once at the newest revision both sides name. ``headers``:
+        extra HTTP headers for this request alone (2026-07-28; ``Mcp-Param-*``)."""
+        session = self.session
+        try:
+            return session.send_request(method, params, progress=progress, headers=headers).result(timeout)
+        except RemoteError as refusal:
+            if refusal.code != UNSUPPORTED_PROTOCOL_VERSION or not session.modern:
+                raise
+            data = refusal.data if isinstance(refusal.data, dict) else {}
+            version = choose_modern(data.get("supported") or [])
+            if version is None:
+                raise
+            session.adopt(version, session.discover_result, self.client_info, self.capabilities())
+            return session.send_request(method, params, progress=progress, headers=headers).result(timeout)
 
     def send_request(self, method: str, params: Optional[Dict[str, Any]] = None, *,
                      progress: Optional[ProgressCallback] = None) -> PendingRequest:
@@ -183,7 +253,13 @@ class Client:
         self.session.notify(method, params)
 
     def ping(self, *, timeout: Any = DEFAULT) -> None:
-        self.session.ping(timeout)
+        """Check the server is alive (2026-07-28 has no ping: ``server/discover`` is the liveness check)."""
+        session = self.session
+        if session.modern and session.revision is not None:
+            session.discover(self.client_info, self.capabilities(), version=session.revision.version,
+                             timeout=timeout)
+            return
+        session.ping(timeout)
 
     # ---- tools ------------------------------------------------------------------------------------------
     def iter_tools(self, *, timeout: Any = DEFAULT) -> Iterator[t.Tool]:
@@ -300,12 +376,20 @@ class Client:
         return self.request(methods.COMPLETE, params, timeout=timeout)["completion"]
 
     def set_logging_level(self, level: str, *, timeout: Any = DEFAULT) -> None:
+        """Ask for log messages at ``level`` and above (``on_log``). On 2026-07-28 the level rides in every
+        later request's ``_meta`` (no request is sent now)."""
         if level not in methods.LOGGING_LEVELS:
             raise LocalProtocolError(f"unknown log level {level!r}; use one of {', '.join(methods.LOGGING_LEVELS)}")
+        if self.session.modern:
+            self.session.log_level = level
+            return
         self.request(methods.LOGGING_SET_LEVEL, {"level": level}, timeout=timeout)
 
     def notify_roots_changed(self) -> None:
-        """Tell the server our roots changed (it will ask for them again)."""
+        """Tell the server our roots changed (it will ask for them again). On 2026-07-28 roots are asked per
+        request, so there is nothing to tell."""
+        if self.session.modern:
+            return
         self.notify(methods.ROOTS_LIST_CHANGED)
 
     # ---- pagination -------------------------------------------------------------------------------------
@@ -346,6 +430,15 @@ _LIST_CHANGED = {methods.TOOLS_LIST_CHANGED: "tools", methods.RESOURCES_LIST_CHA
 
 def _result_text(result: Dict[str, Any]) -> str:
     return "\n".join(block.get("text", "") for block in result.get("content", []) if block.get("type") == "text")
+
+
+def _server_key_of(target: Any, transport: Transport) -> Optional[Hashable]:
+    """What era verdicts are kept under (see `client.era`): the URL, or the command that spawns the server;
+    None for an in-process server or a transport of the caller's (nothing says two are the same server)."""
+    if isinstance(target, str):
+        return ("http", target)
+    identity = getattr(transport, "identity", None)
+    return ("stdio", identity) if identity is not None else None
 
 
 def _transport_for(target: Any, http_options: Dict[str, Any], timeout: float) -> Transport:

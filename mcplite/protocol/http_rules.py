@@ -130,8 +130,8 @@ def route(message: Any, revision: Optional[Revision], related_request_id: Option
 
     ``related_request_id`` is the incoming request the message belongs to, which only the sender knows.
     ``extra_headers``: headers for this message alone, on a revision without sessions (a client's
-    ``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``); ignored otherwise. On every message's path, so written for speed: positional arguments,
-    one dictionary look-up per field.
+    ``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``); ignored otherwise. On every message's path, so written
+    for speed: positional arguments, one dictionary look-up per field.
     """
     if revision is not None and revision.era == _MODERN:
         return _modern_route(message, revision, related_request_id, extra_headers)

@@ -37,7 +37,7 @@ from __future__ import annotations  # annotations are not evaluated at import: a
 
 from ..errors import INVALID_REQUEST, ConnectionClosed, LocalProtocolError, RPCError
 from .jsonrpc import ERROR, NOTIFICATION, REQUEST, RESPONSE
-from .methods import INITIALIZE, INITIALIZED, PING
+from .methods import INITIALIZE, INITIALIZED, PING, SERVER_DISCOVER
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
@@ -163,6 +163,8 @@ _HANDSHAKE_TRANSITIONS: Dict[Tuple[str, str, Event], str] = {
     (SERVER, NEW, (SEND, ERROR, INITIALIZE)): NEW,  # invalid params: still waiting for a good initialize
     (SERVER, NEGOTIATED, (RECEIVE, NOTIFICATION, INITIALIZED)): READY,
     (SERVER, NEW, HANDSHAKE_SKIPPED): READY,
+    # A client that speaks 2026-07-28 (its probe found a modern server, or it was pinned) has no handshake.
+    (CLIENT, NEW, HANDSHAKE_SKIPPED): READY,
     # notifications/initialized before initialize was answered has no row: it is ignored.
 }
 for _role in (CLIENT, SERVER):
@@ -174,6 +176,7 @@ _HANDSHAKE_OUTGOING: Dict[RuleKey, OutgoingVerdict] = {
     # -- client requests
     (CLIENT, NEW, REQUEST, INITIALIZE): None,
     (CLIENT, NEW, REQUEST, PING): None,
+    (CLIENT, NEW, REQUEST, SERVER_DISCOVER): None,  # the era probe (2026-07-28), before any handshake
     (CLIENT, NEW, REQUEST, ANY): _NOT_INITIALIZED,
     (CLIENT, INITIALIZING, REQUEST, INITIALIZE): _UNDER_WAY,
     (CLIENT, INITIALIZING, REQUEST, PING): None,
@@ -250,8 +253,9 @@ HANDSHAKE_ERA = Era(
     incoming=_HANDSHAKE_INCOMING,
     # The spec (2025-03-26, the one revision with batches) forbids batching initialize.
     unbatchable=frozenset({(SERVER, INITIALIZE)}),
-    # The spec forbids cancelling initialize: the handshake would be left half done.
-    uncancellable=frozenset({INITIALIZE}),
+    # The spec forbids cancelling initialize: the handshake would be left half done. A server/discover probe
+    # that times out is not cancelled either: to a legacy server that request never existed.
+    uncancellable=frozenset({INITIALIZE, SERVER_DISCOVER}),
 )
 #: Every era, by name.
 ERAS: Dict[str, Era] = {HANDSHAKE_ERA.name: HANDSHAKE_ERA}

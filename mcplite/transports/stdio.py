@@ -24,7 +24,7 @@ from . import MessageSink, Transport, deliver_bytes
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
     import subprocess
-    from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Union
+    from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
     from ..protocol.http_rules import Route
 
@@ -164,6 +164,19 @@ class StdioClientTransport(Transport):
         self._channel: Optional[_LineChannel] = None
         self._stderr_thread: Optional[threading.Thread] = None
         self._closing = False
+
+    def restarted(self) -> "StdioClientTransport":
+        """A new transport for the same command, not started: a client whose server died (on its era probe,
+        say) spawns it again with this."""
+        fresh = StdioClientTransport(self.argv, cwd=self._cwd, stderr=self._stderr,
+                                     shutdown_timeout=self._shutdown_timeout)
+        fresh._env = self._env
+        return fresh
+
+    @property
+    def identity(self) -> Tuple[Any, ...]:
+        """What makes two transports spawn the same server: command, working directory and environment."""
+        return (tuple(self.argv), self._cwd, None if self._env is None else tuple(sorted(self._env.items())))
 
     def start(self, sink: MessageSink) -> None:
         import subprocess

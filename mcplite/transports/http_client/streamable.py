@@ -46,7 +46,7 @@ from typing import (
 
 from ..._log import log
 from ..._sync import DaemonPool
-from ...errors import ConnectionClosed, HTTPError, MCPError, RemoteProtocolError, SessionExpired
+from ...errors import AuthError, ConnectionClosed, HTTPError, MCPError, RemoteProtocolError, SessionExpired
 from ...protocol import jsonrpc
 from ...protocol.http_rules import (
     EVENT_STREAM,
@@ -346,7 +346,9 @@ class StreamableHTTP:
             yield
         except HTTPError as exc:
             self._fail(stream, str(exc), exc.status, exc.body)
-        except MCPError as exc:  # the auth flow gave up, say
+        except AuthError as exc:  # the sign-in failed: the caller sees it as such, as for the opening message
+            self._fail(stream, str(exc), error=exc)
+        except MCPError as exc:
             self._fail(stream, f"POST {self._url}: {exc}")
         except Exception as exc:  # a bug here must still wake the callers, not leave them hanging
             log.exception("reading the answer from %s failed", self._url)
@@ -465,15 +467,17 @@ class StreamableHTTP:
             headers = {**headers, LAST_EVENT_ID_HEADER: stream.last_event_id}
         return self._conns.request("GET", self._url, headers, None, self._host.timeout)
 
-    def _fail(self, stream: _Stream, message: str, status: int = 0, body: str = "") -> None:
-        """Answer each request still pending on ``stream`` with a JSON-RPC error, so its caller wakes."""
+    def _fail(self, stream: _Stream, message: str, status: int = 0, body: str = "",
+              error: Optional[BaseException] = None) -> None:
+        """Fail each request still pending on ``stream`` (with ``error``, else an `HTTPError`), so its caller
+        wakes."""
         with self._lock:
             if self._dead:
                 return
             request_ids = list(stream.pending)
             stream.pending.clear()
         for request_id in request_ids:
-            self._host.fail(request_id, HTTPError(message, status=status, body=body))
+            self._host.fail(request_id, error if error is not None else HTTPError(message, status=status, body=body))
 
     # ---- the GET stream ---------------------------------------------------------------------------------
     def _start_listening(self) -> None:

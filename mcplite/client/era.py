@@ -1,0 +1,171 @@
+"""Which protocol era a `Client` speaks with its server: the probe, the fallbacks, and the verdicts kept.
+
+``protocol_version="auto"`` (the default) asks ``server/discover`` before anything else (MODERN.md, "Detecting the
+era"; 2026-07-28 basic/versioning.mdx and transports):
+
+    answer to the probe                                    verdict
+    a DiscoverResult listing a version we speak            modern, at that version
+    a DiscoverResult listing none                          legacy: the initialize handshake
+    -32022 listing a modern version we speak               probe again once, at that version
+    -32022 listing only handshake versions                 legacy
+    -32022 listing no version we speak                     VersionMismatch
+    any other JSON-RPC error; no answer within the probe   legacy
+      timeout (stdio); an HTTP 4xx other than 401/403
+    the server process exited during the probe (stdio)     spawn it again once, then legacy
+    HTTP 5xx, a network error                              the error: no verdict
+
+A legacy verdict runs the handshake as before, and over HTTP the handshake's own fallback to HTTP+SSE. A legacy
+server that answers ``initialize`` with ``-32022`` was pinned modern by an earlier probe that we gave up on
+(a slow start): it is probed once more and spoken to in the modern era. Verdicts are kept for the process, per
+server (stdio: command, directory and environment; HTTP: the URL), so a script that connects again pays no
+second probe. A pinned modern version sends nothing at connect; a handshake version offers the handshake.
+"""
+
+from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
+
+import threading
+
+from .._sync import DEFAULT
+from ..errors import (
+    UNSUPPORTED_PROTOCOL_VERSION,
+    ConnectionClosed,
+    HTTPError,
+    RemoteError,
+    RequestTimeout,
+    VersionMismatch,
+)
+from ..protocol.versions import (
+    HANDSHAKE_VERSIONS,
+    LATEST_MODERN_VERSION,
+    MODERN,
+    MODERN_VERSIONS,
+    choose_modern,
+    revision,
+)
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
+if TYPE_CHECKING:
+    from typing import Any, Dict, Hashable, Optional, Tuple, Union
+
+    Client = Any  # mcplite.client.Client (not imported: the package imports this module)
+
+    #: A verdict: the modern version to speak (with what the probe learnt), or LEGACY.
+    Verdict = Union[str, Tuple[str, Optional[Dict[str, Any]]]]
+
+__all__ = ["AUTO", "LEGACY", "DEFAULT_PROBE_TIMEOUT", "connect", "forget_verdicts"]
+
+#: The default ``protocol_version``: probe, and speak the newest era both sides have.
+AUTO = "auto"
+#: The verdict "speak the handshake era".
+LEGACY = "legacy"
+#: Seconds the probe waits for an answer before taking the server for a legacy one (as python-sdk and
+#: rust-sdk); capped by the connect timeout.
+DEFAULT_PROBE_TIMEOUT = 10.0
+
+# server key -> the modern version it speaks, or LEGACY. Guarded by _VERDICTS_LOCK (clients may connect from
+# several threads at once).
+_VERDICTS: Dict[Hashable, str] = {}
+_VERDICTS_LOCK = threading.Lock()
+
+
+def forget_verdicts() -> None:
+    """Forget every era verdict this process has kept (the next connection to each server probes again)."""
+    with _VERDICTS_LOCK:
+        _VERDICTS.clear()
+
+
+def connect(client: Client, timeout: Any = DEFAULT) -> None:
+    """Bring ``client``'s started session to a revision: the probe, a pin or the handshake."""
+    wanted = client._offered_version
+    if wanted != AUTO:
+        if revision(wanted).era == MODERN:
+            client.session.adopt(wanted, None, client.client_info, client.capabilities())
+        else:
+            client.session.initialize(client.client_info, client.capabilities(), protocol_version=wanted,
+                                      timeout=timeout)
+        return
+    key = client._server_key()
+    with _VERDICTS_LOCK:
+        known = _VERDICTS.get(key) if key is not None else None
+    if known is not None and known != LEGACY:
+        client.session.adopt(known, None, client.client_info, client.capabilities())
+        return
+    if known is None:
+        version, result = _probe(client, timeout)
+        if version != LEGACY:
+            client.session.adopt(version, result, client.client_info, client.capabilities())
+            _remember(key, version)
+            return
+    _handshake(client, timeout, key)
+
+
+def _remember(key: Optional[Hashable], verdict: str) -> None:
+    if key is not None:
+        with _VERDICTS_LOCK:
+            _VERDICTS[key] = verdict
+
+
+def _probe(client: Client, timeout: Any) -> Tuple[str, Optional[Dict[str, Any]]]:
+    """Ask ``server/discover``: (the modern version to speak, the DiscoverResult), or (LEGACY, None)."""
+    probe_timeout = client.probe_timeout
+    if isinstance(timeout, (int, float)) and not isinstance(timeout, bool):
+        probe_timeout = min(probe_timeout, timeout)
+    version = LATEST_MODERN_VERSION
+    assert version is not None
+    respawned = False
+    for attempt in range(3):  # the first probe, one at a version the server named, one after a respawn
+        try:
+            result = client.session.discover(client.client_info, client.capabilities(), version=version,
+                                             timeout=probe_timeout)
+        except RemoteError as refusal:
+            if refusal.code != UNSUPPORTED_PROTOCOL_VERSION:
+                return LEGACY, None  # a legacy server: method not found, "no session", ...
+            offered = _supported(refusal.data)
+            mutual = choose_modern(offered)
+            if mutual is not None:
+                if attempt == 0 or mutual != version:
+                    version = mutual  # (even the same version: some servers refuse the first request whatever)
+                    continue
+                return LEGACY, None
+            if not offered or any(v in HANDSHAKE_VERSIONS for v in offered):
+                return LEGACY, None
+            raise VersionMismatch(f"the server speaks {', '.join(offered)}; this client speaks "
+                                  f"{', '.join(MODERN_VERSIONS + HANDSHAKE_VERSIONS)}", requested=version) from None
+        except RequestTimeout:
+            return LEGACY, None
+        except HTTPError as exc:
+            if 400 <= exc.status < 500:
+                return LEGACY, None  # 404, 405, 400 "missing session id": a handshake-era endpoint
+            raise
+        except ConnectionClosed:
+            if respawned or not client._respawn():
+                raise
+            respawned = True  # it died on the probe (go-sdk#1177): spawned again, it gets the handshake
+            return LEGACY, None
+        mutual = choose_modern(result.get("supportedVersions") or [])
+        if mutual is None:
+            return LEGACY, None
+        return mutual, result if mutual == version else None
+    return LEGACY, None
+
+
+def _supported(data: Any) -> list:
+    supported = data.get("supported") if isinstance(data, dict) else None
+    return [v for v in supported if isinstance(v, str)] if isinstance(supported, list) else []
+
+
+def _handshake(client: Client, timeout: Any, key: Optional[Hashable]) -> None:
+    """The initialize handshake; if the server turns out to be pinned modern, the probe once more."""
+    try:
+        client.session.initialize(client.client_info, client.capabilities(), timeout=timeout)
+    except RemoteError as refusal:
+        if refusal.code != UNSUPPORTED_PROTOCOL_VERSION or choose_modern(_supported(refusal.data)) is None:
+            raise
+        # A server pinned to 2026-07-28 by a probe we had given up on (it was slow to start): speak it.
+        version, result = _probe(client, timeout)
+        if version == LEGACY:
+            raise
+        client.session.adopt(version, result, client.client_info, client.capabilities())
+        _remember(key, version)
+        return
+    _remember(key, LEGACY)

@@ -426,10 +426,13 @@ def test_tokens_from_the_previous_authorization_server_are_not_refreshed_at_the_
             401, {}, {"www-authenticate": f'Bearer resource_metadata="{PRM_HEADER_URL}"'}),
     }
     for issuer in (as1, as2):
-        routes[("GET", f"{issuer}/.well-known/oauth-authorization-server")] = json_response(200, as_metadata(issuer))
+        routes[("GET", f"{issuer}/.well-known/oauth-authorization-server")] = json_response(
+            200, as_metadata(issuer, client_id_metadata_document_supported=True))
         routes[("POST", f"{issuer}/token")] = json_response(200, {"access_token": f"tok-{issuer}", "refresh_token": f"rt-{issuer}"})
     network = Canned(routes)
-    auth = canned_oauth(client_id="same-client-at-both")  # pre-registered: a refresh would be possible
+    # A Client ID Metadata Document is valid at both servers, so a refresh would be possible. (A pre-registered
+    # client is refused at the new server altogether: tests/test_oauth_2026.py.)
+    auth = canned_oauth(client_metadata_url="https://app.example.com/oauth/client.json")
     call(auth, network, MCP)
     state["current"] = as2
     assert call(auth, network, MCP).status == 200

@@ -29,6 +29,7 @@ from .rules import (
     auth_rules,
     authorization_server_metadata_urls,
     canonical_resource_uri,
+    check_client_issuer,
     check_legacy_metadata_issuer,
     check_metadata_issuer,
     check_protected_resource_metadata,
@@ -123,6 +124,7 @@ class BaseOAuth(abc.ABC):
         self, *, scopes: Optional[Union[str, Sequence[str]]] = None, storage: Optional[TokenStorage] = None,
         protocol_version: str = DEFAULT_PROTOCOL_VERSION, max_authorizations: int = 3,
         private_key: Optional[PrivateKeySource] = None, clock: Callable[[], float] = time.time,
+        client_issuer: Optional[str] = None,
     ) -> None:
         """Args:
             scopes: scopes to request when the server's challenge names none (a string or a list).
@@ -133,6 +135,9 @@ class BaseOAuth(abc.ABC):
                 and step-ups after 403 ``insufficient_scope`` together) before `AuthError`.
             private_key: for ``private_key_jwt`` client authentication.
             clock: the time source, for tests.
+            client_issuer: the issuer of the authorization server a pre-registered client was registered
+                with. Its credentials are presented there only; a server that names another one is an
+                `AuthError`. Default: the first authorization server the client is used with.
 
         Raises:
             ValueError: an unsupported ``protocol_version``.
@@ -149,7 +154,11 @@ class BaseOAuth(abc.ABC):
         )
         self._clock = clock
         self._bindings: Dict[str, Binding] = {}
-        self._bindings_lock = threading.Lock()  # guards _bindings (MCP server URL -> its auth server)
+        # The issuer a pre-registered client belongs to (client-registration.mdx, "Authorization Server
+        # Binding"): given, or taken from the first authorization server it is used with.
+        self._client_issuer = client_issuer
+        # guards _bindings (MCP server URL -> its auth server) and _client_issuer
+        self._bindings_lock = threading.Lock()
         self._lock = threading.Lock()  # held by the one thread that is signing in or refreshing
 
     # -- hooks --------------------------------------------------------------------------------------
@@ -163,6 +172,21 @@ class BaseOAuth(abc.ABC):
         """The client to use with ``binding``'s authorization server, when one is known without registering."""
 
     _wants_refresh_tokens = False  # whether to ask for offline_access when the AS offers it
+
+    def _preregistered(self, binding: Binding, client: ClientRegistration) -> ClientRegistration:
+        """``client``, a pre-registered one, for use with ``binding``'s authorization server: bound to the
+        first issuer it meets unless ``client_issuer`` named one, and refused with any other.
+
+        Raises:
+            AuthError: the client belongs to another authorization server (`check_client_issuer`).
+        """
+        assert binding.issuer is not None
+        with self._bindings_lock:
+            if self._client_issuer is None:
+                self._client_issuer = binding.issuer
+            registered_with = self._client_issuer
+        check_client_issuer(client.client_id, registered_with, binding.issuer)
+        return client
 
     # -- the flow -----------------------------------------------------------------------------------
 
@@ -272,7 +296,7 @@ class BaseOAuth(abc.ABC):
         if resource_metadata is not None:
             issuers: List[str] = resource_metadata["authorization_servers"]
             # Each listed server is independent; keep the one we hold credentials for while it is listed.
-            issuer = binding.issuer if binding.issuer in issuers else issuers[0]
+            issuer = next((i for i in (binding.issuer, self._client_issuer) if i in issuers), issuers[0])
             metadata = yield from self._fetch_authorization_server_metadata(issuer)
             resource: Optional[str] = resource_metadata["resource"]
             resource_scopes = resource_metadata.get("scopes_supported")

@@ -62,6 +62,7 @@ class OAuth(BaseOAuth):
         token_endpoint_auth_method: Optional[str] = None, private_key: Optional[PrivateKeySource] = None,
         protocol_version: str = DEFAULT_PROTOCOL_VERSION, max_authorizations: int = 3,
         request_offline_access: bool = True, clock: Callable[[], float] = time.time,
+        client_issuer: Optional[str] = None,
     ) -> None:
         """Args:
             client_id, client_secret: a client registered with the authorization server beforehand.
@@ -82,6 +83,9 @@ class OAuth(BaseOAuth):
                 after 403 ``insufficient_scope`` together) before `AuthError`.
             request_offline_access: ask for ``offline_access`` where the AS lists it, to get refresh tokens.
             clock: the time source, for tests.
+            client_issuer: the issuer ``client_id`` is registered with (see `BaseOAuth`); default: the first
+                authorization server it is used with. A Client ID Metadata Document or a dynamic
+                registration needs none: the first works with any server, the second is kept per issuer.
 
         Raises:
             ValueError: an invalid ``client_metadata_url``, or a non-loopback ``redirect_uri`` without
@@ -90,6 +94,7 @@ class OAuth(BaseOAuth):
         super().__init__(
             scopes=scopes, storage=storage, protocol_version=protocol_version,
             max_authorizations=max_authorizations, private_key=private_key, clock=clock,
+            client_issuer=client_issuer,
         )
         if client_metadata_url is not None:
             _check_client_metadata_url(client_metadata_url)
@@ -118,7 +123,8 @@ class OAuth(BaseOAuth):
         """Registration priority (2025-11-25): pre-registered, then the Client ID Metadata Document when
         the AS supports it, then an earlier dynamic registration with this same AS."""
         if self.client_id is not None:
-            return ClientRegistration(self.client_id, self.client_secret, self.token_endpoint_auth_method)
+            return self._preregistered(
+                binding, ClientRegistration(self.client_id, self.client_secret, self.token_endpoint_auth_method))
         cimd_supported = binding.metadata.get("client_id_metadata_document_supported") is True
         if self.client_metadata_url is not None and cimd_supported:
             method = "private_key_jwt" if self._private_key is not None else "none"
@@ -184,6 +190,9 @@ class OAuth(BaseOAuth):
         assert binding.issuer is not None
         redirect_uri = self._redirect_uri_in_use(binding)
         client = yield from self._client_for(binding, redirect_uri, scopes)
+        # Recorded with the verifier: the issuer this request goes to is the one the response must name.
+        issuer = binding.issuer
+        iss_advertised = metadata.get("authorization_response_iss_parameter_supported") is True
         verifier, challenge = pkce_pair()
         state = secrets.token_urlsafe(32)
         params = {
@@ -198,9 +207,7 @@ class OAuth(BaseOAuth):
         response = (answer if isinstance(answer, AuthorizationResponse)
                     else AuthorizationResponse.from_redirect_url(answer))
         code = check_authorization_response(
-            response, expected_state=state, issuer=binding.issuer,
-            iss_advertised=metadata.get("authorization_response_iss_parameter_supported") is True,
-        )
+            response, expected_state=state, issuer=issuer, iss_advertised=iss_advertised)
         form = {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri,
                 "code_verifier": verifier}
         if binding.resource:
@@ -216,7 +223,7 @@ class ClientCredentials(BaseOAuth):
         self, *, client_id: str, client_secret: Optional[str] = None, private_key: Optional[PrivateKeySource] = None,
         scopes: Optional[Union[str, Sequence[str]]] = None, token_endpoint_auth_method: Optional[str] = None,
         storage: Optional[TokenStorage] = None, protocol_version: str = DEFAULT_PROTOCOL_VERSION,
-        max_authorizations: int = 3, clock: Callable[[], float] = time.time,
+        max_authorizations: int = 3, clock: Callable[[], float] = time.time, client_issuer: Optional[str] = None,
     ) -> None:
         """Args:
             client_id: the client's id at the authorization server.
@@ -232,19 +239,21 @@ class ClientCredentials(BaseOAuth):
         super().__init__(
             scopes=scopes, storage=storage, protocol_version=protocol_version,
             max_authorizations=max_authorizations, private_key=private_key, clock=clock,
+            client_issuer=client_issuer,
         )
         self._client = ClientRegistration(client_id, client_secret, token_endpoint_auth_method)
 
     def _known_client(self, binding: Binding, redirect_uri: Optional[str] = None) -> Optional[ClientRegistration]:
-        return self._client
+        return self._preregistered(binding, self._client)
 
     def _obtain_tokens(self, binding: Binding, scopes: List[str]) -> Generator[HTTPRequest, HTTPResponse, Tokens]:
+        client = self._preregistered(binding, self._client)
         form = {"grant_type": "client_credentials"}
         if scopes:
             form["scope"] = " ".join(scopes)
         if binding.resource:
             form["resource"] = binding.resource
-        return (yield from self._request_tokens(binding, form, self._client, scopes))
+        return (yield from self._request_tokens(binding, form, client, scopes))
 
 
 class CrossAppAccess(BaseOAuth):
@@ -263,7 +272,7 @@ class CrossAppAccess(BaseOAuth):
         idp_client_secret: Optional[str] = None, scopes: Optional[Union[str, Sequence[str]]] = None,
         token_endpoint_auth_method: Optional[str] = None, storage: Optional[TokenStorage] = None,
         protocol_version: str = DEFAULT_PROTOCOL_VERSION, max_authorizations: int = 3,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] = time.time, client_issuer: Optional[str] = None,
     ) -> None:
         """Args:
             client_id, client_secret, private_key: this client at the MCP server's authorization server.
@@ -280,6 +289,7 @@ class CrossAppAccess(BaseOAuth):
         super().__init__(
             scopes=scopes, storage=storage, protocol_version=protocol_version,
             max_authorizations=max_authorizations, private_key=private_key, clock=clock,
+            client_issuer=client_issuer,
         )
         self._client = ClientRegistration(client_id, client_secret, token_endpoint_auth_method)
         self._id_token = id_token
@@ -289,7 +299,7 @@ class CrossAppAccess(BaseOAuth):
         self._idp_client_secret = idp_client_secret
 
     def _known_client(self, binding: Binding, redirect_uri: Optional[str] = None) -> Optional[ClientRegistration]:
-        return self._client
+        return self._preregistered(binding, self._client)
 
     def _idp_endpoint(self) -> Generator[HTTPRequest, HTTPResponse, str]:
         if self._idp_token_endpoint is None:
@@ -329,10 +339,11 @@ class CrossAppAccess(BaseOAuth):
         return grant
 
     def _obtain_tokens(self, binding: Binding, scopes: List[str]) -> Generator[HTTPRequest, HTTPResponse, Tokens]:
+        client = self._preregistered(binding, self._client)  # before the IdP is asked for a grant for it
         grant = yield from self._exchange_id_token(binding, scopes)
         form = {"grant_type": JWT_BEARER_GRANT, "assertion": grant}
         if scopes:
             form["scope"] = " ".join(scopes)
         if binding.resource:
             form["resource"] = binding.resource
-        return (yield from self._request_tokens(binding, form, self._client, scopes))
+        return (yield from self._request_tokens(binding, form, client, scopes))

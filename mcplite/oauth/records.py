@@ -11,6 +11,9 @@ from ..errors import AuthError
 
 __all__ = ["Tokens", "ClientRegistration", "AuthorizationResponse"]
 
+#: The authorization response's own parameters (RFC 6749 §4.1.2 and §4.1.2.1, RFC 9207 §2).
+_RESPONSE_PARAMETERS = frozenset(("code", "state", "iss", "error", "error_description", "error_uri"))
+
 _REFRESH_MARGIN = 30.0  # seconds before expiry at which a token counts as expired
 
 
@@ -167,8 +170,21 @@ class AuthorizationResponse:
 
     @classmethod
     def from_redirect_url(cls, url: str) -> "AuthorizationResponse":
-        """Read the query of the redirect URL (the loopback request, or a 302 ``Location``)."""
-        params = dict(parse_qsl(urlsplit(url).query))
+        """Read the query of the redirect URL (the loopback request, or a 302 ``Location``).
+
+        A parameter that is present but empty (``iss=``) stays present, so that the RFC 9207 check compares
+        it rather than taking it for absent.
+
+        Raises:
+            AuthError: a response parameter appears more than once (OAuth 2.1 §3.1: they MUST NOT), which
+                would leave it to the parser which ``iss`` or ``state`` is checked.
+        """
+        pairs = parse_qsl(urlsplit(url).query, keep_blank_values=True)
+        params: Dict[str, str] = {}
+        for name, value in pairs:
+            if name in params and name in _RESPONSE_PARAMETERS:
+                raise AuthError(f"the authorization response repeats the {name} parameter; refusing it")
+            params[name] = value
         return cls(
             code=params.get("code"), state=params.get("state"), iss=params.get("iss"),
             error=params.get("error"), error_description=params.get("error_description"),

@@ -5,6 +5,7 @@ checked against the spec text. Where revisions differ, the difference is a field
 per revision in `AUTH_RULES`, the way `mcplite.protocol.versions` holds the protocol's own per-revision rules.
 """
 
+import ipaddress
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
@@ -19,7 +20,7 @@ __all__ = [
     "authorization_server_metadata_urls", "legacy_metadata_url", "legacy_default_endpoints",
     "check_protected_resource_metadata", "check_metadata_issuer", "check_legacy_metadata_issuer",
     "check_pkce_support", "check_authorization_response_issuer", "check_authorization_response",
-    "select_scopes", "add_step_up_scopes", "apply_offline_access", "application_type_for",
+    "check_client_issuer", "select_scopes", "add_step_up_scopes", "apply_offline_access", "application_type_for",
 ]
 
 #: The revision whose rules an auth object follows unless told otherwise: the one `Client` offers by default.
@@ -36,6 +37,15 @@ class AuthRules(RevisionRecord):
     Enforced in every revision, because the underlying RFCs already require them (MCP 2026-07-28 restates
     the first two as MUST): the metadata ``issuer`` equals the issuer the URL was built from (RFC 8414
     §3.3), the RFC 9207 ``iss`` table, ``state`` (OAuth 2.1 §4.1.2), PKCE with S256 (MCP 2025-03-26 on).
+    A server of an older revision loses nothing by it: an authorization server that advertises
+    ``authorization_response_iss_parameter_supported`` has promised ``iss`` whatever MCP revision its
+    resource speaks (the conformance suite's 2025-11-25 mock does advertise it, and sends the right one).
+
+    Also in every revision, from 2026-07-28's rules (client-registration.mdx "Authorization Server
+    Binding"), because they only ever withhold credentials from a server they were not issued by:
+    credentials and registrations are kept per issuer, a pre-registered client is bound to one issuer
+    (`check_client_issuer`), and dynamic registration sends ``application_type`` (which RFC 7591 §2 tells
+    servers that do not know it to ignore).
     """
 
     version: str
@@ -272,10 +282,18 @@ def check_authorization_response_issuer(iss: Optional[str], issuer: str, adverti
     """
     if iss is None:
         if advertised:
-            raise AuthError("the authorization response lacks the iss parameter its server advertises")
+            raise AuthError(
+                f"the authorization response has no iss parameter, though its authorization server advertises "
+                f"authorization_response_iss_parameter_supported (expected iss {issuer!r}, received none); "
+                "refusing it before redeeming the code"
+            )
         return
     if iss != issuer:
-        raise AuthError(f"the authorization response comes from issuer {iss!r}, expected {issuer!r}")
+        raise AuthError(
+            f"the authorization response names issuer {iss!r}, but the request went to {issuer!r} (RFC 9207, "
+            "compared exactly); refusing it before redeeming the code: another authorization server may "
+            "be posing as this one"
+        )
 
 
 def check_authorization_response(
@@ -298,6 +316,22 @@ def check_authorization_response(
     if not response.code:
         raise AuthError("the authorization response has no code")
     return response.code
+
+
+def check_client_issuer(client_id: str, registered_with: str, issuer: str) -> None:
+    """Client credentials are used only with the authorization server that issued them (MCP 2026-07-28
+    client-registration.mdx, "Authorization Server Binding"; SEP-2352): a pre-registered client whose
+    server is no longer the one protected resource metadata names is an error, not a silent retry there.
+
+    Raises:
+        AuthError: ``issuer`` is not ``registered_with`` (exact string comparison, as issuers are compared).
+    """
+    if issuer != registered_with:
+        raise AuthError(
+            f"client {client_id!r} is registered with the authorization server {registered_with!r}, but the "
+            f"server now names {issuer!r}; its credentials are never presented to another authorization "
+            "server (give a client for the new one, or none to register there)"
+        )
 
 
 # ---- what to ask for --------------------------------------------------------------------------------
@@ -345,11 +379,21 @@ def apply_offline_access(
 def application_type_for(redirect_uri: str) -> str:
     """DCR ``application_type`` (2026-07-28, SEP-837): ``native`` for loopback or private-scheme redirect
     URIs, ``web`` for remote ones. Sent in every revision: older servers ignore unknown metadata (RFC 7591
-    §2)."""
+    §2).
+
+    Loopback is ``localhost`` and its subdomains (RFC 6761 §6.3), and any loopback address (127.0.0.0/8,
+    ``::1``), not only the spellings the HTTP server accepts by default.
+    """
     parts = urlsplit(redirect_uri)
-    if parts.scheme not in ("http", "https") or (parts.hostname or "").lower() in LOOPBACK_HOSTNAMES:
+    if parts.scheme not in ("http", "https"):
         return "native"
-    return "web"
+    host = (parts.hostname or "").lower()
+    if host in LOOPBACK_HOSTNAMES or host.endswith(".localhost"):
+        return "native"
+    try:
+        return "native" if ipaddress.ip_address(host).is_loopback else "web"
+    except ValueError:  # a host name
+        return "web"
 
 
 def unique(items: Iterable[str]) -> List[str]:

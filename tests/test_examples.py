@@ -26,3 +26,14 @@ def test_demo_client_talks_to_the_demo_server_over_stdio() -> None:
     assert 'count_to(3): "counted to 3"' in lines
     assert lines.count('  progress: [2, 3, "counted 2"]') == 1
     assert 'greeting://Ada: "Hello, Ada!"' in lines
+
+
+def test_modern_client_example_answers_two_rounds_and_hears_a_list_change() -> None:
+    assert run_example("modern_client").splitlines() == [
+        "protocol: 2026-07-28",
+        "  asked: Delete everything in /tmp/old?",
+        "  asked: Sure? This cannot be undone.",
+        "result: Deleted /tmp/old.",
+        "heard: notifications/tools/list_changed",
+        "stream ended: local",
+    ]

@@ -48,6 +48,7 @@ from .errors import (
     RequestCancelled,
     RequestTimeout,
     ResourceNotFound,
+    ResponseLost,
     RPCError,
     SessionExpired,
     TransportError,
@@ -70,8 +71,8 @@ __all__ = [
     "Elicit", "ElicitURL", "Sample", "ListRoots", "InputRequired",
     "LATEST_VERSION", "SUPPORTED_VERSIONS",
     "MCPError", "ProtocolError", "LocalProtocolError", "CapabilityError", "RemoteProtocolError",
-    "VersionMismatch", "RPCError", "RemoteError", "ResourceNotFound", "ConnectionClosed", "RequestTimeout",
-    "RequestCancelled", "TransportError", "HTTPError", "SessionExpired", "AuthError",
+    "VersionMismatch", "RPCError", "RemoteError", "ResourceNotFound", "ConnectionClosed", "ResponseLost",
+    "RequestTimeout", "RequestCancelled", "TransportError", "HTTPError", "SessionExpired", "AuthError",
 ]
 
 #: Lazily loaded name -> the module that defines it (a module itself when the name is a submodule).

@@ -16,6 +16,8 @@ errors are the peer's. The tree::
     │   ├── RemoteError           the peer answered our request with a JSON-RPC error
     │   └── ResourceNotFound      raise in a resource handler: -32002 (legacy) / -32602 (2026-07-28)
     ├── ConnectionClosed          the connection ended (EOF, peer death, close()) before an answer came
+    │   └── ResponseLost          2026-07-28 HTTP: the request's response stream broke before its answer;
+    │                               the request may or may not have run (safe ones are sent again once)
     ├── RequestTimeout            no answer within the timeout (the request was cancelled); a TimeoutError
     ├── RequestCancelled          the request was cancelled before it was answered
     ├── TransportError            the transport failed below the protocol
@@ -39,8 +41,8 @@ __all__ = [
     "RESOURCE_NOT_FOUND", "URL_ELICITATION_REQUIRED", "HEADER_MISMATCH", "MISSING_REQUIRED_CLIENT_CAPABILITY",
     "UNSUPPORTED_PROTOCOL_VERSION", "CONNECTION_CLOSED", "REQUEST_TIMEOUT",
     "MCPError", "ProtocolError", "LocalProtocolError", "CapabilityError", "RemoteProtocolError",
-    "VersionMismatch", "RPCError", "RemoteError", "ResourceNotFound", "ConnectionClosed", "RequestTimeout",
-    "RequestCancelled", "TransportError", "HTTPError", "SessionExpired", "AuthError",
+    "VersionMismatch", "RPCError", "RemoteError", "ResourceNotFound", "ConnectionClosed", "ResponseLost",
+    "RequestTimeout", "RequestCancelled", "TransportError", "HTTPError", "SessionExpired", "AuthError",
 ]
 
 # JSON-RPC 2.0 codes.
@@ -119,6 +121,15 @@ class ResourceNotFound(RPCError):
 
 class ConnectionClosed(MCPError):
     """The connection ended before the answer came: EOF, a dead peer, or `close()`."""
+
+
+class ResponseLost(ConnectionClosed):
+    """The response stream of a 2026-07-28 HTTP request broke before its answer came.
+
+    That revision has no resumable streams: the request may or may not have run on the server. `Client`
+    sends a request that is safe to repeat (discover, lists, reads, prompts, completions, tools annotated
+    read-only or idempotent) again once, with a new id, before this reaches the caller.
+    """
 
 
 class RequestTimeout(MCPError, TimeoutError):

@@ -487,3 +487,92 @@ class NoEndpointServer(ScriptedServer):
             ex.send_json({"error": "nothing here"})
         else:
             ex.send(404, b"no such endpoint")
+
+
+# ---- revision 2026-07-28: no sessions, errors in 4xx bodies, streams that cannot be resumed -----------------
+def rpc_error(msg: Dict[str, Any], code: int, message: str, data: Any = None) -> Dict[str, Any]:
+    error: Dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": msg.get("id"), "error": error}
+
+
+class ModernServer(ScriptedServer):
+    """A 2026-07-28 server: answers `server/discover`, lists two tools (``echo``; ``lookup``, read-only), and
+    answers every request in JSON. Subclasses change one behaviour each by overriding `answer`."""
+
+    version = "2026-07-28"
+    TOOLS = [{"name": "echo", "inputSchema": {"type": "object"}},
+             {"name": "lookup", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}}]
+
+    def handle(self, ex: Exchange) -> None:
+        msg = ex.msg
+        if ex.method != "POST":
+            ex.send(405, b"POST only", headers={"Allow": "POST"})
+        elif "method" in msg and "id" in msg:
+            self.answer(ex, msg)
+        else:
+            ex.send(202)
+
+    def answer(self, ex: Exchange, msg: Dict[str, Any]) -> None:
+        method = msg["method"]
+        meta = {"resultType": "complete"}
+        if method == "server/discover":
+            ex.send_json(result(msg, {**meta, "supportedVersions": [self.version], "capabilities": {"tools": {}},
+                                      "serverInfo": {"name": type(self).__name__, "version": "1"}}))
+        elif method == "tools/list":
+            ex.send_json(result(msg, {**meta, "tools": self.TOOLS}))
+        elif method == "tools/call":
+            ex.send_json(result(msg, {**meta, **text_result(f"{msg['params']['name']} ran")}))
+        else:
+            ex.send_json(rpc_error(msg, -32601, f"Method not found: {method}"), status=404)
+
+
+class BreakingModernServer(ModernServer):
+    """Breaks the answer to the first request of each method named in ``breaks``: ``"sse"`` starts an SSE
+    stream and cuts it before the response; ``"json"`` cuts a JSON body half-way. Later requests are answered."""
+
+    def __init__(self, breaks: Dict[str, str]) -> None:
+        super().__init__()
+        self.breaks = dict(breaks)
+
+    def answer(self, ex: Exchange, msg: Dict[str, Any]) -> None:
+        with self._lock:
+            how = self.breaks.pop(msg["method"], None)
+        if how == "sse":
+            ex.start_sse()
+            ex.event({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x"}})
+            ex.drop()
+        elif how == "json":
+            body = json.dumps(result(msg, {"tools": []})).encode()
+            h = ex._handler
+            h.send_response(200)
+            h.send_header("Content-Type", "application/json")
+            h.send_header("Content-Length", str(len(body)))
+            h.end_headers()
+            h.wfile.write(body[: len(body) // 2])
+            ex.drop()
+        else:
+            super().answer(ex, msg)
+
+
+class HoldingModernServer(ModernServer):
+    """Starts an SSE answer to tools/call and holds it until the client hangs up, which sets ``hung_up``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hung_up = threading.Event()
+
+    def answer(self, ex: Exchange, msg: Dict[str, Any]) -> None:
+        if msg["method"] != "tools/call":
+            super().answer(ex, msg)
+            return
+        ex.start_sse()
+        ex.write_chunk(b": held\n\n")
+        ex._handler.connection.settimeout(WAIT)
+        try:
+            ex._handler.rfile.read(1)  # b"" (or an error) once the client closes its end
+        except OSError:
+            pass
+        self.hung_up.set()
+        ex._handler.close_connection = True

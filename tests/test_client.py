@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 
 from support import WAIT, Background, RawPeer, run_concurrently
 
+#: The handshake era's latest revision: most tests here read its wire (test_client_modern.py has 2026-07-28's).
+HANDSHAKE = "2025-11-25"
+
 
 class Recording(Transport):
     """Wraps a transport and remembers every message the client sent through it."""
@@ -120,12 +123,15 @@ def full_server() -> Server:
 
 
 # ---- connecting -----------------------------------------------------------------------------------------
-def test_context_manager_connects_negotiates_and_closes():
-    client = Client(full_server(), timeout=WAIT, client_info={"name": "me", "version": "1"})
+@pytest.mark.parametrize("asked, spoken", [("auto", "2026-07-28"), (HANDSHAKE, HANDSHAKE)])
+def test_context_manager_connects_negotiates_and_closes(asked, spoken):
+    """The default ("auto") speaks 2026-07-28 with a server that does; a pin to a handshake revision does the
+    handshake. Either way the client knows the same things about the server."""
+    client = Client(full_server(), timeout=WAIT, client_info={"name": "me", "version": "1"}, protocol_version=asked)
     assert client.protocol_version is None
     with client as entered:
         assert entered is client
-        assert client.protocol_version == "2025-11-25"
+        assert client.protocol_version == spoken
         assert client.server_info == {"name": "full", "version": "3.1"}
         assert client.instructions == "Be kind."
         assert client.server_capabilities == {
@@ -154,7 +160,7 @@ def test_the_server_may_answer_with_an_older_revision():
 def test_a_handshake_that_gets_no_answer_times_out_and_closes():
     client_end, server_end = memory_pair()
     peer = RawPeer(server_end)  # reads, never answers
-    client = Client(client_end, timeout=WAIT)
+    client = Client(client_end, timeout=WAIT, protocol_version=HANDSHAKE)
     start = time.monotonic()
     with pytest.raises(RequestTimeout):
         client.connect(timeout=0.2)
@@ -170,7 +176,7 @@ def test_a_target_that_is_not_a_server_url_or_transport_is_refused():
 
 # ---- every blocking method ------------------------------------------------------------------------------
 def test_every_blocking_method_against_a_real_server():
-    with Client(full_server(), timeout=WAIT) as client:
+    with Client(full_server(), timeout=WAIT, protocol_version=HANDSHAKE) as client:
         assert client.ping() is None
         assert [tool["name"] for tool in client.list_tools()] == ["add", "echo", "shout"]
         assert client.call_tool("add", {"a": 2, "b": 3}) == {"content": [{"type": "text", "text": "5"}],
@@ -372,10 +378,10 @@ def test_a_callback_that_fails_answers_with_an_error():
             seen.put((exc.code, exc.message))
         return "handled"
 
-    with Client(server, timeout=WAIT, sampling=refuse) as client:
+    with Client(server, timeout=WAIT, protocol_version=HANDSHAKE, sampling=refuse) as client:
         client.call_tool("sample")
         assert seen.get(timeout=WAIT) == (-1, "the user said no")
-    with Client(server, timeout=WAIT, sampling=broken) as client:
+    with Client(server, timeout=WAIT, protocol_version=HANDSHAKE, sampling=broken) as client:
         client.call_tool("sample")
         assert seen.get(timeout=WAIT) == (INTERNAL_ERROR, "Internal error: bug in the callback")
 
@@ -383,7 +389,8 @@ def test_a_callback_that_fails_answers_with_an_error():
 def test_roots_from_a_list_or_a_function_and_the_change_notification():
     roots_changed: "queue.Queue[Any]" = queue.Queue()
     current = [{"uri": "file:///one"}]
-    client = Client(asking_server(roots_changed), timeout=WAIT, roots=lambda: current)
+    client = Client(asking_server(roots_changed), timeout=WAIT, protocol_version=HANDSHAKE,
+                    roots=lambda: current)
     assert client.capabilities() == {"roots": {"listChanged": True}}
     with client:
         assert client.call_tool("roots")["structuredContent"] == {"result": ["file:///one"]}
@@ -391,12 +398,13 @@ def test_roots_from_a_list_or_a_function_and_the_change_notification():
         client.notify_roots_changed()
         assert roots_changed.get(timeout=WAIT) is not None
         assert client.call_tool("roots")["structuredContent"] == {"result": ["file:///one", "file:///two"]}
-    with Client(asking_server(), timeout=WAIT, roots=[{"uri": "file:///fixed"}]) as client:
+    with Client(asking_server(), timeout=WAIT, protocol_version=HANDSHAKE,
+                roots=[{"uri": "file:///fixed"}]) as client:
         assert client.call_tool("roots")["structuredContent"] == {"result": ["file:///fixed"]}
 
 
 def test_without_callbacks_the_client_declares_nothing_and_refuses_server_requests():
-    client = Client(asking_server(), timeout=WAIT)
+    client = Client(asking_server(), timeout=WAIT, protocol_version=HANDSHAKE)
     assert client.capabilities() == {}
     with client:
         for tool in ("sample", "elicit", "roots"):
@@ -406,7 +414,7 @@ def test_without_callbacks_the_client_declares_nothing_and_refuses_server_reques
 def test_a_server_that_asks_anyway_gets_method_not_found():
     client_end, server_end = memory_pair()
     peer = RawPeer(server_end)
-    client = Client(client_end, timeout=WAIT)
+    client = Client(client_end, timeout=WAIT, protocol_version=HANDSHAKE)
     connecting = Background(client.connect)
     init = peer.next()
     peer.send(jsonrpc.result(init["id"], {"protocolVersion": init["params"]["protocolVersion"], "capabilities": {},
@@ -479,8 +487,8 @@ def test_notification_callbacks():
     logs, updates, changes, others = Inbox(), Inbox(), Inbox(), Inbox()
     progress: List[Any] = []
     server = notifying_server()
-    with Client(server, timeout=WAIT, on_log=logs, on_resource_updated=updates, on_list_changed=changes,
-                on_notification=others) as client:
+    with Client(server, timeout=WAIT, protocol_version=HANDSHAKE, on_log=logs, on_resource_updated=updates,
+                on_list_changed=changes, on_notification=others) as client:
         result = client.call_tool("report", progress=lambda *report: progress.append(report))
         # With a progress callback the result waits for every notification queued before it.
         assert result["content"][0]["text"] == "reported"

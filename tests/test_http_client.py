@@ -27,6 +27,9 @@ from support import run_concurrently, text_of, wait_until
 from support.http import ServerLoop, serving
 
 WAIT = bs.WAIT
+#: These tests read the handshake era's HTTP transport (sessions, GET streams, resuming); 2026-07-28's is in
+#: test_http_client_modern.py.
+HANDSHAKE = "2025-11-25"
 
 
 def sampled(params: Dict[str, Any]) -> Dict[str, Any]:
@@ -36,7 +39,7 @@ def sampled(params: Dict[str, Any]) -> Dict[str, Any]:
 # ---- a correct server -----------------------------------------------------------------------------------
 def test_json_answers_carry_session_and_version_headers():
     with bs.MCPServer() as server:
-        with Client(server.url, headers={"X-Trace": "t1"}, timeout=WAIT) as client:
+        with Client(server.url, headers={"X-Trace": "t1"}, timeout=WAIT, protocol_version=HANDSHAKE) as client:
             assert text_of(client.call_tool("echo", {"a": 1})) == "echo {'a': 1}"
             assert client.session.revision.version == "2025-11-25"
             transport = client.transport
@@ -59,7 +62,7 @@ def test_json_answers_carry_session_and_version_headers():
 
 def test_sequential_calls_reuse_one_connection():
     with bs.StatelessJSONServer() as server:
-        with Client(server.url, timeout=WAIT) as client:
+        with Client(server.url, timeout=WAIT, protocol_version=HANDSHAKE) as client:
             for i in range(30):
                 assert text_of(client.call_tool("echo", {"i": i})) == f"echo {{'i': {i}}}"
         posts = server.of("POST")
@@ -73,7 +76,7 @@ def test_sequential_calls_reuse_one_connection():
 
 def test_concurrent_calls_use_a_bounded_pool():
     with bs.StatelessJSONServer() as server:
-        with Client(server.url, timeout=WAIT, pool_size=2) as client:
+        with Client(server.url, timeout=WAIT, protocol_version=HANDSHAKE, pool_size=2) as client:
 
             def work(n: int) -> None:
                 for i in range(5):
@@ -90,7 +93,7 @@ def test_no_version_header_for_2025_03_26():
         version = "2025-03-26"
 
     with OldServer() as server:
-        with Client(server.url, timeout=WAIT) as client:
+        with Client(server.url, timeout=WAIT, protocol_version=HANDSHAKE) as client:
             client.call_tool("echo")
             assert client.session.revision.version == "2025-03-26"
         assert all("mcp-protocol-version" not in r.headers for r in server.requests)
@@ -101,7 +104,7 @@ def test_sse_answer_with_server_request_log_and_progress():
     logs: "queue.Queue[Any]" = queue.Queue()
     progress: List[Any] = []
     with bs.SSEServer() as server:
-        with Client(server.url, timeout=WAIT, sampling=sampled, on_log=logs.put) as client:
+        with Client(server.url, timeout=WAIT, protocol_version=HANDSHAKE, sampling=sampled, on_log=logs.put) as client:
             result = client.call_tool("echo", progress=lambda p, total, message: progress.append((p, total)))
             assert text_of(result) == "sampled text"
             assert progress == [(1, 1)]
@@ -122,7 +125,7 @@ def test_tolerates_200_for_notifications_and_400_for_get_and_delete():
                 super().handle(ex)
 
     with LaxServer() as server:
-        with Client(server.url, timeout=WAIT) as client:
+        with Client(server.url, timeout=WAIT, protocol_version=HANDSHAKE) as client:
             client.ping()
             server.wait_for("GET")
         server.wait_for("DELETE")
@@ -135,7 +138,7 @@ def test_stale_keep_alive_connection_is_replaced():
             ex._handler.close_connection = True  # closes after answering, without saying so
 
     with ClosingServer() as server:
-        with Client(server.url, timeout=WAIT) as client:
+        with Client(server.url, timeout=WAIT, protocol_version=HANDSHAKE) as client:
             for _ in range(3):
                 client.ping()
         assert len(server.of("POST", "ping")) == 3
@@ -143,7 +146,7 @@ def test_stale_keep_alive_connection_is_replaced():
 
 # ---- broken servers -------------------------------------------------------------------------------------
 def test_stream_dropped_before_the_answer_fails_the_request():
-    with bs.DroppingServer() as server, Client(server.url, timeout=WAIT) as client:
+    with bs.DroppingServer() as server, Client(server.url, timeout=WAIT, protocol_version=HANDSHAKE) as client:
         started = time.monotonic()
         with pytest.raises(HTTPError) as info:
             client.call_tool("echo")
@@ -154,7 +157,7 @@ def test_stream_dropped_before_the_answer_fails_the_request():
 
 
 def test_broken_chunked_framing_fails_the_request():
-    with bs.BrokenChunkServer() as server, Client(server.url, timeout=WAIT) as client:
+    with bs.BrokenChunkServer() as server, Client(server.url, timeout=WAIT, protocol_version=HANDSHAKE) as client:
         with pytest.raises(HTTPError) as info:
             client.call_tool("echo")
         assert info.value.status == 0
@@ -167,7 +170,7 @@ def http_failure(info: Any, status: int) -> Dict[str, Any]:
 
 
 def test_wrong_content_type_fails_the_request():
-    with bs.WrongContentTypeServer() as server, Client(server.url, timeout=WAIT) as client:
+    with bs.WrongContentTypeServer() as server, Client(server.url, timeout=WAIT, protocol_version=HANDSHAKE) as client:
         with pytest.raises(HTTPError) as info:
             client.ping()
         assert http_failure(info, 200)["body"] == "<html>not MCP</html>"
@@ -181,7 +184,7 @@ def test_wrong_content_type_for_initialize_is_an_http_error():
 
     with HTMLServer() as server:
         with pytest.raises(HTTPError) as info:
-            Client(server.url, timeout=WAIT).connect()
+            Client(server.url, timeout=WAIT, protocol_version=HANDSHAKE).connect()
         assert info.value.status == 200 and info.value.body == "<html>login page</html>"
 
 
@@ -193,7 +196,7 @@ def test_garbage_sse_fails_the_request_without_hanging():
             else:
                 bs.MCPServer.answer(self, ex, msg)
 
-    with GarbageAfterInit() as server, Client(server.url, timeout=WAIT) as client:
+    with GarbageAfterInit() as server, Client(server.url, timeout=WAIT, protocol_version=HANDSHAKE) as client:
         started = time.monotonic()
         with pytest.raises(HTTPError) as info:
             client.call_tool("echo")
@@ -202,7 +205,7 @@ def test_garbage_sse_fails_the_request_without_hanging():
 
 
 def test_json_that_does_not_parse_fails_the_request():
-    with bs.BadJSONServer() as server, Client(server.url, timeout=WAIT) as client:
+    with bs.BadJSONServer() as server, Client(server.url, timeout=WAIT, protocol_version=HANDSHAKE) as client:
         with pytest.raises(HTTPError) as info:
             client.ping()
         http_failure(info, 200)
@@ -210,7 +213,7 @@ def test_json_that_does_not_parse_fails_the_request():
 
 
 def test_server_error_carries_status_and_body():
-    with bs.ErrorServer() as server, Client(server.url, timeout=WAIT) as client:
+    with bs.ErrorServer() as server, Client(server.url, timeout=WAIT, protocol_version=HANDSHAKE) as client:
         with pytest.raises(HTTPError) as info:
             client.call_tool("echo")
         assert http_failure(info, 500)["body"] == "database on fire"
@@ -226,7 +229,7 @@ def test_failed_notification_raises_http_error():
             else:
                 super().handle(ex)
 
-    with RefusesNotifications() as server, Client(server.url, timeout=WAIT) as client:
+    with RefusesNotifications() as server, Client(server.url, timeout=WAIT, protocol_version=HANDSHAKE) as client:
         with pytest.raises(HTTPError) as info:
             client.notify("notifications/roots/list_changed")
         assert info.value.status == 503 and info.value.body == "busy"
@@ -234,7 +237,7 @@ def test_failed_notification_raises_http_error():
 
 def test_silent_server_times_out_at_the_http_timeout():
     with bs.SlowServer() as server:
-        with Client(server.url, timeout=0.5) as client:
+        with Client(server.url, timeout=0.5, protocol_version=HANDSHAKE) as client:
             started = time.monotonic()
             with pytest.raises(HTTPError) as info:
                 client.call_tool("echo", timeout=WAIT)
@@ -245,7 +248,7 @@ def test_silent_server_times_out_at_the_http_timeout():
 
 
 def test_call_timeout_and_cancel_work_while_the_server_is_silent():
-    with bs.SlowServer() as server, Client(server.url, timeout=WAIT) as client:
+    with bs.SlowServer() as server, Client(server.url, timeout=WAIT, protocol_version=HANDSHAKE) as client:
         server.wait_for("GET")
         client.ping()  # so the call goes out on a kept-alive connection, which a stale one would be retried on
         started = time.monotonic()
@@ -268,13 +271,13 @@ def test_connection_refused_is_an_http_error():
     port = sock.getsockname()[1]
     sock.close()
     with pytest.raises(HTTPError) as info:
-        Client(f"http://127.0.0.1:{port}/mcp", timeout=WAIT).connect()
+        Client(f"http://127.0.0.1:{port}/mcp", timeout=WAIT, protocol_version=HANDSHAKE).connect()
     assert info.value.status == 0
 
 
 def test_expired_session_raises_and_ends_the_session():
     with bs.ExpiringServer() as server:
-        client = Client(server.url, timeout=WAIT).connect()
+        client = Client(server.url, timeout=WAIT, protocol_version=HANDSHAKE).connect()
         server.forgotten.set()
         # A request learns it from its reader thread: the session ends, with SessionExpired as the reason.
         with pytest.raises(ConnectionClosed, match="start a new session"):
@@ -289,7 +292,7 @@ def test_expired_session_raises_and_ends_the_session():
 
 def test_expired_session_raises_from_a_notification():
     with bs.ExpiringServer() as server:
-        client = Client(server.url, timeout=WAIT).connect()
+        client = Client(server.url, timeout=WAIT, protocol_version=HANDSHAKE).connect()
         server.forgotten.set()
         with pytest.raises(SessionExpired) as info:
             client.notify("notifications/roots/list_changed")
@@ -304,7 +307,7 @@ def test_invalid_session_id_is_refused():
 
     with BadIdServer() as server:
         with pytest.raises(RemoteProtocolError):
-            Client(server.url, timeout=WAIT).connect()
+            Client(server.url, timeout=WAIT, protocol_version=HANDSHAKE).connect()
 
 
 # ---- resuming -------------------------------------------------------------------------------------------
@@ -315,7 +318,7 @@ def test_dropped_answer_stream_is_resumed_after_retry(graceful):
 
     Server.graceful = graceful
     logs: "queue.Queue[Any]" = queue.Queue()
-    with Server() as server, Client(server.url, timeout=WAIT, on_log=logs.put) as client:
+    with Server() as server, Client(server.url, timeout=WAIT, protocol_version=HANDSHAKE, on_log=logs.put) as client:
         assert text_of(client.call_tool("echo")) == "resumed answer"
         call = server.of("POST", "tools/call")[0]
         resume = [r for r in server.of("GET") if r.headers.get("last-event-id")][0]
@@ -333,7 +336,7 @@ def test_refused_resume_fails_the_request_with_the_status():
         def do_get(self, ex: bs.Exchange) -> None:
             ex.send(405, b"cannot resume here")
 
-    with NoResume() as server, Client(server.url, timeout=WAIT) as client:
+    with NoResume() as server, Client(server.url, timeout=WAIT, protocol_version=HANDSHAKE) as client:
         with pytest.raises(HTTPError) as info:
             client.call_tool("echo")
         assert info.value.status == 405 and info.value.body == "cannot resume here"
@@ -343,7 +346,7 @@ def test_default_retry_is_used_when_the_server_sends_none():
     class NoRetry(bs.ResumeServer):
         retry = None
 
-    with NoRetry() as server, Client(server.url, timeout=WAIT) as client:
+    with NoRetry() as server, Client(server.url, timeout=WAIT, protocol_version=HANDSHAKE) as client:
         assert text_of(client.call_tool("echo")) == "resumed answer"
         resume = [r for r in server.of("GET") if r.headers.get("last-event-id")][0]
         assert 0.95 <= resume.at - server.closed_at[0] < 1.6
@@ -352,7 +355,7 @@ def test_default_retry_is_used_when_the_server_sends_none():
 def test_get_stream_delivers_and_reconnects_with_last_event_id():
     changed: "queue.Queue[str]" = queue.Queue()
     with bs.ListeningServer() as server:
-        with Client(server.url, timeout=WAIT, on_list_changed=changed.put):
+        with Client(server.url, timeout=WAIT, protocol_version=HANDSHAKE, on_list_changed=changed.put):
             assert changed.get(timeout=WAIT) == "tools"
             assert changed.get(timeout=WAIT) == "resources"
             first, second = server.of("GET")[:2]
@@ -376,7 +379,7 @@ def test_session_timeout_cancels_and_stops_the_stream():
             time.sleep(0.2)  # a moment for the client to stop reading before the stream ends
             ex.end()
 
-    with Silent() as server, Client(server.url, timeout=WAIT) as client:
+    with Silent() as server, Client(server.url, timeout=WAIT, protocol_version=HANDSHAKE) as client:
         with pytest.raises(RequestTimeout):
             client.call_tool("echo", timeout=0.3)
         cancelled = server.wait_for("POST", "notifications/cancelled")
@@ -397,7 +400,7 @@ def test_close_fails_a_request_waiting_on_a_stream():
             time.sleep(WAIT / 2)
 
     with Hanging() as server:
-        client = Client(server.url, timeout=WAIT).connect()
+        client = Client(server.url, timeout=WAIT, protocol_version=HANDSHAKE).connect()
         pending = client.start_tool_call("echo")
         server.wait_for("POST", "tools/call")
         started = time.monotonic()
@@ -413,7 +416,7 @@ def test_close_fails_a_request_waiting_on_a_stream():
 def test_falls_back_to_http_sse(status):
     logs: "queue.Queue[Any]" = queue.Queue()
     with bs.LegacyServer(status) as server:
-        with Client(server.url, timeout=WAIT, on_log=logs.put) as client:
+        with Client(server.url, timeout=WAIT, protocol_version=HANDSHAKE, on_log=logs.put) as client:
             assert client.transport.transport == "sse"
             assert client.session.revision.version == "2024-11-05"
             assert text_of(client.call_tool("echo")) == "legacy answer"
@@ -427,7 +430,8 @@ def test_falls_back_to_http_sse(status):
 
 def test_forced_sse_transport_never_posts_to_the_url():
     with bs.LegacyServer() as server:
-        with Client(HTTPClientTransport(server.url, timeout=WAIT, transport="sse")) as client:
+        transport = HTTPClientTransport(server.url, timeout=WAIT, transport="sse")
+        with Client(transport, protocol_version=HANDSHAKE) as client:
             client.ping()
         assert all(r.path != "/mcp" for r in server.of("POST"))
 
@@ -435,7 +439,8 @@ def test_forced_sse_transport_never_posts_to_the_url():
 def test_forced_streamable_transport_does_not_fall_back():
     with bs.LegacyServer() as server:
         with pytest.raises(HTTPError) as info:
-            Client(HTTPClientTransport(server.url, timeout=WAIT, transport="streamable")).connect()
+            transport = HTTPClientTransport(server.url, timeout=WAIT, transport="streamable")
+            Client(transport, protocol_version=HANDSHAKE).connect()
         assert info.value.status == 405
         assert server.of("GET") == []
 
@@ -443,7 +448,7 @@ def test_forced_streamable_transport_does_not_fall_back():
 def test_failed_fallback_reports_both_failures():
     with bs.NoEndpointServer() as server:
         with pytest.raises(HTTPError) as info:
-            Client(server.url, timeout=WAIT).connect()
+            Client(server.url, timeout=WAIT, protocol_version=HANDSHAKE).connect()
         assert info.value.status == 404
         assert "HTTP+SSE fallback failed" in str(info.value)
 
@@ -460,12 +465,12 @@ def test_legacy_endpoint_on_another_origin_is_refused():
 
     with Elsewhere() as server:
         with pytest.raises(RemoteProtocolError):
-            Client(HTTPClientTransport(server.url, timeout=WAIT, transport="sse")).connect()
+            Client(HTTPClientTransport(server.url, timeout=WAIT, transport="sse"), protocol_version=HANDSHAKE).connect()
 
 
 def test_legacy_stream_end_closes_the_session():
     with bs.LegacyServer() as server:
-        client = Client(server.url, timeout=WAIT).connect()
+        client = Client(server.url, timeout=WAIT, protocol_version=HANDSHAKE).connect()
         server.outbox.put(None)  # the server ends its event stream
         assert client.session.closed.wait(WAIT)
         assert isinstance(client.session.close_reason, ConnectionClosed)
@@ -602,7 +607,7 @@ def test_auth_flow_sees_and_signs_every_request():
 
     auth = TokenAuth()
     with Guarded() as server:
-        with Client(server.url, timeout=WAIT, auth=auth) as client:
+        with Client(server.url, timeout=WAIT, protocol_version=HANDSHAKE, auth=auth) as client:
             assert text_of(client.call_tool("echo")) == "echo {}"
             server.wait_for("GET")
         server.wait_for("DELETE")
@@ -617,7 +622,7 @@ def test_http_proxy_from_the_environment(monkeypatch):
         monkeypatch.setenv("http_proxy", f"http://user:pa%20ss@{proxy.url.split('/')[2]}")
         monkeypatch.delenv("no_proxy", raising=False)
         monkeypatch.delenv("NO_PROXY", raising=False)
-        with Client("http://mcp.invalid:8080/mcp", timeout=WAIT) as client:
+        with Client("http://mcp.invalid:8080/mcp", timeout=WAIT, protocol_version=HANDSHAKE) as client:
             client.ping()
         first = proxy.requests[0]
         assert first.path == "http://mcp.invalid:8080/mcp"  # the absolute form a proxy needs
@@ -629,7 +634,7 @@ def test_no_proxy_is_honoured(monkeypatch):
     with bs.StatelessJSONServer() as server:
         monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")  # nothing listens there
         monkeypatch.setenv("no_proxy", "127.0.0.1")
-        with Client(server.url, timeout=WAIT) as client:
+        with Client(server.url, timeout=WAIT, protocol_version=HANDSHAKE) as client:
             client.ping()
         assert server.of("POST", "ping")[0].path == "/mcp"
 
@@ -661,13 +666,13 @@ class TLSServer(bs.StatelessJSONServer):
 
 def test_https_with_a_custom_ca_file(certificate):
     with TLSServer(certificate) as server:
-        with Client(server.url, timeout=WAIT, cafile=certificate[0]) as client:
+        with Client(server.url, timeout=WAIT, protocol_version=HANDSHAKE, cafile=certificate[0]) as client:
             client.ping()
         context = ssl.create_default_context(cafile=certificate[0])
-        with Client(server.url, timeout=WAIT, ssl_context=context) as client:
+        with Client(server.url, timeout=WAIT, protocol_version=HANDSHAKE, ssl_context=context) as client:
             client.ping()
         with pytest.raises(HTTPError) as info:
-            Client(server.url, timeout=WAIT).connect()
+            Client(server.url, timeout=WAIT, protocol_version=HANDSHAKE).connect()
         assert info.value.status == 0 and "CERTIFICATE_VERIFY_FAILED" in str(info.value)
 
 
@@ -732,7 +737,7 @@ def test_https_through_a_connect_proxy(certificate, monkeypatch):
         monkeypatch.setenv("https_proxy", f"http://{proxy.address}")
         monkeypatch.delenv("no_proxy", raising=False)
         monkeypatch.delenv("NO_PROXY", raising=False)
-        with Client(server.url, timeout=WAIT, cafile=certificate[0]) as client:
+        with Client(server.url, timeout=WAIT, protocol_version=HANDSHAKE, cafile=certificate[0]) as client:
             client.ping()
         assert proxy.targets and proxy.targets[0] == server.url.split("/")[2]
         assert server.of("POST", "ping")
@@ -798,7 +803,7 @@ def real_server():
 def test_real_server_json_fast_path_and_sse_switch(real_server):
     logs: "queue.Queue[Any]" = queue.Queue()
     progress: List[Any] = []
-    with Client(real_server.url, timeout=WAIT, sampling=sampled, on_log=logs.put) as client:
+    with Client(real_server.url, timeout=WAIT, protocol_version=HANDSHAKE, sampling=sampled, on_log=logs.put) as client:
         transport = client.transport
         assert transport.transport == "streamable" and transport.session_id
         assert text_of(client.call_tool("add", {"a": 2, "b": 3})) == "5"
@@ -822,7 +827,7 @@ class Watching:
 def test_real_server_stream_closed_early_is_resumed(real_server):
     watching = Watching()
     logs: "queue.Queue[Any]" = queue.Queue()
-    with Client(real_server.url, timeout=WAIT, on_log=logs.put, auth=watching) as client:
+    with Client(real_server.url, timeout=WAIT, protocol_version=HANDSHAKE, on_log=logs.put, auth=watching) as client:
         assert text_of(client.call_tool("polled")) == "closed early: True"
         assert logs.get(timeout=WAIT)["data"] == "after the close"
     resumed = [r.headers["Last-Event-ID"] for r in watching.requests if "Last-Event-ID" in r.headers]
@@ -831,7 +836,7 @@ def test_real_server_stream_closed_early_is_resumed(real_server):
 
 def test_real_server_get_stream_carries_list_changes(real_server):
     changed: "queue.Queue[str]" = queue.Queue()
-    with Client(real_server.url, timeout=WAIT, on_list_changed=changed.put) as client:
+    with Client(real_server.url, timeout=WAIT, protocol_version=HANDSHAKE, on_list_changed=changed.put) as client:
         wait_until(lambda: client.transport.mode.listening)  # the GET stream is open (primed)
         real_server.mcp.add_tool(lambda: "new", name="late")
         assert changed.get(timeout=WAIT) == "tools"
@@ -839,9 +844,9 @@ def test_real_server_get_stream_carries_list_changes(real_server):
 
 
 def test_real_server_session_ends_on_close_and_expires(real_server):
-    client = Client(real_server.url, timeout=WAIT).connect()
+    client = Client(real_server.url, timeout=WAIT, protocol_version=HANDSHAKE).connect()
     session_id = client.transport.session_id
-    other = Client(real_server.url, timeout=WAIT).connect()
+    other = Client(real_server.url, timeout=WAIT, protocol_version=HANDSHAKE).connect()
     client.close()  # DELETE: the server forgets the session
     assert raw_ping(real_server.url, session_id) == 404
     # The other client's session is ended behind its back: its next call finds out.
@@ -883,24 +888,24 @@ def test_real_server_each_streamable_revision(real_server, version):
 
 def test_real_server_stateless_and_json_response():
     with serving(fixture_server({}), stateless=True) as http:
-        with Client(http.url, timeout=WAIT) as client:
+        with Client(http.url, timeout=WAIT, protocol_version=HANDSHAKE) as client:
             assert client.transport.session_id is None
             assert text_of(client.call_tool("add", {"a": 20, "b": 22})) == "42"
     with serving(fixture_server({}), json_response=True) as http:
-        with Client(http.url, timeout=WAIT) as client:
+        with Client(http.url, timeout=WAIT, protocol_version=HANDSHAKE) as client:
             assert text_of(client.call_tool("chatty")) == "done"
 
 
 def test_real_server_legacy_endpoint_by_fallback(real_server):
     sse_url = real_server.url.replace("/mcp", "/sse")
-    with Client(sse_url, timeout=WAIT, sampling=sampled) as client:
+    with Client(sse_url, timeout=WAIT, protocol_version=HANDSHAKE, sampling=sampled) as client:
         assert client.transport.transport == "sse"
         assert text_of(client.call_tool("add", {"a": 1, "b": 1})) == "2"
         assert text_of(client.call_tool("ask")) == "sampled text"
 
 
 def test_real_server_concurrent_calls(real_server):
-    with Client(real_server.url, timeout=WAIT, sampling=sampled, pool_size=4) as client:
+    with Client(real_server.url, timeout=WAIT, protocol_version=HANDSHAKE, sampling=sampled, pool_size=4) as client:
 
         def work(n: int) -> None:
             for i in range(10):
@@ -912,7 +917,7 @@ def test_real_server_concurrent_calls(real_server):
 
 
 def test_real_server_cancel_reaches_the_handler(real_server):
-    with Client(real_server.url, timeout=WAIT) as client:
+    with Client(real_server.url, timeout=WAIT, protocol_version=HANDSHAKE) as client:
         pending = client.start_tool_call("wait_for_cancel")
         assert real_server.events["started"].wait(WAIT)
         assert pending.cancel("changed my mind")

@@ -170,8 +170,8 @@ PUBLIC_NAMES = {
     "Elicit", "ElicitURL", "Sample", "ListRoots", "InputRequired",
     "LATEST_VERSION", "SUPPORTED_VERSIONS",
     "MCPError", "ProtocolError", "LocalProtocolError", "CapabilityError", "RemoteProtocolError",
-    "VersionMismatch", "RPCError", "RemoteError", "ResourceNotFound", "ConnectionClosed", "RequestTimeout",
-    "RequestCancelled", "TransportError", "HTTPError", "SessionExpired", "AuthError",
+    "VersionMismatch", "RPCError", "RemoteError", "ResourceNotFound", "ConnectionClosed", "ResponseLost",
+    "RequestTimeout", "RequestCancelled", "TransportError", "HTTPError", "SessionExpired", "AuthError",
 }
 
 #: The documented import paths other than `mcplite` itself, and the module each one presents.

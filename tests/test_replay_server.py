@@ -259,7 +259,7 @@ def test_the_same_handlers_on_a_handshake_session(server: Server) -> None:
         return ACCEPT_ADA if "name" in params["message"].lower() else {"action": "accept", "content": {}}
 
     with Client(server, elicitation=elicitation, sampling=lambda params: SAMPLED,
-                roots=[{"uri": "file:///w", "name": "w"}]) as client:
+                roots=[{"uri": "file:///w", "name": "w"}], protocol_version="2025-11-25") as client:
         assert client.protocol_version == "2025-11-25"
         assert client.call_tool("greet")["content"][0]["text"] == "Hello, Ada!"
         assert client.call_tool("all_at_once")["structuredContent"] == {

@@ -17,6 +17,7 @@ import pytest
 from mcplite import Client, Context, Server, ToolResult
 from mcplite import content as c
 from mcplite.protocol import types as t
+from mcplite.protocol.versions import LATEST_HANDSHAKE_VERSION
 from mcplite.errors import (
     INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, RemoteError, ResourceNotFound, RPCError,
 )
@@ -28,7 +29,9 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def connect(server: Server, **options: Any) -> Client:
-    """A connected in-memory client (use it in a ``with`` block)."""
+    """A connected in-memory client (use it in a ``with`` block), on the handshake era unless ``options`` say
+    otherwise: these tests read the 2025-11-25 wire (test_modern_server.py has 2026-07-28's)."""
+    options.setdefault("protocol_version", LATEST_HANDSHAKE_VERSION)
     return Client(server, timeout=WAIT, **options)
 
 
@@ -198,7 +201,7 @@ def test_a_refused_nested_request_is_a_tool_error_not_the_clients_error_code():
     def refuse(params):
         raise RPCError(-1, "User rejected sampling")
 
-    with Client(server, sampling=refuse, timeout=WAIT) as client:
+    with connect(server, sampling=refuse) as client:
         result = client.call_tool("ask")
     assert result["isError"] is True and "User rejected sampling" in result["content"][0]["text"]
 

@@ -336,13 +336,14 @@ print(json.dumps({
 
 
 def test_the_defaults_name_their_era() -> None:
-    # A server serves both eras; a client (until it learns to probe) offers the handshake era's latest.
+    # A server serves both eras; a client probes ("auto") and so speaks 2026-07-28 with it; a session told to
+    # run the handshake offers the handshake era's latest.
     completed = subprocess.run([sys.executable, "-c", DEFAULTS_SCRIPT], cwd=ROOT, capture_output=True,
                                text=True, timeout=WAIT * 3)
     assert completed.returncode == 0, completed.stderr
     assert json.loads(completed.stdout) == {
-        "client": "2025-11-25", "client_session": "2025-11-25", "server": ["2026-07-28", *HANDSHAKE_VERSIONS],
-        "negotiated": "2025-11-25", "oauth": "2025-11-25", "cli": "2025-11-25",
+        "client": "auto", "client_session": "2025-11-25", "server": ["2026-07-28", *HANDSHAKE_VERSIONS],
+        "negotiated": "2026-07-28", "oauth": "2025-11-25", "cli": "2025-11-25",
     }
 
 

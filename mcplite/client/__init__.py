@@ -13,9 +13,16 @@ from __future__ import annotations  # annotations are not evaluated at import: a
 
 from .._log import log
 from .._sync import DEFAULT
-from ..errors import HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION, LocalProtocolError, RemoteError, RemoteProtocolError
+from ..errors import (
+    HEADER_MISMATCH,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    LocalProtocolError,
+    RemoteError,
+    RemoteProtocolError,
+    ResponseLost,
+)
 from ..protocol import methods
-from ..protocol.versions import LATEST_HANDSHAKE_VERSION, choose_modern
+from ..protocol.versions import choose_modern
 from ..session.client import ClientSession
 from ..session.endpoint import RequestContext
 from ..session.pending import DEFAULT_TIMEOUT, PendingRequest
@@ -37,6 +44,13 @@ __all__ = ["Client"]
 CLIENT_INFO: Dict[str, Any] = {"name": "mcplite", "version": "0.1.0"}
 
 
+
+#: Requests sent again once (new id) when their 2026-07-28 response stream breaks: they change nothing on the
+#: server. A tools/call is sent again only when the listed tool says it is read-only or idempotent.
+REPEATABLE = frozenset({
+    methods.SERVER_DISCOVER, methods.TOOLS_LIST, methods.PROMPTS_LIST, methods.RESOURCES_LIST,
+    methods.RESOURCES_TEMPLATES_LIST, methods.RESOURCES_READ, methods.PROMPTS_GET, methods.COMPLETE,
+})
 
 _VALIDATION: Any = None  # mcplite.schema.validation, once a tool with an output schema has answered
 
@@ -81,7 +95,7 @@ class Client:
     """
 
     def __init__(self, target: Any = None, *, client_info: Optional[Dict[str, Any]] = None,
-                 protocol_version: str = LATEST_HANDSHAKE_VERSION, timeout: float = DEFAULT_TIMEOUT,
+                 protocol_version: str = "auto", timeout: float = DEFAULT_TIMEOUT,
                  probe_timeout: float = 10.0, max_input_rounds: int = 10,
                  sampling: Optional[SamplingCallback] = None, sampling_features: Sequence[str] = (),
                  elicitation: Optional[ElicitationCallback] = None, elicitation_modes: Sequence[str] = ("form",),
@@ -113,6 +127,8 @@ class Client:
         self._on_list_changed = on_list_changed
         self._on_notification = on_notification
         self._output_schemas: Optional[Dict[str, Optional[Dict[str, Any]]]] = None
+        #: The listed tools annotated read-only or idempotent: safe to call again after a broken stream.
+        self._repeatable_tools: frozenset = frozenset()
         self._started = False
         self.session = self._new_session(self._transport)
         # Mcp-Param-* maps of the tools listed on a modern session (tool name -> path -> header).
@@ -230,8 +246,21 @@ class Client:
         """Under a 2026-07-28 pin nothing was asked at connect: ask ``server/discover`` on first need."""
         session = self.session
         if session.modern and session.discover_result is None and session.revision is not None:
-            session.learn(session.discover(self.client_info, self.capabilities(), version=session.revision.version,
-                                           timeout=self.timeout))
+            session.learn(self._discover(self.timeout))
+
+    def _discover(self, timeout: Any) -> Dict[str, Any]:
+        """``server/discover`` at the session's revision, sent again once if its response stream broke."""
+        session = self.session
+        assert session.revision is not None
+        for attempt in (1, 2):
+            try:
+                return session.discover(self.client_info, self.capabilities(), version=session.revision.version,
+                                        timeout=timeout)
+            except ResponseLost:
+                if attempt == 2:
+                    raise
+                log.info("the response stream of server/discover broke; sending it again")
+        raise AssertionError("unreachable")
 
     # ---- generic requests -------------------------------------------------------------------------------
     def request(self, method: str, params: Optional[Dict[str, Any]] = None, *, timeout: Any = DEFAULT,
@@ -240,8 +269,25 @@ class Client:
         """Send any request and return its raw result.
 
         On 2026-07-28, a request refused with ``-32022`` (the server wants another revision, or refuses the
-        first request whatever it says) is sent again once at the newest revision both sides name. ``headers``:
-        extra HTTP headers for this request alone (2026-07-28; ``Mcp-Param-*``)."""
+        first request whatever it says) is sent again once at the newest revision both sides name; one whose
+        HTTP response stream broke (`ResponseLost`) is sent again once when it is safe to repeat (`REPEATABLE`,
+        or a tool listed as read-only or idempotent), else `ResponseLost` is raised: the request may or may
+        not have run. ``headers``: extra HTTP headers for this request alone (2026-07-28; ``Mcp-Param-*``)."""
+        try:
+            return self._request_once(method, params, timeout, progress, headers)
+        except ResponseLost:
+            if not self._repeatable(method, params):
+                raise
+            log.info("the response stream of %s broke; sending it again", method)
+            return self._request_once(method, params, timeout, progress, headers)
+
+    def _repeatable(self, method: str, params: Optional[Dict[str, Any]]) -> bool:
+        if method in REPEATABLE:
+            return True
+        return method == methods.TOOLS_CALL and params is not None and params.get("name") in self._repeatable_tools
+
+    def _request_once(self, method: str, params: Optional[Dict[str, Any]], timeout: Any,
+                      progress: Optional[ProgressCallback], headers: Optional[Mapping[str, str]]) -> Dict[str, Any]:
         session = self.session
         try:
             return session.send_request(method, params, progress=progress, headers=headers).result(timeout)
@@ -267,8 +313,7 @@ class Client:
         """Check the server is alive (2026-07-28 has no ping: ``server/discover`` is the liveness check)."""
         session = self.session
         if session.modern and session.revision is not None:
-            session.discover(self.client_info, self.capabilities(), version=session.revision.version,
-                             timeout=timeout)
+            self._discover(timeout)
             return
         session.ping(timeout)
 
@@ -287,6 +332,7 @@ class Client:
         if self.session.modern:
             tools = self._keep_headed(tools)
         self._output_schemas = {tool["name"]: tool.get("outputSchema") for tool in tools}
+        self._repeatable_tools = frozenset(tool["name"] for tool in tools if _repeatable_tool(tool))
         return tools
 
     def _keep_headed(self, tools: List[t.Tool]) -> List[t.Tool]:
@@ -605,6 +651,12 @@ class Client:
 
 _LIST_CHANGED = {methods.TOOLS_LIST_CHANGED: "tools", methods.RESOURCES_LIST_CHANGED: "resources",
                  methods.PROMPTS_LIST_CHANGED: "prompts"}
+
+
+def _repeatable_tool(tool: t.Tool) -> bool:
+    annotations = tool.get("annotations")
+    return isinstance(annotations, dict) and (annotations.get("readOnlyHint") is True
+                                              or annotations.get("idempotentHint") is True)
 
 
 def _result_text(result: Dict[str, Any]) -> str:

@@ -32,6 +32,7 @@ from ..errors import (
     HTTPError,
     RemoteError,
     RequestTimeout,
+    ResponseLost,
     VersionMismatch,
 )
 from ..protocol.versions import (
@@ -137,6 +138,10 @@ def _probe(client: Client, timeout: Any) -> Tuple[str, Optional[Dict[str, Any]]]
             if 400 <= exc.status < 500:
                 return LEGACY, None  # 404, 405, 400 "missing session id": a handshake-era endpoint
             raise
+        except ResponseLost:
+            if attempt == 2:
+                raise
+            continue  # the response stream broke (HTTP): discover is safe to ask again
         except ConnectionClosed:
             if respawned or not client._respawn():
                 raise

@@ -380,8 +380,10 @@ class Session(MessageSink):
             if self._pending.pop(pending.id, None) is None:
                 return False
         pending._settle(None, error)
-        self._transport.cancel(pending.id)  # stop awaiting the answer (HTTP: stop reading its stream)
-        if lifecycle.cancellable(pending.method):  # the spec forbids cancelling initialize
+        # Stop awaiting the answer (HTTP: stop reading its stream). On 2026-07-28 HTTP that closes the
+        # request's connection, which is the cancellation: no notification then.
+        told = self._transport.cancel(pending.id)
+        if not told and lifecycle.cancellable(pending.method):  # the spec forbids cancelling initialize
             params: Dict[str, Any] = {"requestId": pending.id}
             if reason:
                 params["reason"] = reason

@@ -92,13 +92,16 @@ class Transport(abc.ABC):
         Raises `ConnectionClosed` when the connection is gone.
         """
 
-    def cancel(self, request_id: RequestId) -> None:
+    def cancel(self, request_id: RequestId) -> bool:
         """The session no longer waits for the answer to its request ``request_id``. Thread-safe.
 
         The transport may stop awaiting it (an HTTP client stops reading that answer's stream); it sends
-        nothing, since the session tells the peer itself. Nothing to do by default: a stream transport
-        delivers a late answer, and the session drops it.
+        nothing. Returns True when stopping was itself the cancellation the peer sees (2026-07-28 over HTTP:
+        closing a request's connection cancels it), so the session sends no ``notifications/cancelled``;
+        False when the session must tell the peer. Nothing to do by default: a stream transport delivers a
+        late answer, and the session drops it.
         """
+        return False
 
     @abc.abstractmethod
     def close(self) -> None:

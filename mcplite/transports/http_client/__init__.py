@@ -3,9 +3,12 @@ transport for old servers. Standard library only: `http.client` for the wire, `u
 
     HTTPClientTransport("https://host/mcp")       # what Client("https://host/mcp") builds
 
-`HTTPClientTransport` chooses a *mode* with the first message, and drives it: Streamable HTTP
-(`streamable.StreamableHTTP`), falling back to HTTP+SSE (`legacy_sse.LegacySSE`) when the message that opens
-the session is refused with 400, 404 or 405. Each mode depends only on `host.ModeHost` (what it may ask of
+`HTTPClientTransport` chooses a *mode* with the first message of the handshake era, and drives it: Streamable
+HTTP (`streamable.StreamableHTTP`), falling back to HTTP+SSE (`legacy_sse.LegacySSE`) when the message that
+opens the session is refused with 400, 404 or 405. Messages of revision 2026-07-28 (their route says
+``modern``) have no session and choose nothing: they go through a Streamable HTTP mode of their own, so a
+``server/discover`` probe that a handshake-era server refuses leaves the choice to the ``initialize`` that
+follows. Each mode depends only on `host.ModeHost` (what it may ask of
 the transport, which this class implements) and on `pool` (keep-alive connections, TLS, proxies, the ``auth``
 flow), so the modes never import this module. The transport reads no MCP message: what it needs to know
 about one comes with its `Route` (see `mcplite.transports`), and the session says when it gives up on a
@@ -103,7 +106,8 @@ class HTTPClientTransport(Transport):
         self.connections = ConnectionPool(ssl_context=ssl_context, cafile=cafile, pool_size=pool_size, auth=auth)
         self._kind = transport
         self._sink: Optional[MessageSink] = None
-        self._mode: Union[StreamableHTTP, LegacySSE, None] = None  # chosen by the first send
+        self._mode: Union[StreamableHTTP, LegacySSE, None] = None  # chosen by the first handshake-era send
+        self._modern: Optional[StreamableHTTP] = None  # carries the 2026-07-28 messages; made by the first
         self._mode_lock = threading.Lock()  # serialises that choice
         self._lock = threading.Lock()  # guards _closed and _lost
         self._closed = False
@@ -113,7 +117,7 @@ class HTTPClientTransport(Transport):
     def transport(self) -> Optional[str]:
         """"streamable" or "sse" once the first message chose one, else None."""
         if self._mode is None:
-            return None
+            return None if self._modern is None else "streamable"
         return "sse" if isinstance(self._mode, LegacySSE) else "streamable"
 
     @property
@@ -150,6 +154,9 @@ class HTTPClientTransport(Transport):
         body = encode(message).encode("utf-8")
         if route is None:
             route = _NO_ROUTE
+        if route.modern:
+            self._modern_mode().send(message, body, route)
+            return
         mode = self._mode
         if mode is None:
             with self._mode_lock:
@@ -159,11 +166,24 @@ class HTTPClientTransport(Transport):
                 mode = self._mode
         mode.send(message, body, route)
 
-    def cancel(self, request_id: RequestId) -> None:
-        """Stop awaiting the answer to ``request_id`` (Streamable HTTP: stop reading its stream)."""
-        mode = self._mode
-        if mode is not None:
-            mode.cancel(request_id)
+    def cancel(self, request_id: RequestId) -> bool:
+        """Stop awaiting the answer to ``request_id`` (Streamable HTTP: stop reading its stream); True when
+        that cancelled it (2026-07-28: its connection is closed)."""
+        modern, mode = self._modern, self._mode
+        if modern is not None and modern.cancel(request_id):
+            return True
+        return mode.cancel(request_id) if mode is not None else False
+
+    def _modern_mode(self) -> StreamableHTTP:
+        modern = self._modern
+        if modern is None:
+            with self._mode_lock:
+                if self._modern is None:
+                    self._modern = StreamableHTTP(self)
+                modern = self._modern
+            if self._closed:  # close() ran meanwhile, and may have missed it
+                modern.close()
+        return modern
 
     def _open(self, message: Any, body: bytes, route: Route) -> None:
         """Choose the mode with the first message (initialize), and send it there."""
@@ -224,8 +244,8 @@ class HTTPClientTransport(Transport):
             if self._closed:
                 return
             self._closed = True
-        mode = self._mode
-        if mode is not None:
-            mode.close()
+        for mode in (self._modern, self._mode):
+            if mode is not None:
+                mode.close()
         self.connections.close()
         self.lost(None)

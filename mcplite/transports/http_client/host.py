@@ -56,8 +56,9 @@ class Mode(Protocol):
     def send(self, message: Any, body: bytes, route: Route) -> None:
         """Send one message, already encoded as ``body``. Raises as `HTTPClientTransport.send`."""
 
-    def cancel(self, request_id: RequestId) -> None:
-        """Stop awaiting the answer to ``request_id``, if the mode awaits answers one by one."""
+    def cancel(self, request_id: RequestId) -> bool:
+        """Stop awaiting the answer to ``request_id``, if the mode awaits answers one by one; True when that
+        closed the request's connection and so cancelled it (2026-07-28)."""
 
     def close(self) -> None:
         """End the session and stop every stream (idempotent)."""

@@ -106,8 +106,9 @@ class LegacySSE:
             raise exchange.failure()
         exchange.read()  # "Accepted", or nothing: the answer comes on the event stream
 
-    def cancel(self, request_id: RequestId) -> None:
+    def cancel(self, request_id: RequestId) -> bool:
         """Nothing to stop: the answer would come on the one stream, which goes on."""
+        return False
 
     def close(self) -> None:
         self._closing = True

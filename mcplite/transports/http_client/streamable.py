@@ -1,5 +1,5 @@
-"""The Streamable HTTP mode of the HTTP client (revisions 2025-03-26 to 2025-11-25): one endpoint, a POST
-per message, a GET to listen, a DELETE to end the session.
+"""The Streamable HTTP mode of the HTTP client: one endpoint, a POST per message; in revisions 2025-03-26 to
+2025-11-25 also a GET to listen and a DELETE to end the session.
 
 Every message is POSTed to the MCP endpoint. The answer to a request is either JSON or an SSE stream that
 may carry the server's own requests and notifications before the response; notifications and responses
@@ -21,6 +21,13 @@ Threads, and why:
 
 A 404 for our session ends the session: `SessionExpired` is raised by `send` or becomes the session's
 ``close_reason``.
+
+Revision 2026-07-28 (a message whose route is ``modern``) has no session: each POST carries exactly the
+headers of its route, and nothing else is ever sent (no GET, no DELETE, no session id). Its answers differ in
+three ways: a 4xx whose JSON body is the JSON-RPC error for the request is that request's answer (the
+server's status follows the error code: 404 for -32601, 400 for -32602 and -32020..-32022); a stream that
+breaks before the response cannot be resumed, so the request fails with `ResponseLost` (the client decides
+whether to send it again); and `cancel` closes the request's connection, which is the cancellation.
 """
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
@@ -46,7 +53,15 @@ from typing import (
 
 from ..._log import log
 from ..._sync import DaemonPool
-from ...errors import AuthError, ConnectionClosed, HTTPError, MCPError, RemoteProtocolError, SessionExpired
+from ...errors import (
+    AuthError,
+    ConnectionClosed,
+    HTTPError,
+    MCPError,
+    RemoteProtocolError,
+    ResponseLost,
+    SessionExpired,
+)
 from ...protocol import jsonrpc
 from ...protocol.http_rules import (
     EVENT_STREAM,
@@ -85,8 +100,9 @@ class _Stream:
     empty, the GET stream only when stopped.
     """
 
-    def __init__(self, request_ids: Set[RequestId], deadline: float) -> None:
+    def __init__(self, request_ids: Set[RequestId], deadline: float, modern: bool = False) -> None:
         self.request_ids = frozenset(request_ids)
+        self.modern = modern  # a 2026-07-28 request: error answers come with 4xx; no resuming
         self.pending = set(request_ids)
         self.listening = not request_ids
         self.last_event_id = ""
@@ -167,6 +183,8 @@ class StreamableHTTP:
         self._expired = False
         self.session_id: Optional[str] = None
         self._headers = _Headers(host.headers, None, NO_HEADERS)
+        # 2026-07-28 POSTs: these, then the route's own headers (which the custom ones cannot override).
+        self._modern_post = {**host.headers, "Accept": POST_ACCEPT, "Content-Type": JSON}
 
     @property
     def protocol_version(self) -> Optional[str]:
@@ -208,6 +226,9 @@ class StreamableHTTP:
         """
         if self._dead:
             raise ConnectionClosed("the HTTP session is closed")
+        if route.modern:
+            self._send_modern(message, body, route)
+            return
         headers = self._headers_for(route.headers)
         request_ids = jsonrpc.request_ids(message) if route.request_id is None else [route.request_id]
         if route.opens_session:
@@ -227,18 +248,39 @@ class StreamableHTTP:
             if route.starts_listening:
                 self._start_listening()
 
-    def cancel(self, request_id: RequestId) -> None:
+    def _send_modern(self, message: Any, body: bytes, route: Route) -> None:
+        """POST one 2026-07-28 message with exactly its route's headers (no session: none exists)."""
+        headers = {**self._modern_post, **route.headers} if route.headers else self._modern_post
+        request_ids = jsonrpc.request_ids(message) if route.request_id is None else [route.request_id]
+        if request_ids:
+            stream = self._register(set(request_ids), modern=True)
+            try:
+                call = self._conns.begin("POST", self._url, headers, body, self._host.timeout)
+            except BaseException:
+                self._unregister(stream)
+                raise
+            self._submit(self._await_answer, stream, call)
+            return
+        exchange = self._conns.request("POST", self._url, headers, body, self._host.timeout)
+        if not 200 <= exchange.status < 300:
+            raise exchange.failure()
+        exchange.read()  # 202 with no body
+
+    def cancel(self, request_id: RequestId) -> bool:
         """The session gave up on ``request_id`` (a timeout or a cancel): stop reading its answer.
 
-        Closing the answer's stream is not a cancellation in these revisions (the server may go on), so the
-        session's ``notifications/cancelled`` is still what tells the server.
+        Closing the answer's stream is not a cancellation in the handshake revisions (the server may go on),
+        so the session's ``notifications/cancelled`` is still what tells the server: returns False. On
+        2026-07-28 closing the request's connection is the cancellation: returns True.
         """
         with self._lock:
             stream = self._streams.pop(request_id, None)
-        if stream is not None:
-            stream.pending.discard(request_id)
-            if not stream.pending:
-                stream.stop()
+        if stream is None:
+            return False
+        stream.pending.discard(request_id)
+        if not stream.pending:
+            stream.stop()  # interrupts the read: the connection closes under it
+        return stream.modern
 
     def _check(self, exchange: Exchange) -> None:
         """Raise for a POST that failed: `SessionExpired` for a 404 on our session, else `HTTPError`."""
@@ -273,9 +315,9 @@ class StreamableHTTP:
         self.session_id = session_id
         self._headers = _Headers(self._host.headers, session_id, self._headers.protocol)
 
-    def _register(self, request_ids: Set[RequestId]) -> _Stream:
+    def _register(self, request_ids: Set[RequestId], modern: bool = False) -> _Stream:
         """A stream for the answer to these requests, findable by their ids until `_unregister`."""
-        stream = _Stream(request_ids, time.monotonic() + self._host.timeout)
+        stream = _Stream(request_ids, time.monotonic() + self._host.timeout, modern)
         with self._lock:
             if self._dead:
                 raise ConnectionClosed("the HTTP session is closed")
@@ -320,6 +362,8 @@ class StreamableHTTP:
                 raise
             finally:
                 stream.detach()
+            if stream.modern and 400 <= exchange.status < 500 and self._error_answer(exchange, stream):
+                return
             if exchange.status == 404 and self.session_id is not None:
                 self._expire(exchange)
                 return
@@ -327,7 +371,14 @@ class StreamableHTTP:
                 raise exchange.failure()
             content_type = exchange.content_type
             if content_type == JSON:
-                problem = self._json_answer(exchange, stream.request_ids)
+                try:
+                    problem = self._json_answer(exchange, stream.request_ids)
+                except HTTPError as exc:  # the body broke off
+                    if not stream.modern:
+                        raise
+                    self._fail(stream, "", error=ResponseLost(f"POST {self._url}: {exc}; the request may or may "
+                                                              "not have run"))
+                    return
                 if problem is not None:
                     raise problem
             elif content_type == EVENT_STREAM:
@@ -371,6 +422,22 @@ class StreamableHTTP:
             problem = f"the JSON answer has no response to request {_list(missing)}"
         return HTTPError(f"POST {self._url}: HTTP {exchange.status}: {problem}", status=exchange.status,
                          body=data.decode("utf-8", "replace"), headers=exchange.headers)
+
+    def _error_answer(self, exchange: Exchange, stream: _Stream) -> bool:
+        """Deliver a 2026-07-28 refusal whose JSON body is the JSON-RPC error for our request; False (the body
+        kept for the `HTTPError`) when it is anything else."""
+        if exchange.content_type != JSON:
+            return False
+        try:
+            value = decode(exchange.error_text().encode("utf-8"))
+        except InvalidMessage:
+            return False
+        request_id = value.get("id") if isinstance(value, dict) else None
+        if (not isinstance(request_id, (str, int)) or request_id not in stream.request_ids
+                or not isinstance(value.get("error"), dict)):
+            return False
+        self._deliver(value)
+        return True
 
     @staticmethod
     def _unexpected_type(exchange: Exchange) -> HTTPError:
@@ -430,6 +497,11 @@ class StreamableHTTP:
             if current is not None:
                 reason = self._pump(stream, current) or "the server ended the stream"
             if stream.done:
+                return
+            if stream.modern:  # 2026-07-28 streams cannot be resumed: the caller decides what to do
+                self._fail(stream, "", error=ResponseLost(
+                    f"POST {self._url}: the response stream broke before the response ({reason}); the request "
+                    "may or may not have run"))
                 return
             if not stream.last_event_id:
                 self._fail(stream, f"POST {self._url}: the answer stream ended before the response ({reason}), "

@@ -10,6 +10,12 @@ Authorization scenarios (``auth/...``): the mock's MCP server answers 401 until 
 at the mock's authorization server. The sign-in is `mcplite.oauth` as a user would run it, except that the
 browser step is headless: the authorization URL is fetched and its 302 ``Location`` read, never followed.
 Credentials, where a scenario has them, come from ``MCP_CONFORMANCE_CONTEXT``.
+
+The revision: the suite says which one it judges in ``MCP_CONFORMANCE_PROTOCOL_VERSION`` (the 2025-11-25 set:
+the handshake; the 2026-07-28 set: per-request ``_meta``, no handshake). Every scenario pins the client to it,
+as a user who knows the server would; the probe the default ``protocol_version="auto"`` makes is tested in
+tests/test_client_era.py and tests/test_http_client_modern.py. (At 2026-07-28 several mocks do not answer
+``server/discover`` at all, which the spec allows: discover is optional there.)
 """
 
 import json
@@ -30,6 +36,8 @@ from mcplite.oauth import (  # noqa: E402
 
 #: Seconds per request: below the suite's own 30 s limit, so a hang ends with our message, not a kill.
 TIMEOUT = 20.0
+#: The revision the suite judges this run at (it always sets the variable; by hand, the handshake era).
+VERSION = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") or LATEST_HANDSHAKE_VERSION
 
 Scenario = Callable[[str, Dict[str, Any]], None]
 SCENARIOS: Dict[str, Scenario] = {}
@@ -48,21 +56,21 @@ def initialize(url: str, context: Dict[str, Any]) -> None:
     """The handshake is the test: protocol version, clientInfo, then the initialized notification.
 
     The mock declares no capabilities, answers notifications with a JSON body and GET with 400."""
-    with Client(url, timeout=TIMEOUT) as client:
+    with Client(url, timeout=TIMEOUT, protocol_version=VERSION) as client:
         client.ping()
 
 
 @scenario("tools_call")
 def tools_call(url: str, context: Dict[str, Any]) -> None:
     """Call the mock's add_numbers tool (it answers over SSE)."""
-    with Client(url, timeout=TIMEOUT) as client:
+    with Client(url, timeout=TIMEOUT, protocol_version=VERSION) as client:
         client.call_tool("add_numbers", {"a": 5, "b": 3}, raise_on_error=True)
 
 
 @scenario("elicitation-sep1034-client-defaults")
 def elicitation_defaults(url: str, context: Dict[str, Any]) -> None:
     """Accept the mock's form, filling every field from its schema default (SEP-1034)."""
-    with Client(url, timeout=TIMEOUT, elicitation=accept_with_defaults) as client:
+    with Client(url, timeout=TIMEOUT, protocol_version=VERSION, elicitation=accept_with_defaults) as client:
         client.call_tool("test_client_elicitation_defaults", raise_on_error=True)
 
 
@@ -70,8 +78,83 @@ def elicitation_defaults(url: str, context: Dict[str, Any]) -> None:
 def sse_retry(url: str, context: Dict[str, Any]) -> None:
     """The mock closes the call's SSE stream after a priming event with ``retry: 500``; the transport
     must wait that long, then resume with GET and ``Last-Event-ID`` to receive the result."""
-    with Client(url, timeout=TIMEOUT) as client:
+    with Client(url, timeout=TIMEOUT, protocol_version=VERSION) as client:
         client.call_tool("test_reconnection", raise_on_error=True)
+
+
+# ---- revision 2026-07-28 ----------------------------------------------------------------------------
+
+def capable_client(url: str, **options: Any) -> Client:
+    """A client that declares roots, sampling and elicitation (each answered by a plain callback), as an
+    application with a model and a user would."""
+    return Client(url, timeout=TIMEOUT, protocol_version=VERSION, roots=[{"uri": "file:///workspace", "name": "ws"}],
+                  sampling=answer_sampling, elicitation=options.pop("elicitation", accept_with_defaults), **options)
+
+
+@scenario("request-metadata")
+def request_metadata(url: str, context: Dict[str, Any]) -> None:
+    """Every request carries the envelope in ``_meta`` and the version header. The mock refuses the first
+    request with -32022 whatever it says: the client sends it again at a version the refusal lists, then
+    goes on (the checks are read from every request)."""
+    with capable_client(url) as client:
+        client.list_tools()
+        client.ping()  # server/discover on this revision
+        client.call_tool("anything")
+
+
+@scenario("sep-2322-client-request-state")
+def client_request_state(url: str, context: Dict[str, Any]) -> None:
+    """Call every listed tool; those that answer ``input_required`` are answered by the elicitation callback
+    and called again with ``inputResponses`` and the ``requestState`` as received (if any), under a new id."""
+    with capable_client(url, elicitation=confirm) as client:
+        for tool in client.list_tools():
+            client.call_tool(tool["name"], raise_on_error=True)
+
+
+@scenario("http-standard-headers")
+def standard_headers(url: str, context: Dict[str, Any]) -> None:
+    """Use one of everything, so every ``Mcp-Method`` and ``Mcp-Name`` gets checked."""
+    with capable_client(url) as client:
+        for tool in client.list_tools():
+            client.call_tool(tool["name"], arguments_for(tool))
+        for resource in client.list_resources():
+            client.read_resource(resource["uri"])
+        for prompt in client.list_prompts():
+            client.get_prompt(prompt["name"])
+
+
+@scenario("http-custom-headers")
+def custom_headers(url: str, context: Dict[str, Any]) -> None:
+    """List the tools (their ``x-mcp-header`` annotations name the headers), then make the context's calls:
+    the annotated arguments travel as ``Mcp-Param-*`` headers too."""
+    with capable_client(url) as client:
+        client.list_tools()
+        for call in context.get("toolCalls", []):
+            client.call_tool(call["name"], call.get("arguments") or {})
+
+
+@scenario("http-invalid-tool-headers")
+def invalid_tool_headers(url: str, context: Dict[str, Any]) -> None:
+    """Tools with invalid ``x-mcp-header`` annotations are left out of the list; call every one left."""
+    with capable_client(url) as client:
+        for tool in client.list_tools():
+            client.call_tool(tool["name"], arguments_for(tool))
+
+
+@scenario("json-schema-ref-no-deref")
+def ref_no_deref(url: str, context: Dict[str, Any]) -> None:
+    """A tool schema with a ``$ref`` to a network URL: listed (and kept as sent), never fetched."""
+    with capable_client(url) as client:
+        client.list_tools()
+
+
+@scenario("json-schema-2020-12-preservation")
+def schema_preservation(url: str, context: Dict[str, Any]) -> None:
+    """Echo a 2020-12 tool schema back exactly as listed: the client keeps schemas as raw JSON."""
+    with capable_client(url) as client:
+        tools = {tool["name"]: tool for tool in client.list_tools()}
+        schema = tools["json_schema_2020_12_tool"]["inputSchema"]
+        client.call_tool("json_schema_echo", {"schema": schema}, raise_on_error=True)
 
 
 # ---- authorization ----------------------------------------------------------------------------------
@@ -89,6 +172,10 @@ USER_SIGN_IN_SCENARIOS = (
     "auth/scope-step-up", "auth/scope-retry-limit",
     "auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post", "auth/token-endpoint-auth-none",
     "auth/resource-mismatch", "auth/offline-access-scope", "auth/offline-access-not-supported",
+    # 2026-07-28's rules: RFC 9207 ``iss``, the metadata's issuer, registrations kept per issuer.
+    "auth/iss-supported", "auth/iss-not-advertised", "auth/iss-supported-missing", "auth/iss-wrong-issuer",
+    "auth/iss-unexpected", "auth/iss-normalized", "auth/metadata-issuer-mismatch",
+    "auth/authorization-server-migration",
 )
 #: The same for a server of 2025-03-26 (no protected resource metadata), signed in to by a client that
 #: speaks that revision, which selects its rules (no ``resource`` parameter on the fallback).
@@ -105,8 +192,10 @@ def read_redirect(authorization_url: str) -> str:
     return location
 
 
-def use_protected_server(url: str, auth: Any, protocol_version: str = LATEST_HANDSHAKE_VERSION) -> None:
-    """What the mocks' MCP servers expect once the client is authorized: list the tools, call one."""
+def use_protected_server(url: str, auth: Any, protocol_version: str = VERSION) -> None:
+    """What the mocks' MCP servers expect once the client is authorized: list the tools, call one (two
+    authorized requests: auth/authorization-server-migration moves the server to another authorization
+    server after the first)."""
     with Client(url, timeout=TIMEOUT, auth=auth, protocol_version=protocol_version) as client:
         client.list_tools()
         client.call_tool("test-tool", raise_on_error=True)
@@ -127,7 +216,7 @@ def sign_in_as_user(protocol_version: str) -> Scenario:
 
 
 for _name in USER_SIGN_IN_SCENARIOS:
-    scenario(_name)(sign_in_as_user(LATEST_HANDSHAKE_VERSION))
+    scenario(_name)(sign_in_as_user(VERSION))
 for _name in LEGACY_SIGN_IN_SCENARIOS:
     scenario(_name)(sign_in_as_user("2025-03-26"))
 
@@ -135,13 +224,15 @@ for _name in LEGACY_SIGN_IN_SCENARIOS:
 @scenario("auth/client-credentials-basic")
 def client_credentials_basic(url: str, context: Dict[str, Any]) -> None:
     """A machine with a client secret (extension oauth-client-credentials)."""
-    use_protected_server(url, ClientCredentials(client_id=context["client_id"], client_secret=context["client_secret"]))
+    use_protected_server(url, ClientCredentials(client_id=context["client_id"],
+                                                client_secret=context["client_secret"]))
 
 
 @scenario("auth/client-credentials-jwt")
 def client_credentials_jwt(url: str, context: Dict[str, Any]) -> None:
     """A machine with an ES256 key: a ``private_key_jwt`` assertion signed by `mcplite.jose`."""
-    use_protected_server(url, ClientCredentials(client_id=context["client_id"], private_key=context["private_key_pem"]))
+    use_protected_server(url, ClientCredentials(client_id=context["client_id"],
+                                                private_key=context["private_key_pem"]))
 
 
 @scenario("auth/enterprise-managed-authorization")  # "auth/cross-app-access-complete-flow" before 0.2
@@ -161,6 +252,30 @@ def accept_with_defaults(params: Dict[str, Any]) -> Dict[str, Any]:
     properties = params.get("requestedSchema", {}).get("properties", {})
     content = {name: field["default"] for name, field in properties.items() if "default" in field}
     return {"action": "accept", "content": content}
+
+
+def confirm(params: Dict[str, Any]) -> Dict[str, Any]:
+    """Accept an elicitation, answering every boolean field yes and the rest from their defaults."""
+    answer = accept_with_defaults(params)
+    for name, field in params.get("requestedSchema", {}).get("properties", {}).items():
+        if field.get("type") == "boolean":
+            answer["content"][name] = True
+    return answer
+
+
+def answer_sampling(params: Dict[str, Any]) -> Dict[str, Any]:
+    return {"role": "assistant", "content": {"type": "text", "text": "ok"}, "model": "conformance-model"}
+
+
+def arguments_for(tool: Dict[str, Any]) -> Dict[str, Any]:
+    """Plausible values for a tool's required arguments, by type (the mocks check headers, not values)."""
+    schema = tool.get("inputSchema") or {}
+    samples = {"string": "us-west1", "integer": 1, "number": 1.5, "boolean": True, "object": {}, "array": []}
+    arguments = {}
+    for name in schema.get("required", []):
+        kind = (schema.get("properties", {}).get(name) or {}).get("type", "string")
+        arguments[name] = samples.get(kind if isinstance(kind, str) else "string", "x")
+    return arguments
 
 
 def main() -> int:

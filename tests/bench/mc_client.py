@@ -1,5 +1,9 @@
-"""The benchmark's workloads run by mcplite's client (see workload.py for the command line)."""
+"""The benchmark's workloads run by mcplite's client (see workload.py for the command line).
 
+``MCPLITE_BENCH_PROTOCOL`` (default "auto", the client's own default) is the ``protocol_version`` it asks for.
+"""
+
+import os
 import sys
 from typing import Callable, List
 
@@ -16,11 +20,12 @@ def caller(client: Client) -> Callable[[int], None]:
 
 def main() -> None:
     args = workload.parse(sys.argv[1:])
+    version = os.environ.get("MCPLITE_BENCH_PROTOCOL", "auto")
     if args.mode == "http":
-        with Client(args.url) as client:
+        with Client(args.url, protocol_version=version) as client:
             sequential = workload.sequential(caller(client), args.sequential)
             version = client.protocol_version
-        clients: List[Client] = [Client(args.url).connect() for _ in range(args.clients)]
+        clients: List[Client] = [Client(args.url, protocol_version=version).connect() for _ in range(args.clients)]
         try:
             for client in clients:
                 caller(client)(workload.WARMUP_BASE)
@@ -30,7 +35,7 @@ def main() -> None:
                 client.close()
         workload.emit(version=version, sequential=sequential, concurrent=concurrent)
         return
-    with Client.stdio(args.server) as client:
+    with Client.stdio(args.server, protocol_version=version) as client:
         call = caller(client)
         if args.mode == "cold":
             call(0)

@@ -4,13 +4,18 @@
     python3 tests/bench/mc_server.py http PORT stateless|default  (Streamable HTTP on 127.0.0.1, /mcp)
 
 ``stateless`` is mcplite's stateless JSON-response mode; ``default`` its default (sessions, SSE allowed).
+With ``MCPLITE_BENCH_LEGACY_ONLY=1`` it serves the handshake revisions only, as a server that predates
+2026-07-28 (what the probe of ``protocol_version="auto"`` costs is measured against it).
 """
 
+import os
 import sys
 
 from mcplite import Server
+from mcplite.protocol.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
 
-server = Server("bench-mcplite")
+versions = HANDSHAKE_VERSIONS if os.environ.get("MCPLITE_BENCH_LEGACY_ONLY") == "1" else MODERN_VERSIONS + HANDSHAKE_VERSIONS
+server = Server("bench-mcplite", supported_versions=versions)
 
 
 @server.tool

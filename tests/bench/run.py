@@ -29,6 +29,12 @@ stdio and HTTP workloads only:
                     --mode legacy | 2026-07-28), one after the other: a real peer, on stdio; its own cost per
                     call is so much larger than the server's that its ratio says little about the server
 
+and, for one line after it (issue 13: what protocol_version="auto" costs against a server without 2026-07-28):
+
+    mcplite-probe-pinned, mcplite-probe-auto
+                    mc_client.py pinned to 2025-11-25, and with "auto", against mc_server.py serving the
+                    handshake revisions only (MCPLITE_BENCH_LEGACY_ONLY=1): cold starts only
+
 mcplite and the floor run in ``.peers/bench-py``, an empty venv of the Python the SDK's venv is made
 from, so that all three Python sides start alike, with nothing but their own code on the path.
 
@@ -146,6 +152,12 @@ def implementations(python: str, peer_python: str, node: str) -> Dict[str, Imple
         return Implementation(name, [interpreter, here(client)], [interpreter, here(server)],
                               [interpreter, "-c", imports[0]], [interpreter, "-c", imports[1]])
 
+    def against_legacy(name: str, version: str) -> Implementation:
+        """mcplite's client asking for ``version`` of mcplite's server serving the handshake revisions only."""
+        return Implementation(name, ["env", f"MCPLITE_BENCH_PROTOCOL={version}", python, here("mc_client.py")],
+                              ["env", "MCPLITE_BENCH_LEGACY_ONLY=1", python, here("mc_server.py")], [], [],
+                              PROBE_WORKLOADS)
+
     def sdk_by_era(era: str, mode: str) -> Implementation:
         return Implementation(f"python-sdk-{era}", [peer_python, here("py_client.py"), "--mode", mode],
                               [python, here("mc_server.py")], [], [], SDK_ERA_WORKLOADS)
@@ -161,6 +173,8 @@ def implementations(python: str, peer_python: str, node: str) -> Dict[str, Imple
         "mcplite-eras-session": Implementation("mcplite-eras-session",
                                                [python, here("era_client.py"), "--client", "session"],
                                                [python, here("mc_server.py")], [], [], SESSION_ERA_WORKLOADS),
+        "mcplite-probe-pinned": against_legacy("mcplite-probe-pinned", "2025-11-25"),
+        "mcplite-probe-auto": against_legacy("mcplite-probe-auto", "auto"),
         "python-sdk": in_python("python-sdk", peer_python, "py_client.py", "py_server.py",
                                 ("from mcp import Client, StdioServerParameters",
                                  "from mcp.server.mcpserver import MCPServer")),
@@ -397,6 +411,9 @@ WORKLOADS: List[Tuple[str, Callable[[Implementation, Sizes], Outcome]]] = [
 #: What the revision table measures (import, cold start and memory are the main table's).
 ERA_WORKLOADS = ("stdio", "http stateless", "http default")
 SDK_ERA_WORKLOADS = SESSION_ERA_WORKLOADS = ("stdio",)
+#: What the probe of protocol_version="auto" costs against a server without 2026-07-28: a cold start each way.
+PROBE_WORKLOADS = ("cold start",)
+PROBE_PINNED, PROBE_AUTO = "mcplite-probe-pinned", "mcplite-probe-auto"
 
 
 class Record:
@@ -481,6 +498,8 @@ TARGETS: Dict[str, List[Tuple[str, float]]] = {
 }
 SHORT = {"floor": "floor", "mcplite": "mcplite", "mcplite-eras": "mcplite's server in both eras",
          "mcplite-eras-session": "the same, mcplite's Session as the client",
+         "mcplite-probe-pinned": "mcplite 2025-11-25 -> legacy-only server",
+         "mcplite-probe-auto": "mcplite auto -> legacy-only server",
          "python-sdk": "Python SDK", "typescript-sdk": "TS SDK",
          "python-sdk-handshake": "Python SDK -> mcplite 2025-11-25",
          "python-sdk-modern": "Python SDK -> mcplite 2026-07-28"}
@@ -619,6 +638,21 @@ def era_table(names: Sequence[str], record: Record) -> Tuple[List[str], List[str
     return markdown(header, rows), missed
 
 
+def probe_lines(names: Sequence[str], medians: Dict[str, Dict[str, float]]) -> List[str]:
+    """One sentence: what ``protocol_version="auto"`` adds to a cold start against a legacy-only stdio server,
+    beside the round trip of one call (the probe is one request the server refuses)."""
+    if PROBE_PINNED not in names or PROBE_AUTO not in names:
+        return []
+    pinned, auto = medians[PROBE_PINNED].get("cold"), medians[PROBE_AUTO].get("cold")
+    if pinned is None or auto is None:
+        return []
+    call = medians.get("mcplite", {}).get("stdio_p50")
+    trip = f"; one stdio call's round trip (p50) is {call:.2f} ms" if call is not None else ""
+    return [f"The probe against a server without 2026-07-28 (stdio, cold start launch -> exit): "
+            f"{auto:.1f} ms with protocol_version=\"auto\", {pinned:.1f} ms pinned to 2025-11-25: "
+            f"{auto - pinned:+.1f} ms{trip}."]
+
+
 def markdown(header: List[str], rows: List[List[str]]) -> List[str]:
     """A Markdown table; the columns between the first two and the last two are numbers (right-aligned)."""
     numeric = range(2, len(header) - 2)
@@ -710,11 +744,15 @@ def main(argv: Sequence[str]) -> int:
         run_rounds([every[name] for name in names], sizes, record)
 
     medians = record.medians()
-    lines, missed = table([name for name in names if name not in ERA_NAMES], medians, record.versions)
+    main_names = [name for name in names if name not in ERA_NAMES and name not in (PROBE_PINNED, PROBE_AUTO)]
+    lines, missed = table(main_names, medians, record.versions)
     if any(name in ERA_NAMES for name in names):
         era_lines, era_missed = era_table(names, record)
         lines += ["", *era_lines]
         missed += era_missed
+    probe = probe_lines(names, medians)
+    if probe:
+        lines += ["", *probe]
     version_of = ["-c", "import platform; print(platform.python_version())"]
     about = [
         f"{datetime.datetime.now():%Y-%m-%d %H:%M}; {machine()}; Python {output_of([python, *version_of])} "

@@ -1,6 +1,8 @@
 """The command line: talk to any MCP server, or serve a `Server` of yours.
 
-    python -m mcplite [--timeout S] [--protocol-version V] [--header K:V ...] [--auth] COMMAND [ARGS] -- TARGET
+    python -m mcplite [--timeout S] [--protocol-version V] [--header K:V ...] [--auth] [--ask] [--root DIR ...]
+                      COMMAND [ARGS] -- TARGET
+    python -m mcplite listen [tools|prompts|resources|URI ...] -- TARGET
     python -m mcplite serve FILE_OR_MODULE[:OBJECT] [--http HOST:PORT] [--stateless] [--json-response]
 
 TARGET, after the first ``--``, is one ``http(s)://`` URL or a server command line (spawned and spoken to
@@ -10,6 +12,11 @@ JSON on stdout (indented on a terminal); server logs and progress go to stderr. 
 
 ``--auth`` signs in to a protected HTTP server with OAuth (the browser opens when a sign-in is needed);
 the tokens are kept for the next run in the user's token file (`mcplite.oauth.user_token_file`).
+
+The revision is chosen as `Client` chooses it (``--protocol-version auto``, the default: 2026-07-28 with a
+server that speaks it, else the handshake); ``info`` says which. A tool that asks the user something
+(elicitation) is answered on the terminal with ``--ask`` (the default when stdin is a terminal): the questions
+go to stderr, the answers are read from stdin. ``--root DIR`` offers a directory as a root.
 """
 
 import argparse
@@ -19,17 +26,19 @@ import importlib.util
 import json
 import os
 import sys
+import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO, Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple
 
 from .client import Client
 from .errors import MCPError
-from .protocol.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION
+from .protocol.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION, MODERN_VERSIONS
 from .schema.validation import ValidationError, coerce_from_string
 from .server import Server
 
 __all__ = ["main", "build_parser", "UsageError", "Target", "split_target", "parse_target", "target_from_config",
-           "user_sign_in",
+           "user_sign_in", "TerminalElicitation",
            "parse_header", "parse_assignments", "tool_arguments", "emit", "StderrReporter", "load_server"]
 
 EXIT_OK = 0
@@ -226,13 +235,132 @@ class StderrReporter:
         self.stream.flush()
 
 
+# ---- answering the server's questions on the terminal ---------------------------------------------------
+class TerminalElicitation:
+    """Answers elicitation by asking on the terminal: the question and each field's prompt go to ``output``
+    (stderr), the answers are read from ``input`` (stdin), one line each.
+
+    A form is accepted, declined or cancelled first (Enter accepts); then each field of its schema is asked
+    for, read by its type (booleans: y/n; numbers and integers; enums: one of the choices, or its number), an
+    empty line keeping the default or leaving an optional field out. A URL is shown, to be opened by the user.
+    The end of the input cancels. One question at a time, even when several calls ask at once.
+    """
+
+    def __init__(self, input: Optional[IO[str]] = None, output: Optional[IO[str]] = None) -> None:
+        self._input = input
+        self._output = output
+        self._lock = threading.Lock()  # one conversation with the user at a time
+
+    def __call__(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        with self._lock:
+            try:
+                return self._ask(params)
+            except EOFError:
+                return {"action": "cancel"}
+
+    def _say(self, text: str) -> None:
+        stream = self._output or sys.stderr
+        stream.write(text)
+        stream.flush()
+
+    def _read(self, prompt: str) -> str:
+        self._say(prompt)
+        line = (self._input or sys.stdin).readline()
+        if not line:
+            raise EOFError
+        return line.rstrip("\r\n")
+
+    def _ask(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        self._say(f"\nThe server asks: {params.get('message', '')}\n")
+        if params.get("mode") == "url":
+            self._say(f"Open this URL to answer: {params.get('url')}\n")
+        action = self._read("Answer? [A]ccept, (d)ecline, (c)ancel: ").strip().lower()
+        if action.startswith("d"):
+            return {"action": "decline"}
+        if action.startswith("c"):
+            return {"action": "cancel"}
+        if params.get("mode") == "url":
+            return {"action": "accept"}
+        schema = params.get("requestedSchema") or {}
+        required = set(schema.get("required") or ())
+        content: Dict[str, Any] = {}
+        for name, field_schema in (schema.get("properties") or {}).items():
+            value = self._field(name, field_schema, name in required)
+            if value is not None:
+                content[name] = value
+        return {"action": "accept", "content": content}
+
+    def _field(self, name: str, schema: Dict[str, Any], required: bool) -> Any:
+        """Ask for one field until the answer fits its type; None leaves it out."""
+        kind = schema.get("type", "string")
+        choices = _choices(schema)
+        label = schema.get("title") or name
+        hint = "/".join(choices) if choices else "y/n" if kind == "boolean" else kind
+        default = schema.get("default")
+        suffix = f" [{_shown(default)}]" if default is not None else "" if required else " (optional)"
+        if schema.get("description"):
+            self._say(f"  {schema['description']}\n")
+        while True:
+            text = self._read(f"  {label} ({hint}){suffix}: ").strip()
+            if not text:
+                if default is not None or not required:
+                    return default
+                self._say("  an answer is needed\n")
+                continue
+            try:
+                return _read_value(text, kind, choices)
+            except ValueError as problem:
+                self._say(f"  {problem}\n")
+
+
+def _choices(schema: Dict[str, Any]) -> List[str]:
+    if isinstance(schema.get("enum"), list):
+        return [str(choice) for choice in schema["enum"]]
+    options = schema.get("oneOf") or schema.get("anyOf")
+    if isinstance(options, list):
+        return [str(option["const"]) for option in options if isinstance(option, dict) and "const" in option]
+    return []
+
+
+def _shown(value: Any) -> str:
+    return ("y" if value else "n") if isinstance(value, bool) else str(value)
+
+
+def _read_value(text: str, kind: str, choices: List[str]) -> Any:
+    """One typed answer; ValueError says what was expected."""
+    if choices:
+        if text.isdigit() and 1 <= int(text) <= len(choices) and text not in choices:
+            return choices[int(text) - 1]
+        if text not in choices:
+            raise ValueError(f"one of {', '.join(choices)}")
+        return text
+    if kind == "boolean":
+        if text.lower() in ("y", "yes", "true", "1"):
+            return True
+        if text.lower() in ("n", "no", "false", "0"):
+            return False
+        raise ValueError("y or n")
+    if kind == "integer":
+        try:
+            return int(text)
+        except ValueError:
+            raise ValueError("a whole number") from None
+    if kind == "number":
+        try:
+            return float(text) if any(mark in text for mark in ".eE") else int(text)
+        except ValueError:
+            raise ValueError("a number") from None
+    return text
+
+
 # ---- the commands that talk to a server ---------------------------------------------------------------
 Command = Callable[[Client, argparse.Namespace, StderrReporter], int]
 
 
 def _info(client: Client, args: argparse.Namespace, reporter: StderrReporter) -> int:
-    emit({"protocolVersion": client.protocol_version, "serverInfo": client.server_info,
-          "capabilities": client.server_capabilities, "instructions": client.instructions})
+    emit({"protocolVersion": client.protocol_version, "era": "modern" if client.session.modern else "handshake",
+          "serverInfo": client.server_info, "capabilities": client.server_capabilities,
+          "instructions": client.instructions})
     return EXIT_OK
 
 
@@ -295,9 +423,55 @@ def _ping(client: Client, args: argparse.Namespace, reporter: StderrReporter) ->
     return EXIT_OK
 
 
+_LIST_KINDS = ("tools", "prompts", "resources")
+
+
+def _listen(client: Client, args: argparse.Namespace, reporter: StderrReporter) -> int:
+    """Print each notification as one JSON line as it comes, until Ctrl-C or the end of the stream."""
+    kinds = {word for word in args.what if word in _LIST_KINDS}
+    uris = [word for word in args.what if word not in _LIST_KINDS]
+    if not args.what:
+        kinds = set(_LIST_KINDS)
+    if client.session.modern:
+        with client.listen(tools="tools" in kinds, prompts="prompts" in kinds, resources="resources" in kinds,
+                           uris=uris) as stream:
+            for method, params in stream:
+                _print_line({"method": method, "params": params})
+        reporter.error(f"the listen stream ended ({stream.end_reason})"
+                       + (f": {stream.error}" if stream.error is not None else ""))
+        return EXIT_PROTOCOL if stream.end_reason == "lost" else EXIT_OK
+    # The handshake era: the server sends what changed unasked; resources/subscribe for each URI.
+    for uri in uris:
+        client.subscribe_resource(uri)
+    client.session.closed.wait()
+    reporter.error("the server closed the connection")
+    return EXIT_OK
+
+
+def _print_line(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def _handshake_listener(args: argparse.Namespace) -> Dict[str, Any]:
+    """For ``listen`` on a handshake-era server: the callbacks that print what ``args.what`` asks for."""
+    kinds = {word for word in args.what if word in _LIST_KINDS} or (set() if args.what else set(_LIST_KINDS))
+    uris = {word for word in args.what if word not in _LIST_KINDS}
+
+    def changed(kind: str) -> None:
+        if kind in kinds:
+            _print_line({"method": f"notifications/{kind}/list_changed", "params": {}})
+
+    def updated(uri: str) -> None:
+        if uri in uris:
+            _print_line({"method": "notifications/resources/updated", "params": {"uri": uri}})
+
+    return {"on_list_changed": changed, "on_resource_updated": updated}
+
+
 COMMANDS: Dict[str, Command] = {
     "info": _info, "list": _list, "call": _call, "read": _read, "prompt": _prompt, "complete": _complete,
-    "ping": _ping,
+    "ping": _ping, "listen": _listen,
 }
 
 
@@ -325,13 +499,22 @@ def connect(target: Target, args: argparse.Namespace, reporter: StderrReporter) 
     options: Dict[str, Any] = {"protocol_version": args.protocol_version, "on_log": reporter.log}
     if args.timeout is not None:
         options["timeout"] = args.timeout
+    if args.roots:
+        options["roots"] = [{"uri": Path(root).resolve().as_uri(), "name": Path(root).resolve().name or "/"}
+                            for root in args.roots]
+    if args.ask if args.ask is not None else sys.stdin.isatty():
+        options["elicitation"] = TerminalElicitation()
+        options["elicitation_modes"] = ("form", "url")
+    if args.command == "listen" and args.protocol_version in HANDSHAKE_VERSIONS:
+        options.update(_handshake_listener(args))
     if args.auth and target.url is None:
         raise UsageError("--auth only applies to an http(s) server")
     if target.url is not None:
         if target.headers:
             options["headers"] = target.headers
         if args.auth:
-            options["auth"] = user_sign_in(args.protocol_version)
+            options["auth"] = user_sign_in(args.protocol_version if args.protocol_version in HANDSHAKE_VERSIONS
+                                           else LATEST_HANDSHAKE_VERSION)
         try:
             client = Client(target.url, **options)
         except ValueError as exc:  # a URL the HTTP transport cannot use
@@ -339,7 +522,16 @@ def connect(target: Target, args: argparse.Namespace, reporter: StderrReporter) 
     else:
         assert target.argv is not None
         client = Client.stdio(target.argv, env=target.env, cwd=target.cwd, **options)
-    return client.connect()
+    client.connect()
+    if client.session.modern:
+        # 2026-07-28 sends a request's log messages only when it names a level; the handshake revisions send
+        # them all until told otherwise. Ask for them all, so both show the same on stderr.
+        client.set_logging_level("debug")
+    if args.command == "listen" and not client.session.modern and args.protocol_version not in HANDSHAKE_VERSIONS:
+        client.close()  # "auto" chose the handshake: listening needs the callbacks from the start
+        args.protocol_version = client.protocol_version
+        return connect(target, args, reporter)
+    return client
 
 
 def user_sign_in(protocol_version: str) -> Any:
@@ -465,6 +657,8 @@ _EXAMPLES = {
     "complete": "{prog} complete prompt test_prompt_with_arguments arg1 pa -- python3 server.py\n"
                 "  {prog} complete resource 'test://template/{{id}}/data' id 1 -- python3 server.py",
     "ping": "{prog} ping --config ~/.config/mcp.json --server weather",
+    "listen": "{prog} listen -- http://127.0.0.1:8000/mcp\n"
+              "  {prog} listen tools file:///etc/app.cfg -- python3 server.py",
     "serve": "{prog} serve examples/everything_server.py --http 127.0.0.1:8000\n"
              "  {prog} serve mypackage.server:app",
 }
@@ -492,9 +686,15 @@ def build_parser(prog: str = "mcplite") -> argparse.ArgumentParser:
                     "Run COMMAND --help for the help of each command.",
         epilog=_TARGET_HELP + "\n\nexamples:\n" + _OVERVIEW_EXAMPLES.format(prog=prog))
     parser.add_argument("--timeout", type=float, metavar="S", help="seconds to wait for each answer (default 60)")
-    parser.add_argument("--protocol-version", choices=HANDSHAKE_VERSIONS, default=LATEST_HANDSHAKE_VERSION, metavar="V",
-                        help=f"the protocol revision to offer (default {LATEST_HANDSHAKE_VERSION}; "
-                             f"one of {', '.join(HANDSHAKE_VERSIONS)})")
+    versions = ["auto", *MODERN_VERSIONS, *HANDSHAKE_VERSIONS]
+    parser.add_argument("--protocol-version", choices=versions, default="auto", metavar="V",
+                        help="the protocol revision: auto (the default: 2026-07-28 with a server that speaks it, else "
+                             f"the handshake), or one of {', '.join(versions[1:])}")
+    parser.add_argument("--ask", action=argparse.BooleanOptionalAction, default=None,
+                        help="answer the server's questions (elicitation) on the terminal: they go to stderr, the "
+                             "answers are read from stdin (default: when stdin is a terminal)")
+    parser.add_argument("--root", action="append", default=[], dest="roots", metavar="DIR",
+                        help="offer DIR to the server as a root (repeatable)")
     parser.add_argument("--header", action="append", default=[], dest="headers", metavar="K:V",
                         help="an HTTP header to send with every request (repeatable)")
     parser.add_argument("--auth", action="store_true",
@@ -532,6 +732,10 @@ def build_parser(prog: str = "mcplite") -> argparse.ArgumentParser:
     complete.add_argument("--context", action="append", default=[], metavar="key=value",
                           help="an argument already chosen (repeatable)")
     command("ping", "check that the server answers")
+    listen = command("listen", "print the server's notifications as JSON lines as they come, until Ctrl-C")
+    listen.add_argument("what", nargs="*", metavar="tools|prompts|resources|URI",
+                        help="the lists whose changes to print, and resources whose updates to print "
+                             "(default: the three lists)")
     serve = command("serve", "serve a Server object over stdio, or over HTTP with --http")
     serve.add_argument("target", metavar="FILE_OR_MODULE[:OBJECT]",
                        help="a .py file or a module name; OBJECT names the Server when there are several")

@@ -10,6 +10,7 @@ import importlib.util
 import io
 import json
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -250,7 +251,7 @@ def test_serve_options_need_http(capsys: pytest.CaptureFixture) -> None:
 # ---- every command, over stdio ------------------------------------------------------------------------
 def test_info(capsys: pytest.CaptureFixture) -> None:
     info = run_json(capsys, "info", "--", *SERVE_FIXTURE)
-    assert info["protocolVersion"] == "2025-11-25"
+    assert (info["protocolVersion"], info["era"]) == ("2026-07-28", "modern")  # "auto": the fixture speaks it
     assert info["serverInfo"]["name"] == "mcplite-everything"
     assert set(info["capabilities"]) >= {"tools", "resources", "prompts", "logging", "completions"}
     assert info["instructions"].startswith("The conformance suite's fixture")
@@ -258,7 +259,8 @@ def test_info(capsys: pytest.CaptureFixture) -> None:
 
 def test_protocol_version_option(capsys: pytest.CaptureFixture) -> None:
     info = run_json(capsys, "--protocol-version", "2025-03-26", "info", "--", *SERVE_FIXTURE)
-    assert info["protocolVersion"] == "2025-03-26"
+    assert (info["protocolVersion"], info["era"]) == ("2025-03-26", "handshake")
+    assert info["serverInfo"]["name"] == "mcplite-everything"
 
 
 @pytest.mark.parametrize("kind, key, expected", [
@@ -478,3 +480,96 @@ def test_http_serve_modes(capsys: pytest.CaptureFixture, option: str) -> None:
 def test_http_connection_refused_exits_3(capsys: pytest.CaptureFixture) -> None:
     status, out, err = run(capsys, "ping", "--", f"http://127.0.0.1:{free_port()}/mcp")
     assert status == 3 and out == "" and len(err.splitlines()) == 1
+
+
+# ---- answering questions, roots, listening ----------------------------------------------------------------
+def cli(*argv: str, stdin: str = "") -> subprocess.CompletedProcess:
+    """``python -m mcplite ARGV`` in a process of its own, ``stdin`` piped in (so not a terminal)."""
+    return subprocess.run([sys.executable, "-m", "mcplite", *argv], input=stdin, capture_output=True, text=True,
+                          timeout=WAIT * 2)
+
+
+@pytest.mark.parametrize("version", ["auto", "2025-11-25"])
+def test_ask_answers_a_form_from_stdin(version: str) -> None:
+    """On 2026-07-28 the question comes back as an input-required round, on 2025-11-25 as a request: the
+    same prompts on stderr, the same answers from stdin."""
+    done = cli("--protocol-version", version, "--ask", "call", "test_elicitation", "message=Who are you?", "--",
+               *SERVE_FIXTURE, stdin="\nada\nada@example.com\n")
+    assert done.returncode == 0, done.stderr
+    assert '"username": "ada"' in json.loads(done.stdout)["content"][0]["text"]
+    assert "The server asks: Who are you?" in done.stderr and "email" in done.stderr
+
+
+def test_ask_declines_and_the_end_of_input_cancels() -> None:
+    declined = cli("--ask", "call", "test_elicitation", "message=hi", "--", *SERVE_FIXTURE, stdin="d\n")
+    assert "action=decline" in json.loads(declined.stdout)["content"][0]["text"]
+    cancelled = cli("--ask", "call", "test_elicitation", "message=hi", "--", *SERVE_FIXTURE, stdin="")
+    assert "action=cancel" in json.loads(cancelled.stdout)["content"][0]["text"]
+
+
+def test_without_ask_elicitation_is_not_declared() -> None:
+    done = cli("--no-ask", "call", "test_elicitation", "message=hi", "--", *SERVE_FIXTURE)
+    assert done.returncode == 3 and "Missing required client capability: elicitation" in done.stderr
+
+
+def test_terminal_elicitation_reads_each_field_by_its_type() -> None:
+    from mcplite.cli import TerminalElicitation
+
+    answers = io.StringIO("a\nmaybe\ny\nx\n2\n\n3\n")
+    asked = io.StringIO()
+    result = TerminalElicitation(answers, asked)({"message": "Settings", "requestedSchema": {
+        "type": "object", "required": ["ok", "size"],
+        "properties": {"ok": {"type": "boolean"}, "size": {"type": "integer"},
+                       "name": {"type": "string", "default": "anon"},
+                       "color": {"type": "string", "enum": ["red", "green", "blue"]}}}})
+    assert result == {"action": "accept", "content": {"ok": True, "size": 2, "name": "anon", "color": "blue"}}
+    assert "y or n" in asked.getvalue() and "a whole number" in asked.getvalue()
+
+
+ROOTS_SERVER = """
+from mcplite import Context, Server
+
+server = Server("roots")
+
+
+@server.tool
+def roots(ctx: Context) -> str:
+    return " ".join(root["uri"] for root in ctx.list_roots())
+"""
+
+
+@pytest.mark.parametrize("version", ["auto", "2025-11-25"])
+def test_root_offers_directories(tmp_path: Path, version: str) -> None:
+    server_file = write_module(tmp_path, "roots_server", ROOTS_SERVER)
+    (tmp_path / "a").mkdir()
+    done = cli("--protocol-version", version, "--root", str(tmp_path / "a"), "--root", str(tmp_path), "call",
+               "roots", "--", sys.executable, "-m", "mcplite", "serve", server_file)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["content"][0]["text"] == f"{(tmp_path / 'a').as_uri()} {tmp_path.as_uri()}"
+
+
+@needs_http
+@pytest.mark.parametrize("version", ["auto", "2025-11-25"])
+def test_listen_prints_each_change_as_a_json_line(http_server: str, version: str) -> None:
+    import signal
+
+    url = f"{http_server}/mcp"
+    listener = subprocess.Popen([sys.executable, "-m", "mcplite", "--protocol-version", version, "listen", "tools",
+                                 "--", url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        def changed() -> bool:  # until the listener is listening, a change may go unheard: change again
+            assert cli("call", "test_trigger_tool_change", "--", url).returncode == 0
+            ready, _, _ = select.select([listener.stdout], [], [], 0.5)
+            return bool(ready)
+
+        wait_until(changed, message="the listener printed nothing")
+        line = json.loads(listener.stdout.readline())
+        assert line["method"] == "notifications/tools/list_changed"
+        listener.send_signal(signal.SIGINT)
+        assert listener.wait(WAIT) == 130
+    finally:
+        if listener.poll() is None:
+            listener.kill()
+            listener.wait(WAIT)
+        listener.stdout.close()
+        listener.stderr.close()

@@ -343,7 +343,7 @@ def test_the_defaults_name_their_era() -> None:
     assert completed.returncode == 0, completed.stderr
     assert json.loads(completed.stdout) == {
         "client": "auto", "client_session": "2025-11-25", "server": ["2026-07-28", *HANDSHAKE_VERSIONS],
-        "negotiated": "2026-07-28", "oauth": "2025-11-25", "cli": "2025-11-25",
+        "negotiated": "2026-07-28", "oauth": "2025-11-25", "cli": "auto",
     }
 
 

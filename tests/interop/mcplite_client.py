@@ -4,8 +4,14 @@
     python3 tests/interop/mcplite_client.py streamable-http|sse URL
 
 run.py starts this with mcplite importable (PYTHONPATH) and reads one ``PASS``/``FAIL`` line per check.
+
+The client is pinned to the handshake era (``INTEROP_MCPLITE_PROTOCOL``, default 2025-11-25): the peers'
+servers here ask for sampling and elicitation with server-to-client requests, which 2026-07-28 does not have
+(py_server.py and ts_server.mjs would have to answer input-required instead). mcplite's own default, "auto",
+would negotiate 2026-07-28 with the Python SDK 2.3.0's server.
 """
 
+import os
 import sys
 from functools import partial
 from typing import Any, List, Optional, Sequence, Tuple
@@ -27,10 +33,11 @@ HTTP_MODES = {"streamable-http": "streamable", "sse": "sse"}
 def connect(transport: str, target: Sequence[str],
             **callbacks: Any) -> Tuple[Client, Optional[HTTPClientTransport]]:
     """A client for ``target``, and its HTTP transport (None for stdio)."""
+    version = os.environ.get("INTEROP_MCPLITE_PROTOCOL", "2025-11-25")
     if transport == "stdio":
-        return Client.stdio(list(target), timeout=WAIT, **callbacks), None
+        return Client.stdio(list(target), timeout=WAIT, protocol_version=version, **callbacks), None
     http = HTTPClientTransport(target[0], timeout=WAIT)
-    return Client(http, timeout=WAIT, **callbacks), http
+    return Client(http, timeout=WAIT, protocol_version=version, **callbacks), http
 
 
 def verify_http_mode(transport: str, http: Optional[HTTPClientTransport]) -> None:

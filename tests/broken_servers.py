@@ -567,12 +567,12 @@ class HoldingModernServer(ModernServer):
         if msg["method"] != "tools/call":
             super().answer(ex, msg)
             return
-        ex.start_sse()
-        ex.write_chunk(b": held\n\n")
-        ex._handler.connection.settimeout(WAIT)
         try:
+            ex.start_sse()
+            ex.write_chunk(b": held\n\n")
+            ex._handler.connection.settimeout(WAIT)
             ex._handler.rfile.read(1)  # b"" (or an error) once the client closes its end
         except OSError:
-            pass
+            pass  # the client hung up before (or while) we wrote: a write fails instead
         self.hung_up.set()
         ex._handler.close_connection = True

@@ -27,6 +27,7 @@ from ..session.client import ClientSession
 from ..session.endpoint import RequestContext
 from ..session.pending import DEFAULT_TIMEOUT, PendingRequest
 from ..transports import Transport
+from .cache import ResultCache, cache_key
 from .callbacks import InputCallbacks
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
@@ -90,6 +91,9 @@ class Client:
         on_resource_updated: called with the URI of a subscribed resource that changed.
         on_list_changed: called with "tools", "resources" or "prompts" when the server's list changed.
         on_notification: called with (method, params) for every other notification.
+        cache: reuse results the server marks reusable (2026-07-28 ``ttlMs``/``cacheScope``: discover, list
+            pages, resource reads; see `client.cache`); False: always ask. Servers default to ``ttlMs: 0``, so
+            this changes nothing unless the server opts in. ``client.clear_cache()`` forgets what was kept.
         http_options: keyword arguments for the HTTP transport: ``headers``, ``auth``, ``ssl_context``,
             ``cafile``, ``transport`` ("auto", "streamable" or "sse"); see `http_client.HTTPClientTransport`.
     """
@@ -104,7 +108,7 @@ class Client:
                  on_resource_updated: Optional[Callable[[str], None]] = None,
                  on_list_changed: Optional[Callable[[str], None]] = None,
                  on_notification: Optional[Callable[[str, Dict[str, Any]], None]] = None,
-                 **http_options: Any) -> None:
+                 cache: bool = True, **http_options: Any) -> None:
         if protocol_version != "auto":
             from ..protocol.versions import is_supported
 
@@ -126,6 +130,7 @@ class Client:
         self._on_resource_updated = on_resource_updated
         self._on_list_changed = on_list_changed
         self._on_notification = on_notification
+        self._cache: Optional[ResultCache] = ResultCache() if cache else None
         self._output_schemas: Optional[Dict[str, Optional[Dict[str, Any]]]] = None
         #: The listed tools annotated read-only or idempotent: safe to call again after a broken stream.
         self._repeatable_tools: frozenset = frozenset()
@@ -246,12 +251,15 @@ class Client:
         """Under a 2026-07-28 pin nothing was asked at connect: ask ``server/discover`` on first need."""
         session = self.session
         if session.modern and session.discover_result is None and session.revision is not None:
-            session.learn(self._discover(self.timeout))
+            session.learn(self._discover(self.timeout, cached=True))
 
-    def _discover(self, timeout: Any) -> Dict[str, Any]:
-        """``server/discover`` at the session's revision, sent again once if its response stream broke."""
+    def _discover(self, timeout: Any, cached: bool = False) -> Dict[str, Any]:
+        """``server/discover`` at the session's revision, sent again once if its response stream broke;
+        ``cached``: a result the cache still holds will do (not for `ping`, which asks to hear the server)."""
         session = self.session
         assert session.revision is not None
+        if cached:
+            return self._through_cache(methods.SERVER_DISCOVER, None, lambda: self._discover(timeout))
         for attempt in (1, 2):
             try:
                 return session.discover(self.client_info, self.capabilities(), version=session.revision.version,
@@ -280,6 +288,34 @@ class Client:
                 raise
             log.info("the response stream of %s broke; sending it again", method)
             return self._request_once(method, params, timeout, progress, headers)
+
+    def _through_cache(self, method: str, params: Optional[Dict[str, Any]], fetch: Callable[[], Dict[str, Any]],
+                       storable: Callable[[], bool] = lambda: True) -> Dict[str, Any]:
+        """``fetch()``'s result, or the cache's while it holds a fresh one (2026-07-28; `client.cache`);
+        what ``fetch`` returns is kept when its hints allow it and ``storable()`` says yes."""
+        cache = self._cache
+        key = cache_key(method, params) if cache is not None and self.session.modern else None
+        if key is None:
+            return fetch()
+        assert cache is not None
+        context = self._auth_context()
+        result = cache.get(key, context)
+        if result is None:
+            result = fetch()
+            if storable():
+                cache.put(key, result, context)
+        return result
+
+    def _auth_context(self) -> Hashable:
+        """Who the server sees us as, for ``cacheScope: "private"`` entries: the transport says (HTTP: the
+        credentials in use), else one context for the connection."""
+        context = getattr(self._transport, "auth_context", None)
+        return context() if context is not None else None
+
+    def clear_cache(self) -> None:
+        """Forget every result the cache kept (the next discover, list or read asks the server)."""
+        if self._cache is not None:
+            self._cache.clear()
 
     def _repeatable(self, method: str, params: Optional[Dict[str, Any]]) -> bool:
         if method in REPEATABLE:
@@ -399,8 +435,9 @@ class Client:
     # ---- 2026-07-28: input-required rounds -----------------------------------------------------------------
     def _rounds(self, method: str, params: Dict[str, Any], timeout: Any, progress: Optional[ProgressCallback],
                 input_required: str, input_responses: Optional[Dict[str, Any]],
-                request_state: Optional[str]) -> Dict[str, Any]:
-        """One request of a method that may ask for input, with its rounds run (`client.rounds`)."""
+                request_state: Optional[str], legs: Optional[List[int]] = None) -> Dict[str, Any]:
+        """One request of a method that may ask for input, with its rounds run (`client.rounds`); ``legs``
+        gets one item per request sent."""
         if input_required not in ("answer", "return"):
             raise ValueError(f"input_required must be 'answer' or 'return', not {input_required!r}")
         from .rounds import run_rounds
@@ -411,6 +448,8 @@ class Client:
             params["requestState"] = request_state
 
         def send(leg: Dict[str, Any]) -> Dict[str, Any]:
+            if legs is not None:
+                legs.append(1)
             return self._modern_leg(method, leg, timeout, progress)
 
         return run_rounds(send, params, self._callbacks.answer_input_request, max_rounds=self.max_input_rounds,
@@ -503,6 +542,12 @@ class Client:
         input: the rounds run as for `call_tool` (same ``input_required``, ``input_responses``,
         ``request_state``)."""
         if self.session.modern:
+            if input_required == "answer" and input_responses is None and request_state is None:
+                legs: List[int] = []  # a read that took rounds is a retry's answer: never kept
+                return self._through_cache(methods.RESOURCES_READ, {"uri": uri},  # type: ignore[return-value]
+                                           lambda: self._rounds(methods.RESOURCES_READ, {"uri": uri}, timeout, None,
+                                                                input_required, None, None, legs),
+                                           storable=lambda: len(legs) == 1)
             return self._rounds(methods.RESOURCES_READ, {"uri": uri}, timeout, None, input_required,  # type: ignore
                                 input_responses, request_state)
         return self.request(methods.RESOURCES_READ, {"uri": uri}, timeout=timeout)  # type: ignore[return-value]
@@ -615,7 +660,9 @@ class Client:
         cursor: Optional[str] = None
         seen = set()
         while True:
-            page = self.request(method, {"cursor": cursor} if cursor is not None else None, timeout=timeout)
+            params = {"cursor": cursor} if cursor is not None else None
+            page = self._through_cache(method, params,
+                                       lambda: self.request(method, params, timeout=timeout))  # noqa: B023
             yield from page.get(key, [])
             cursor = page.get("nextCursor")
             if not cursor:
@@ -629,6 +676,8 @@ class Client:
         return self._callbacks.answer_input_request(ctx.method, ctx.params)
 
     def _handle_notification(self, method: str, params: Dict[str, Any]) -> None:
+        if self._cache is not None and (method in _LIST_CHANGED or method == methods.RESOURCE_UPDATED):
+            self._cache.drop_for(method, params)  # whoever the notification is for, what it names is stale
         listens = self._listens
         if listens is not None and listens.deliver(method, params):
             return  # on a listen stream (2026-07-28): its subscription has it

@@ -35,6 +35,7 @@ from ..errors import (
     ResponseLost,
     VersionMismatch,
 )
+from ..protocol.methods import SERVER_DISCOVER as DISCOVER
 from ..protocol.versions import (
     HANDSHAKE_VERSIONS,
     LATEST_MODERN_VERSION,
@@ -43,6 +44,7 @@ from ..protocol.versions import (
     choose_modern,
     revision,
 )
+from .cache import ResultCache
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
@@ -67,12 +69,16 @@ DEFAULT_PROBE_TIMEOUT = 10.0
 # several threads at once).
 _VERDICTS: Dict[Hashable, str] = {}
 _VERDICTS_LOCK = threading.Lock()
+# ("server/discover", server key) -> the probe's DiscoverResult, for its ttlMs (`client.cache`): a client that
+# connects again to a server known modern adopts it without asking. Locked on its own.
+_DISCOVERED = ResultCache(max_entries=256)
 
 
 def forget_verdicts() -> None:
     """Forget every era verdict this process has kept (the next connection to each server probes again)."""
     with _VERDICTS_LOCK:
         _VERDICTS.clear()
+    _DISCOVERED.clear()
 
 
 def connect(client: Client, timeout: Any = DEFAULT) -> None:
@@ -88,14 +94,20 @@ def connect(client: Client, timeout: Any = DEFAULT) -> None:
     key = client._server_key()
     with _VERDICTS_LOCK:
         known = _VERDICTS.get(key) if key is not None else None
+    caching = key is not None and client._cache is not None
     if known is not None and known != LEGACY:
-        client.session.adopt(known, None, client.client_info, client.capabilities())
+        result = _DISCOVERED.get((DISCOVER, key), client._auth_context()) if caching else None
+        if result is not None and known not in (result.get("supportedVersions") or ()):
+            result = None
+        client.session.adopt(known, result, client.client_info, client.capabilities())
         return
     if known is None:
         version, result = _probe(client, timeout)
         if version != LEGACY:
             client.session.adopt(version, result, client.client_info, client.capabilities())
             _remember(key, version)
+            if caching and result is not None:
+                _DISCOVERED.put((DISCOVER, key), result, client._auth_context())
             return
     _handshake(client, timeout, key)
 

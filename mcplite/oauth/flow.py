@@ -232,6 +232,12 @@ class BaseOAuth(abc.ABC):
             sent = binding.tokens
             response = yield _with_bearer(request, sent)
 
+    def credential_for(self, url: str) -> Optional[str]:
+        """The access token in use for the MCP server at ``url`` (None: none yet). A client's cache keeps
+        ``cacheScope: "private"`` results for one credential: a new token fetches them again."""
+        tokens = self._binding_for(url).tokens
+        return tokens.access_token if tokens is not None else None
+
     def _binding_for(self, url: str) -> Binding:
         key = canonical_resource_uri(url)
         with self._bindings_lock:

@@ -25,7 +25,7 @@ from __future__ import annotations  # annotations are not evaluated at import: a
 
 import ssl
 import threading
-from typing import TYPE_CHECKING, Any, Dict, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, Hashable, Optional, Union
 
 from ..._log import log
 from ...errors import ConnectionClosed, HTTPError, MCPError
@@ -134,6 +134,19 @@ class HTTPClientTransport(Transport):
     def protocol_version(self) -> Optional[str]:
         """The revision sent as ``MCP-Protocol-Version`` (None until initialize, or for old revisions)."""
         return self._mode.protocol_version if isinstance(self._mode, StreamableHTTP) else None
+
+    def auth_context(self) -> Hashable:
+        """Who the server sees us as, for the client's cache of private results: the ``Authorization`` header
+        we were given and the ``auth`` object's credential for this URL (its ``credential_for``, when it has
+        one, else the object itself). A new token makes a new context: private results are fetched again."""
+        auth = self.connections.auth
+        if auth is None:
+            credential: Hashable = None
+        else:
+            credential_for = getattr(auth, "credential_for", None)
+            credential = credential_for(self.url) if credential_for is not None else id(auth)
+        given = next((value for name, value in self.headers.items() if name.lower() == "authorization"), None)
+        return (given, credential)
 
     def start(self, sink: MessageSink) -> None:
         self._sink = sink

@@ -309,6 +309,11 @@ class ConnectionPool:
         self._destinations: Dict[str, Destination] = {}
         self._closed = False  # once closed, connections handed back are closed rather than kept
 
+    @property
+    def auth(self) -> Any:
+        """The ``auth`` object every request goes through (None: none)."""
+        return self._auth
+
     def request(self, method: str, url: str, headers: Dict[str, str], body: Optional[bytes],
                 timeout: float) -> Exchange:
         """Send one request and wait for its response (body unread). Raises as `begin` and `Call.finish`."""

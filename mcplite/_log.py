@@ -1,22 +1,81 @@
-"""The package's logger ("mcplite"), imported on first use.
+"""The package's loggers, imported on first use: ``mcplite`` (everything) and ``mcplite.access`` (HTTP).
+
+    logger            what it says                                             level
+    mcplite           a tool that raised (with its traceback), a peer that     WARNING
+                      broke the protocol, a connection that failed
+                      requests refused, streams dropped, era decisions         INFO / DEBUG
+    mcplite.access    one line per HTTP request answered, when the server      INFO
+                      was started with ``access_log=True``
+
+A library stays quiet unless its application asks: the ``mcplite`` logger has a `logging.NullHandler`, so
+nothing reaches ``sys.stderr`` through logging's last-resort handler in a program that configured no logging.
+`Server.run` (the server owns the process then) calls `use_stderr_by_default`, which sends WARNING and above
+to stderr unless the application configured logging itself. To see more: ``logging.basicConfig(level=...)``,
+or ``logging.getLogger("mcplite").setLevel(logging.DEBUG)`` with a handler of yours.
 
 `logging` takes longer to import than the rest of the client put together, and most processes never log
-anything through it; `log.warning(...)` here imports it the first time a message is actually written.
+anything through it; ``log.warning(...)`` here imports it the first time a message is actually written.
 """
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Optional
 
-__all__ = ["log"]
+__all__ = ["log", "access_log", "use_stderr_by_default", "LOGGER_NAME", "ACCESS_LOGGER_NAME"]
+
+LOGGER_NAME = "mcplite"
+ACCESS_LOGGER_NAME = "mcplite.access"
+#: What `use_stderr_by_default` writes: the level, the logger, the message (and a traceback when there is one).
+STDERR_FORMAT = "%(name)s: %(levelname)s: %(message)s"
+
+
+def _package_logger() -> Any:
+    import logging  # cached in sys.modules after the first time
+
+    logger = logging.getLogger(LOGGER_NAME)
+    if not any(isinstance(handler, logging.NullHandler) for handler in logger.handlers):
+        logger.addHandler(logging.NullHandler())  # a library is silent unless its application configures logging
+    return logger
 
 
 class _LazyLogger:
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._logger: Optional[Any] = None
+
     def __getattr__(self, name: str) -> Any:
-        import logging  # cached in sys.modules after the first time
-        return getattr(logging.getLogger("mcplite"), name)
+        logger = self._logger
+        if logger is None:
+            import logging
+
+            package = _package_logger()
+            logger = self._logger = package if self._name == LOGGER_NAME else logging.getLogger(self._name)
+        return getattr(logger, name)
 
 
-log: Any = _LazyLogger()
+log: Any = _LazyLogger(LOGGER_NAME)
+access_log: Any = _LazyLogger(ACCESS_LOGGER_NAME)
+
+
+def use_stderr_by_default(level: Optional[int] = None) -> bool:
+    """Send the package's WARNING messages (and above; ``level`` to choose) to stderr, unless the application
+    configured logging: a handler on the root logger or on ``mcplite`` other than our `NullHandler`. For the
+    processes the package owns (`Server.run`, the command line). Returns whether a handler was added."""
+    import logging
+    import sys
+
+    package = _package_logger()
+    configured = logging.getLogger().handlers or [
+        handler for handler in package.handlers if not isinstance(handler, logging.NullHandler)]
+    if configured:
+        return False
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(STDERR_FORMAT))
+    package.addHandler(handler)
+    if level is not None:
+        package.setLevel(level)
+    elif package.level == logging.NOTSET:
+        package.setLevel(logging.WARNING)
+    return True

@@ -300,7 +300,7 @@ def test_call_tool_error_exits_1(capsys: pytest.CaptureFixture) -> None:
     status, out, err = run(capsys, "call", "test_error_handling", "--", *SERVE_FIXTURE)
     assert status == 1
     assert json.loads(out)["isError"] is True
-    assert err.strip() == ("mcplite: tool test_error_handling returned an error: "
+    assert err.strip() == ("mcplite: tool test_error_handling returned an error: RuntimeError: "
                            "This tool intentionally returns an error for testing")
 
 

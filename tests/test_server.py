@@ -8,6 +8,7 @@ client in order, so once the marker is seen anything sent before it has been see
 
 import base64
 import dataclasses
+import logging
 import queue
 import threading
 from typing import Any, Dict, List
@@ -168,14 +169,30 @@ def test_a_tool_result_is_sent_as_built():
                                                       "isError": True}
 
 
-def test_an_exception_in_a_tool_is_an_error_result_with_its_message():
-    with connect(tool_server()) as client:
-        assert client.call_tool("explode") == {"content": [{"type": "text", "text": "the disk is on fire"}],
-                                               "isError": True}
+def test_an_exception_in_a_tool_is_an_error_result_with_its_type_and_message(caplog):
+    with connect(tool_server()) as client, caplog.at_level(logging.WARNING, logger="mcplite"):
+        assert client.call_tool("explode") == {
+            "content": [{"type": "text", "text": "ValueError: the disk is on fire"}], "isError": True}
         # No message: the exception's type names the problem.
         assert client.call_tool("explode_silently")["content"][0]["text"] == "KeyError"
-        with pytest.raises(RemoteError, match="the disk is on fire"):
+        with pytest.raises(RemoteError, match="ValueError: the disk is on fire"):
             client.call_tool("explode", raise_on_error=True)
+    # The author gets the traceback, at WARNING: visible without configuring anything under Server.run.
+    failures = [record for record in caplog.records if record.getMessage() == "tool explode failed"]
+    assert len(failures) == 2 and all(record.levelno == logging.WARNING for record in failures)
+    assert failures[0].exc_info is not None and failures[0].exc_info[0] is ValueError
+    assert "the disk is on fire" in caplog.text and "Traceback" in caplog.text
+
+
+def test_a_key_error_keeps_its_type():
+    server = Server("keys")
+
+    @server.tool
+    def lookup(user: str) -> str:
+        return {"alice": "ok"}[user]
+
+    with connect(server) as client:
+        assert client.call_tool("lookup", {"user": "bob"})["content"][0]["text"] == "KeyError: 'bob'"
 
 
 def test_an_rpc_error_raised_in_a_tool_is_the_answer():

@@ -213,7 +213,13 @@ class Server(Registry):
         return session
 
     def run(self, http: Optional[str] = None, **options: Any) -> None:
-        """Serve until the client goes away: stdio by default, or Streamable HTTP on ``"host:port"``."""
+        """Serve until the client goes away: stdio by default, or Streamable HTTP on ``"host:port"``.
+
+        The process is the server's then: unless the application configured logging, the package's warnings
+        (a tool that raised, with its traceback) go to stderr (`mcplite._log.use_stderr_by_default`)."""
+        from .._log import use_stderr_by_default
+
+        use_stderr_by_default()
         if http is not None:
             from ..transports.http_server.stdlib import serve  # the HTTP server is only imported by those who use it
             serve(self, http, **options)

@@ -17,7 +17,15 @@ from ..protocol.replay import InputRequired, Round, Suspend
 from ..protocol.versions import MODERN, revision
 from ..schema.validation import ValidationError, validate
 from .context import ELICIT_TIMEOUT, Context
-from .results import completion_result, error_result, page, prompt_messages, resource_contents, tool_result
+from .results import (
+    completion_result,
+    describe_exception,
+    error_result,
+    page,
+    prompt_messages,
+    resource_contents,
+    tool_result,
+)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
@@ -162,8 +170,10 @@ def call_tool(server: Registry, connection: Connection, ctx: RequestContext) -> 
         # A nested request (sampling, elicitation) was refused: that is this tool failing.
         return error_result(str(exc))
     except Exception as exc:
-        log.debug("tool %s failed", name, exc_info=True)
-        return error_result(str(exc) or type(exc).__name__)
+        # The author's bug or the world's failure: the author needs the traceback, the model the type and
+        # message ("KeyError: 'user_id'", where str() alone would say "'user_id'").
+        log.warning("tool %s failed", name, exc_info=True)
+        return error_result(describe_exception(exc))
     if not revision.structured_output:
         result.pop("structuredContent", None)
     return result

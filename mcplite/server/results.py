@@ -83,6 +83,13 @@ def content_block(item: Any) -> t.ContentBlock:
     return c.text(_json_text(_to_jsonable(item)))
 
 
+def describe_exception(exc: BaseException) -> str:
+    """What a client is told of an exception a handler raised: its type and its message
+    (``"KeyError: 'user_id'"``), or the type alone when it has no message."""
+    message = str(exc)
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
 def error_result(message: str) -> Dict[str, Any]:
     """A `CallToolResult` reporting a failed tool call (``isError``), which the model gets to read."""
     return {"content": [c.text(message)], "isError": True}

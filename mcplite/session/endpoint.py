@@ -553,8 +553,9 @@ class Session(MessageSink):
                 response = jsonrpc.error(ctx.id, exc.code, exc.message, exc.data)
             except Exception as exc:
                 log.exception("%s: handler for %s failed", self._name, ctx.method)
-                response = jsonrpc.error(ctx.id, INTERNAL_ERROR, f"Internal error: {exc}" if str(exc) else
-                                         f"Internal error: {type(exc).__name__}")
+                message = str(exc)  # the type too: KeyError('x') alone would read "'x'"
+                response = jsonrpc.error(ctx.id, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}"
+                                         + (f": {message}" if message else ""))
             ctx.answered = True
             if ctx.cancelled.is_set():
                 # Cancelled by the peer: it has stopped waiting, and the spec says not to answer.

@@ -60,6 +60,9 @@ class HTTPOptions:
         sse_retry: the reconnection delay, in milliseconds, sent with priming events.
         event_store: where resumable events are kept (default: a bounded `InMemoryEventStore`).
         resumable: give events ids and store them so that streams can be resumed.
+        access_log: write one line per request to the ``mcplite.access`` logger (at INFO): client address when
+            the adapter knows it, method, path, status, bytes sent, milliseconds, and the MCP method and session.
+            Off by default; `Server.run` and `serve` send it to stderr unless logging was configured.
         require_version_header: refuse (400) a request without ``MCP-Protocol-Version`` in a session whose
             revision makes the header mandatory (2025-06-18 on). By default such a request is served under
             the session's negotiated revision, which the spec allows a server that knows it.
@@ -88,6 +91,7 @@ class HTTPOptions:
     event_store: Optional[EventStore] = None
     resumable: bool = True
     require_version_header: bool = False
+    access_log: bool = False
 
     def __post_init__(self) -> None:
         for name in ("path", "sse_path", "messages_path"):

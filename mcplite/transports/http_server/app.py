@@ -38,7 +38,7 @@ from __future__ import annotations  # annotations are not evaluated at import: a
 import threading
 from urllib.parse import parse_qs
 
-from ..._log import log
+from ..._log import ACCESS_LOGGER_NAME, log
 from ...errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
 from ...protocol import jsonrpc, methods
 from ...protocol.envelope import classify
@@ -96,6 +96,12 @@ class HTTPApp:
         self.event_store: Optional[EventStore] = None
         if settings.resumable:
             self.event_store = settings.event_store if settings.event_store is not None else InMemoryEventStore()
+        if settings.access_log:
+            import logging
+
+            access = logging.getLogger(ACCESS_LOGGER_NAME)
+            if access.level == logging.NOTSET:
+                access.setLevel(logging.INFO)  # asked for: not held back by the package logger's WARNING
         self.guard = RequestGuard(settings.allowed_hosts, settings.allowed_origins, settings.max_body_size)
         self.sessions = SessionTable(server, settings, self.event_store)
         # Guards _listening: the throwaway sessions of open subscriptions/listen POSTs (2026-07-28), which the
@@ -124,6 +130,18 @@ class HTTPApp:
     # ---- entry point ------------------------------------------------------------------------------------
     def handle(self, request: IncomingRequest, responder: Responder) -> None:
         """Answer one request; returns once its response is complete (a GET stream: once it has ended)."""
+        if self.options.access_log:
+            from .access import AccessRecorder  # only servers that log their requests load it
+
+            recorder = AccessRecorder(responder, request)
+            try:
+                self._handle(request, recorder)
+            finally:
+                recorder.finish()
+            return
+        self._handle(request, responder)
+
+    def _handle(self, request: IncomingRequest, responder: Responder) -> None:
         try:
             self.guard.check_host_and_origin(request.headers)
             path = request.path.rstrip("/") or "/"

@@ -41,6 +41,8 @@ class IncomingRequest(NamedTuple):
     body: bytes
     #: Where the application is mounted (WSGI ``SCRIPT_NAME``); prefixes the URLs it hands out.
     script_name: str = ""
+    #: The client's address as the adapter knows it (for the access log; "" when unknown).
+    remote: str = ""
 
 
 #: Answers a GET on one of `HTTPApp`'s extra ``routes``: ``(status, headers, body)``.

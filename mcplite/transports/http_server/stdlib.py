@@ -520,7 +520,8 @@ class _ConnectionHandler(BaseHTTPRequestHandler):
         if not path.startswith("/"):  # the absolute form a proxy sends: http://host/mcp
             path = urlsplit(path).path or "/"
         try:
-            request = IncomingRequest(self.command, path, query, self.headers, body)  # type: ignore[arg-type]
+            request = IncomingRequest(self.command, path, query, self.headers, body,  # type: ignore[arg-type]
+                                      remote=self.client_address[0])
             self.server.app.handle(request, _SocketResponder(self))
         except OSError:
             self.close_connection = True

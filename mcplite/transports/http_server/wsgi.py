@@ -89,7 +89,7 @@ class WSGIApp:
             self.http.refuse(responder, 413, "Payload Too Large")
             return responder.body
         request = IncomingRequest(method, environ.get("PATH_INFO") or "/", environ.get("QUERY_STRING", ""), headers,
-                              body, environ.get("SCRIPT_NAME", ""))
+                              body, environ.get("SCRIPT_NAME", ""), environ.get("REMOTE_ADDR", ""))
         try:
             self.http.handle(request, responder)
         except OSError:

@@ -1,0 +1,77 @@
+"""The HTTP access log: one line per request answered, on the ``mcplite.access`` logger (``access_log=True``).
+
+    127.0.0.1 "POST /mcp" 200 312B 1.4ms tools/call session=5f2c...
+
+The address (when the adapter knows it), the request's method and path, the status, the bytes of body sent, the
+time from the request's arrival to the end of its response, the MCP method (its ``Mcp-Method`` header, or the
+first ``"method"`` of the body) and the session id. A streamed response is logged when it ends, with status 200
+and the bytes of every event; one the client left is logged with the bytes sent until then. Works the same under
+every adapter (the built-in server, WSGI), since it wraps the `Responder` the adapter gives `HTTPApp`.
+"""
+
+from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
+
+import re
+import time
+
+from ..._log import access_log
+from .exchange import IncomingRequest, Responder
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
+if TYPE_CHECKING:
+    from typing import Optional
+
+    from .exchange import Headers
+
+__all__ = ["AccessRecorder", "mcp_method_of"]
+
+# The first "method" member of a JSON-RPC body: enough for a log line, and no second parse of the body.
+_METHOD = re.compile(rb'"method"\s*:\s*"([^"\\]{1,128})"')
+
+
+def mcp_method_of(request: IncomingRequest) -> str:
+    """The MCP method a request carries, for the log ("-" when none: a GET, a response, a bad body)."""
+    header = request.headers.get("mcp-method")
+    if header:
+        return header
+    match = _METHOD.search(request.body, 0, 4096)
+    return match.group(1).decode("ascii", "replace") if match else "-"
+
+
+class AccessRecorder(Responder):
+    """Passes a response on to the adapter's `Responder`, counting it, and logs its line once (`finish`)."""
+
+    def __init__(self, inner: Responder, request: IncomingRequest) -> None:
+        self._inner = inner
+        self._request = request
+        self._started = time.monotonic()
+        self._status: Optional[int] = None
+        self._sent = 0
+        self.can_end_early = inner.can_end_early
+
+    def respond(self, status: int, headers: Headers, body: bytes) -> None:
+        self._status = status
+        self._inner.respond(status, headers, body)
+        self._sent += len(body)
+
+    def start_stream(self, headers: Headers, first: bytes) -> None:
+        self._status = 200
+        self._inner.start_stream(headers, first)
+        self._sent += len(first)
+
+    def write(self, data: bytes) -> None:
+        self._inner.write(data)
+        self._sent += len(data)
+
+    def end_stream(self, last: bytes = b"", *, close_connection: bool = False) -> None:
+        self._inner.end_stream(last, close_connection=close_connection)
+        self._sent += len(last)
+
+    def finish(self) -> None:
+        """Write the line (the response is complete, or the client has gone)."""
+        request = self._request
+        session = request.headers.get("mcp-session-id")
+        access_log.info('%s "%s %s" %s %dB %.1fms %s%s', request.remote or "-", request.method,
+                        request.script_name + request.path, self._status if self._status is not None else "-",
+                        self._sent, (time.monotonic() - self._started) * 1000, mcp_method_of(request),
+                        f" session={session}" if session else "")

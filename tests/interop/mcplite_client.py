@@ -1,14 +1,22 @@
 """Run the interop checks with mcplite's client against another SDK's server.
 
-    python3 tests/interop/mcplite_client.py stdio -- COMMAND [ARG...]
-    python3 tests/interop/mcplite_client.py streamable-http|sse URL
+    python3 tests/interop/mcplite_client.py [--protocol P] [--expect V] stdio -- COMMAND [ARG...]
+    python3 tests/interop/mcplite_client.py [--protocol P] [--expect V] streamable-http|sse URL
 
-run.py starts this with mcplite importable (PYTHONPATH) and reads one ``PASS``/``FAIL`` line per check.
+run.py starts this with mcplite importable (PYTHONPATH) and reads one ``PASS``/``FAIL`` line per check, after
+a ``NEGOTIATED version`` line.
 
-The client is pinned to the handshake era (``INTEROP_MCPLITE_PROTOCOL``, default 2025-11-25): the peers'
-servers here ask for sampling and elicitation with server-to-client requests, which 2026-07-28 does not have
-(py_server.py and ts_server.mjs would have to answer input-required instead). mcplite's own default, "auto",
-would negotiate 2026-07-28 with the Python SDK 2.3.0's server.
+``--protocol`` is the client's ``protocol_version``: ``auto`` (mcplite's default: probe ``server/discover`` and
+speak 2026-07-28 where the server does, else the ``initialize`` handshake) or a revision to pin (run.py's
+"(2025-11-25)" legs pin the handshake). Without it, ``INTEROP_MCPLITE_PROTOCOL`` or ``auto``. ``--expect``: the
+protocol version the connection must end on (default: the contract's handshake version when pinned to a
+handshake revision, either era's in auto mode).
+
+On 2026-07-28 the peers' servers ask for sampling and elicitation with ``input_required`` results, which the
+client answers through the same ``sampling=`` and ``elicitation=`` callbacks as the handshake's server-to-client
+requests, retrying the call (`mcplite.client.rounds`). That revision has no ``logging/setLevel``: the level set
+with ``set_logging_level`` rides in each later request's ``_meta``, and the server's log messages for that
+request reach ``on_log`` as on the handshake.
 """
 
 import os
@@ -30,10 +38,9 @@ from mcplite.transports.http_client import HTTPClientTransport
 HTTP_MODES = {"streamable-http": "streamable", "sse": "sse"}
 
 
-def connect(transport: str, target: Sequence[str],
+def connect(transport: str, target: Sequence[str], version: str,
             **callbacks: Any) -> Tuple[Client, Optional[HTTPClientTransport]]:
-    """A client for ``target``, and its HTTP transport (None for stdio)."""
-    version = os.environ.get("INTEROP_MCPLITE_PROTOCOL", "2025-11-25")
+    """A client for ``target`` speaking ``version`` ("auto" or a revision), and its HTTP transport (None for stdio)."""
     if transport == "stdio":
         return Client.stdio(list(target), timeout=WAIT, protocol_version=version, **callbacks), None
     http = HTTPClientTransport(target[0], timeout=WAIT)
@@ -49,19 +56,34 @@ def call_structured(client: Client, tool: str) -> None:
     verify_structured(tool, client.call_tool(tool, CONTRACT[tool]["arguments"]))
 
 
+def expected_versions(version: str, expect: str) -> List[str]:
+    """The protocol versions the connection may end on: ``--expect``'s, else what ``version`` allows."""
+    if expect:
+        return [expect]
+    if version == "auto":
+        return [CONTRACT["protocolVersion"], CONTRACT["modernProtocolVersion"]]
+    return [version]
+
+
 def main(argv: List[str]) -> int:
+    options = {"--protocol": os.environ.get("INTEROP_MCPLITE_PROTOCOL") or "auto", "--expect": ""}
+    while argv and argv[0] in options:
+        options[argv[0]], argv = argv[1], argv[2:]
+    version = options["--protocol"]
+    expected = expected_versions(version, options["--expect"])
     transport, target = argv[0], [arg for arg in argv[1:] if arg != "--"]
     report = Report()
     logs, model, user = LogCollector(), SamplingModel(), ElicitingUser()
     try:
-        client, http = connect(transport, target, sampling=model, elicitation=user, on_log=logs)
+        client, http = connect(transport, target, version, sampling=model, elicitation=user, on_log=logs)
         client.connect()
     except Exception as exc:
         report.outcome("initialize", exc)
         return 1
+    report.negotiated(client.protocol_version)
     try:
         def initialize() -> None:
-            verify_initialize(client.protocol_version, client.server_info)
+            verify_initialize(client.protocol_version, client.server_info, expected)
             verify_http_mode(transport, http)
         report.run("initialize", initialize)
         report.run("tools/list", lambda: verify_tools_list(client.list_tools()))
@@ -71,7 +93,12 @@ def main(argv: List[str]) -> int:
         progress: List[Tuple[float, Optional[float], Optional[str]]] = []
 
         def countdown() -> None:
-            if "logging" in client.server_capabilities:  # the spec forbids setLevel otherwise
+            # Handshake: one logging/setLevel for the session, only when the server declares logging (the spec
+            # forbids it otherwise). 2026-07-28: nothing is sent now; the level rides in every later request's
+            # _meta, and a server sends log messages only for requests that carry one.
+            if client.session.modern:
+                client.set_logging_level(CONTRACT["modernLogLevel"])
+            elif "logging" in client.server_capabilities:
                 client.set_logging_level("info")
             result = client.call_tool("countdown", CONTRACT["countdown"]["arguments"],
                                       progress=lambda *update: progress.append(update))

@@ -3,20 +3,25 @@
     .peers/py/bin/python tests/interop/py_server.py                          (stdio)
     .peers/py/bin/python tests/interop/py_server.py streamable-http|sse PORT    (on 127.0.0.1)
 
-Written against mcp 2.x's ``MCPServer`` (the 1.x ``FastMCP``).
+Written against mcp 2.x's ``MCPServer`` (the 1.x ``FastMCP``). It serves both eras from one definition: a
+client that negotiates 2026-07-28 (``server/discover``) gets sampling and elicitation as ``input_required``
+results (the SDK's resolvers: a tool parameter ``Annotated[T, Resolve(fn)]`` whose ``fn`` returns a ``Sample``
+or ``Elicit`` question; the tool body runs once every answer is in), a handshake client gets them as
+server-to-client requests, which the same resolvers send mid-call on those revisions.
 """
 
 import sys
 import warnings
-from typing import TypedDict
+from typing import Annotated, TypedDict
 
 import mcp_types as types
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context, Elicit, ElicitationResult, MCPServer, Resolve, Sample
 from mcp.shared.exceptions import MCPDeprecationWarning
 from pydantic import BaseModel
 
-# Sampling and logging are deprecated from 2026-07-28 on; this server speaks the handshake revisions,
-# where they are current. The warnings would only clutter the test output.
+# Sampling and logging are deprecated from 2026-07-28 on, but still served (sampling as input_required, log
+# messages for requests that ask for them in _meta); the handshake legs use them as current features. The
+# warnings would only clutter the test output.
 warnings.simplefilter("ignore", MCPDeprecationWarning)
 
 server = MCPServer("interop-python-sdk", version="1.0.0", log_level="WARNING")
@@ -53,19 +58,26 @@ async def countdown(steps: int, ctx: Context) -> str:
     return f"counted {steps}"
 
 
-@server.tool()
-async def ask_model(prompt: str, ctx: Context) -> str:
-    """Ask the client's model (sampling) and return what it said."""
+def sample_reply(prompt: str) -> Sample:
+    """The sampling question behind ask_model: on 2026-07-28 an input request, before that a request."""
     message = types.SamplingMessage(role="user", content=types.TextContent(type="text", text=prompt))
-    reply = await ctx.session.create_message([message], max_tokens=50, system_prompt="Answer briefly.",
-                                             related_request_id=ctx.request_context.request_id)
+    return Sample([message], max_tokens=50, system_prompt="Answer briefly.")
+
+
+@server.tool()
+async def ask_model(prompt: str, reply: Annotated[types.CreateMessageResult, Resolve(sample_reply)]) -> str:
+    """Ask the client's model (sampling) and return what it said."""
     return f"{reply.model}: {reply.content.text}"
 
 
+def who_is_asking() -> Elicit[Contact]:
+    """The elicitation question behind ask_user."""
+    return Elicit("Who are you?", Contact)
+
+
 @server.tool()
-async def ask_user(ctx: Context) -> str:
+async def ask_user(answer: Annotated[ElicitationResult[Contact], Resolve(who_is_asking)]) -> str:
     """Ask the client's user who they are (form elicitation) and return the answer."""
-    answer = await ctx.elicit("Who are you?", Contact)
     if answer.action != "accept":
         return answer.action
     return f"accept: {answer.data.name}, {answer.data.age}"

@@ -3,9 +3,9 @@
     python3 tests/interop/run.py          (from anywhere; CI runs it from the repository root)
 
 Installs the official Python SDK (PyPI ``mcp``, in a venv) and TypeScript SDK (npm
-``@modelcontextprotocol/sdk`` 1.x, and the 2.x client ``@modelcontextprotocol/client``) under ``.peers/``
-(git-ignored) unless the pinned versions are already there, then runs these pairs over stdio, Streamable
-HTTP and the legacy HTTP+SSE transport (`TRANSPORTS`):
+``@modelcontextprotocol/sdk`` 1.x, and the 2.x ``@modelcontextprotocol/client`` and ``@modelcontextprotocol/server``)
+under ``.peers/`` (git-ignored) unless the pinned versions are already there, then runs these pairs over stdio,
+Streamable HTTP and the legacy HTTP+SSE transport (`TRANSPORTS`):
 
     python-sdk (legacy) client        -> mcplite server (examples/interop_server.py), the initialize handshake
     python-sdk (auto) client          -> mcplite server, the client's default: server/discover, then 2026-07-28
@@ -13,35 +13,49 @@ HTTP and the legacy HTTP+SSE transport (`TRANSPORTS`):
     typescript-sdk client             -> mcplite server (1.x: the handshake only)
     typescript-sdk-v2 (legacy) client -> mcplite server (ts2_client.mjs; 2.x's default: the handshake)
     typescript-sdk-v2 (auto) client   -> mcplite server, as python-sdk (auto)
-    mcplite client         -> python-sdk server (py_server.py)
-    mcplite client         -> typescript-sdk server (ts_server.mjs)
-    mcplite client         -> the reference server @modelcontextprotocol/server-everything (everything.py,
-                              with its own checks: everything_client.py, everything.json)
-    MCP Inspector CLI      -> mcplite server (inspector.py: @modelcontextprotocol/inspector --cli, one
-                              invocation per check)
+    mcplite (auto) client       -> python-sdk server (py_server.py; both eras): mcplite's default, which
+                                   must end on 2026-07-28 here (sampling and elicitation as input_required)
+    mcplite (2025-11-25) client -> python-sdk server, pinned to the handshake (server-to-client requests)
+    mcplite (auto) client       -> typescript-sdk server (ts_server.mjs; 1.x: the handshake only, so the
+                                   probe must fall back to it)
+    mcplite (2025-11-25) client -> typescript-sdk server
+    mcplite (auto) client       -> typescript-sdk-v2 server (ts2_server.mjs; both eras), as python-sdk's;
+                                   stdio and Streamable HTTP (the 2.x server has no HTTP+SSE transport)
+    mcplite (2025-11-25) client -> typescript-sdk-v2 server
+    mcplite client              -> the reference server @modelcontextprotocol/server-everything (everything.py,
+                                   with its own checks: everything_client.py, everything.json)
+    MCP Inspector CLI           -> mcplite server (inspector.py: @modelcontextprotocol/inspector --cli, one
+                                   invocation per check)
+    mcplite (auto) client       -> the reference time server, PyPI ``mcp-server-time`` in the Python SDK's venv,
+                                   over stdio (server_time.py, time_client.py: its two tools' answers)
 
 Every server implements the same contract and every client makes the same checks (contract.json; the
 checks are in checks.py and ts_checks.mjs): tools with structured output, progress, logging, sampling
 and elicitation callbacks, resources and templates, prompts. One line per check, then
 ``interop: N passed, M failed, K skipped``; the exit status is 1 if anything failed.
 
-Protocol revisions. The "(auto)" legs are meant to speak 2026-07-28, the modern era (`Side.modern`): there
-the same checks run with what that revision changes (no ``logging/setLevel``: each request asks for its log
-messages in ``_meta``; sampling and elicitation arrive as input-required results, which the SDK fulfils with
-the same callbacks and retries). Every check line names the version the client actually negotiated, so a
-silent fall-back to the handshake shows. With `EXPECT_MODERN` on, an "(auto)" leg that did not negotiate
-2026-07-28 fails its ``initialize`` check; off, the fall-back is printed as a note and the leg runs the
-handshake checks. The legacy HTTP+SSE transport has no 2026-07-28 form: the modern legs skip it (one SKIP line
-each). Every contract check runs on 2026-07-28 too; what that revision removes (``ping``, ``logging/setLevel``,
-``resources/subscribe``, ``notifications/roots/list_changed``, server-to-client requests, log messages for a
-request that did not ask for them) is not in the contract, which the modern legs meet without it.
+Protocol revisions. The "(auto)" legs against a server that speaks both eras are meant to speak 2026-07-28, the
+modern era (`Side.modern`): the SDK clients against mcplite's server, mcplite's client against the servers of
+`MODERN_SERVERS` and the time server. There the same checks run with what that revision changes (no
+``logging/setLevel``: each request asks for its log messages in ``_meta``; sampling and elicitation arrive as
+input-required results, which the client fulfils with the same callbacks and retries). Every check line names the
+version the client actually negotiated, so a silent fall-back to the handshake shows. With `EXPECT_MODERN` on, an
+"(auto)" leg that did not negotiate 2026-07-28 fails its ``initialize`` check; off, the fall-back is printed as a
+note and the leg runs the handshake checks. The legacy HTTP+SSE transport has no 2026-07-28 form: the modern legs
+skip it (one SKIP line each). Every contract check runs on 2026-07-28 too; what that revision removes (``ping``,
+``logging/setLevel``, ``resources/subscribe``, ``notifications/roots/list_changed``, server-to-client requests,
+log messages for a request that did not ask for them) is not in the contract, which the modern legs meet without
+it. mcplite's "(2025-11-25)" legs pin the handshake against the same servers, which then ask for sampling and
+elicitation with server-to-client requests.
 
 Environment:
     INTEROP_PY_SDK_VERSION  the ``mcp`` version to install (default: PY_SDK_VERSION below).
     INTEROP_TS_SDK_VERSION  the ``@modelcontextprotocol/sdk`` version (default: TS_SDK_VERSION below).
-    INTEROP_TS2_SDK_VERSION the ``@modelcontextprotocol/client`` version (default: TS2_SDK_VERSION below).
+    INTEROP_TS2_SDK_VERSION the ``@modelcontextprotocol/client`` and ``@modelcontextprotocol/server`` version
+                            (default: TS2_SDK_VERSION below).
     INTEROP_EXPECT_MODERN   1 or 0: overrides `EXPECT_MODERN` below for one run (e.g. to try a branch).
     INTEROP_EVERYTHING_VERSION  the ``@modelcontextprotocol/server-everything`` version (default: in everything.py).
+    INTEROP_TIME_VERSION    the ``mcp-server-time`` version (default: in server_time.py).
     INTEROP_INSPECTOR_VERSION   the ``@modelcontextprotocol/inspector`` version (default: in inspector.py).
     INTEROP_PYTHON          the Python (>= 3.10) for the Python SDK's venv (default: this one if new enough,
                             else the first of python3.11, 3.12, 3.13, 3.10 on PATH that runs).
@@ -65,7 +79,7 @@ from typing import IO, Callable, Dict, Iterator, List, NamedTuple, Optional, Tup
 #: The peer versions this suite was last run and passed with.
 PY_SDK_VERSION = "2.3.0"
 TS_SDK_VERSION = "1.32.2"
-#: The TypeScript SDK's 2.x client (it brings @modelcontextprotocol/core at the same version, pinned by it).
+#: The TypeScript SDK's 2.x client and server (each brings @modelcontextprotocol/core at the same version).
 TS2_SDK_VERSION = "2.4.0"
 
 #: Whether the legs meant to speak 2026-07-28 (the "(auto)" clients) must negotiate it: True since mcplite's
@@ -190,16 +204,18 @@ def installed_npm_version(folder: str, package: str) -> Optional[str]:
         return None
 
 
-def install_npm(package: str, version: str, folder: str, log_name: str) -> Tuple[Optional[str], str]:
-    """Make ``folder`` (under .peers) hold ``package@version``, unless it already does; npm's output goes to
-    ``.peers/LOG_NAME``. Returns (error or None, what was done)."""
-    if installed_npm_version(folder, package) == version:
+def install_npm(package: str, version: str, folder: str, log_name: str,
+                also: Tuple[str, ...] = ()) -> Tuple[Optional[str], str]:
+    """Make ``folder`` (under .peers) hold ``package@version`` and each package of ``also`` at the same version,
+    unless it already does; npm's output goes to ``.peers/LOG_NAME``. Returns (error or None, what was done)."""
+    packages = (package, *also)
+    if all(installed_npm_version(folder, name) == version for name in packages):
         return None, "already installed"
     npm = shutil.which("npm")
     if npm is None:
         return "npm is not on PATH", ""
     error = run_logged([npm, "install", "--prefix", folder, "--no-audit", "--no-fund", "--save-exact",
-                        f"{package}@{version}"], os.path.join(PEERS, log_name), INSTALL_TIMEOUT)
+                        *(f"{name}@{version}" for name in packages)], os.path.join(PEERS, log_name), INSTALL_TIMEOUT)
     return error, "installed"
 
 
@@ -214,9 +230,11 @@ def install_ts_sdk(version: str) -> Tuple[Optional[str], str]:
 
 
 def install_ts2_sdk(version: str) -> Tuple[Optional[str], str]:
-    """Make .peers/ts2 hold ``@modelcontextprotocol/client@version`` (its own folder: the 1.x SDK's server and
-    client stay in .peers/ts). Returns (error or None, what was done)."""
-    return install_npm("@modelcontextprotocol/client", version, TS2_PEER, "ts2-install.log")
+    """Make .peers/ts2 hold ``@modelcontextprotocol/client@version`` and ``@modelcontextprotocol/server@version``
+    (one folder, sharing the ``@modelcontextprotocol/core`` both pin; the 1.x SDK stays in .peers/ts).
+    Returns (error or None, what was done)."""
+    return install_npm("@modelcontextprotocol/client", version, TS2_PEER, "ts2-install.log",
+                       also=("@modelcontextprotocol/server",))
 
 
 # ---- running one client against one server ----------------------------------------------------------
@@ -242,6 +260,7 @@ def sides() -> Dict[str, Side]:
     ours = [sys.executable, "-m", "examples.interop_server"]
     py_server = [PY_PEER_PYTHON, os.path.join(HERE, "py_server.py")]
     ts_server = [node, os.path.join(HERE, "ts_server.mjs")]
+    ts2_server = [node, os.path.join(HERE, "ts2_server.mjs")]
     return {
         # One mcplite server serves both HTTP transports.
         "mcplite": Side("mcplite", [sys.executable, os.path.join(HERE, "mcplite_client.py")], ours,
@@ -250,6 +269,9 @@ def sides() -> Dict[str, Side]:
                            lambda transport, port: [*py_server, transport, str(port)]),
         "typescript-sdk": Side("typescript-sdk", [node, os.path.join(HERE, "ts_client.mjs")], ts_server,
                                lambda transport, port: [*ts_server, transport, str(port)]),
+        # The 2.x SDK's client legs are built by `peer_clients` (ts2_client.mjs, a mode each); this is its server.
+        "typescript-sdk-v2": Side("typescript-sdk-v2", [], ts2_server,
+                                  lambda transport, port: [*ts2_server, transport, str(port)]),
     }
 
 
@@ -274,6 +296,32 @@ def peer_clients(peer: str, every: Dict[str, Side], expect_modern: bool) -> List
         return [side._replace(name="typescript-sdk-v2 (legacy)", client=[*ts2, "--mode", "legacy"]),
                 side._replace(name="typescript-sdk-v2 (auto)", client=[*ts2, "--mode", "auto", *expect], modern=True)]
     return [every[peer]]
+
+
+#: The servers of the peers that speak 2026-07-28 (both eras): mcplite's "(auto)" leg must end on it there. The
+#: 1.x TypeScript SDK's server speaks only the handshake: the "(auto)" leg must fall back to it.
+MODERN_SERVERS = ("python-sdk", "typescript-sdk-v2")
+#: The revision mcplite's "(2025-11-25)" legs pin: the contract's handshake one.
+HANDSHAKE_VERSION: str = _CONTRACT["protocolVersion"]
+#: Servers without the HTTP+SSE transport (the 2.x TypeScript SDK has none): their "sse" pairs are skipped.
+NO_SSE_SERVERS = ("typescript-sdk-v2",)
+
+
+def our_clients(server: str, ours: Side, expect_modern: bool) -> List[Side]:
+    """mcplite's client legs against ``server``'s peer server: "(auto)", mcplite's default (probe, then
+    2026-07-28 or the handshake), and "(2025-11-25)", pinned to the handshake.
+
+    Against a server of `MODERN_SERVERS` the auto leg is a modern one (`Side.modern`), told to end on 2026-07-28
+    when `EXPECT_MODERN` holds; against a handshake-only server it must end on the handshake's version.
+    """
+    if server in MODERN_SERVERS:
+        expect = ["--expect", MODERN_VERSION] if expect_modern else []
+    else:
+        expect = ["--expect", HANDSHAKE_VERSION]
+    return [ours._replace(name="mcplite (auto)", client=[*ours.client, "--protocol", "auto", *expect],
+                          modern=server in MODERN_SERVERS),
+            ours._replace(name=f"mcplite ({HANDSHAKE_VERSION})",
+                          client=[*ours.client, "--protocol", HANDSHAKE_VERSION, "--expect", HANDSHAKE_VERSION])]
 
 
 def expect_modern() -> bool:
@@ -431,7 +479,8 @@ def main() -> int:
     ts2_version = os.environ.get("INTEROP_TS2_SDK_VERSION") or TS2_SDK_VERSION
     installs = (("python-sdk", f"mcp=={py_version}", install_py_sdk, py_version),
                 ("typescript-sdk", f"@modelcontextprotocol/sdk@{ts_version}", install_ts_sdk, ts_version),
-                ("typescript-sdk-v2", f"@modelcontextprotocol/client@{ts2_version}", install_ts2_sdk, ts2_version))
+                ("typescript-sdk-v2", f"@modelcontextprotocol/client+server@{ts2_version}", install_ts2_sdk,
+                 ts2_version))
     peers = []
     for name, package, install, version in installs:
         error, done = install(version)
@@ -452,13 +501,24 @@ def main() -> int:
                                f"{MODERN_VERSION} has no HTTP+SSE transport (the legacy leg covers it)")
                 else:
                     run_pair(tally, transport, client, ours)
-            if name in every:  # our client against the peer's server (the 2.x SDK has no server here)
-                run_pair(tally, transport, ours, every[name])
+            for client in our_clients(name, ours, modern):  # our client against the peer's server
+                server = every[name]
+                if transport == "sse" and name in NO_SSE_SERVERS:
+                    tally.skip(f"[{transport}] {client.name} client -> {server.name} server",
+                               "the 2.x TypeScript SDK's server has no HTTP+SSE transport")
+                elif client.modern and transport not in MODERN_TRANSPORTS:
+                    tally.skip(f"[{transport}] {client.name} client -> {server.name} server",
+                               f"{MODERN_VERSION} has no HTTP+SSE transport (the {HANDSHAKE_VERSION} leg covers it)")
+                else:
+                    run_pair(tally, transport, client, server)
     # Imported here: tests/bench/run.py loads this file as a module, from where everything.py is not importable.
     import everything
     everything.run(tally)
     import inspector
     inspector.run(tally)
+    if "python-sdk" in peers:  # the time server runs in the Python SDK's venv
+        import server_time
+        server_time.run(tally, py_version)
     print(f"interop: took {time.monotonic() - started:.1f} s", flush=True)
     print(f"interop: {tally.passed} passed, {tally.failed} failed, {tally.skipped} skipped", flush=True)
     return 1 if tally.failed else 0

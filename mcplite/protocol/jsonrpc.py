@@ -93,7 +93,14 @@ def decode(data: Union[bytes, str]) -> Any:
             data = bytes(data).decode("utf-8")
         return _decode(data)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise InvalidMessage(PARSE_ERROR, f"Parse error: {exc}") from None
+        # The text itself, shortened: a stray print() in a stdio server shows up as what it printed.
+        raise InvalidMessage(PARSE_ERROR, f"Parse error: {exc}: {_preview(data)}") from None
+
+
+def _preview(data: Union[bytes, bytearray, memoryview, str], limit: int = 80) -> str:
+    text = data if isinstance(data, str) else bytes(data[:limit * 4]).decode("utf-8", "backslashreplace")
+    text = text.strip()
+    return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
 def is_valid_id(value: Any) -> TypeGuard[RequestId]:

@@ -21,6 +21,7 @@ import enum
 import functools
 import json
 import re
+import sys
 import types
 import typing
 from typing import (
@@ -352,6 +353,14 @@ def _type_hints(obj: Any, what: str) -> Dict[str, Any]:
     try:
         return typing.get_type_hints(obj, include_extras=True)
     except NameError as exc:
+        raise TypeError(f"cannot resolve the type hints of {what}: {exc}") from exc
+    except TypeError as exc:
+        if "unsupported operand type(s) for |" in str(exc) and sys.version_info < (3, 10):
+            # A string hint (or `from __future__ import annotations`) written `X | None`: evaluating it needs
+            # Python 3.10; typing's own message names neither the function nor the cure.
+            raise TypeError(f"cannot resolve the type hints of {what}: a hint uses `X | Y`, which needs Python "
+                            f"3.10 or newer; on Python {sys.version_info[0]}.{sys.version_info[1]} write "
+                            "Optional[X] or Union[X, Y] (from typing)") from exc
         raise TypeError(f"cannot resolve the type hints of {what}: {exc}") from exc
 
 

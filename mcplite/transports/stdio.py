@@ -128,8 +128,22 @@ class _LineChannel:
             self._thread.join(timeout)
 
 
+def _split_for_message(command: Union[str, bytes]) -> List[str]:
+    import shlex
+
+    text = command.decode(errors="replace") if isinstance(command, bytes) else command
+    try:
+        return shlex.split(text)
+    except ValueError:  # unbalanced quotes: the plain split still shows the idea
+        return text.split()
+
+
 def resolve_command(argv: Sequence[str]) -> List[str]:
     """The argv to spawn: on Windows ``npx`` must become ``npx.cmd``, which only a PATH search finds."""
+    if isinstance(argv, (str, bytes)):
+        # list("python3 server.py") would spawn "p": say what was meant instead.
+        raise TypeError(f"the server command must be a list of arguments, not a string: {argv!r}; write "
+                        f"{_split_for_message(argv)!r} (shlex.split(command) splits a command line)")
     if not argv:
         raise ValueError("the server command is empty")
     args = list(argv)

@@ -229,7 +229,7 @@ class Call:
                 conn.close()
                 if reused and isinstance(exc, ConnectionError):
                     continue  # the server closed this idle connection: take another
-                raise _no_response(method, url, self._timeout, exc) from exc
+                raise _no_response(method, url, self._timeout, exc, destination.proxy) from exc
             with self._lock:
                 self._conn, self._sock, self._destination, self._reused = conn, conn.sock, destination, reused
             return
@@ -271,7 +271,8 @@ class Call:
                     retried = True
                     self._write(fresh=True)
                     continue
-                raise _no_response(self._request.method, self._request.url, self._timeout, exc) from exc
+                raise _no_response(self._request.method, self._request.url, self._timeout, exc,
+                                   destination.proxy) from exc
             return Exchange(self._pool, destination, conn, self._sock, response, self._request.method,
                             self._request.url)
 
@@ -398,10 +399,15 @@ def _shut_down(sock: Optional[socket.socket]) -> None:
             pass
 
 
-def _no_response(method: str, url: str, timeout: float, exc: BaseException) -> HTTPError:
+def _no_response(method: str, url: str, timeout: float, exc: BaseException,
+                 proxy: Optional[Tuple[str, int]] = None) -> HTTPError:
+    # Through a proxy the failure is usually the proxy's, which the environment chose without the user seeing
+    # it (http_proxy set for something else): name it, and how to go around it.
+    via = (f" through the proxy {proxy[0]}:{proxy[1]} (from the {urllib.parse.urlsplit(url).scheme}_proxy "
+           "environment variable; add the host to NO_PROXY to connect directly)") if proxy is not None else ""
     if isinstance(exc, socket.timeout):
-        return HTTPError(f"{method} {url}: no response within {timeout} s")
-    return HTTPError(f"{method} {url}: no response: {describe(exc)}")
+        return HTTPError(f"{method} {url}{via}: no response within {timeout} s")
+    return HTTPError(f"{method} {url}{via}: no response: {describe(exc)}")
 
 
 def describe(exc: BaseException) -> str:

@@ -191,14 +191,18 @@ def shape_result(result: Dict[str, Any], ctx: RequestContext, server: Any) -> Di
     ``ttlMs`` and ``cacheScope`` unless the handler set its own. A copy: the handler may have returned a
     dict of its own (a whole `GetPromptResult`), which must not change under it.
     """
+    method = ctx.method
+    if method not in CACHEABLE_METHODS and "resultType" not in result and "_meta" not in result:
+        # The common case (a tool's result, made for this request): one new dict, no lookups.
+        return {**result, "resultType": "complete", "_meta": {SERVER_INFO_KEY: server.info}}
     shaped = dict(result)
     result_type = shaped.setdefault("resultType", "complete")
     meta = shaped.get("_meta")
     shaped["_meta"] = {**meta, SERVER_INFO_KEY: server.info} if isinstance(meta, dict) else \
         {SERVER_INFO_KEY: server.info}
-    if ctx.method in CACHEABLE_METHODS and result_type == "complete" and "ttlMs" not in shaped:
-        uri = ctx.params.get("uri") if ctx.method == methods.RESOURCES_READ else None
-        hints = server.cache.hints(ctx.method, uri)
+    if method in CACHEABLE_METHODS and result_type == "complete" and "ttlMs" not in shaped:
+        uri = ctx.params.get("uri") if method == methods.RESOURCES_READ else None
+        hints = server.cache.hints(method, uri)
         if hints is not None:
             shaped["ttlMs"], shaped["cacheScope"] = hints
     return shaped

@@ -34,17 +34,20 @@ def _extras(block: Dict[str, Any], annotations: Optional[t.Annotations], meta: O
 
 def text(value: str, *, annotations: Optional[t.Annotations] = None,
          meta: Optional[Dict[str, Any]] = None) -> t.TextContent:
-    return _extras({"type": "text", "text": value}, annotations, meta)
+    block: t.TextContent = _extras({"type": "text", "text": value}, annotations, meta)
+    return block
 
 
 def image(data: Union[bytes, str], mime_type: str = "image/png", *, annotations: Optional[t.Annotations] = None,
           meta: Optional[Dict[str, Any]] = None) -> t.ImageContent:
-    return _extras({"type": "image", "data": b64(data), "mimeType": mime_type}, annotations, meta)
+    block: t.ImageContent = _extras({"type": "image", "data": b64(data), "mimeType": mime_type}, annotations, meta)
+    return block
 
 
 def audio(data: Union[bytes, str], mime_type: str = "audio/wav", *, annotations: Optional[t.Annotations] = None,
           meta: Optional[Dict[str, Any]] = None) -> t.AudioContent:
-    return _extras({"type": "audio", "data": b64(data), "mimeType": mime_type}, annotations, meta)
+    block: t.AudioContent = _extras({"type": "audio", "data": b64(data), "mimeType": mime_type}, annotations, meta)
+    return block
 
 
 def resource(uri: str, content: Union[str, bytes], mime_type: Optional[str] = None, *,
@@ -63,7 +66,8 @@ def resource(uri: str, content: Union[str, bytes], mime_type: Optional[str] = No
         contents["text"] = content
     else:
         contents["blob"] = b64(content)
-    return _extras({"type": "resource", "resource": contents}, annotations, meta)
+    block: t.EmbeddedResource = _extras({"type": "resource", "resource": contents}, annotations, meta)
+    return block
 
 
 def resource_link(uri: str, name: Optional[str] = None, *, title: Optional[str] = None,
@@ -71,11 +75,12 @@ def resource_link(uri: str, name: Optional[str] = None, *, title: Optional[str] 
                   annotations: Optional[t.Annotations] = None, meta: Optional[Dict[str, Any]] = None
                   ) -> t.ResourceLink:
     """A link to a resource the client may read (2025-06-18)."""
-    block: Dict[str, Any] = {"type": "resource_link", "uri": uri, "name": name or uri}
+    fields: Dict[str, Any] = {"type": "resource_link", "uri": uri, "name": name or uri}
     for key, value in (("title", title), ("description", description), ("mimeType", mime_type), ("size", size)):
         if value is not None:
-            block[key] = value
-    return _extras(block, annotations, meta)
+            fields[key] = value
+    block: t.ResourceLink = _extras(fields, annotations, meta)
+    return block
 
 
 def message(content: Union[str, Dict[str, Any]], role: str = "user") -> t.PromptMessage:

@@ -32,10 +32,10 @@ from .callbacks import InputCallbacks
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Hashable, Iterator, List, Mapping, Optional, Sequence
+    from typing import Any, Callable, Dict, FrozenSet, Hashable, Iterator, List, Mapping, Optional, Sequence
 
     from ..protocol import types as t
-    from ..session import ProgressCallback
+    from ..session.pending import ProgressCallback
     from .callbacks import ElicitationCallback, RootsSource, SamplingCallback
     from .listen import Listens, Subscription
 
@@ -133,7 +133,7 @@ class Client:
         self._cache: Optional[ResultCache] = ResultCache() if cache else None
         self._output_schemas: Optional[Dict[str, Optional[Dict[str, Any]]]] = None
         #: The listed tools annotated read-only or idempotent: safe to call again after a broken stream.
-        self._repeatable_tools: frozenset = frozenset()
+        self._repeatable_tools: FrozenSet[str] = frozenset()
         self._started = False
         self.session = self._new_session(self._transport)
         # Mcp-Param-* maps of the tools listed on a modern session (tool name -> path -> header).
@@ -375,7 +375,8 @@ class Client:
         """The tools whose ``x-mcp-header`` annotations are valid; their header maps are kept for calls."""
         from ..protocol.mcp_headers import header_map
 
-        kept, maps = [], {}
+        kept: List[t.Tool] = []
+        maps: Dict[str, Any] = {}
         for tool in tools:
             try:
                 maps[tool["name"]] = header_map(tool.get("inputSchema"))
@@ -636,7 +637,8 @@ class Client:
         params: Dict[str, Any] = {"ref": ref, "argument": {"name": argument, "value": value}}
         if context:
             params["context"] = {"arguments": context}
-        return self.request(methods.COMPLETE, params, timeout=timeout)["completion"]
+        completion: Dict[str, Any] = self.request(methods.COMPLETE, params, timeout=timeout)["completion"]
+        return completion
 
     def set_logging_level(self, level: str, *, timeout: Any = DEFAULT) -> None:
         """Ask for log messages at ``level`` and above (``on_log``). On 2026-07-28 the level rides in every

@@ -48,7 +48,7 @@ from .cache import ResultCache
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
-    from typing import Any, Dict, Hashable, Optional, Tuple, Union
+    from typing import Any, Dict, Hashable, List, Optional, Tuple, Union
 
     Client = Any  # mcplite.client.Client (not imported: the package imports this module)
 
@@ -166,7 +166,7 @@ def _probe(client: Client, timeout: Any) -> Tuple[str, Optional[Dict[str, Any]]]
     return LEGACY, None
 
 
-def _supported(data: Any) -> list:
+def _supported(data: Any) -> List[str]:
     supported = data.get("supported") if isinstance(data, dict) else None
     return [v for v in supported if isinstance(v, str)] if isinstance(supported, list) else []
 

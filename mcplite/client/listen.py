@@ -58,7 +58,7 @@ class Subscription:
         self.end_reason: Optional[str] = None
         self.error: Optional[BaseException] = None
         self._pending: Optional[PendingRequest] = None
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._acknowledged = threading.Event()
 
     @property

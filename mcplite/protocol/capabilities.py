@@ -51,7 +51,7 @@ REQUIRED_CLIENT_CAPABILITY: Dict[str, str] = {
 }
 
 
-def missing_capability(method: str, peer_capabilities: Optional[dict], rev: Revision, *, peer_is_server: bool
+def missing_capability(method: str, peer_capabilities: Optional[Dict[str, Any]], rev: Revision, *, peer_is_server: bool
                        ) -> Optional[str]:
     """The capability path the peer lacks for `method`, or None when the method may be sent.
 
@@ -69,7 +69,7 @@ def missing_capability(method: str, peer_capabilities: Optional[dict], rev: Revi
     return None
 
 
-def missing_request_capability(method: str, params: Mapping[str, Any], client_capabilities: Optional[dict],
+def missing_request_capability(method: str, params: Mapping[str, Any], client_capabilities: Optional[Dict[str, Any]],
                                rev: Optional[Revision]) -> Optional[str]:
     """The capability path a server-to-client request with these ``params`` needs and the client did not
     declare, or None. Only what the params add is checked here; the method's own capability is
@@ -83,13 +83,13 @@ def missing_request_capability(method: str, params: Mapping[str, Any], client_ca
     return None
 
 
-def sampling_tools_declared(client_capabilities: Optional[dict]) -> bool:
+def sampling_tools_declared(client_capabilities: Optional[Dict[str, Any]]) -> bool:
     """The client declared ``sampling.tools`` (as an object), so sampling requests may carry ``tools``."""
     sampling = (client_capabilities or {}).get("sampling")
     return isinstance(sampling, dict) and isinstance(sampling.get("tools"), dict)
 
 
-def url_elicitation_supported(client_capabilities: Optional[dict], rev: Optional[Revision]) -> bool:
+def url_elicitation_supported(client_capabilities: Optional[Dict[str, Any]], rev: Optional[Revision]) -> bool:
     """URL-mode elicitation may be used: the revision has it and the client declared ``elicitation.url``.
 
     It also says whether elicitation requests carry a ``mode`` at all: a client that knows only form mode

@@ -22,7 +22,7 @@ from .versions import MODERN as _MODERN
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
-    from typing import Any, Dict, Mapping, Optional
+    from typing import Any, Dict, Mapping, Optional, Tuple
 
     from .jsonrpc import RequestId
     from .versions import Revision
@@ -100,7 +100,7 @@ class Route:
         self.starts_listening = starts_listening
         self.modern = modern
 
-    def _fields(self) -> tuple:
+    def _fields(self) -> Tuple[Any, ...]:
         return tuple(getattr(self, name) for name in Route.__slots__)
 
     def __eq__(self, other: object) -> bool:

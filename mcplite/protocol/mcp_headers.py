@@ -205,7 +205,7 @@ def _matches(kind: str, text: str, value: Any) -> bool:
             if not value.is_integer():
                 return False
             value = int(value)
-        return _integer_of(text) == value
+        return bool(_integer_of(text) == value)
     if kind == "boolean":
         return isinstance(value, bool) and text == ("true" if value else "false")
     return isinstance(value, str) and text == value

@@ -130,11 +130,14 @@ class ToolAnnotations(TypedDict, total=False):  # 2025-03-26; hints are untruste
     openWorldHint: bool
 
 
-class Tool(TypedDict, total=False):
+class _ToolRequired(TypedDict):
     name: str
+    inputSchema: Dict[str, Any]
+
+
+class Tool(_ToolRequired, total=False):
     title: str
     description: str
-    inputSchema: Dict[str, Any]
     outputSchema: Dict[str, Any]  # 2025-06-18
     annotations: ToolAnnotations
     icons: List[Icon]

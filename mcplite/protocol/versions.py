@@ -80,7 +80,7 @@ class RevisionRecord:
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return self._asdict() == other._asdict()  # type: ignore[attr-defined]
+        return self._asdict() == other._asdict()
 
     def __hash__(self) -> int:
         return hash((type(self), tuple(getattr(self, name) for name in self._fields)))

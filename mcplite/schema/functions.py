@@ -735,7 +735,7 @@ def _argument_texts(body: List[str], entry: str) -> Dict[str, str]:
     for line in _dedent(body):
         match = re.match(entry, line) if line[:1] not in (" ", "\t") else None
         if match:
-            current = match.group("name")
+            current = str(match.group("name"))
             texts[current] = [match.groupdict().get("text") or ""]
         elif current is not None and line.strip():
             texts[current].append(line.strip())

@@ -49,9 +49,9 @@ def check_ttl_ms(value: object, what: str = "ttl_ms") -> int:
 
 def check_scope(value: object, what: str = "cache_scope") -> str:
     """``value`` when it is a valid ``cacheScope`` (``"public"`` or ``"private"``), else `ValueError`."""
-    if value not in SCOPES:
+    if not isinstance(value, str) or value not in SCOPES:
         raise ValueError(f'{what} must be "public" or "private", not {value!r}')
-    return value  # type: ignore[return-value]  # one of SCOPES
+    return value
 
 
 class CachePolicy:

@@ -211,8 +211,9 @@ class Context:
             import uuid
 
             elicitation_id = uuid.uuid4().hex
-        return self._ask_one(key, ElicitURL(message, url, None if self.revision.input_required else elicitation_id),
-                             timeout)  # type: ignore[no-any-return]
+        answer: Dict[str, Any] = self._ask_one(
+            key, ElicitURL(message, url, None if self.revision.input_required else elicitation_id), timeout)
+        return answer
 
     def list_roots(self, *, timeout: Optional[float] = DEFAULT_TIMEOUT, key: Optional[str] = None
                    ) -> List[Dict[str, Any]]:

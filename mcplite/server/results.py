@@ -170,7 +170,7 @@ def prompt_messages(value: Any) -> List[Dict[str, Any]]:
 
 def completion_result(values: Any) -> Dict[str, Any]:
     """A completer's list (or ``{"values", ...}`` dict) as a `CompleteResult`, cut to the spec's cap."""
-    completion = dict(values) if isinstance(values, dict) else {"values": list(values)}
+    completion: Dict[str, Any] = dict(values) if isinstance(values, dict) else {"values": list(values)}
     if len(completion["values"]) > MAX_COMPLETIONS:
         completion.setdefault("total", len(completion["values"]))
         completion["values"] = completion["values"][:MAX_COMPLETIONS]

@@ -185,7 +185,7 @@ class Session(MessageSink):
         self._owed: Optional[Set[RequestId]] = None
         self._drained = LazyEvent()
         self._pool: Optional[DaemonPool] = None  # runs request handlers; made by the first request
-        self._callbacks: "queue.SimpleQueue[Optional[Tuple[Callable[..., None], tuple]]]" = queue.SimpleQueue()
+        self._callbacks: "queue.SimpleQueue[Optional[Tuple[Callable[..., None], Tuple[Any, ...]]]]" = queue.SimpleQueue()
         # Started on first use (under _lock): a stateless HTTP request that sends no notification never
         # pays for a thread.
         self._dispatcher: Optional[threading.Thread] = None

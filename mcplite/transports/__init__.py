@@ -164,12 +164,16 @@ class HostedSession(Protocol):
     The transport is its session's `MessageSink` source: it calls `receive` for each message the client POSTs.
     """
 
-    #: The negotiated protocol revision; None until the handshake is done.
-    revision: Optional[Revision]
+    @property
+    def revision(self) -> Optional[Revision]:
+        """The negotiated protocol revision; None until the handshake is done (read-only here: a session
+        whose revision is never None still fits)."""
+        ...
 
     @property
     def lifecycle(self) -> Lifecycle:
         """Where the session is in the MCP lifecycle: the app asks it whether the handshake is done."""
+        ...
 
     def start(self) -> None:
         """Begin: calls the transport's ``start`` with the session as the sink."""
@@ -196,6 +200,8 @@ class SessionFactory(Protocol):
     @property
     def supported_versions(self) -> Sequence[str]:
         """The protocol revisions the sessions accept, newest first."""
+        ...
 
     def create_session(self, transport: Transport) -> HostedSession:
         """A new session that speaks over ``transport``, not yet started."""
+        ...

@@ -43,7 +43,7 @@ class MemoryTransport(Transport):
     def _read(self, sink: MessageSink) -> None:
         while True:
             data = self._inbox.get()
-            if data is _EOF:
+            if data is None:  # _EOF
                 sink.connection_lost(None)
                 return
             deliver_bytes(data, sink)

@@ -261,7 +261,7 @@ def _buffered(pipe: Optional[IO[bytes]]) -> IO[bytes]:
     The pipes are unbuffered (bufsize=0), so closing one never waits for a reader blocked on it; but lines
     read from a raw pipe cost a system call per byte, so each reader thread reads through a buffer.
     """
-    return io.BufferedReader(pipe)  # type: ignore[arg-type, type-var]  # an unbuffered pipe is a RawIOBase
+    return io.BufferedReader(pipe)  # type: ignore[type-var]  # an unbuffered pipe is a RawIOBase
 
 
 def _pump_lines(pipe: Optional[IO[bytes]], callback: Callable[[str], None]) -> None:

@@ -59,6 +59,7 @@ class Mode(Protocol):
     def cancel(self, request_id: RequestId) -> bool:
         """Stop awaiting the answer to ``request_id``, if the mode awaits answers one by one; True when that
         closed the request's connection and so cancelled it (2026-07-28)."""
+        ...
 
     def close(self) -> None:
         """End the session and stop every stream (idempotent)."""

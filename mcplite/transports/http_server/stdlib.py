@@ -445,7 +445,7 @@ class _ConnectionHandler(BaseHTTPRequestHandler):
 
     protocol_version = "HTTP/1.1"
     server_version = "mcplite"
-    server: "_MCPHTTPServer"
+    server: "_MCPHTTPServer"  # pyright: ignore[reportIncompatibleVariableOverride]  # always ours
     raw_requestline: bytes
     _body_length: Optional[int]  # of the request being read, as `body_framing` found it; None: chunked
 

@@ -111,7 +111,8 @@ class WSGIApp:
         if length.isascii() and length.isdigit():  # the server has validated it (PEP 3333)
             if guard.body_too_large(int(length)):
                 return None
-            return stream.read(int(length))
+            body: bytes = stream.read(int(length))
+            return body
         # A chunked body that the server de-chunks announces itself with wsgi.input_terminated.
         body = stream.read(guard.max_body_size + 1) if environ.get("wsgi.input_terminated") else b""
         return None if guard.body_too_large(len(body)) else body

@@ -377,7 +377,6 @@ def test_usage_errors_exit_2_with_one_line(capsys: pytest.CaptureFixture, argv: 
     (["read", "test://nowhere", "--", *SERVE_FIXTURE], "RemoteError: Resource not found: test://nowhere"),
     (["ping", "--", sys.executable, "-c", "pass"], "Connection"),  # the server exits at once
     (["ping", "--", str(ROOT / "no-such-server")], "TransportError: cannot start"),
-    (["--timeout", "0.001", "ping", "--", *SERVE_FIXTURE], "RequestTimeout"),
 ])
 def test_protocol_and_connection_errors_exit_3(capsys: pytest.CaptureFixture, argv: List[str], message: str) -> None:
     status, out, err = run(capsys, *argv)

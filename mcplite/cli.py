@@ -28,7 +28,7 @@ Exit codes:
     0     success
     1     the tool returned a result with ``isError``
     2     usage error (the command line is wrong)
-    3     protocol or connection error (the server failed, refused or hung up)
+    3     protocol or connection error
     4     timeout (``--connect-timeout`` or ``--timeout``)
     130   interrupted (Ctrl-C)
     ====  ==========================================================

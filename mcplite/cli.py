@@ -806,7 +806,8 @@ def package_version(package: str = "mcplite", pyproject: Optional[Path] = None) 
     if isinstance(version, str) and version:
         return version
     try:
-        from importlib.metadata import PackageNotFoundError, version as distribution_version
+        from importlib.metadata import PackageNotFoundError
+        from importlib.metadata import version as distribution_version
 
         return distribution_version(package)
     except (ImportError, PackageNotFoundError):
@@ -997,7 +998,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     tolerate_narrow_encodings()
     words, target_words = split_target(sys.argv[1:] if argv is None else argv)
     reporter = StderrReporter()
-    undo_logging: Callable[[], None] = lambda: None  # noqa: E731
+    undo_logging: Callable[[], None] = lambda: None
     try:
         args = parse_arguments(build_parser(_program_name()), words)
         undo_logging = configure_logging(args.log_level, args.verbose)

@@ -1,14 +1,37 @@
 """The command line: talk to any MCP server, or serve a `Server` of yours.
 
-    python -m mcplite [--timeout S] [--protocol-version V] [--header K:V ...] [--auth] [--ask] [--root DIR ...]
-                      COMMAND [ARGS] -- TARGET
+    python -m mcplite [--timeout S] [--connect-timeout S] [--json | --human] [-v] [--log-level LEVEL]
+                      [--protocol-version V] [--header K:V ...] [--auth] [--ask] [--root DIR ...]
+                      [-e KEY=VAL ...] [--cwd DIR] COMMAND [ARGS] -- TARGET
     python -m mcplite listen [tools|prompts|resources|URI ...] -- TARGET
     python -m mcplite serve FILE_OR_MODULE[:OBJECT] [--http HOST:PORT] [--stateless] [--json-response]
+    python -m mcplite --version
 
 TARGET, after the first ``--``, is one ``http(s)://`` URL or a server command line (spawned and spoken to
-over stdio); ``--config FILE --server NAME`` takes it from an ``mcpServers`` JSON file instead. Results are
-JSON on stdout (indented on a terminal); server logs and progress go to stderr. Exit codes: 0 success,
-1 a tool result with ``isError``, 2 a usage error, 3 a protocol or connection error.
+over stdio, with ``-e KEY=VAL`` laid over its environment and ``--cwd DIR`` as its working directory);
+``--config FILE --server NAME`` takes it from an ``mcpServers`` JSON file instead.
+
+Results are for people on a terminal (tools as signatures such as ``add(a: integer, b?: string) -> integer``,
+content as text with images and blobs summarised: `mcplite.cli_format`) and JSON when stdout is piped;
+``--json`` and ``--human`` choose. Server logs, progress and our own messages go to stderr; ``-v`` (info),
+``-vv`` (debug) or ``--log-level LEVEL`` show the ``mcplite`` logger there too. Output never fails on a
+narrow encoding: what it cannot encode is written as backslash escapes (JSON as ``\\uXXXX``).
+
+``--connect-timeout`` (default 30 s) bounds starting the server and the handshake; ``--timeout`` (default
+60 s) bounds each request after that, so a short ``--timeout`` does not cut off a server that is slow to
+start. After a timeout or Ctrl-C a stdio server is given 0.2 s to exit on EOF, then 0.2 s after SIGTERM
+(after a command that finished, 2 s each): interrupting never leaves you waiting in silence.
+
+Exit codes:
+
+    ====  ==========================================================
+    0     success
+    1     the tool returned a result with ``isError``
+    2     usage error (the command line is wrong)
+    3     protocol or connection error
+    4     timeout (``--connect-timeout`` or ``--timeout``)
+    130   interrupted (Ctrl-C)
+    ====  ==========================================================
 
 ``--auth`` signs in to a protected HTTP server with OAuth (the browser opens when a sign-in is needed);
 the tokens are kept for the next run in the user's token file (`mcplite.oauth.user_token_file`).
@@ -20,17 +43,22 @@ go to stderr, the answers are read from stdin. ``--root DIR`` offers a directory
 """
 
 import argparse
+import codecs
 import functools
 import importlib
 import importlib.util
+import io
 import json
 import os
+import re
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple
 
+from . import cli_format
 from .client import Client
 from .errors import MCPError
 from .protocol.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION, MODERN_VERSIONS
@@ -38,16 +66,23 @@ from .schema.validation import ValidationError, coerce_from_string
 from .server import Server
 
 __all__ = ["main", "build_parser", "UsageError", "Target", "split_target", "parse_target", "target_from_config",
-           "user_sign_in", "TerminalElicitation",
+           "user_sign_in", "TerminalElicitation", "package_version", "configure_logging",
            "parse_header", "parse_assignments", "tool_arguments", "emit", "StderrReporter", "load_server"]
 
 EXIT_OK = 0
 EXIT_TOOL_ERROR = 1
 EXIT_USAGE = 2
 EXIT_PROTOCOL = 3
+EXIT_TIMEOUT = 4
 EXIT_INTERRUPTED = 130  # the shell's convention for a Ctrl-C
 
 SEPARATOR = "--"
+
+DEFAULT_CONNECT_TIMEOUT = 30.0  # generous: npx, uvx and docker may download before the server starts
+#: Seconds each step of stopping a stdio server (EOF, then SIGTERM) may take: short once the user gave up
+#: (a timeout, Ctrl-C, a failed start), the transport's usual grace after a command that finished.
+ABORT_SHUTDOWN = 0.2
+GRACEFUL_SHUTDOWN = 2.0
 
 
 class UsageError(Exception):
@@ -181,11 +216,44 @@ def tool_arguments(pairs: Sequence[str], args_json: Optional[str], input_schema:
 
 # ---- stdout and stderr --------------------------------------------------------------------------------
 def emit(value: Any, stream: Optional[IO[str]] = None) -> None:
-    """Print a result as JSON: indented for a person at a terminal, one line for a pipe."""
+    """Print a result as JSON: indented for a person at a terminal, one line for a pipe.
+
+    On a stream that cannot encode all of Unicode (``PYTHONIOENCODING=cp1252``) the JSON is ASCII with
+    ``\\uXXXX`` escapes, so it stays valid JSON rather than failing or being mangled.
+    """
     stream = stream or sys.stdout
     indent = 2 if stream.isatty() else None
-    stream.write(json.dumps(value, indent=indent, ensure_ascii=False) + "\n")
+    stream.write(json.dumps(value, indent=indent, ensure_ascii=not speaks_unicode(stream)) + "\n")
     stream.flush()
+
+
+def show(text: str, stream: Optional[IO[str]] = None) -> None:
+    """Print human output (a line break added)."""
+    stream = stream or sys.stdout
+    stream.write(text + "\n")
+    stream.flush()
+
+
+def speaks_unicode(stream: IO[str]) -> bool:
+    """Can ``stream`` encode every character? (A stream without an encoding, like StringIO, can.)"""
+    encoding = getattr(stream, "encoding", None)
+    if not encoding:
+        return True
+    try:
+        return codecs.lookup(encoding).name.startswith("utf")
+    except LookupError:
+        return False
+
+
+def tolerate_narrow_encodings() -> None:
+    """Make stdout and stderr write what their encoding cannot hold as backslash escapes.
+
+    A tool's text in Japanese must not crash the program on a cp1252 console (a traceback, and exit code 1,
+    which would claim the tool failed). Only narrow streams are changed: UTF-8 ones can write everything.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and not speaks_unicode(stream) and stream.errors == "strict":
+            stream.reconfigure(errors="backslashreplace")
 
 
 class StderrReporter:
@@ -357,10 +425,19 @@ def _read_value(text: str, kind: str, choices: List[str]) -> Any:
 Command = Callable[[Client, argparse.Namespace, StderrReporter], int]
 
 
+def _output(args: argparse.Namespace, value: Any, human: Callable[[Any], str]) -> None:
+    """Print a result: ``human(value)`` for a person (``--human``, or a terminal), else JSON."""
+    if getattr(args, "human_output", False):
+        show(human(value))
+    else:
+        emit(value)
+
+
 def _info(client: Client, args: argparse.Namespace, reporter: StderrReporter) -> int:
-    emit({"protocolVersion": client.protocol_version, "era": "modern" if client.session.modern else "handshake",
-          "serverInfo": client.server_info, "capabilities": client.server_capabilities,
-          "instructions": client.instructions})
+    _output(args, {"protocolVersion": client.protocol_version,
+                   "era": "modern" if client.session.modern else "handshake",
+                   "serverInfo": client.server_info, "capabilities": client.server_capabilities,
+                   "instructions": client.instructions}, cli_format.format_info)
     return EXIT_OK
 
 
@@ -374,7 +451,7 @@ _LISTS = {  # what `list` takes -> (the Client method, the result's key)
 
 def _list(client: Client, args: argparse.Namespace, reporter: StderrReporter) -> int:
     method, key = _LISTS[args.kind]
-    emit({key: method(client)})
+    _output(args, {key: method(client)}, lambda listed: cli_format.format_list(key, listed[key]))
     return EXIT_OK
 
 
@@ -388,7 +465,7 @@ def _call(client: Client, args: argparse.Namespace, reporter: StderrReporter) ->
         result = client.call_tool(args.tool, arguments, progress=reporter.progress)
     finally:
         reporter.finish()
-    emit(result)
+    _output(args, result, cli_format.format_call_result)
     if result.get("isError"):
         texts = [str(block.get("text", "")) for block in result.get("content", []) if block.get("type") == "text"]
         summary = " ".join(" ".join(texts).split())  # one line, however many the tool wrote
@@ -398,12 +475,13 @@ def _call(client: Client, args: argparse.Namespace, reporter: StderrReporter) ->
 
 
 def _read(client: Client, args: argparse.Namespace, reporter: StderrReporter) -> int:
-    emit(client.read_resource(args.uri))
+    _output(args, client.read_resource(args.uri), cli_format.format_read_result)
     return EXIT_OK
 
 
 def _prompt(client: Client, args: argparse.Namespace, reporter: StderrReporter) -> int:
-    emit(client.get_prompt(args.name, parse_assignments(args.arguments)))  # prompt arguments are text
+    _output(args, client.get_prompt(args.name, parse_assignments(args.arguments)),  # prompt arguments are text
+            cli_format.format_prompt_result)
     return EXIT_OK
 
 
@@ -413,13 +491,14 @@ def _complete(client: Client, args: argparse.Namespace, reporter: StderrReporter
     else:
         ref = {"type": "ref/resource", "uri": args.ref}
     completion = client.complete(ref, args.argument, args.value, context=parse_assignments(args.context) or None)
-    emit({"completion": completion})
+    _output(args, {"completion": completion}, lambda value: cli_format.format_completion(value["completion"]))
     return EXIT_OK
 
 
 def _ping(client: Client, args: argparse.Namespace, reporter: StderrReporter) -> int:
+    started = time.monotonic()
     client.ping()
-    emit({})
+    _output(args, {}, lambda _: f"ok ({(time.monotonic() - started) * 1000:.0f} ms)")
     return EXIT_OK
 
 
@@ -436,7 +515,7 @@ def _listen(client: Client, args: argparse.Namespace, reporter: StderrReporter) 
         with client.listen(tools="tools" in kinds, prompts="prompts" in kinds, resources="resources" in kinds,
                            uris=uris) as stream:
             for method, params in stream:
-                _print_line({"method": method, "params": params})
+                _print_line({"method": method, "params": params}, args)
         reporter.error(f"the listen stream ended ({stream.end_reason})"
                        + (f": {stream.error}" if stream.error is not None else ""))
         return EXIT_PROTOCOL if stream.end_reason == "lost" else EXIT_OK
@@ -448,8 +527,13 @@ def _listen(client: Client, args: argparse.Namespace, reporter: StderrReporter) 
     return EXIT_OK
 
 
-def _print_line(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, ensure_ascii=False) + "\n")
+def _print_line(value: Dict[str, Any], args: argparse.Namespace) -> None:
+    """One notification: a JSON line, or ``method {params}`` for a person."""
+    if getattr(args, "human_output", False):
+        line = cli_format.format_notification(value["method"], value.get("params"))
+    else:
+        line = json.dumps(value, ensure_ascii=not speaks_unicode(sys.stdout))
+    sys.stdout.write(line + "\n")
     sys.stdout.flush()
 
 
@@ -460,11 +544,11 @@ def _handshake_listener(args: argparse.Namespace) -> Dict[str, Any]:
 
     def changed(kind: str) -> None:
         if kind in kinds:
-            _print_line({"method": f"notifications/{kind}/list_changed", "params": {}})
+            _print_line({"method": f"notifications/{kind}/list_changed", "params": {}}, args)
 
     def updated(uri: str) -> None:
         if uri in uris:
-            _print_line({"method": "notifications/resources/updated", "params": {"uri": uri}})
+            _print_line({"method": "notifications/resources/updated", "params": {"uri": uri}}, args)
 
     return {"on_list_changed": changed, "on_resource_updated": updated}
 
@@ -491,7 +575,26 @@ def resolve_target(args: argparse.Namespace, target_words: Optional[List[str]]) 
         if target.url is None:
             raise UsageError("--header only applies to an http(s) server")
         target.headers.update(parse_header(text) for text in args.headers)
+    if args.env or args.cwd is not None:
+        if target.url is not None:
+            raise UsageError("-e/--env and --cwd only apply to a server command (stdio), not to a URL")
+        target.env = {**(target.env or {}), **parse_environment(args.env)}
+        if args.cwd is not None:
+            if not os.path.isdir(args.cwd):
+                raise UsageError(f"--cwd {args.cwd}: not a directory")
+            target.cwd = args.cwd
     return target
+
+
+def parse_environment(pairs: Sequence[str]) -> Dict[str, str]:
+    """``-e KEY=VAL`` options -> a dict (a value may be empty, and may hold ``=``)."""
+    environment = {}
+    for pair in pairs:
+        key, equals, value = pair.partition("=")
+        if not equals or not key:
+            raise UsageError(f"-e {pair!r}: expected KEY=VALUE")
+        environment[key] = value
+    return environment
 
 
 def connect(target: Target, args: argparse.Namespace, reporter: StderrReporter) -> Client:
@@ -521,8 +624,20 @@ def connect(target: Target, args: argparse.Namespace, reporter: StderrReporter) 
             raise UsageError(f"{target.url}: {exc}") from None
     else:
         assert target.argv is not None
-        client = Client.stdio(target.argv, env=target.env, cwd=target.cwd, **options)
-    client.connect()
+        _note(20, "starting %s%s", " ".join(target.argv), f" in {target.cwd}" if target.cwd else "")
+        # Stopped quickly unless the command finishes (see _close): a server that failed to start, timed out
+        # or was interrupted is not waited for.
+        client = Client.stdio(target.argv, env=target.env, cwd=target.cwd, shutdown_timeout=ABORT_SHUTDOWN,
+                              **options)
+    started = time.monotonic()
+    try:
+        client.connect(timeout=args.connect_timeout)
+    except TimeoutError as exc:
+        raise TimedOut(f"{type(exc).__name__}: the server did not finish connecting within "
+                       f"{args.connect_timeout:g} s (raise it with --connect-timeout S)") from None
+    _note(20, "connected to %s %s in %.0f ms, protocol %s (%s)", client.server_info.get("name"),
+          client.server_info.get("version", ""), (time.monotonic() - started) * 1000, client.protocol_version,
+          "modern" if client.session.modern else "handshake")
     if client.session.modern:
         # 2026-07-28 sends a request's log messages only when it names a level; the handshake revisions send
         # them all until told otherwise. Ask for them all, so both show the same on stderr.
@@ -532,6 +647,19 @@ def connect(target: Target, args: argparse.Namespace, reporter: StderrReporter) 
         args.protocol_version = client.protocol_version
         return connect(target, args, reporter)
     return client
+
+
+class TimedOut(Exception):
+    """A wait ran out (exit code 4); the message says which and the option that sets it."""
+
+
+def _close(client: Client, graceful: bool) -> None:
+    """Close the client; a stdio server gets the usual grace to exit only when ``graceful``."""
+    transport = client.transport
+    if graceful and hasattr(transport, "shutdown_timeout"):
+        transport.shutdown_timeout = GRACEFUL_SHUTDOWN  # type: ignore[attr-defined]
+    _note(10, "closing the connection%s", "" if graceful else " (stopping the server at once)")
+    client.close()
 
 
 def user_sign_in(protocol_version: str) -> Any:
@@ -630,6 +758,70 @@ def _serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# ---- logging and the version ----------------------------------------------------------------------------
+_LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+#: The ``mcplite.cli`` logger once `configure_logging` asked for one; until then nothing imports `logging`
+#: (it costs more start-up time than the rest of a command).
+_logger: Any = None
+
+
+def _note(level: int, message: str, *args: Any) -> None:
+    if _logger is not None:
+        _logger.log(level, message, *args)
+
+
+def configure_logging(level: Optional[str], verbose: int, stream: Optional[IO[str]] = None) -> Callable[[], None]:
+    """Show the ``mcplite`` logger on ``stream`` (stderr) at ``level``, or at info (``-v``) or debug
+    (``-vv``); ``level`` wins over ``verbose``. Returns what undoes it (for `main` run in-process)."""
+    global _logger
+    if level is None and not verbose:
+        return lambda: None
+    import logging
+
+    numeric = getattr(logging, level.upper()) if level else logging.INFO if verbose == 1 else logging.DEBUG
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    package_logger = logging.getLogger("mcplite")
+    saved_level = package_logger.level
+    package_logger.addHandler(handler)
+    package_logger.setLevel(numeric)
+    _logger = logging.getLogger("mcplite.cli")
+
+    def undo() -> None:
+        global _logger
+        package_logger.removeHandler(handler)
+        package_logger.setLevel(saved_level)
+        _logger = None
+
+    return undo
+
+
+def package_version(package: str = "mcplite", pyproject: Optional[Path] = None) -> str:
+    """The installed version: the package's ``__version__``, else its distribution metadata, else the
+    ``version`` in the source tree's pyproject.toml, else "unknown"."""
+    try:
+        version = getattr(importlib.import_module(package), "__version__", None)
+    except ImportError:
+        version = None
+    if isinstance(version, str) and version:
+        return version
+    try:
+        from importlib.metadata import PackageNotFoundError
+        from importlib.metadata import version as distribution_version
+
+        return distribution_version(package)
+    except (ImportError, PackageNotFoundError):
+        pass
+    path = pyproject or Path(__file__).resolve().parent.parent / "pyproject.toml"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return "unknown"
+    project = re.search(r"^\[project\]\s*$(.*?)(?=^\[|\Z)", text, re.MULTILINE | re.DOTALL)
+    found = re.search(r'^version\s*=\s*["\']([^"\']+)["\']', project.group(1) if project else "", re.MULTILINE)
+    return found.group(1) if found else "unknown"
+
+
 # ---- the parser ---------------------------------------------------------------------------------------
 class _Parser(argparse.ArgumentParser):
     """An ArgumentParser that raises `UsageError` rather than printing usage and exiting."""
@@ -645,7 +837,8 @@ the server (TARGET, after --):
   --config FILE --server NAME      a server of an "mcpServers" JSON file, as desktop MCP hosts use:
                                    {"mcpServers": {"NAME": {"command", "args", "env", "cwd"} or {"url", "headers"}}}
 
-exit status: 0 success, 1 the tool returned isError, 2 usage error, 3 protocol or connection error"""
+exit status: 0 success, 1 the tool returned isError, 2 usage error, 3 protocol or connection error,
+             4 timeout, 130 interrupted (Ctrl-C)"""
 
 _EXAMPLES = {
     "info": "{prog} info -- python3 server.py",
@@ -682,10 +875,26 @@ def build_parser(prog: str = "mcplite") -> argparse.ArgumentParser:
     parser = _Parser(
         prog=prog, formatter_class=formatter,
         description="Talk to an MCP server from the command line, or serve one.\n"
-                    "Results are JSON on stdout; the server's logs and progress go to stderr.\n"
+                    "Results are for people on a terminal and JSON when piped (--json, --human choose);\n"
+                    "the server's logs and progress go to stderr.\n"
                     "Run COMMAND --help for the help of each command.",
         epilog=_TARGET_HELP + "\n\nexamples:\n" + _OVERVIEW_EXAMPLES.format(prog=prog))
-    parser.add_argument("--timeout", type=float, metavar="S", help="seconds to wait for each answer (default 60)")
+    parser.add_argument("--version", action="version", version=f"mcplite {package_version()}",
+                        help="print mcplite's version and exit")
+    _add_output_options(parser, argparse.SUPPRESS)
+    parser.add_argument("--timeout", type=_seconds, metavar="S",
+                        help="seconds to wait for each answer once connected (default 60)")
+    parser.add_argument("--connect-timeout", type=_seconds, default=DEFAULT_CONNECT_TIMEOUT, metavar="S",
+                        help="seconds to wait for the server to start and finish the handshake "
+                             f"(default {DEFAULT_CONNECT_TIMEOUT:g})")
+    parser.add_argument("-v", "--verbose", action="count", default=0,
+                        help="show what mcplite does on stderr: -v info, -vv debug")
+    parser.add_argument("--log-level", choices=_LOG_LEVELS, type=str.lower, metavar="LEVEL",
+                        help=f"the level of the mcplite logger on stderr ({', '.join(_LOG_LEVELS)}); "
+                             "wins over -v")
+    parser.add_argument("-e", "--env", action="append", default=[], metavar="KEY=VAL",
+                        help="set an environment variable for a server command (repeatable; stdio only)")
+    parser.add_argument("--cwd", metavar="DIR", help="the working directory of a server command (stdio only)")
     versions = ["auto", *MODERN_VERSIONS, *HANDSHAKE_VERSIONS]
     parser.add_argument("--protocol-version", choices=versions, default="auto", metavar="V",
                         help="the protocol revision: auto (the default: 2026-07-28 with a server that speaks it, else "
@@ -707,9 +916,13 @@ def build_parser(prog: str = "mcplite") -> argparse.ArgumentParser:
     commands.required = True
 
     def command(name: str, help: str) -> argparse.ArgumentParser:
-        return commands.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".",
-                                   prog=f"{prog} {name}", formatter_class=formatter,
-                                   epilog="examples:\n  " + _EXAMPLES[name].format(prog=prog))
+        sub = commands.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".",
+                                  prog=f"{prog} {name}", formatter_class=formatter,
+                                  epilog="examples:\n  " + _EXAMPLES[name].format(prog=prog))
+        if name != "serve":
+            # Also after the command (`list tools --json`); SUPPRESS keeps a value given before it.
+            _add_output_options(sub, argparse.SUPPRESS)
+        return sub
 
     command("info", "print the server's protocolVersion, serverInfo, capabilities and instructions")
     listing = command("list", "list the server's tools, resources, resource templates or prompts (all pages)")
@@ -747,6 +960,24 @@ def build_parser(prog: str = "mcplite") -> argparse.ArgumentParser:
     return parser
 
 
+def _add_output_options(parser: argparse.ArgumentParser, default: Any) -> None:
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--json", dest="output", action="store_const", const="json", default=default,
+                       help="print results as JSON (the default when stdout is not a terminal)")
+    group.add_argument("--human", dest="output", action="store_const", const="human", default=default,
+                       help="print results for people (the default on a terminal)")
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be more than 0")
+    return value
+
+
 def parse_arguments(parser: argparse.ArgumentParser, words: List[str]) -> argparse.Namespace:
     """Parse our words; ``key=value`` pairs may also come after options (``call t --args J k=v``).
 
@@ -764,31 +995,58 @@ def parse_arguments(parser: argparse.ArgumentParser, words: List[str]) -> argpar
 # ---- entry point --------------------------------------------------------------------------------------
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command line; returns the exit status (the console script exits with it)."""
+    tolerate_narrow_encodings()
     words, target_words = split_target(sys.argv[1:] if argv is None else argv)
     reporter = StderrReporter()
+    undo_logging: Callable[[], None] = lambda: None
     try:
         args = parse_arguments(build_parser(_program_name()), words)
+        undo_logging = configure_logging(args.log_level, args.verbose)
         if args.command == "serve":
             if target_words is not None:
                 raise UsageError("serve takes no server after --")
             return _serve(args)
+        output = getattr(args, "output", None)
+        args.human_output = output == "human" or (output is None and sys.stdout.isatty())
         target = resolve_target(args, target_words)
-        client = connect(target, args, reporter)
-        try:
-            return COMMANDS[args.command](client, args, reporter)
-        finally:
-            client.close()
+        return _run(connect(target, args, reporter), args, reporter)
     except UsageError as exc:
         reporter.error(str(exc))
         return EXIT_USAGE
+    except TimedOut as exc:
+        reporter.error(str(exc))
+        return EXIT_TIMEOUT
+    except TimeoutError as exc:  # RequestTimeout, or a socket's
+        reporter.error(f"{type(exc).__name__}: {_one_line(exc)} (raise it with --timeout S)")
+        return EXIT_TIMEOUT
     except (MCPError, OSError) as exc:  # the server, the protocol or the connection failed
         reporter.error(f"{type(exc).__name__}: {_one_line(exc)}")
         return EXIT_PROTOCOL
     except KeyboardInterrupt:
-        reporter.finish()
+        reporter.error("interrupted")
         return EXIT_INTERRUPTED
-    except SystemExit as exc:  # --help
+    except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else EXIT_OK
+    finally:
+        undo_logging()
+
+
+def _run(client: Client, args: argparse.Namespace, reporter: StderrReporter) -> int:
+    """Run the command on a connected client, then close it: with the server's usual grace to exit when the
+    command ran its course (even to an error), at once after a timeout or Ctrl-C."""
+    graceful = False
+    try:
+        status = COMMANDS[args.command](client, args, reporter)
+        graceful = True
+        return status
+    except (KeyboardInterrupt, TimeoutError):
+        reporter.finish()
+        raise
+    except BaseException:
+        graceful = True
+        raise
+    finally:
+        _close(client, graceful)
 
 
 def _one_line(exc: BaseException) -> str:

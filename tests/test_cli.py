@@ -14,6 +14,7 @@ import select
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any, Iterator, List, Tuple
 
@@ -377,7 +378,6 @@ def test_usage_errors_exit_2_with_one_line(capsys: pytest.CaptureFixture, argv: 
     (["read", "test://nowhere", "--", *SERVE_FIXTURE], "RemoteError: Resource not found: test://nowhere"),
     (["ping", "--", sys.executable, "-c", "pass"], "Connection"),  # the server exits at once
     (["ping", "--", str(ROOT / "no-such-server")], "TransportError: cannot start"),
-    (["--timeout", "0.001", "ping", "--", *SERVE_FIXTURE], "RequestTimeout"),
 ])
 def test_protocol_and_connection_errors_exit_3(capsys: pytest.CaptureFixture, argv: List[str], message: str) -> None:
     status, out, err = run(capsys, *argv)
@@ -573,3 +573,267 @@ def test_listen_prints_each_change_as_a_json_line(http_server: str, version: str
             listener.wait(WAIT)
         listener.stdout.close()
         listener.stderr.close()
+
+
+# ---- for people and for machines: output modes, options, exit codes ------------------------------------
+TOOLS_SERVER = """
+import os
+import time
+from pathlib import Path
+from typing import List, Literal, Optional
+
+from mcplite import Server, ToolResult, content
+
+time.sleep(float(os.environ.get("SLOW_START", "0")))  # a server that is slow to start (npx, docker, ...)
+server = Server("cli-tools")
+
+
+@server.tool
+def shaped(count: int, tags: List[str], mode: Literal["fast", "slow"] = "fast", note: Optional[str] = None) -> int:
+    \"\"\"Count things.\"\"\"
+    return count
+
+
+@server.tool
+def picture() -> ToolResult:
+    \"\"\"A caption, an image of 12,600 bytes and a link.\"\"\"
+    return ToolResult(["a picture:", content.image(b"\\x89PNG" + bytes(12_596), "image/png"),
+                       content.resource_link("file:///tmp/a.txt", "a", mime_type="text/plain")])
+
+
+@server.tool
+def echo(text: str) -> str:
+    \"\"\"Return the text.\"\"\"
+    return text
+
+
+@server.tool
+def where(name: str) -> str:
+    \"\"\"The environment variable NAME and the working directory.\"\"\"
+    return f"{os.environ.get(name)} {os.getcwd()}"
+
+
+@server.tool
+def nap(seconds: float, mark: str) -> str:
+    \"\"\"Write this process's id to the file MARK (the call is running), then sleep.\"\"\"
+    Path(mark).write_text(str(os.getpid()))
+    time.sleep(seconds)
+    return "rested"
+"""
+
+
+@pytest.fixture
+def tools_server(tmp_path: Path) -> List[str]:
+    """The command line of a server with the tools above (an absolute path: some tests change the cwd)."""
+    return [sys.executable, "-m", "mcplite", "serve", write_module(tmp_path, "cli_tools_server", TOOLS_SERVER)]
+
+
+def test_human_listing_shows_each_tool_as_a_signature(tools_server: List[str]) -> None:
+    done = cli("--human", "list", "tools", "--", *tools_server)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    index = lines.index('shaped(count: integer, tags: array[string], mode?: "fast"|"slow" = "fast", '
+                        'note?: string|null) -> integer')
+    assert lines[index + 1] == "    Count things."
+    assert "echo(text: string)" in lines  # a str result has no output schema: no return type
+
+
+def test_human_mode_is_also_an_option_after_the_command() -> None:
+    done = cli("list", "tools", "--human", "--", *SERVE_FIXTURE)
+    assert done.returncode == 0, done.stderr
+    assert "add(a: integer, b: integer) -> integer" in done.stdout.splitlines()
+
+
+def test_human_call_summarises_an_image_and_a_link(tools_server: List[str]) -> None:
+    done = cli("--human", "call", "picture", "--", *tools_server)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ("a picture:\n[image: image/png, 12.3 KiB]\n"
+                           "[resource link: file:///tmp/a.txt, text/plain - a]\n")
+
+
+def test_human_info_is_aligned_key_value_lines() -> None:
+    done = cli("--human", "info", "--", *SERVE_FIXTURE)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[:2] == ["server:       mcplite-everything 1.0.0",
+                                            "protocol:     2026-07-28 (modern)"]
+
+
+def test_json_when_piped_is_todays_output(tools_server: List[str]) -> None:
+    piped = cli("call", "echo", "text=hi", "--", *tools_server)
+    forced = cli("--json", "call", "echo", "text=hi", "--", *tools_server)
+    assert piped.returncode == forced.returncode == 0
+    assert piped.stdout == forced.stdout
+    assert piped.stdout.count("\n") == 1  # one line, as before
+    assert json.loads(piped.stdout)["content"] == [{"type": "text", "text": "hi"}]
+
+
+def test_json_and_human_exclude_each_other() -> None:
+    done = cli("--json", "--human", "ping", "--", *SERVE_FIXTURE)
+    assert done.returncode == 2 and "not allowed with argument" in done.stderr
+
+
+def test_version() -> None:
+    import mcplite
+
+    done = cli("--version")
+    assert (done.returncode, done.stdout) == (0, f"mcplite {mcplite.__version__}\n")
+
+
+def test_package_version_falls_back_to_pyproject(tmp_path: Path) -> None:
+    from mcplite.cli import package_version
+
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[build-system]\nversion = "0"\n\n[project]\nname = "x"\nversion = "9.8.7"\n')
+    # `string` has no __version__ and no distribution: only the file is left.
+    assert package_version("string", pyproject) == "9.8.7"
+    assert package_version("string", tmp_path / "absent.toml") == "unknown"
+
+
+def test_verbose_shows_what_mcplite_does_on_stderr(tools_server: List[str]) -> None:
+    quiet = cli("call", "echo", "text=hi", "--", *tools_server)
+    assert quiet.returncode == 0 and "mcplite.cli" not in quiet.stderr
+    info = cli("-v", "call", "echo", "text=hi", "--", *tools_server)
+    assert info.returncode == 0 and json.loads(info.stdout)["content"][0]["text"] == "hi"
+    assert "INFO mcplite.cli: connected to cli-tools" in info.stderr and "DEBUG" not in info.stderr
+    debug = cli("-vv", "call", "echo", "text=hi", "--", *tools_server)
+    assert "DEBUG mcplite.cli: closing the connection" in debug.stderr
+    leveled = cli("-vv", "--log-level", "warning", "call", "echo", "text=hi", "--", *tools_server)
+    assert leveled.returncode == 0 and "mcplite.cli" not in leveled.stderr  # --log-level wins
+
+
+def test_env_and_cwd_reach_a_stdio_server(tools_server: List[str], tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    done = cli("-e", "CLI_GREETING=hello=there", "--env", "OTHER=1", "--cwd", str(work), "call", "where",
+               "name=CLI_GREETING", "--", *tools_server)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["content"][0]["text"] == f"hello=there {work}"
+
+
+def test_env_is_laid_over_a_config_entry(tools_server: List[str], tmp_path: Path) -> None:
+    path = write_config(tmp_path, {"s": {"command": tools_server[0], "args": tools_server[1:],
+                                         "env": {"A": "from-config", "B": "kept"}}})
+    done = cli("--config", path, "-e", "A=from-option", "call", "where", "name=A")
+    assert json.loads(done.stdout)["content"][0]["text"].startswith("from-option ")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["-e", "K=V", "ping", "--", "http://127.0.0.1:9/mcp"], "only apply to a server command"),
+    (["--cwd", ".", "ping", "--", "http://127.0.0.1:9/mcp"], "only apply to a server command"),
+    (["--cwd", "/no/such/dir", "ping", "--", "srv"], "not a directory"),
+    (["-e", "NOEQUALS", "ping", "--", "srv"], "expected KEY=VALUE"),
+    (["--timeout", "0", "ping", "--", "srv"], "must be more than 0"),
+    (["--connect-timeout", "soon", "ping", "--", "srv"], "not a number of seconds"),
+    (["--log-level", "loud", "ping", "--", "srv"], "invalid choice: 'loud'"),
+])
+def test_new_options_usage_errors(capsys: pytest.CaptureFixture, argv: List[str], message: str) -> None:
+    status, out, err = run(capsys, *argv)
+    assert status == 2 and out == "" and message in err
+
+
+def test_a_short_timeout_does_not_cut_off_a_slow_start(tools_server: List[str],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """--timeout bounds each request once connected; --connect-timeout (30 s by default) the start."""
+    monkeypatch.setenv("SLOW_START", "1.2")
+    done = cli("--timeout", "0.5", "call", "echo", "text=late", "--", *tools_server)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["content"][0]["text"] == "late"
+    started = time.monotonic()
+    done = cli("--connect-timeout", "0.3", "call", "echo", "text=late", "--", *tools_server)
+    assert done.returncode == 4 and done.stdout == ""
+    assert "did not finish connecting within 0.3 s" in done.stderr and "--connect-timeout" in done.stderr
+    assert time.monotonic() - started < WAIT
+
+
+@pytest.mark.parametrize("argv, status", [
+    (["call", "echo", "text=ok"], 0),
+    (["call", "nap", "seconds=x", "mark=m"], 2),
+    (["call", "no_such_tool"], 2),
+    (["read", "test://nothing"], 3),
+    (["--timeout", "0.3", "call", "nap", "seconds=30", "mark={mark}"], 4),
+])
+def test_each_exit_code(tools_server: List[str], tmp_path: Path, argv: List[str], status: int) -> None:
+    done = cli(*[word.format(mark=tmp_path / "mark") for word in argv], "--", *tools_server)
+    assert done.returncode == status, done.stderr
+    assert (done.stderr == "") == (status == 0)
+
+
+def test_a_tool_error_exits_1_in_a_process_of_its_own() -> None:
+    done = cli("--human", "call", "test_error_handling", "--", *SERVE_FIXTURE)
+    assert done.returncode == 1
+    assert done.stdout == "This tool intentionally returns an error for testing\n"
+
+
+def test_a_timeout_exits_4_without_waiting_for_the_server(tools_server: List[str], tmp_path: Path) -> None:
+    started = time.monotonic()
+    done = cli("--timeout", "0.5", "call", "nap", "seconds=30", f"mark={tmp_path / 'mark'}", "--", *tools_server)
+    assert done.returncode == 4 and done.stdout == ""
+    assert "RequestTimeout: tools/call timed out after 0.5 s (raise it with --timeout S)" in done.stderr
+    assert time.monotonic() - started < 0.5 + 5  # not 0.5 s + the transport's 2 s grace + ...
+    assert_process_gone(int((tmp_path / "mark").read_text()))
+
+
+def assert_process_gone(pid: int) -> None:
+    def gone() -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        return False
+
+    wait_until(gone, message=f"the server (pid {pid}) is still running")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to one process is a POSIX thing")
+def test_ctrl_c_exits_130_within_a_second_and_a_half(tools_server: List[str], tmp_path: Path) -> None:
+    import signal
+
+    mark = tmp_path / "mark"
+    process = subprocess.Popen([sys.executable, "-m", "mcplite", "call", "nap", "seconds=30", f"mark={mark}", "--",
+                                *tools_server], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_until(mark.exists, message="the tool never started")
+        interrupted = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=WAIT)
+        elapsed = time.monotonic() - interrupted
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate(timeout=WAIT)
+    assert process.returncode == 130 and out == ""
+    assert err == "mcplite: interrupted\n"
+    assert elapsed < 1.5, f"exiting took {elapsed:.2f} s after Ctrl-C"
+    assert_process_gone(int(mark.read_text()))
+
+
+@pytest.mark.parametrize("mode, expected", [
+    ("--json", '"text": "\\u65e5\\u672c"'),  # still valid JSON: ASCII with \\u escapes
+    ("--human", "\\u65e5\\u672c\n"),  # backslash escapes rather than a crash
+])
+def test_a_narrow_stdout_encoding_does_not_crash(tools_server: List[str], monkeypatch: pytest.MonkeyPatch,
+                                                 mode: str, expected: str) -> None:
+    monkeypatch.setenv("PYTHONIOENCODING", "cp1252")
+    done = subprocess.run([sys.executable, "-m", "mcplite", mode, "call", "echo", "text=日本", "--", *tools_server],
+                          capture_output=True, timeout=WAIT * 2)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.decode("cp1252")
+    assert expected in out
+    if mode == "--json":
+        assert json.loads(out)["content"][0]["text"] == "日本"
+
+
+def test_the_exit_code_table_is_the_same_in_the_docstring_and_the_readme() -> None:
+    import re
+
+    import mcplite.cli as cli_module
+
+    documented = {code: meaning.replace("``", "`")  # reStructuredText literals are Markdown code in the README
+                  for code, meaning in re.findall(r"^    (\d+)\s{2,}(.+)$", cli_module.__doc__ or "", re.MULTILINE)}
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## The command line", 1)[1].split("\n## ", 1)[0]
+    in_readme = dict(re.findall(r"^\| (\d+) \| (.+) \|$", section, re.MULTILINE))
+    assert documented == in_readme
+    assert set(documented) == {str(code) for code in (cli_module.EXIT_OK, cli_module.EXIT_TOOL_ERROR,
+                                                      cli_module.EXIT_USAGE, cli_module.EXIT_PROTOCOL,
+                                                      cli_module.EXIT_TIMEOUT, cli_module.EXIT_INTERRUPTED)}

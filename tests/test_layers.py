@@ -30,7 +30,8 @@ ALLOWED: Dict[str, Set[str]] = {
     "server": {"session", "schema", "protocol", "content", "transports", "_sync", "_log", "errors"},
     "client": {"session", "schema", "protocol", "transports", "_sync", "_log", "errors"},
     "oauth": {"transports.http_messages", "protocol.versions", "errors"},
-    "cli": {"client", "server", "oauth", "schema", "protocol", "errors"},
+    "cli": {"client", "server", "oauth", "schema", "protocol", "errors", "cli_format"},
+    "cli_format": set(),  # pure: protocol results (dicts) -> text
     "__main__": {"cli"},
     "__init__": {"errors", "protocol", "schema", "client", "server", "session", "content"},  # schema: Header
     # The documented import paths, one import each: see their docstrings.

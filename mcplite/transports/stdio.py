@@ -164,7 +164,9 @@ class StdioClientTransport(Transport):
         cwd: the working directory for the server.
         stderr: where the server's stderr goes: None (ours, the default), a file object, or a callable that
             receives each line (without the newline) on a thread of its own.
-        shutdown_timeout: seconds each shutdown step waits before the next.
+        shutdown_timeout: seconds each shutdown step waits before the next. The attribute of that name may be
+            changed until `close()`: a program that was interrupted can stop its server sooner than one
+            that finished.
     """
 
     def __init__(self, argv: Sequence[str], *, env: Optional[Dict[str, str]] = None, cwd: Optional[str] = None,
@@ -173,7 +175,7 @@ class StdioClientTransport(Transport):
         self._env = None if env is None else {**os.environ, **env}
         self._cwd = cwd
         self._stderr = stderr
-        self._shutdown_timeout = shutdown_timeout
+        self.shutdown_timeout = shutdown_timeout
         self.process: Optional["subprocess.Popen[bytes]"] = None
         self._channel: Optional[_LineChannel] = None
         self._stderr_thread: Optional[threading.Thread] = None
@@ -183,7 +185,7 @@ class StdioClientTransport(Transport):
         """A new transport for the same command, not started: a client whose server died (on its era probe,
         say) spawns it again with this."""
         fresh = StdioClientTransport(self.argv, cwd=self._cwd, stderr=self._stderr,
-                                     shutdown_timeout=self._shutdown_timeout)
+                                     shutdown_timeout=self.shutdown_timeout)
         fresh._env = self._env
         return fresh
 
@@ -239,17 +241,17 @@ class StdioClientTransport(Transport):
             return
         self._channel.close_writer()
         try:
-            self.process.wait(self._shutdown_timeout)
+            self.process.wait(self.shutdown_timeout)
         except subprocess.TimeoutExpired:
             self.process.terminate()
             try:
-                self.process.wait(self._shutdown_timeout)
+                self.process.wait(self.shutdown_timeout)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-        self._channel.join(self._shutdown_timeout)
+        self._channel.join(self.shutdown_timeout)
         if self._stderr_thread is not None:
-            self._stderr_thread.join(self._shutdown_timeout)
+            self._stderr_thread.join(self.shutdown_timeout)
         for pipe in (self.process.stdout, self.process.stderr):
             if pipe is not None:
                 pipe.close()

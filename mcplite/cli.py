@@ -142,6 +142,7 @@ def target_from_config(path: str, name: Optional[str]) -> Target:
     entry = servers.get(name)
     if not isinstance(entry, dict):
         raise UsageError(f"{path} has no server {name!r} (it has: {', '.join(servers)})")
+    assert name is not None
     if isinstance(entry.get("url"), str):
         return Target(url=entry["url"], headers=_string_map(entry, "headers", path, name))
     if isinstance(entry.get("command"), str):
@@ -221,17 +222,17 @@ def emit(value: Any, stream: Optional[IO[str]] = None) -> None:
     On a stream that cannot encode all of Unicode (``PYTHONIOENCODING=cp1252``) the JSON is ASCII with
     ``\\uXXXX`` escapes, so it stays valid JSON rather than failing or being mangled.
     """
-    stream = stream or sys.stdout
-    indent = 2 if stream.isatty() else None
-    stream.write(json.dumps(value, indent=indent, ensure_ascii=not speaks_unicode(stream)) + "\n")
-    stream.flush()
+    out: IO[str] = stream or sys.stdout
+    indent = 2 if out.isatty() else None
+    out.write(json.dumps(value, indent=indent, ensure_ascii=not speaks_unicode(out)) + "\n")
+    out.flush()
 
 
 def show(text: str, stream: Optional[IO[str]] = None) -> None:
     """Print human output (a line break added)."""
-    stream = stream or sys.stdout
-    stream.write(text + "\n")
-    stream.flush()
+    out: IO[str] = stream or sys.stdout
+    out.write(text + "\n")
+    out.flush()
 
 
 def speaks_unicode(stream: IO[str]) -> bool:
@@ -657,7 +658,7 @@ def _close(client: Client, graceful: bool) -> None:
     """Close the client; a stdio server gets the usual grace to exit only when ``graceful``."""
     transport = client.transport
     if graceful and hasattr(transport, "shutdown_timeout"):
-        transport.shutdown_timeout = GRACEFUL_SHUTDOWN  # type: ignore[attr-defined]
+        setattr(transport, "shutdown_timeout", GRACEFUL_SHUTDOWN)  # a stdio transport's (checked just above)
     _note(10, "closing the connection%s", "" if graceful else " (stopping the server at once)")
     client.close()
 
@@ -772,15 +773,18 @@ def _note(level: int, message: str, *args: Any) -> None:
 
 def configure_logging(level: Optional[str], verbose: int, stream: Optional[IO[str]] = None) -> Callable[[], None]:
     """Show the ``mcplite`` logger on ``stream`` (stderr) at ``level``, or at info (``-v``) or debug
-    (``-vv``); ``level`` wins over ``verbose``. Returns what undoes it (for `main` run in-process)."""
+    (``-vv``); ``level`` wins over ``verbose``. Without either, warnings only, tersely (a peer that breaks the
+    protocol, a tool left out): the command line is a process of the package's own, so they are not hidden
+    as a library's are (`mcplite._log`). Returns what undoes it (for `main` run in-process)."""
     global _logger
-    if level is None and not verbose:
-        return lambda: None
     import logging
 
-    numeric = getattr(logging, level.upper()) if level else logging.INFO if verbose == 1 else logging.DEBUG
+    quiet = level is None and not verbose
+    numeric = logging.WARNING if quiet else getattr(logging, level.upper()) if level else \
+        logging.INFO if verbose == 1 else logging.DEBUG
     handler = logging.StreamHandler(stream or sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(logging.Formatter("%(name)s: %(levelname)s: %(message)s" if quiet else
+                                           "%(asctime)s %(levelname)s %(name)s: %(message)s"))
     package_logger = logging.getLogger("mcplite")
     saved_level = package_logger.level
     package_logger.addHandler(handler)
@@ -805,12 +809,12 @@ def package_version(package: str = "mcplite", pyproject: Optional[Path] = None) 
         version = None
     if isinstance(version, str) and version:
         return version
-    try:
-        from importlib.metadata import PackageNotFoundError
-        from importlib.metadata import version as distribution_version
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as distribution_version
 
+    try:
         return distribution_version(package)
-    except (ImportError, PackageNotFoundError):
+    except PackageNotFoundError:
         pass
     path = pyproject or Path(__file__).resolve().parent.parent / "pyproject.toml"
     try:

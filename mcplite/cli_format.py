@@ -92,7 +92,8 @@ def _parameters(schema: Dict[str, Any], defs: Mapping[str, Any], depth: int) -> 
     properties = schema.get("properties")
     if not isinstance(properties, dict):
         return []
-    required = schema.get("required") if isinstance(schema.get("required"), list) else []
+    listed = schema.get("required")
+    required: List[Any] = listed if isinstance(listed, list) else []
     words = []
     for name, prop in properties.items():
         mark = "" if name in required else "?"
@@ -285,8 +286,9 @@ def format_read_result(result: Mapping[str, Any]) -> str:
     """A ReadResourceResult: a lone text is printed as it is; several contents each under their uri; blobs
     are summarised."""
     contents = [item for item in result.get("contents") or [] if isinstance(item, dict)]
-    if len(contents) == 1 and isinstance(contents[0].get("text"), str):
-        return contents[0]["text"]
+    text = contents[0].get("text") if len(contents) == 1 else None
+    if isinstance(text, str):
+        return text
     parts = []
     for item in contents:
         parts.append(f"[{_contents_summary(item)}]")

@@ -761,7 +761,7 @@ def test_each_exit_code(tools_server: List[str], tmp_path: Path, argv: List[str]
 def test_a_tool_error_exits_1_in_a_process_of_its_own() -> None:
     done = cli("--human", "call", "test_error_handling", "--", *SERVE_FIXTURE)
     assert done.returncode == 1
-    assert done.stdout == "This tool intentionally returns an error for testing\n"
+    assert done.stdout == "RuntimeError: This tool intentionally returns an error for testing\n"
 
 
 def test_a_timeout_exits_4_without_waiting_for_the_server(tools_server: List[str], tmp_path: Path) -> None:

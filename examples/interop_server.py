@@ -1,15 +1,16 @@
 """The server that other MCP SDKs' clients talk to in the interoperability tests (tests/interop/).
 
 It shows every server feature those tests cover, one small handler each: tools with structured output,
-a tool that reports progress and logs, tools that ask the client's model (sampling) and its user
-(elicitation), a resource, a resource template and a prompt. The peer SDKs' servers in tests/interop/
-implement the same contract, so the same checks run against all of them.
+a tool that reports progress and logs, tools that ask the client's model (sampling), its user
+(elicitation) and its roots, a resource, a resource template and a prompt. The peer SDKs' servers in
+tests/interop/ implement the same contract, so the same checks run against all of them.
 
 Serve it over stdio:   python3 -m examples.interop_server
 Or over HTTP:          python3 -m examples.interop_server 127.0.0.1:8000
                        (Streamable HTTP at /mcp, the legacy HTTP+SSE transport at /sse)
 """
 
+import json
 import sys
 from dataclasses import dataclass
 from typing import TypedDict
@@ -67,6 +68,12 @@ def ask_user(ctx: Context) -> str:
     if answer["action"] != "accept":
         return answer["action"]
     return f"accept: {answer['content']['name']}, {answer['content']['age']}"
+
+
+@server.tool
+def list_roots(ctx: Context) -> str:
+    """Ask the client for its roots and return their URIs (a JSON array, as text)."""
+    return json.dumps([root["uri"] for root in ctx.list_roots()])
 
 
 @server.resource("interop://static", mime_type="text/plain")

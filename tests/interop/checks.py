@@ -182,6 +182,29 @@ def verify_elicitation(user: ElicitingUser, result: Mapping[str, Any]) -> None:
                  "requestedSchema properties")
 
 
+class ClientRoots:
+    """The client's roots: the contract's fixed list, for every `roots/list`; counts how often it was asked."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def __call__(self, *_: Any) -> List[Dict[str, Any]]:
+        self.asked += 1
+        return [dict(root) for root in CONTRACT["roots"]["declared"]]
+
+
+def verify_roots(roots: ClientRoots, result: Mapping[str, Any]) -> None:
+    """list_roots answered with exactly the root URIs the client declared, which it was asked for."""
+    expect(not result.get("isError"), f"list_roots failed: {result!r}")
+    text = text_of(result)
+    try:
+        uris = json.loads(text)
+    except ValueError:
+        raise CheckFailed(f"list_roots text is not JSON: {text!r}") from None
+    expect_equal(uris, CONTRACT["roots"]["text"], "list_roots result (root URIs)")
+    expect(roots.asked >= 1, "the client was never asked for its roots")
+
+
 def verify_resources_list(resources: Sequence[Mapping[str, Any]]) -> None:
     uris = [resource.get("uri") for resource in resources]
     expect(CONTRACT["resource"]["uri"] in uris, f"{CONTRACT['resource']['uri']} not in resources/list: {uris}")

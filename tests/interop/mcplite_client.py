@@ -12,11 +12,11 @@ speak 2026-07-28 where the server does, else the ``initialize`` handshake) or a 
 protocol version the connection must end on (default: the contract's handshake version when pinned to a
 handshake revision, either era's in auto mode).
 
-On 2026-07-28 the peers' servers ask for sampling and elicitation with ``input_required`` results, which the
-client answers through the same ``sampling=`` and ``elicitation=`` callbacks as the handshake's server-to-client
-requests, retrying the call (`mcplite.client.rounds`). That revision has no ``logging/setLevel``: the level set
-with ``set_logging_level`` rides in each later request's ``_meta``, and the server's log messages for that
-request reach ``on_log`` as on the handshake.
+On 2026-07-28 the peers' servers ask for sampling, elicitation and roots with ``input_required`` results,
+which the client answers through the same ``sampling=``, ``elicitation=`` and ``roots=`` callbacks as the
+handshake's server-to-client requests, retrying the call (`mcplite.client.rounds`). That revision has no
+``logging/setLevel``: the level set with ``set_logging_level`` rides in each later request's ``_meta``, and
+the server's log messages for that request reach ``on_log`` as on the handshake.
 """
 
 import os
@@ -25,9 +25,10 @@ from functools import partial
 from typing import Any, List, Optional, Sequence, Tuple
 
 from checks import (
-    CONTRACT, WAIT, ElicitingUser, LogCollector, Report, SamplingModel, expect_equal, verify_elicitation,
-    verify_initialize, verify_logs, verify_progress, verify_prompt, verify_prompts_list, verify_read,
-    verify_resources_list, verify_sampling, verify_structured, verify_templates_list, verify_tools_list,
+    CONTRACT, WAIT, ClientRoots, ElicitingUser, LogCollector, Report, SamplingModel, expect_equal,
+    verify_elicitation, verify_initialize, verify_logs, verify_progress, verify_prompt, verify_prompts_list,
+    verify_read, verify_resources_list, verify_roots, verify_sampling, verify_structured, verify_templates_list,
+    verify_tools_list,
 )
 
 from mcplite import Client
@@ -73,9 +74,10 @@ def main(argv: List[str]) -> int:
     expected = expected_versions(version, options["--expect"])
     transport, target = argv[0], [arg for arg in argv[1:] if arg != "--"]
     report = Report()
-    logs, model, user = LogCollector(), SamplingModel(), ElicitingUser()
+    logs, model, user, roots = LogCollector(), SamplingModel(), ElicitingUser(), ClientRoots()
     try:
-        client, http = connect(transport, target, version, sampling=model, elicitation=user, on_log=logs)
+        client, http = connect(transport, target, version, sampling=model, elicitation=user, roots=roots,
+                               on_log=logs)
         client.connect()
     except Exception as exc:
         report.outcome("initialize", exc)
@@ -109,6 +111,7 @@ def main(argv: List[str]) -> int:
         report.run("sampling",
                    lambda: verify_sampling(model, client.call_tool("ask_model", CONTRACT["sampling"]["arguments"])))
         report.run("elicitation", lambda: verify_elicitation(user, client.call_tool("ask_user", {})))
+        report.run("roots", lambda: verify_roots(roots, client.call_tool("list_roots", {})))
 
         resource, template = CONTRACT["resource"], CONTRACT["template"]
         report.run("resources/list", lambda: verify_resources_list(client.list_resources()))

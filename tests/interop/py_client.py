@@ -13,8 +13,9 @@ modern version (adopted without a probe). ``--expect``: the protocol version the
 which version was negotiated (``NEGOTIATED 2025-11-25``), so that a silent fall-back is seen.
 
 On 2026-07-28 the server sends no requests: it answers ``tools/call`` with an input-required result, which the
-client's driver fulfils through the same sampling and elicitation callbacks, retrying the call with the answers.
-Log messages come only for requests that ask for them (``log_level``), and there is no ``logging/setLevel``.
+client's driver fulfils through the same sampling, elicitation and roots callbacks, retrying the call with the
+answers. Log messages come only for requests that ask for them (``log_level``), and there is no
+``logging/setLevel``.
 """
 
 import sys
@@ -24,9 +25,9 @@ from typing import Any, Dict, List
 import anyio
 import mcp_types as types
 from checks import (
-    CONTRACT, WAIT, ElicitingUser, LogCollector, Report, SamplingModel, verify_elicitation, verify_initialize,
-    verify_logs, verify_progress, verify_prompt, verify_prompts_list, verify_read, verify_resources_list,
-    verify_sampling, verify_structured, verify_templates_list, verify_tools_list,
+    CONTRACT, WAIT, ClientRoots, ElicitingUser, LogCollector, Report, SamplingModel, verify_elicitation,
+    verify_initialize, verify_logs, verify_progress, verify_prompt, verify_prompts_list, verify_read,
+    verify_resources_list, verify_roots, verify_sampling, verify_structured, verify_templates_list, verify_tools_list,
 )
 from mcp import Client, StdioServerParameters
 from mcp.client.sse import sse_client
@@ -54,7 +55,7 @@ def server_for(transport: str, target: List[str]) -> Any:
 
 async def run(transport: str, target: List[str], mode: str, expected: List[str]) -> int:
     report = Report()
-    logs, model, user = LogCollector(), SamplingModel(), ElicitingUser()
+    logs, model, user, roots = LogCollector(), SamplingModel(), ElicitingUser(), ClientRoots()
 
     async def on_sampling(context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
         return types.CreateMessageResult.model_validate(model(wire(params)))
@@ -62,13 +63,16 @@ async def run(transport: str, target: List[str], mode: str, expected: List[str])
     async def on_elicitation(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
         return types.ElicitResult.model_validate(user(wire(params)))
 
+    async def on_list_roots(context: Any) -> types.ListRootsResult:
+        return types.ListRootsResult.model_validate({"roots": roots()})
+
     async def on_log(params: types.LoggingMessageNotificationParams) -> None:
         logs(wire(params))
 
     # log_level: on 2026-07-28 every request asks for its log messages at this level; no effect on the handshake.
     client = Client(server_for(transport, target), read_timeout_seconds=WAIT, sampling_callback=on_sampling,
-                    elicitation_callback=on_elicitation, logging_callback=on_log, mode=mode,
-                    log_level=CONTRACT["modernLogLevel"])
+                    elicitation_callback=on_elicitation, list_roots_callback=on_list_roots, logging_callback=on_log,
+                    mode=mode, log_level=CONTRACT["modernLogLevel"])
     try:
         await client.__aenter__()
     except Exception as exc:
@@ -129,6 +133,10 @@ async def run(transport: str, target: List[str], mode: str, expected: List[str])
         async def elicitation() -> None:
             verify_elicitation(user, wire(await client.call_tool("ask_user", {})))
         await check("elicitation", elicitation)
+
+        async def list_roots() -> None:
+            verify_roots(roots, wire(await client.call_tool("list_roots", {})))
+        await check("roots", list_roots)
 
         resource, template = CONTRACT["resource"], CONTRACT["template"]
 

@@ -4,24 +4,26 @@
     .peers/py/bin/python tests/interop/py_server.py streamable-http|sse PORT    (on 127.0.0.1)
 
 Written against mcp 2.x's ``MCPServer`` (the 1.x ``FastMCP``). It serves both eras from one definition: a
-client that negotiates 2026-07-28 (``server/discover``) gets sampling and elicitation as ``input_required``
-results (the SDK's resolvers: a tool parameter ``Annotated[T, Resolve(fn)]`` whose ``fn`` returns a ``Sample``
-or ``Elicit`` question; the tool body runs once every answer is in), a handshake client gets them as
-server-to-client requests, which the same resolvers send mid-call on those revisions.
+client that negotiates 2026-07-28 (``server/discover``) gets sampling, elicitation and roots as
+``input_required`` results (the SDK's resolvers: a tool parameter ``Annotated[T, Resolve(fn)]`` whose ``fn``
+returns a ``Sample``, ``Elicit`` or ``ListRoots`` question; the tool body runs once every answer is in), a
+handshake client gets them as server-to-client requests, which the same resolvers send mid-call on those
+revisions.
 """
 
+import json
 import sys
 import warnings
 from typing import Annotated, TypedDict
 
 import mcp_types as types
-from mcp.server.mcpserver import Context, Elicit, ElicitationResult, MCPServer, Resolve, Sample
+from mcp.server.mcpserver import Context, Elicit, ElicitationResult, ListRoots, MCPServer, Resolve, Sample
 from mcp.shared.exceptions import MCPDeprecationWarning
 from pydantic import BaseModel
 
-# Sampling and logging are deprecated from 2026-07-28 on, but still served (sampling as input_required, log
-# messages for requests that ask for them in _meta); the handshake legs use them as current features. The
-# warnings would only clutter the test output.
+# Sampling, roots and logging are deprecated from 2026-07-28 on, but still served (sampling and roots as
+# input_required, log messages for requests that ask for them in _meta); the handshake legs use them as current
+# features. The warnings would only clutter the test output.
 warnings.simplefilter("ignore", MCPDeprecationWarning)
 
 server = MCPServer("interop-python-sdk", version="1.0.0", log_level="WARNING")
@@ -81,6 +83,17 @@ async def ask_user(answer: Annotated[ElicitationResult[Contact], Resolve(who_is_
     if answer.action != "accept":
         return answer.action
     return f"accept: {answer.data.name}, {answer.data.age}"
+
+
+def client_roots() -> ListRoots:
+    """The roots question behind list_roots."""
+    return ListRoots()
+
+
+@server.tool()
+async def list_roots(roots: Annotated[types.ListRootsResult, Resolve(client_roots)]) -> str:
+    """Ask the client for its roots and return their URIs (a JSON array, as text)."""
+    return json.dumps([str(root.uri) for root in roots.roots])
 
 
 @server.resource("interop://static", mime_type="text/plain")

@@ -14,7 +14,7 @@ Streamable HTTP and the legacy HTTP+SSE transport (`TRANSPORTS`):
     typescript-sdk-v2 (legacy) client -> mcplite server (ts2_client.mjs; 2.x's default: the handshake)
     typescript-sdk-v2 (auto) client   -> mcplite server, as python-sdk (auto)
     mcplite (auto) client       -> python-sdk server (py_server.py; both eras): mcplite's default, which
-                                   must end on 2026-07-28 here (sampling and elicitation as input_required)
+                                   must end on 2026-07-28 here (sampling, elicitation, roots as input_required)
     mcplite (2025-11-25) client -> python-sdk server, pinned to the handshake (server-to-client requests)
     mcplite (auto) client       -> typescript-sdk server (ts_server.mjs; 1.x: the handshake only, so the
                                    probe must fall back to it)
@@ -31,22 +31,23 @@ Streamable HTTP and the legacy HTTP+SSE transport (`TRANSPORTS`):
 
 Every server implements the same contract and every client makes the same checks (contract.json; the
 checks are in checks.py and ts_checks.mjs): tools with structured output, progress, logging, sampling
-and elicitation callbacks, resources and templates, prompts. One line per check, then
+and elicitation callbacks, roots (every client declares one fixed root, and the server's ``list_roots`` tool
+must return exactly its URI), resources and templates, prompts. One line per check, then
 ``interop: N passed, M failed, K skipped``; the exit status is 1 if anything failed.
 
 Protocol revisions. The "(auto)" legs against a server that speaks both eras are meant to speak 2026-07-28, the
 modern era (`Side.modern`): the SDK clients against mcplite's server, mcplite's client against the servers of
 `MODERN_SERVERS` and the time server. There the same checks run with what that revision changes (no
-``logging/setLevel``: each request asks for its log messages in ``_meta``; sampling and elicitation arrive as
+``logging/setLevel``: each request asks for its log messages in ``_meta``; sampling, elicitation and roots arrive as
 input-required results, which the client fulfils with the same callbacks and retries). Every check line names the
 version the client actually negotiated, so a silent fall-back to the handshake shows. With `EXPECT_MODERN` on, an
 "(auto)" leg that did not negotiate 2026-07-28 fails its ``initialize`` check; off, the fall-back is printed as a
 note and the leg runs the handshake checks. The legacy HTTP+SSE transport has no 2026-07-28 form: the modern legs
 skip it (one SKIP line each). Every contract check runs on 2026-07-28 too; what that revision removes (``ping``,
-``logging/setLevel``, ``resources/subscribe``, ``notifications/roots/list_changed``, server-to-client requests,
-log messages for a request that did not ask for them) is not in the contract, which the modern legs meet without
-it. mcplite's "(2025-11-25)" legs pin the handshake against the same servers, which then ask for sampling and
-elicitation with server-to-client requests.
+``logging/setLevel``, ``resources/subscribe``, ``notifications/roots/list_changed``, server-to-client requests, log
+messages for a request that did not ask for them) is not in the contract, which the modern legs meet without it.
+mcplite's "(2025-11-25)" legs pin the handshake against the same servers, which then ask for sampling, elicitation
+and roots with server-to-client requests.
 
 Environment:
     INTEROP_PY_SDK_VERSION  the ``mcp`` version to install (default: PY_SDK_VERSION below).

@@ -11,7 +11,7 @@
 //
 // On 2026-07-28 the server cannot send requests: it answers tools/call with an `input_required` result, and
 // this client (inputRequired.autoFulfill, on by default) hands each embedded request to the handler registered
-// for its method (the same sampling and elicitation handlers as on the handshake), then retries the call with
+// for its method (the same sampling, elicitation and roots handlers as on the handshake), then retries the call with
 // the answers and the server's requestState; callTool() resolves with the final result.
 
 import { createRequire } from 'node:module';
@@ -41,11 +41,12 @@ async function main() {
     const args = parseArgs(process.argv.slice(2));
     const user = standIns();
     const client = new Client({ name: 'interop-ts2-client', version: '1.0.0' }, {
-        capabilities: { sampling: {}, elicitation: { form: {} } },
+        capabilities: { sampling: {}, elicitation: { form: {} }, roots: {} },
         versionNegotiation: { mode: negotiationMode(args.mode) },
     });
     client.setRequestHandler('sampling/createMessage', request => user.sample(request.params));
     client.setRequestHandler('elicitation/create', request => user.elicit(request.params));
+    client.setRequestHandler('roots/list', request => user.listRoots(request.params));
     client.setNotificationHandler('notifications/message', notification => user.logs.add(notification.params));
 
     const transport = transportFor(args.kind, args.target);

@@ -5,7 +5,7 @@
 //     node tests/interop/ts2_server.mjs                       (stdio)
 //     node tests/interop/ts2_server.mjs streamable-http PORT  (on 127.0.0.1, endpoint /mcp)
 //
-// One definition serves both eras. On 2026-07-28 a tool that needs sampling or elicitation returns
+// One definition serves both eras. On 2026-07-28 a tool that needs sampling, elicitation or roots returns
 // `inputRequired(...)`: the client answers the embedded requests and calls again with `inputResponses`, which
 // the handler reads back. On a handshake connection the SDK's "legacy shim" turns the same return into real
 // server-to-client requests and re-enters the handler with the answers, so the tool code is written once.
@@ -14,7 +14,7 @@
 // Streamable HTTP: 2026-07-28 requests (they carry the per-request `_meta` envelope) go to `createMcpHandler`,
 // which builds a server per request; handshake requests go to a sessionful transport per `initialize`, as
 // ts_server.mjs does for the 1.x SDK: the SDK's own stateless fallback for them could not carry the
-// server-to-client requests of sampling and elicitation, whose answers arrive on later POSTs. The 2.x server
+// server-to-client requests of sampling, elicitation and roots, whose answers arrive on later POSTs. The 2.x server
 // has no HTTP+SSE transport (run.py skips that leg).
 
 import { randomUUID } from 'node:crypto';
@@ -118,6 +118,17 @@ function contractServer() {
         }
         if (answer.action !== 'accept') return text(answer.action);
         return text(`accept: ${answer.content.name}, ${answer.content.age}`);
+    });
+
+    server.registerTool('list_roots', {
+        description: 'Ask the client for its roots and return their URIs (a JSON array, as text).',
+        inputSchema: z.object({}),
+    }, (_args, ctx) => {
+        const answer = inputResponse(ctx.mcpReq.inputResponses, 'roots');
+        if (answer.kind !== 'roots') {
+            return inputRequired({ inputRequests: { roots: inputRequired.listRoots() } });
+        }
+        return text(JSON.stringify(answer.roots.map(root => root.uri)));
     });
 
     server.registerResource('static_resource', 'interop://static',

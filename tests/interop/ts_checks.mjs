@@ -1,16 +1,16 @@
 // The interop checks in JavaScript, shared by the two official TypeScript SDK clients: ts_client.mjs (npm
 // @modelcontextprotocol/sdk, 1.x) and ts2_client.mjs (npm @modelcontextprotocol/client, 2.x).
 //
-// Each client script builds its SDK's client, registers the stand-in model and user below as its sampling and
-// elicitation handlers, connects, and hands over to `runChecks`: the same checks, in the same order, as
+// Each client script builds its SDK's client, registers the stand-in model, user and roots below as its sampling,
+// elicitation and roots handlers, connects, and hands over to `runChecks`: the same checks, in the same order, as
 // checks.py (which the Python clients use), against the values in contract.json. Output, read by run.py:
 //
 //     NEGOTIATED <protocol version>         once, after connecting (which revision the client ended up on)
 //     PASS <check>   or   FAIL <check>: <why>   one line per check
 //
 // On a 2026-07-28 connection (the modern era) the same checks run with what that revision changes: no
-// `logging/setLevel` (removed; a request asks for its logs in `_meta` instead), and the server asks for sampling
-// and elicitation through input-required results, which the SDK fulfils with the same handlers and retries.
+// `logging/setLevel` (removed; a request asks for its logs in `_meta` instead), and the server asks for sampling,
+// elicitation and roots through input-required results, which the SDK fulfils with the same handlers and retries.
 
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -110,13 +110,16 @@ export class LogCollector {
     }
 }
 
-/** The client's stand-in model and user: they answer as the contract says and remember what they were asked. */
+/** The client's stand-in model, user and roots: they answer as the contract says and remember what they were
+ * asked. */
 export function standIns() {
     const sampled = [];
     const elicited = [];
+    const rootsAsked = [];
     return {
         sampled,
         elicited,
+        rootsAsked,
         logs: new LogCollector(),
         sample(params) {
             sampled.push(params);
@@ -128,6 +131,10 @@ export function standIns() {
         elicit(params) {
             elicited.push(params);
             return { action: 'accept', content: CONTRACT.elicitation.answer };
+        },
+        listRoots(params) {
+            rootsAsked.push(params ?? {});
+            return { roots: CONTRACT.roots.declared.map(root => ({ ...root })) };
         },
     };
 }
@@ -151,7 +158,7 @@ export function recordInbound(transport) {
  * and 2.x) }.
  */
 export async function runChecks({ client, negotiated, expected, received, standIns: user, callTool }) {
-    const { logs, sampled, elicited } = user;
+    const { logs, sampled, elicited, rootsAsked } = user;
     const modern = negotiated === CONTRACT.modernProtocolVersion;
     console.log(`NEGOTIATED ${negotiated}`);
     const options = { timeout: WAIT_MS };
@@ -248,6 +255,20 @@ export async function runChecks({ client, negotiated, expected, received, standI
         expectEqual(schema.type, 'object', 'requestedSchema type');
         expectEqual(Object.keys(schema.properties ?? {}).sort(), [...CONTRACT.elicitation.fields].sort(),
             'requestedSchema properties');
+    });
+
+    await check('roots', async () => {
+        const result = await call('list_roots', {});
+        expect(!result.isError, `list_roots failed: ${JSON.stringify(result)}`);
+        const text = textOf(result);
+        let uris;
+        try {
+            uris = JSON.parse(text);
+        } catch {
+            throw new CheckFailed(`list_roots text is not JSON: ${JSON.stringify(text)}`);
+        }
+        expectEqual(uris, CONTRACT.roots.text, 'list_roots result (root URIs)');
+        expect(rootsAsked.length >= 1, 'the client was never asked for its roots');
     });
 
     const verifyRead = (result, uri, text) => {

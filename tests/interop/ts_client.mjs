@@ -20,7 +20,7 @@ const { StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio
 const { SSEClientTransport } = require('@modelcontextprotocol/sdk/client/sse.js');
 const { StreamableHTTPClientTransport } = require('@modelcontextprotocol/sdk/client/streamableHttp.js');
 const {
-    CreateMessageRequestSchema, ElicitRequestSchema, LoggingMessageNotificationSchema,
+    CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema, LoggingMessageNotificationSchema,
 } = require('@modelcontextprotocol/sdk/types.js');
 
 function transportFor(kind, target) {
@@ -36,9 +36,10 @@ async function main() {
     if (args.mode !== 'legacy') throw new Error(`the 1.x SDK has no version negotiation (--mode ${args.mode})`);
     const user = standIns();
     const client = new Client({ name: 'interop-ts-client', version: '1.0.0' },
-        { capabilities: { sampling: {}, elicitation: { form: {} } } });
+        { capabilities: { sampling: {}, elicitation: { form: {} }, roots: {} } });
     client.setRequestHandler(CreateMessageRequestSchema, request => user.sample(request.params));
     client.setRequestHandler(ElicitRequestSchema, request => user.elicit(request.params));
+    client.setRequestHandler(ListRootsRequestSchema, request => user.listRoots(request.params));
     client.setNotificationHandler(LoggingMessageNotificationSchema, notification => {
         user.logs.add(notification.params);
     });

@@ -92,6 +92,14 @@ function contractServer() {
         return text(`accept: ${answer.content.name}, ${answer.content.age}`);
     });
 
+    server.registerTool('list_roots', {
+        description: 'Ask the client for its roots and return their URIs (a JSON array, as text).',
+        inputSchema: {},
+    }, async (_args, extra) => {
+        const { roots } = await server.server.listRoots(undefined, { relatedRequestId: extra.requestId });
+        return text(JSON.stringify(roots.map(root => root.uri)));
+    });
+
     server.registerResource('static_resource', 'interop://static',
         { description: 'A fixed text resource.', mimeType: 'text/plain' },
         uri => ({ contents: [{ uri: uri.href, mimeType: 'text/plain', text: 'static text' }] }));

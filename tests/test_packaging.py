@@ -159,6 +159,10 @@ NOT_SOURCES = (".git", "__pycache__", "*.pyc", "*.egg-info", "build", "dist", ".
                ".mypy_cache", ".ruff_cache")
 
 
+#: The PEP 517 hook that `python -m build --sdist --no-isolation` calls, without needing `build` installed.
+BUILD_SDIST = "import sys; from setuptools import build_meta; print(build_meta.build_sdist(sys.argv[1]))"
+
+
 def require_offline_build() -> None:
     """Skip when this interpreter cannot run the build backend offline; the `test` extra brings all of it."""
     setuptools = pytest.importorskip("setuptools")
@@ -216,8 +220,7 @@ def test_the_sdist_carries_the_license_and_everything_its_tests_need(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     build = subprocess.run(
-        [sys.executable, "-c", "import sys\nfrom setuptools import build_meta\n"
-                               "print(build_meta.build_sdist(sys.argv[1]))", str(out)],
+        [sys.executable, "-c", BUILD_SDIST, str(out)],
         cwd=str(source), capture_output=True, text=True, timeout=300)
     assert build.returncode == 0, build.stderr
     sdist, = out.glob("mcplite-*.tar.gz")
@@ -227,7 +230,7 @@ def test_the_sdist_carries_the_license_and_everything_its_tests_need(tmp_path):
         assert archive.extractfile(f"{top}/LICENSE").read() == (ROOT / "LICENSE").read_bytes()
         # Python 3.12+ asks for an extraction filter; the archive is our own, made a moment ago.
         extract_kwargs = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
-        archive.extractall(tmp_path / "unpacked", **extract_kwargs)  # noqa: S202
+        archive.extractall(tmp_path / "unpacked", **extract_kwargs)
     wanted = {path.relative_to(source).as_posix() for folder in ("tests", "examples", "docs")
               for path in (source / folder).rglob("*") if path.is_file()}
     assert wanted, "the copy of the checkout holds no tests"

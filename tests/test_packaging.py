@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tarfile
 import textwrap
 import zipfile
 from pathlib import Path
@@ -27,6 +28,11 @@ def stdlib_module_names() -> Set[str]:
     names = getattr(sys, "stdlib_module_names", None)
     if names is not None:
         return set(names)
+    return stdlib_module_names_from_folders()
+
+
+def stdlib_module_names_from_folders() -> Set[str]:
+    """The 3.9 fallback: builtin modules plus what the base interpreter's stdlib and lib-dynload folders hold."""
     found = set(sys.builtin_module_names)
     # The base interpreter's folders: inside a virtual environment "platstdlib" names the venv's own lib folder.
     base = {"base": sys.base_prefix, "platbase": sys.base_exec_prefix,
@@ -59,9 +65,20 @@ def package_depth(path: Path) -> int:
 
 
 def test_the_fallback_list_of_standard_modules_knows_the_usual_ones():
-    names = stdlib_module_names()
-    assert {"json", "threading", "subprocess", "typing", "http", "urllib", "sys", "_thread"} <= names
-    assert not {"pytest", "mcplite", "site-packages"} & names
+    # Called directly, so every Python runs the fallback that only 3.9 depends on (and this test runs in a
+    # virtual environment in CI, where the folders must be the base interpreter's).
+    names = stdlib_module_names_from_folders()
+    assert {"json", "threading", "subprocess", "typing", "http", "urllib", "sys", "_thread", "select"} <= names
+    assert not {"pytest", "mcplite", "site-packages", "setuptools", "_pytest"} & names
+
+
+def test_the_fallback_list_accepts_every_standard_module_mcplite_imports():
+    """What the 3.9 run of the import check sees: the fallback must know each module mcplite imports."""
+    imported = {module.split(".")[0] for path in MODULES for _, module, level in imports(path) if level == 0}
+    assert imported - stdlib_module_names_from_folders() == set()
+    exact = getattr(sys, "stdlib_module_names", None)
+    if exact is not None:  # 3.10+: and every one of them is standard for the exact list too
+        assert imported <= set(exact)
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
@@ -136,30 +153,100 @@ def test_every_name_in_all_exists(path):
 
 
 
-def test_the_wheel_carries_every_module_of_the_package(tmp_path):
-    """A subpackage missing from pyproject's package list would install a broken mcplite."""
+#: What a checkout holds that no archive should: VCS data, caches, build output, peers the scripts install.
+NOT_SOURCES = (".git", "__pycache__", "*.pyc", "*.egg-info", "build", "dist", ".pytest_cache", ".peers",
+               ".conformance", ".benchmarks", ".venv", "node_modules", ".coverage", ".coverage.*", "htmlcov",
+               ".mypy_cache", ".ruff_cache")
+
+
+#: The PEP 517 hook that `python -m build --sdist --no-isolation` calls, without needing `build` installed.
+BUILD_SDIST = "import sys; from setuptools import build_meta; print(build_meta.build_sdist(sys.argv[1]))"
+
+
+def require_offline_build() -> None:
+    """Skip when this interpreter cannot run the build backend offline; the `test` extra brings all of it."""
     setuptools = pytest.importorskip("setuptools")
     version = tuple(int(part) for part in setuptools.__version__.split(".")[:2])
-    if version < (61, 0):
-        pytest.skip("this setuptools cannot read PEP 621 metadata; the build backend asks for >= 61")
-    if version < (70, 1) and importlib.util.find_spec("wheel") is None:
-        pytest.skip("building a wheel offline needs the wheel package (CI installs it)")
-    root = ROOT
-    source = tmp_path / "source"  # a clean copy: an in-tree build/ folder would mask a missing package
-    shutil.copytree(root / "mcplite", source / "mcplite", ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "setup.cfg", "README.md"):
-        shutil.copy(root / name, source / name)
+    if version < (77, 0):
+        pytest.skip("pyproject's SPDX license metadata needs setuptools >= 77 (the test extra installs it)")
+    if importlib.util.find_spec("wheel") is None and version < (70, 1):  # older setuptools built wheels with it
+        pytest.skip("building a wheel offline needs the wheel package (the test extra installs it)")
+
+
+def build_wheel(source: Path, out: Path) -> Path:
+    """The wheel pip builds from `source`, with this interpreter's setuptools (no download)."""
     build = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-                            "-w", str(tmp_path), str(source)], capture_output=True, text=True, timeout=300)
+                            "-w", str(out), str(source)], capture_output=True, text=True, timeout=300)
     if build.returncode != 0 and "No module named pip" in build.stderr:
         pytest.skip("pip is not available")
     assert build.returncode == 0, build.stderr
-    wheel, = tmp_path.glob("mcplite-*.whl")
+    wheel, = out.glob("mcplite-*.whl")
+    return wheel
+
+
+def assert_wheel_carries_the_license(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        info, = {name.split("/")[0] for name in names if name.split("/")[0].endswith(".dist-info")}
+        metadata = archive.read(f"{info}/METADATA").decode("utf-8")
+        assert archive.read(f"{info}/licenses/LICENSE") == (ROOT / "LICENSE").read_bytes()
+    assert "License-Expression: MIT" in metadata.splitlines()
+    assert "License-File: LICENSE" in metadata.splitlines()
+
+
+def test_the_wheel_carries_every_module_of_the_package_and_the_license(tmp_path):
+    """A subpackage missing from pyproject's package list would install a broken mcplite."""
+    require_offline_build()
+    root = ROOT
+    source = tmp_path / "source"  # a clean copy: an in-tree build/ folder would mask a missing package
+    shutil.copytree(root / "mcplite", source / "mcplite", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "setup.cfg", "README.md", "LICENSE"):
+        shutil.copy(root / name, source / name)
+    wheel = build_wheel(source, tmp_path)
     with zipfile.ZipFile(wheel) as archive:
         shipped = {name for name in archive.namelist() if name.startswith("mcplite/")}
     expected = {path.relative_to(root).as_posix() for path in (root / "mcplite").rglob("*.py")}
     assert expected <= shipped
     assert "mcplite/py.typed" in shipped
+    assert_wheel_carries_the_license(wheel)
+
+
+def test_the_sdist_carries_the_license_and_everything_its_tests_need(tmp_path):
+    """Unpack the sdist, install it with the test extra, run pytest: that works only if the archive holds the
+    tests' helpers (tests/support, conftest, fixtures, the helper servers) and the examples they run."""
+    require_offline_build()
+    source = tmp_path / "source"  # a copy, so the build's egg-info never lands in the checkout
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(*NOT_SOURCES))
+    out = tmp_path / "out"
+    out.mkdir()
+    build = subprocess.run(
+        [sys.executable, "-c", BUILD_SDIST, str(out)],
+        cwd=str(source), capture_output=True, text=True, timeout=300)
+    assert build.returncode == 0, build.stderr
+    sdist, = out.glob("mcplite-*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        top = archive.getnames()[0].split("/")[0]
+        shipped = {name[len(top) + 1:] for name in archive.getnames() if name.startswith(top + "/")}
+        assert archive.extractfile(f"{top}/LICENSE").read() == (ROOT / "LICENSE").read_bytes()
+        # Python 3.12+ asks for an extraction filter; the archive is our own, made a moment ago.
+        extract_kwargs = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+        archive.extractall(tmp_path / "unpacked", **extract_kwargs)
+    wanted = {path.relative_to(source).as_posix() for folder in ("tests", "examples", "docs")
+              for path in (source / folder).rglob("*") if path.is_file()}
+    assert wanted, "the copy of the checkout holds no tests"
+    assert sorted(wanted - shipped) == []
+    assert {"LICENSE", "README.md", "CHANGELOG.md", "pyproject.toml", "setup.cfg"} <= shipped
+    assert not [name for name in shipped if "__pycache__" in name or name.endswith(".pyc")]
+    # The unpacked tree collects every test: no helper module or fixture file is missing from it. The unpacked
+    # mcplite comes first on sys.path (python -m puts the working directory there), not this checkout's.
+    unpacked = tmp_path / "unpacked" / top
+    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "COVERAGE_PROCESS_START")}
+    collect = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
+                             cwd=str(unpacked), env=env, capture_output=True, text=True, timeout=300)
+    assert collect.returncode == 0, collect.stdout[-3000:] + collect.stderr[-3000:]
+    assert " tests collected" in collect.stdout and "error" not in collect.stdout.splitlines()[-1]
+    # And pip builds the wheel from the unpacked sdist, license included.
+    assert_wheel_carries_the_license(build_wheel(unpacked, tmp_path))
 
 
 # --- the public surface ------------------------------------------------------------------------------------

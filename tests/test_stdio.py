@@ -19,7 +19,7 @@ import pytest
 from mcplite import Client, ConnectionClosed, RequestCancelled, TransportError
 from mcplite.transports.stdio import StdioClientTransport
 
-from support import WAIT, Background, run_concurrently, text_of
+from support import WAIT, Background, run_concurrently, text_of, wait_until
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 FIXTURE = str(FIXTURES / "stdio_server.py")
@@ -248,6 +248,25 @@ def test_a_hundred_concurrent_calls_from_eight_threads_over_one_connection():
 
         run_concurrently(worker, [list(range(k, 100, 8)) for k in range(8)], timeout=WAIT * 3)
     assert failures == []
+
+
+def test_close_leaves_the_servers_stdout_to_its_reader_until_the_reader_has_read_the_end():
+    # A process the server started holds its stdout for a moment after the server exits: the reader sees
+    # no end yet when close() gives up waiting for it. Closing the pipe then would free its descriptor's
+    # number under a thread that may still read it; the next pipe opened gets that number, and the old reader
+    # takes its first line (seen: the first answer of the next client's server, lost to the closed client).
+    # So the reader closes its pipe itself, after its last read.
+    holder = [sys.executable, "-c", "import time; time.sleep(1.5)"]
+    command = ["sh", "-c", f"{subprocess.list2cmdline(holder)} & exec {subprocess.list2cmdline(SERVER)}"]
+    client = Client.stdio(command, timeout=WAIT, shutdown_timeout=0.2, protocol_version="2025-11-25")
+    with client:
+        assert client.call_tool("echo", {"n": 1})["structuredContent"] == {"result": 1}
+    transport = client.transport
+    assert isinstance(transport, StdioClientTransport) and transport.process is not None
+    stdout = transport.process.stdout
+    assert stdout is not None
+    assert not stdout.closed  # still being read: the holder has not let go
+    wait_until(lambda: stdout.closed, message="the reader did not close the pipe after its end")
 
 
 def test_a_command_that_does_not_exist_is_a_transport_error(tmp_path):

@@ -43,10 +43,17 @@ MAX_LINE = 64 * 1024 * 1024
 
 
 class _LineChannel:
-    """Reads lines from one pipe on a thread of its own and writes whole messages to another."""
+    """Reads lines from one pipe on a thread of its own and writes whole messages to another.
 
-    def __init__(self, reader: IO[bytes], writer: IO[bytes], name: str) -> None:
+    ``owns_reader``: the reader thread closes the pipe it reads when it ends, and nobody else does. Closing a
+    pipe under a thread that may still read it is a race with the process: the descriptor's number is free
+    at once, the next pipe opened (the next server spawned) gets it, and the old thread's next read takes
+    that pipe's first line. So a client's stdout pipe is closed by its reader, after its last read.
+    """
+
+    def __init__(self, reader: IO[bytes], writer: IO[bytes], name: str, *, owns_reader: bool = False) -> None:
         self._reader = reader
+        self._owns_reader = owns_reader
         self._writer = writer
         self._name = name
         # Serialises writes: one message, newline included, is one write.
@@ -84,6 +91,9 @@ class _LineChannel:
                     break
         except (OSError, ValueError) as exc:  # ValueError: the pipe was closed under us
             error = exc
+        finally:
+            if self._owns_reader:
+                _close_quietly(self._reader)  # after the last read (see the class docstring)
         reason = on_eof() or error
         if answer_after_eof:
             sink.input_ended(reason)
@@ -126,6 +136,13 @@ class _LineChannel:
     def join(self, timeout: float) -> None:
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout)
+
+
+def _close_quietly(stream: IO[bytes]) -> None:
+    try:
+        stream.close()
+    except (OSError, ValueError):
+        pass
 
 
 def _split_for_message(command: Union[str, bytes]) -> List[str]:
@@ -213,7 +230,9 @@ class StdioClientTransport(Transport):
                                                    args=(_buffered(self.process.stderr), self._stderr),
                                                    name="mcplite-stdio-stderr", daemon=True)
             self._stderr_thread.start()
-        self._channel = _LineChannel(_buffered(self.process.stdout), self.process.stdin, "stdio-client")
+        # The reader closes the stdout pipe itself, after its last read (see _LineChannel): never `close`.
+        self._channel = _LineChannel(_buffered(self.process.stdout), self.process.stdin, "stdio-client",
+                                     owns_reader=True)
         self._channel.start(sink, self._exit_reason)
 
     def _exit_reason(self) -> Optional[BaseException]:
@@ -249,12 +268,13 @@ class StdioClientTransport(Transport):
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        # The pipes the server wrote are closed by the threads that read them, once they have read the end
+        # (closing one under its reader would let the reader take the next spawned server's output: see
+        # _LineChannel). The server has exited, so the end is there, unless a process it started holds the
+        # pipe: then the thread and its pipe stay until that process lets go. We wait a little, not for that.
         self._channel.join(self.shutdown_timeout)
         if self._stderr_thread is not None:
             self._stderr_thread.join(self.shutdown_timeout)
-        for pipe in (self.process.stdout, self.process.stderr):
-            if pipe is not None:
-                pipe.close()
 
 
 def _buffered(pipe: Optional[IO[bytes]]) -> IO[bytes]:
@@ -267,13 +287,19 @@ def _buffered(pipe: Optional[IO[bytes]]) -> IO[bytes]:
 
 
 def _pump_lines(pipe: Optional[IO[bytes]], callback: Callable[[str], None]) -> None:
+    """Hand each line of ``pipe`` to ``callback`` until the end; then close the pipe (only its reader may)."""
     if pipe is None:
         return
-    for raw in iter(pipe.readline, b""):
-        try:
-            callback(raw.decode("utf-8", "replace").rstrip("\r\n"))
-        except Exception:
-            log.exception("stderr callback failed")
+    try:
+        for raw in iter(pipe.readline, b""):
+            try:
+                callback(raw.decode("utf-8", "replace").rstrip("\r\n"))
+            except Exception:
+                log.exception("stderr callback failed")
+    except (OSError, ValueError):
+        pass
+    finally:
+        _close_quietly(pipe)
 
 
 class StdioServerTransport(Transport):

@@ -109,10 +109,11 @@ def servers_of(blocks: List[Block]) -> Dict[str, Block]:
 
 
 def environment() -> Dict[str, str]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    """This tree first on PYTHONPATH (after it, what conftest put there for a measured run)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     # "python3" in a block is the Python running the tests, whatever PATH says.
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
-    env.pop("COVERAGE_PROCESS_START", None)
     return env
 
 

@@ -35,6 +35,8 @@ ERROR = "error"
 # One encoder and decoder for the process: building them per call costs more than the encoding itself.
 # allow_nan=False because NaN/Infinity are not JSON and other peers' parsers reject them.
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+# The same, escaping everything beyond ASCII: for the rare message holding a string that is not valid Unicode.
+_ascii_encoder = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False)
 _decode = json.JSONDecoder().decode
 
 
@@ -82,8 +84,29 @@ def error(id: Optional[RequestId], code: int, message: str, data: Any = None) ->
 
 
 def encode(message: Union[Message, List[Message]]) -> str:
-    """Compact JSON text with no newline in it (stdio frames on newlines; json escapes them in strings)."""
-    return _encoder.encode(message)
+    """Compact JSON text with no newline in it (stdio frames on newlines; json escapes them in strings).
+
+    The text is always valid Unicode, so that it can be written as UTF-8: a string that is not (a lone
+    surrogate, which a peer can send as ``"\\ud800"``, valid JSON) is written as its ``\\u`` escape, as it came.
+    """
+    text = _encoder.encode(message)
+    if text.isascii():  # (most messages: no surrogate can hide in ASCII text)
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _ascii_encoder.encode(message)
+    return text
+
+
+def encode_bytes(message: Union[Message, List[Message]]) -> bytes:
+    """`encode`, as UTF-8 bytes: what the transports write. One encoding on the common path; a message with a
+    string that is not valid Unicode is written with escapes (see `encode`) rather than failing."""
+    text = _encoder.encode(message)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _ascii_encoder.encode(message).encode("ascii")
 
 
 def decode(data: Union[bytes, str]) -> Any:

@@ -256,16 +256,22 @@ def complete(server: Registry, connection: Connection, ctx: RequestContext) -> D
     if not isinstance(ref, dict) or not isinstance(argument, dict) or not isinstance(argument.get("name"), str):
         raise RPCError(INVALID_PARAMS, "Invalid params: completion needs ref and argument{name, value}")
     kind = ref.get("type")
-    target = ref.get("name") if kind == "ref/prompt" else ref.get("uri")
+    if kind not in ("ref/prompt", "ref/resource"):
+        raise RPCError(INVALID_PARAMS, f"Invalid params: unknown ref type {kind!r}")
+    field = "name" if kind == "ref/prompt" else "uri"
+    target = ref.get(field)
+    if not isinstance(target, str):  # a list where a name belongs would not even be a key to look up
+        raise RPCError(INVALID_PARAMS, f"Invalid params: ref.{field} must be a string, not {target!r}")
+    context = ctx.params.get("context")
+    chosen = context.get("arguments") if isinstance(context, dict) else None
+    if context is not None and (not isinstance(context, dict) or not isinstance(chosen or {}, dict)):
+        raise RPCError(INVALID_PARAMS, "Invalid params: context must be {arguments: {name: value}}")
     if kind == "ref/prompt" and target not in server._prompts:
         raise RPCError(INVALID_PARAMS, f"Unknown prompt: {target}")
     if kind == "ref/resource" and target not in server._templates and target not in server._resources:
         raise RPCError(INVALID_PARAMS, f"Unknown resource template: {target}")
-    if kind not in ("ref/prompt", "ref/resource"):
-        raise RPCError(INVALID_PARAMS, f"Invalid params: unknown ref type {kind!r}")
-    completer = server._completions.get((kind, target, argument["name"]))  # type: ignore[arg-type]
+    completer = server._completions.get((kind, target, argument["name"]))
     values: Any = []
     if completer is not None:
-        context = ctx.params.get("context") or {}
-        values = completer(str(argument.get("value", "")), dict(context.get("arguments") or {}))
+        values = completer(str(argument.get("value", "")), dict(chosen or {}))
     return completion_result(values)

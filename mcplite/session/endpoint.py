@@ -410,7 +410,7 @@ class Session(MessageSink):
             if isinstance(value, dict) and "method" in value and jsonrpc.is_valid_id(value.get("id")):
                 try:
                     self._send(jsonrpc.error(value["id"], INTERNAL_ERROR, "Internal error"))
-                except MCPError:
+                except Exception:  # (the connection is gone, or this too cannot be written: read on)
                     pass
 
     def _receive(self, value: Any, inline: bool, request_info: Optional[RequestInfo]) -> None:

@@ -11,7 +11,7 @@ import queue
 import threading
 
 from ..errors import ConnectionClosed
-from ..protocol.jsonrpc import encode
+from ..protocol.jsonrpc import encode_bytes
 from . import MessageSink, Transport, deliver_bytes
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
@@ -49,7 +49,7 @@ class MemoryTransport(Transport):
             deliver_bytes(data, sink)
 
     def send(self, message: Any, route: Optional[Route] = None) -> None:
-        data = encode(message).encode("utf-8")  # outside the lock: encoding errors raise to the caller
+        data = encode_bytes(message)  # outside the lock: encoding errors raise to the caller
         with self._lock:
             if self._closed:
                 raise ConnectionClosed("the in-memory connection is closed")

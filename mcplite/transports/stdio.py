@@ -18,7 +18,7 @@ import threading
 
 from .._log import log
 from ..errors import ConnectionClosed, TransportError
-from ..protocol.jsonrpc import encode
+from ..protocol.jsonrpc import encode_bytes
 from . import MessageSink, Transport, deliver_bytes
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
@@ -85,7 +85,7 @@ class _LineChannel:
                     break
                 if line.endswith(b"\n") or len(line) < MAX_LINE:
                     if line.strip():
-                        deliver_bytes(line, sink)
+                        _deliver(line, sink, self._name)
                 else:
                     error = TransportError(f"{self._name}: a line longer than {MAX_LINE} bytes")
                     break
@@ -101,7 +101,7 @@ class _LineChannel:
             sink.connection_lost(reason)
 
     def send(self, message: Any) -> None:
-        data = encode(message).encode("utf-8") + b"\n"
+        data = encode_bytes(message) + b"\n"
         with self._write_lock:
             with self._state_lock:
                 if self._closed:
@@ -136,6 +136,15 @@ class _LineChannel:
     def join(self, timeout: float) -> None:
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout)
+
+
+def _deliver(line: bytes, sink: MessageSink, name: str) -> None:
+    """One line to the sink. Whatever goes wrong in taking it is that message's problem: only the end of the
+    input (or a read that fails) ends the reader, never an error raised while handling what was read."""
+    try:
+        deliver_bytes(line, sink)
+    except Exception:
+        log.exception("%s: a message could not be taken; reading on", name)
 
 
 def _close_quietly(stream: IO[bytes]) -> None:

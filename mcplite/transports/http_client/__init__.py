@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Dict, Hashable, Optional, Union
 from ..._log import log
 from ...errors import ConnectionClosed, HTTPError, MCPError
 from ...protocol.http_rules import Route
-from ...protocol.jsonrpc import InvalidMessage, encode
+from ...protocol.jsonrpc import InvalidMessage, encode_bytes
 from .. import MessageSink, Transport
 from ..http_messages import AuthFlow, HTTPRequest, HTTPResponse  # re-exported: what an ``auth`` object sees
 from .legacy_sse import LegacySSE
@@ -164,7 +164,7 @@ class HTTPClientTransport(Transport):
         """
         if self._closed or self._sink is None:
             raise ConnectionClosed("the HTTP transport is " + ("closed" if self._closed else "not started"))
-        body = encode(message).encode("utf-8")
+        body = encode_bytes(message)
         if route is None:
             route = _NO_ROUTE
         if route.modern:

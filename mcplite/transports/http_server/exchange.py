@@ -80,7 +80,7 @@ class Responder(abc.ABC):
 
 def error_body(message: str, code: int = INVALID_REQUEST, id: Optional[RequestId] = None) -> bytes:
     """The body of every error answer: a JSON-RPC error response, encoded."""
-    return jsonrpc.encode(jsonrpc.error(id, code, message)).encode("utf-8")
+    return jsonrpc.encode_bytes(jsonrpc.error(id, code, message))
 
 
 class Reject(Exception):

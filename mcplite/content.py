@@ -39,18 +39,21 @@ def _extras(block: Dict[str, Any], annotations: Optional[t.Annotations], meta: O
 
 def text(value: str, *, annotations: Optional[t.Annotations] = None,
          meta: Optional[Dict[str, Any]] = None) -> t.TextContent:
+    """A text content block."""
     block: t.TextContent = _extras({"type": "text", "text": value}, annotations, meta)
     return block
 
 
 def image(data: Union[bytes, str], mime_type: str = "image/png", *, annotations: Optional[t.Annotations] = None,
           meta: Optional[Dict[str, Any]] = None) -> t.ImageContent:
+    """An image content block: ``bytes`` are base64-encoded, a ``str`` is taken as already encoded."""
     block: t.ImageContent = _extras({"type": "image", "data": b64(data), "mimeType": mime_type}, annotations, meta)
     return block
 
 
 def audio(data: Union[bytes, str], mime_type: str = "audio/wav", *, annotations: Optional[t.Annotations] = None,
           meta: Optional[Dict[str, Any]] = None) -> t.AudioContent:
+    """An audio content block (2025-03-26): ``bytes`` are base64-encoded, a ``str`` as already encoded."""
     block: t.AudioContent = _extras({"type": "audio", "data": b64(data), "mimeType": mime_type}, annotations, meta)
     return block
 

@@ -2,7 +2,9 @@
 
 They are for reading and type checkers only: at run time every message is the plain dict that came off
 the wire, so fields from newer peers pass through untouched and nothing is converted on the hot path.
-Fields that only exist from some revision on say so in a comment; optional fields use ``total=False``.
+Fields that only exist from some revision on say so in a comment; optional fields use ``total=False``, and
+the keys the 2025-11-25 schema requires live in a ``_<Name>Required`` base class (``typing.Required`` is
+3.11+), so that ``result["content"]`` type-checks where ``result.get("structuredContent")`` must be asked.
 """
 
 from typing import Any, Dict, List, Literal, TypedDict, Union
@@ -23,16 +25,22 @@ LoggingLevel = Literal["debug", "info", "notice", "warning", "error", "critical"
 
 
 # ---- base and lifecycle -------------------------------------------------------------------------------
-class Icon(TypedDict, total=False):  # 2025-11-25
+class _IconRequired(TypedDict):
     src: str
+
+
+class Icon(_IconRequired, total=False):  # 2025-11-25
     mimeType: str
     sizes: List[str]
     theme: Literal["light", "dark"]
 
 
-class Implementation(TypedDict, total=False):
+class _ImplementationRequired(TypedDict):
     name: str
     version: str
+
+
+class Implementation(_ImplementationRequired, total=False):
     title: str  # 2025-06-18
     description: str  # 2025-11-25
     websiteUrl: str  # 2025-11-25
@@ -55,11 +63,15 @@ class ServerCapabilities(TypedDict, total=False):
     tools: Dict[str, Any]  # {"listChanged": bool}
 
 
-class InitializeResult(TypedDict, total=False):
+class _InitializeResultRequired(TypedDict):
     protocolVersion: str
     capabilities: ServerCapabilities
     serverInfo: Implementation
+
+
+class InitializeResult(_InitializeResultRequired, total=False):
     instructions: str
+    _meta: Dict[str, Any]
 
 
 # ---- content ------------------------------------------------------------------------------------------
@@ -69,49 +81,75 @@ class Annotations(TypedDict, total=False):
     lastModified: str  # 2025-06-18
 
 
-class TextContent(TypedDict, total=False):
+class _TextContentRequired(TypedDict):
     type: Literal["text"]
     text: str
+
+
+class TextContent(_TextContentRequired, total=False):
     annotations: Annotations
     _meta: Dict[str, Any]
 
 
-class ImageContent(TypedDict, total=False):
+class _ImageContentRequired(TypedDict):
     type: Literal["image"]
     data: str  # base64
     mimeType: str
+
+
+class ImageContent(_ImageContentRequired, total=False):
     annotations: Annotations
+    _meta: Dict[str, Any]
 
 
-class AudioContent(TypedDict, total=False):  # 2025-03-26
+class _AudioContentRequired(TypedDict):
     type: Literal["audio"]
-    data: str
+    data: str  # base64
     mimeType: str
+
+
+class AudioContent(_AudioContentRequired, total=False):  # 2025-03-26
     annotations: Annotations
+    _meta: Dict[str, Any]
 
 
-class TextResourceContents(TypedDict, total=False):
+class _TextResourceContentsRequired(TypedDict):
     uri: str
-    mimeType: str
     text: str
 
 
-class BlobResourceContents(TypedDict, total=False):
-    uri: str
+class TextResourceContents(_TextResourceContentsRequired, total=False):
     mimeType: str
+    _meta: Dict[str, Any]
+
+
+class _BlobResourceContentsRequired(TypedDict):
+    uri: str
     blob: str  # base64
 
 
-class EmbeddedResource(TypedDict, total=False):
+class BlobResourceContents(_BlobResourceContentsRequired, total=False):
+    mimeType: str
+    _meta: Dict[str, Any]
+
+
+class _EmbeddedResourceRequired(TypedDict):
     type: Literal["resource"]
     resource: Union[TextResourceContents, BlobResourceContents]
+
+
+class EmbeddedResource(_EmbeddedResourceRequired, total=False):
     annotations: Annotations
+    _meta: Dict[str, Any]
 
 
-class ResourceLink(TypedDict, total=False):  # 2025-06-18
+class _ResourceLinkRequired(TypedDict):
     type: Literal["resource_link"]
     uri: str
     name: str
+
+
+class ResourceLink(_ResourceLinkRequired, total=False):  # 2025-06-18
     title: str
     description: str
     mimeType: str
@@ -144,17 +182,23 @@ class Tool(_ToolRequired, total=False):
     _meta: Dict[str, Any]
 
 
-class CallToolResult(TypedDict, total=False):
+class _CallToolResultRequired(TypedDict):
     content: List[ContentBlock]
+
+
+class CallToolResult(_CallToolResultRequired, total=False):
     structuredContent: Any  # 2025-06-18 (an object until 2026-07-28)
     isError: bool
     _meta: Dict[str, Any]
 
 
 # ---- resources ----------------------------------------------------------------------------------------
-class Resource(TypedDict, total=False):
+class _ResourceRequired(TypedDict):
     uri: str
     name: str
+
+
+class Resource(_ResourceRequired, total=False):
     title: str
     description: str
     mimeType: str
@@ -163,9 +207,12 @@ class Resource(TypedDict, total=False):
     icons: List[Icon]
 
 
-class ResourceTemplate(TypedDict, total=False):
+class _ResourceTemplateRequired(TypedDict):
     uriTemplate: str
     name: str
+
+
+class ResourceTemplate(_ResourceTemplateRequired, total=False):
     title: str
     description: str
     mimeType: str
@@ -173,20 +220,30 @@ class ResourceTemplate(TypedDict, total=False):
     icons: List[Icon]
 
 
-class ReadResourceResult(TypedDict):
+class _ReadResourceResultRequired(TypedDict):
     contents: List[Union[TextResourceContents, BlobResourceContents]]
 
 
+class ReadResourceResult(_ReadResourceResultRequired, total=False):
+    _meta: Dict[str, Any]
+
+
 # ---- prompts ------------------------------------------------------------------------------------------
-class PromptArgument(TypedDict, total=False):
+class _PromptArgumentRequired(TypedDict):
     name: str
+
+
+class PromptArgument(_PromptArgumentRequired, total=False):
     title: str
     description: str
     required: bool
 
 
-class Prompt(TypedDict, total=False):
+class _PromptRequired(TypedDict):
     name: str
+
+
+class Prompt(_PromptRequired, total=False):
     title: str
     description: str
     arguments: List[PromptArgument]
@@ -198,9 +255,13 @@ class PromptMessage(TypedDict):
     content: ContentBlock
 
 
-class GetPromptResult(TypedDict, total=False):
-    description: str
+class _GetPromptResultRequired(TypedDict):
     messages: List[PromptMessage]
+
+
+class GetPromptResult(_GetPromptResultRequired, total=False):
+    description: str
+    _meta: Dict[str, Any]
 
 
 class CompleteResult(TypedDict):
@@ -208,8 +269,11 @@ class CompleteResult(TypedDict):
 
 
 # ---- client features ----------------------------------------------------------------------------------
-class Root(TypedDict, total=False):
+class _RootRequired(TypedDict):
     uri: str
+
+
+class Root(_RootRequired, total=False):
     name: str
 
 
@@ -218,13 +282,19 @@ class SamplingMessage(TypedDict):
     content: ContentBlock
 
 
-class CreateMessageResult(TypedDict, total=False):
+class _CreateMessageResultRequired(TypedDict):
     role: Literal["user", "assistant"]
     content: ContentBlock
     model: str
+
+
+class CreateMessageResult(_CreateMessageResultRequired, total=False):
     stopReason: str
 
 
-class ElicitResult(TypedDict, total=False):  # 2025-06-18
+class _ElicitResultRequired(TypedDict):
     action: Literal["accept", "decline", "cancel"]
+
+
+class ElicitResult(_ElicitResultRequired, total=False):  # 2025-06-18
     content: Dict[str, Any]

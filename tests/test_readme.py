@@ -15,9 +15,11 @@ A failure names the block by its line in README.md and its first line.
 """
 
 import importlib.util
+import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -262,3 +264,21 @@ def test_readme_python_blocks_type_check(tmp_path: Path) -> None:
     report = re.sub(r"readme_block_(\d+)\.py:(\d+)",
                     lambda m: f"README.md:{int(m.group(1)) + int(m.group(2)) - 1}", completed.stdout)
     assert completed.returncode == 0, f"mypy --strict on the README's examples:\n{report}{completed.stderr}"
+
+
+def test_readme_python_blocks_pass_pyright(tmp_path: Path) -> None:
+    pyright = shutil.which("pyright")
+    if pyright is None:
+        pytest.skip("pyright is not installed (CI installs pyright 1.1.414): the README's examples are not checked")
+    files = []
+    for block in _BLOCKS:
+        path = tmp_path / f"readme_block_{block.line}.py"
+        path.write_text(block.code, encoding="utf-8")
+        files.append(path.name)
+    # The tree's mcplite, as a user who installed it would see it; the checker's default rules.
+    (tmp_path / "pyrightconfig.json").write_text(json.dumps({"extraPaths": [str(ROOT)], "pythonVersion": "3.9"}))
+    completed = subprocess.run([pyright, *files], cwd=str(tmp_path), env=environment(), capture_output=True,
+                               text=True, timeout=WAIT * 18)
+    report = re.sub(r"readme_block_(\d+)\.py:(\d+)",
+                    lambda m: f"README.md:{int(m.group(1)) + int(m.group(2)) - 1}", completed.stdout)
+    assert completed.returncode == 0, f"pyright on the README's examples:\n{report}{completed.stderr}"

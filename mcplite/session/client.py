@@ -180,8 +180,10 @@ class ClientSession(Session):
         params = dict(params) if params else {}
         own = params.get("_meta")
         params["_meta"] = {**envelope, **own} if own else envelope
+        # Mirrored headers are HTTP's alone: a stream transport (stdio, memory) would compute them for nothing.
         return super().send_request(method, params, progress=progress, related_request_id=related_request_id,
-                                    headers=_mirrored_headers(method, params, headers))
+                                    headers=_mirrored_headers(method, params, headers) if self._transport.wants_route
+                                    else headers)
 
     def _send_at(self, at: Any, method: str, params: Dict[str, Any]) -> PendingRequest:
         """Send one request routed as revision ``at`` speaks, whatever the session speaks (the probe)."""

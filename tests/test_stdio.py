@@ -208,6 +208,53 @@ def test_an_orphan_holding_the_servers_pipes_does_not_hold_up_close():
             os.kill(pid, signal.SIGKILL)
 
 
+def running(pid: int) -> bool:
+    """True while ``pid`` runs: a zombie (an orphan that init has not reaped) does not count."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rpartition(b")")[2].split()[0] != b"Z"
+    except FileNotFoundError:
+        return False
+
+
+needs_proc = pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads process states from /proc")
+
+
+@needs_proc
+def test_a_server_behind_a_wrapper_is_stopped_with_the_wrapper():
+    # `sh -c "server; ..."` (or npx, or a .cmd): the server is the wrapper's child. Signalling the wrapper alone
+    # left the server running, orphaned; the whole process group is signalled now.
+    command = ["sh", "-c", f"{subprocess.list2cmdline(SERVER + ['--stubborn'])}; true"]
+    with Client.stdio(command, timeout=WAIT, shutdown_timeout=SHUTDOWN) as client:
+        server_pid = client.call_tool("pid")["structuredContent"]["result"]
+        start = time.monotonic()
+    elapsed = time.monotonic() - start
+    assert not running(server_pid)
+    assert SHUTDOWN <= elapsed < 2 * SHUTDOWN + 1.0  # EOF ignored: one timeout, then SIGTERM to the group
+
+
+@needs_proc
+def test_processes_a_server_started_are_ended_with_it():
+    client = Client.stdio(SERVER + ["--orphan"], timeout=WAIT, shutdown_timeout=SHUTDOWN).connect()
+    orphans = client.call_tool("orphan_pids")["structuredContent"]["result"]
+    try:
+        client.close()
+        assert not any(running(pid) for pid in orphans)
+    finally:
+        for pid in orphans:
+            if running(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_a_server_behind_a_wrapper_that_exits_at_eof_costs_no_grace_period():
+    command = ["sh", "-c", f"{subprocess.list2cmdline(SERVER)}; true"]
+    client = Client.stdio(command, timeout=WAIT, shutdown_timeout=WAIT).connect()
+    assert client.call_tool("echo", {"n": 3})["structuredContent"] == {"result": 3}
+    start = time.monotonic()
+    client.close()
+    assert time.monotonic() - start < 1.0  # the server's own exit, nothing more
+
+
 def test_large_messages_arrive_whole_and_fast():
     size = 8 * 1024 * 1024
     with Client.stdio(SERVER, timeout=WAIT) as client:
@@ -256,7 +303,8 @@ def test_close_leaves_the_servers_stdout_to_its_reader_until_the_reader_has_read
     # number under a thread that may still read it; the next pipe opened gets that number, and the old reader
     # takes its first line (seen: the first answer of the next client's server, lost to the closed client).
     # So the reader closes its pipe itself, after its last read.
-    holder = [sys.executable, "-c", "import time; time.sleep(1.5)"]
+    # (A session of its own: close() ends the server's process group, and this one must outlive it.)
+    holder = [sys.executable, "-c", "import os, time; os.setsid(); time.sleep(1.5)"]
     command = ["sh", "-c", f"{subprocess.list2cmdline(holder)} & exec {subprocess.list2cmdline(SERVER)}"]
     client = Client.stdio(command, timeout=WAIT, shutdown_timeout=0.2, protocol_version="2025-11-25")
     with client:

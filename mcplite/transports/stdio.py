@@ -229,8 +229,14 @@ class StdioClientTransport(Transport):
         else:
             stderr_arg = self._stderr
         try:
-            self.process = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                            stderr=stderr_arg, env=self._env, cwd=self._cwd, bufsize=0)
+            # A group of its own (POSIX: a new session): a server started through a wrapper (`sh -c`, `npx`)
+            # is the wrapper's child, and close() must stop the whole tree, not the wrapper alone. It also keeps
+            # the terminal's Ctrl-C from reaching the server before we close it in order.
+            posix = os.name == "posix"
+            self.process = subprocess.Popen(
+                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr_arg, env=self._env,
+                cwd=self._cwd, bufsize=0, start_new_session=posix,
+                creationflags=0 if posix else getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0))
         except OSError as exc:
             raise TransportError(f"cannot start {self.argv[0]!r}: {exc}") from exc
         assert self.process.stdin is not None and self.process.stdout is not None
@@ -262,21 +268,25 @@ class StdioClientTransport(Transport):
         self._channel.send(message)
 
     def close(self) -> None:
-        """Stop the server: EOF on its stdin, then SIGTERM, then SIGKILL, each after a timeout."""
+        """Stop the server and whatever it started: EOF on its stdin, then SIGTERM, then SIGKILL to its whole
+        process group, each after ``shutdown_timeout``. A server that exits on EOF (the common case) costs no
+        wait beyond its own exit; processes it leaves behind in its group get SIGTERM, then SIGKILL."""
         import subprocess
         self._closing = True
-        if self.process is None or self._channel is None:
+        process = self.process
+        if process is None or self._channel is None:
             return
         self._channel.close_writer()
         try:
-            self.process.wait(self.shutdown_timeout)
+            process.wait(self.shutdown_timeout)
         except subprocess.TimeoutExpired:
-            self.process.terminate()
+            _signal_group(process, "SIGTERM")
             try:
-                self.process.wait(self.shutdown_timeout)
+                process.wait(self.shutdown_timeout)
             except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+                _signal_group(process, "SIGKILL")
+                process.wait()
+        _stop_group(process, self.shutdown_timeout)
         # The pipes the server wrote are closed by the threads that read them, once they have read the end
         # (closing one under its reader would let the reader take the next spawned server's output: see
         # _LineChannel). The server has exited, so the end is there, unless a process it started holds the
@@ -284,6 +294,62 @@ class StdioClientTransport(Transport):
         self._channel.join(self.shutdown_timeout)
         if self._stderr_thread is not None:
             self._stderr_thread.join(self.shutdown_timeout)
+
+
+def _signal_group(process: "subprocess.Popen[bytes]", name: str) -> None:
+    """Send SIGTERM or SIGKILL to the server's process group (POSIX), else to the server itself."""
+    if os.name == "posix":
+        import signal
+
+        try:
+            os.killpg(process.pid, getattr(signal, name))  # the group's id is the server's pid (a new session)
+            return
+        except (ProcessLookupError, PermissionError):
+            return  # nobody left in the group
+    if name == "SIGTERM":  # pragma: no cover - Windows
+        process.terminate()
+    else:  # pragma: no cover - Windows
+        process.kill()
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` still runs. A zombie does not count: its parent (init, for an orphan)
+    may be slow to reap it, or never reap it in a container whose init does not, and it holds nothing open."""
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True  # no /proc (macOS): the signal's answer is all there is
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                fields = stat.read().rpartition(b")")[2].split()  # after "(comm)", which may hold spaces
+        except OSError:
+            continue  # gone meanwhile
+        if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] != b"Z":
+            return True
+    return False
+
+
+def _stop_group(process: "subprocess.Popen[bytes]", timeout: float) -> None:
+    """The server has exited: end what it left in its group (a wrapper's child, a helper it started), politely
+    first, then for sure. Nothing to do, and no wait, when the group is already empty (the common case)."""
+    if os.name != "posix" or not _group_alive(process.pid):
+        return
+    import time
+
+    _signal_group(process, "SIGTERM")
+    deadline = time.monotonic() + timeout
+    while _group_alive(process.pid):  # not our children: no wait() to block on, so look every 10 ms
+        if time.monotonic() >= deadline:
+            _signal_group(process, "SIGKILL")
+            return
+        time.sleep(0.01)
 
 
 def _buffered(pipe: Optional[IO[bytes]]) -> IO[bytes]:

@@ -171,13 +171,14 @@ def parse_header(text: str) -> Tuple[str, str]:
 
 
 # ---- arguments ----------------------------------------------------------------------------------------
-def parse_assignments(pairs: Sequence[str]) -> Dict[str, str]:
-    """``["a=1", "b=x"]`` -> ``{"a": "1", "b": "x"}`` (values are still text)."""
+def parse_assignments(pairs: Sequence[str], *, option: str = "", shape: str = "key=value") -> Dict[str, str]:
+    """``["a=1", "b=x"]`` -> ``{"a": "1", "b": "x"}`` (values are still text, may be empty and may hold
+    ``=``); ``option`` and ``shape`` name the option in the usage error (``-e``, ``KEY=VALUE``)."""
     assignments = {}
     for pair in pairs:
         key, equals, value = pair.partition("=")
         if not equals or not key:
-            raise UsageError(f"{pair!r}: expected key=value")
+            raise UsageError(f"{option + ' ' if option else ''}{pair!r}: expected {shape}")
         assignments[key] = value
     return assignments
 
@@ -579,23 +580,12 @@ def resolve_target(args: argparse.Namespace, target_words: Optional[List[str]]) 
     if args.env or args.cwd is not None:
         if target.url is not None:
             raise UsageError("-e/--env and --cwd only apply to a server command (stdio), not to a URL")
-        target.env = {**(target.env or {}), **parse_environment(args.env)}
+        target.env = {**(target.env or {}), **parse_assignments(args.env, option="-e", shape="KEY=VALUE")}
         if args.cwd is not None:
             if not os.path.isdir(args.cwd):
                 raise UsageError(f"--cwd {args.cwd}: not a directory")
             target.cwd = args.cwd
     return target
-
-
-def parse_environment(pairs: Sequence[str]) -> Dict[str, str]:
-    """``-e KEY=VAL`` options -> a dict (a value may be empty, and may hold ``=``)."""
-    environment = {}
-    for pair in pairs:
-        key, equals, value = pair.partition("=")
-        if not equals or not key:
-            raise UsageError(f"-e {pair!r}: expected KEY=VALUE")
-        environment[key] = value
-    return environment
 
 
 def connect(target: Target, args: argparse.Namespace, reporter: StderrReporter) -> Client:

@@ -7,7 +7,7 @@ output, repeat a cursor, never answer) the far end is a bare `ServerSession` or 
 import queue
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import pytest
 
@@ -22,36 +22,12 @@ from mcplite.client.callbacks import InputCallbacks
 from mcplite.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, RPCError
 from mcplite.transports.memory import memory_pair
 from mcplite.session import ServerSession
-from mcplite.transports import MessageSink, Transport
+from mcplite.transports import Transport
 
-if TYPE_CHECKING:
-    from mcplite.transports import Route
-
-from support import WAIT, Background, RawPeer, run_concurrently
+from support import WAIT, Background, RawPeer, Recording, run_concurrently
 
 #: The handshake era's latest revision: most tests here read its wire (test_client_modern.py has 2026-07-28's).
 HANDSHAKE = "2025-11-25"
-
-
-class Recording(Transport):
-    """Wraps a transport and remembers every message the client sent through it."""
-
-    def __init__(self, inner: Transport) -> None:
-        self.inner = inner
-        self.sent: List[Any] = []
-
-    def start(self, sink: MessageSink) -> None:
-        self.inner.start(sink)
-
-    def send(self, message: Any, route: "Optional[Route]" = None) -> None:
-        self.sent.append(message)
-        self.inner.send(message, route)
-
-    def close(self) -> None:
-        self.inner.close()
-
-    def methods(self) -> List[str]:
-        return [m["method"] for m in self.sent if isinstance(m, dict) and "method" in m]
 
 
 def recorded_client(server: Server, **options: Any) -> "tuple[Client, Recording]":

@@ -7,17 +7,17 @@ notifications, ``cache=False``, handshake revisions untouched, private results b
 """
 
 import threading
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
 import pytest
 
 from mcplite import Client, Context, Server
 from mcplite.client import era
 from mcplite.client.cache import MAX_ENTRIES, ResultCache, cache_key
-from mcplite.transports import Transport
 from mcplite.transports.http_client import HTTPClientTransport
 from mcplite.transports.memory import memory_pair
 from tests.support.http import serving
+from tests.support.peers import Recording
 from tests.support.wait import WAIT, wait_until
 
 
@@ -173,28 +173,6 @@ def test_the_cache_is_safe_under_threads():
 
 # -- a Client against mcplite's server ------------------------------------------------------------------------
 
-class Counting(Transport):
-    """The client end of an in-memory pair, counting the requests that went out by method."""
-
-    def __init__(self, inner: Transport) -> None:
-        self.inner = inner
-        self.sent: List[str] = []
-
-    def start(self, sink: Any) -> None:
-        self.inner.start(sink)
-
-    def send(self, message: Any, route: Any = None) -> None:
-        if isinstance(message, dict) and "method" in message and "id" in message:
-            self.sent.append(message["method"])
-        self.inner.send(message, route)
-
-    def close(self) -> None:
-        self.inner.close()
-
-    def count(self, method: str) -> int:
-        return self.sent.count(method)
-
-
 def cached_server(**options: Any) -> Server:
     server = Server("cached", **{"cache_ttl_ms": 60_000, "cache_scope": "public", **options})
     reads: Dict[str, int] = {}
@@ -229,10 +207,10 @@ def cached_server(**options: Any) -> Server:
     return server
 
 
-def connect(server: Server, **options: Any) -> "tuple[Client, Counting]":
+def connect(server: Server, **options: Any) -> "tuple[Client, Recording]":
     client_end, server_end = memory_pair()
     server.connect(server_end)
-    counting = Counting(client_end)
+    counting = Recording(client_end)
     client = Client(counting, timeout=WAIT, **options)
     client.connect()
     return client, counting
@@ -319,62 +297,55 @@ def test_change_notifications_drop_the_entries_they_name():
         assert sent.count("resources/read") == 2
 
 
-def test_server_info_comes_from_the_probe_and_a_second_client_reuses_a_public_discover():
+@pytest.fixture
+def fresh_verdicts() -> Iterator[None]:
+    """No era verdict (nor the discover results kept with them) from other tests, before or after."""
     era.forget_verdicts()
-    try:
-        with serving(cached_server()) as http:
-            url = http.url
-
-            class CountingHTTP(HTTPClientTransport):
-                sent: List[str] = []
-
-                def send(self, message: Any, route: Any = None) -> None:
-                    if isinstance(message, dict) and "id" in message and "method" in message:
-                        self.sent.append(message["method"])
-                    super().send(message, route)
-
-            with Client(CountingHTTP(url, timeout=WAIT), timeout=WAIT) as first:
-                assert first.server_info["name"] == "cached"
-            assert CountingHTTP.sent == ["server/discover"]
-            # The era verdict is kept per server key: a URL. A Transport of the caller's has no key, so the
-            # second client names the URL.
-            with Client(url, timeout=WAIT) as second:
-                assert second.server_info["name"] == "cached"
-                assert second.discover_result is not None
-    finally:
-        era.forget_verdicts()
-
-
-def test_a_url_client_asks_discover_once_per_ttl_across_clients():
+    yield
     era.forget_verdicts()
-    counted: List[str] = []
+
+
+@pytest.fixture
+def http_requests(monkeypatch: pytest.MonkeyPatch) -> List[str]:
+    """The method of every request any HTTP client transport sends, in order."""
+    sent: List[str] = []
+    original = HTTPClientTransport.send
+
+    def send(self: HTTPClientTransport, message: Any, route: Any = None) -> None:
+        if isinstance(message, dict) and "id" in message and "method" in message:
+            sent.append(message["method"])
+        original(self, message, route)
+
+    monkeypatch.setattr(HTTPClientTransport, "send", send)
+    return sent
+
+
+def test_server_info_comes_from_the_probe_and_a_second_client_reuses_a_public_discover(fresh_verdicts, http_requests):
+    with serving(cached_server()) as http:
+        with Client(HTTPClientTransport(http.url, timeout=WAIT), timeout=WAIT) as first:
+            assert first.server_info["name"] == "cached"
+        assert http_requests == ["server/discover"]
+        # The era verdict is kept per server key: a URL. A Transport of the caller's has no key, so the
+        # second client names the URL.
+        with Client(http.url, timeout=WAIT) as second:
+            assert second.server_info["name"] == "cached"
+            assert second.discover_result is not None
+
+
+def test_a_url_client_asks_discover_once_per_ttl_across_clients(fresh_verdicts, http_requests):
     server = cached_server()
 
     @server.tool
     def noop() -> str:
         return "ok"
 
-    try:
-        with serving(server) as http:
-            original_send = HTTPClientTransport.send
-
-            def counting_send(self: HTTPClientTransport, message: Any, route: Any = None) -> None:
-                if isinstance(message, dict) and "id" in message and "method" in message:
-                    counted.append(message["method"])
-                original_send(self, message, route)
-
-            HTTPClientTransport.send = counting_send  # type: ignore[method-assign]
-            try:
-                for _ in range(3):
-                    with Client(http.url, timeout=WAIT) as client:
-                        assert client.server_info["name"] == "cached"
-                        assert client.call_tool("noop")["content"][0]["text"] == "ok"
-            finally:
-                HTTPClientTransport.send = original_send  # type: ignore[method-assign]
-        assert counted.count("server/discover") == 1
-        assert counted.count("tools/call") == 3
-    finally:
-        era.forget_verdicts()
+    with serving(server) as http:
+        for _ in range(3):
+            with Client(http.url, timeout=WAIT) as client:
+                assert client.server_info["name"] == "cached"
+                assert client.call_tool("noop")["content"][0]["text"] == "ok"
+    assert http_requests.count("server/discover") == 1
+    assert http_requests.count("tools/call") == 3
 
 
 def test_private_results_are_fetched_again_when_the_credentials_change():

@@ -9,9 +9,9 @@ Now a reply holding such a string is written with its ``\\u`` escape, as it came
 """
 
 import json
+import runpy
 import subprocess
 import sys
-import textwrap
 import urllib.request
 from typing import Any, Dict, List
 
@@ -23,25 +23,7 @@ from tests.support import ROOT
 from tests.support.http import serving
 from tests.support.wait import WAIT
 
-SERVER = textwrap.dedent('''
-    from mcplite import Server
-
-    server = Server("hostile")
-
-    @server.tool
-    def echo(text: str) -> str:
-        return text
-
-    @server.prompt
-    def greet(name: str) -> str:
-        return "hi " + name
-
-    @server.completion(argument="name", prompt="greet")
-    def names(value: str, arguments: dict) -> list:
-        return ["ada", "bob"]
-
-    server.run()
-''')
+SERVER = ROOT / "tests" / "fixtures" / "hostile_server.py"
 
 INITIALIZE = ('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
               '"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}')
@@ -71,11 +53,9 @@ def by_id(lines: List[str]) -> Dict[Any, Dict[str, Any]]:
     return answers
 
 
-def test_a_stdio_server_answers_every_hostile_request_and_reads_on(tmp_path):
-    script = tmp_path / "server.py"
-    script.write_text(SERVER)
+def test_a_stdio_server_answers_every_hostile_request_and_reads_on():
     lines = [INITIALIZE, INITIALIZED] + [line for line, _, _ in HOSTILE]
-    done = subprocess.run([sys.executable, str(script)], input="\n".join(lines) + "\n", capture_output=True,
+    done = subprocess.run([sys.executable, str(SERVER)], input="\n".join(lines) + "\n", capture_output=True,
                           text=True, timeout=WAIT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert done.returncode == 0, done.stderr
     answers = by_id(done.stdout.splitlines())
@@ -85,17 +65,8 @@ def test_a_stdio_server_answers_every_hostile_request_and_reads_on(tmp_path):
 
 
 def hostile_server() -> Server:
-    server = Server("hostile")
-
-    @server.tool
-    def echo(text: str) -> str:
-        return text
-
-    @server.prompt
-    def greet(name: str) -> str:
-        return "hi " + name
-
-    return server
+    """The same server, in this process (a fresh one each time: run_path executes the file anew)."""
+    return runpy.run_path(str(SERVER), run_name="hostile_server")["server"]
 
 
 @pytest.mark.parametrize("json_response", [True, False])

@@ -248,21 +248,32 @@ def test_mcplite_commands_parse() -> None:
 # ---- type checks --------------------------------------------------------------------------------------
 
 
+def _write_blocks(folder: Path) -> List[str]:
+    """Each python block as a file of its own in ``folder``, named by its README line; the names."""
+    files = []
+    for block in _BLOCKS:
+        path = folder / f"readme_block_{block.line}.py"
+        path.write_text(block.code, encoding="utf-8")
+        files.append(path.name)
+    return files
+
+
+def _in_readme_lines(report: str) -> str:
+    """A checker's report with each block file's line turned into the README's line."""
+    return re.sub(r"readme_block_(\d+)\.py:(\d+)",
+                  lambda m: f"README.md:{int(m.group(1)) + int(m.group(2)) - 1}", report)
+
+
 def test_readme_python_blocks_type_check(tmp_path: Path) -> None:
     if importlib.util.find_spec("mypy") is None:
         pytest.skip("mypy is not installed (CI installs mypy 2.4.1): the README's examples are not type-checked")
-    files = []
-    for block in _BLOCKS:
-        path = tmp_path / f"readme_block_{block.line}.py"
-        path.write_text(block.code, encoding="utf-8")
-        files.append(path.name)
+    files = _write_blocks(tmp_path)
     completed = subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", "--ignore-missing-imports",
          "--cache-dir", str(tmp_path / ".mypy_cache"), "--no-error-summary", *files],
         cwd=str(tmp_path), env=dict(environment(), MYPYPATH=str(ROOT)), capture_output=True, text=True,
         timeout=WAIT * 18)  # a cold mypy run checks mcplite too: tens of seconds on a loaded machine
-    report = re.sub(r"readme_block_(\d+)\.py:(\d+)",
-                    lambda m: f"README.md:{int(m.group(1)) + int(m.group(2)) - 1}", completed.stdout)
+    report = _in_readme_lines(completed.stdout)
     assert completed.returncode == 0, f"mypy --strict on the README's examples:\n{report}{completed.stderr}"
 
 
@@ -270,15 +281,10 @@ def test_readme_python_blocks_pass_pyright(tmp_path: Path) -> None:
     pyright = shutil.which("pyright")
     if pyright is None:
         pytest.skip("pyright is not installed (CI installs pyright 1.1.414): the README's examples are not checked")
-    files = []
-    for block in _BLOCKS:
-        path = tmp_path / f"readme_block_{block.line}.py"
-        path.write_text(block.code, encoding="utf-8")
-        files.append(path.name)
+    files = _write_blocks(tmp_path)
     # The tree's mcplite, as a user who installed it would see it; the checker's default rules.
     (tmp_path / "pyrightconfig.json").write_text(json.dumps({"extraPaths": [str(ROOT)], "pythonVersion": "3.9"}))
     completed = subprocess.run([pyright, *files], cwd=str(tmp_path), env=environment(), capture_output=True,
                                text=True, timeout=WAIT * 18)
-    report = re.sub(r"readme_block_(\d+)\.py:(\d+)",
-                    lambda m: f"README.md:{int(m.group(1)) + int(m.group(2)) - 1}", completed.stdout)
+    report = _in_readme_lines(completed.stdout)
     assert completed.returncode == 0, f"pyright on the README's examples:\n{report}{completed.stderr}"

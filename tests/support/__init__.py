@@ -5,7 +5,7 @@
 - `http`: `serving` (the one harness for our HTTP server), `ServerLoop` (a test's own socketserver, stopped at
   once), `Fixture` (a server whose tools exercise the HTTP transports).
 - `raw_http`: `RawClient`, a Streamable HTTP client by hand, with `Reply` and `EventReader`.
-- `peers`: `RawPeer`, the far end of an in-memory transport.
+- `peers`: `RawPeer`, the far end of an in-memory transport; `Recording`, a transport that remembers what it sent.
 - `results`: `text_of` and `result_text`.
 - `keys`: the private keys the JOSE and OAuth tests share.
 - `coverage_startup`: the ``sitecustomize`` that lets spawned Python processes measure coverage (see conftest).
@@ -13,11 +13,11 @@
 
 from pathlib import Path
 
-from .peers import RawPeer
+from .peers import RawPeer, Recording
 from .results import result_text, text_of
 from .threads import Background, run_concurrently
 from .wait import WAIT, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
-__all__ = ["ROOT", "WAIT", "Background", "RawPeer", "result_text", "run_concurrently", "text_of", "wait_until"]
+__all__ = ["ROOT", "WAIT", "Background", "RawPeer", "Recording", "result_text", "run_concurrently", "text_of", "wait_until"]

@@ -1,13 +1,17 @@
-"""`RawPeer`: the far end of a transport, driven by hand, for tests of the session and the server."""
+"""`RawPeer`: the far end of a transport, driven by hand, for tests of the session and the server; `Recording`:
+a transport that remembers what a client sent through it."""
 
 import queue
 import threading
-from typing import Any, List, Optional
+from typing import TYPE_CHECKING, Any, List, Optional
 
 from mcplite.protocol import jsonrpc
 from mcplite.transports import MessageSink, Transport
 
 from .wait import WAIT
+
+if TYPE_CHECKING:
+    from mcplite.transports import Route
 
 
 class RawPeer(MessageSink):
@@ -56,3 +60,28 @@ class RawPeer(MessageSink):
                                                      "clientInfo": {"name": "raw", "version": "0"}})
         self.send(jsonrpc.notification("notifications/initialized"))
         return answer
+
+
+class Recording(Transport):
+    """Wraps a transport and remembers every message the client sent through it."""
+
+    def __init__(self, inner: Transport) -> None:
+        self.inner = inner
+        self.sent: List[Any] = []
+
+    def start(self, sink: MessageSink) -> None:
+        self.inner.start(sink)
+
+    def send(self, message: Any, route: "Optional[Route]" = None) -> None:
+        self.sent.append(message)
+        self.inner.send(message, route)
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def methods(self) -> List[str]:
+        return [m["method"] for m in self.sent if isinstance(m, dict) and "method" in m]
+
+    def count(self, method: str) -> int:
+        """How many requests (not notifications) of ``method`` went out."""
+        return sum(1 for m in self.sent if isinstance(m, dict) and m.get("method") == method and "id" in m)

@@ -58,7 +58,8 @@ and the mcplite/peer ratios, which hold where absolute figures do not. It is pri
 ``--quick``, written to tests/bench/RESULTS.md with the date and machine.
 
 The revision table gives, for each pair of `ERA_PAIRS`, each metric on 2026-07-28 over the same on 2025-11-25
-as the median of the rounds' ratios; with era_client, on stdio, 2026-07-28 must reach 0.95x of 2025-11-25
+as the median of the rounds' ratios (mcplite-eras runs `ERA_PASSES` times a round, each run a ratio of its
+own); with era_client, on stdio, 2026-07-28 must reach 0.95x of 2025-11-25
 (`ERA_TARGETS`). It follows the main table, on screen and in RESULTS.md.
 
 Exit status: 1 when a workload of mcplite, mcplite-eras or the floor failed (a wrong result, a crash, a
@@ -140,6 +141,10 @@ class Implementation(NamedTuple):
     import_client: List[str]
     import_server: List[str]
     workloads: Tuple[str, ...] = ()  # the names in WORKLOADS it runs; empty: all of them
+    #: Times each of its workloads runs in a round, every run a sample of its own: the revision table's
+    #: ratios are within a few percent of 1, where one run's noise on a shared machine is about 8%, and
+    #: these runs are short, so they are taken more often than the peers' to have the same confidence.
+    passes: int = 1
 
 
 def implementations(python: str, peer_python: str, node: str) -> Dict[str, Implementation]:
@@ -169,7 +174,7 @@ def implementations(python: str, peer_python: str, node: str) -> Dict[str, Imple
         "mcplite": in_python("mcplite", python, "mc_client.py", "mc_server.py",
                              ("from mcplite import Client", "from mcplite import Server")),
         "mcplite-eras": Implementation("mcplite-eras", [python, here("era_client.py")], [python, here("mc_server.py")],
-                                       [], [], ERA_WORKLOADS),
+                                       [], [], ERA_WORKLOADS, passes=ERA_PASSES),
         "mcplite-eras-session": Implementation("mcplite-eras-session",
                                                [python, here("era_client.py"), "--client", "session"],
                                                [python, here("mc_server.py")], [], [], SESSION_ERA_WORKLOADS),
@@ -410,6 +415,8 @@ WORKLOADS: List[Tuple[str, Callable[[Implementation, Sizes], Outcome]]] = [
 ]
 #: What the revision table measures (import, cold start and memory are the main table's).
 ERA_WORKLOADS = ("stdio", "http stateless", "http default")
+#: Runs of each mcplite-eras workload per round (`Implementation.passes`): 9 samples of each ratio in a full run.
+ERA_PASSES = 3
 SDK_ERA_WORKLOADS = SESSION_ERA_WORKLOADS = ("stdio",)
 #: What the probe of protocol_version="auto" costs against a server without 2026-07-28: a cold start each way.
 PROBE_WORKLOADS = ("cold start",)
@@ -450,10 +457,11 @@ def run_rounds(impls: Sequence[Implementation], sizes: Sizes, record: Record) ->
                 if impl.workloads and workload_name not in impl.workloads:
                     continue
                 workload_started = time.monotonic()
-                try:
-                    record.add(impl.name, workload(impl, sizes))
-                except WorkloadFailed as exc:
-                    record.fail(impl.name, f"round {round_index + 1}, {workload_name}: {exc}")
+                for _ in range(impl.passes):
+                    try:
+                        record.add(impl.name, workload(impl, sizes))
+                    except WorkloadFailed as exc:
+                        record.fail(impl.name, f"round {round_index + 1}, {workload_name}: {exc}")
                 record.seconds[impl.name] += time.monotonic() - workload_started
         print(f"bench: round {round_index + 1}/{sizes.rounds} ({', '.join(impl.name for impl in order)}): "
               f"{time.monotonic() - started:.0f} s", flush=True)

@@ -1,6 +1,7 @@
 """The CPU cost of one ``tools/call`` in mcplite's server, per protocol era, without threads, pipes or noise.
 
     python3 tests/bench/profile_eras.py [--calls N] [--repeats R] [--profile [TOP]]
+    python3 tests/bench/profile_eras.py --instructions [--calls N]
 
 Where run.py's revision table says how much slower 2026-07-28 is end to end, this says why: it feeds
 mc_server.py's server, in this process, the same requests era_client.py sends (each era on a session of its
@@ -14,6 +15,11 @@ eras and make up most of a real round trip (see the CPU rows of run.py's revisio
 It prints the median microseconds per request of each era over R alternating repeats and their ratio; with
 ``--profile``, a cProfile of each era and the TOP functions whose own time grew most from one to the other.
 Every answer is checked (the sum, and ``resultType`` on 2026-07-28).
+
+With ``--instructions`` it counts instead of timing: valgrind's callgrind counts the instructions of one era's
+requests in a fresh process, each request served inside a C function that callgrind counts in alone, so
+that only the server's path is counted; a figure that does not move with the load of the machine, so that a
+change of a few percent can be seen on a busy one.
 """
 
 import argparse
@@ -120,13 +126,73 @@ def growth(profiles: Dict[str, cProfile.Profile], top: int, count: int) -> List[
     return lines
 
 
+def served_in_starmap(era: str, count: int) -> None:
+    """`run`'s requests, each served inside ``itertools.starmap``'s C step, which callgrind counts in alone
+    (``--toggle-collect=starmap_next``): the server's own path, without building the requests or checking
+    the answers (which cost more in 2026-07-28 too, but are the client's)."""
+    import collections
+    import itertools
+
+    transport, session = connected(era)
+    lines = requests(era, count)
+    first = len(transport.sent)
+
+    def serve(data: bytes) -> None:
+        session.receive(jsonrpc.decode(data), inline=True)
+
+    collections.deque(itertools.starmap(serve, ((data,) for data in lines)), maxlen=0)
+    answers = transport.sent[first:]
+    if len(answers) != count:
+        raise SystemExit(f"profile_eras: {era}: {len(answers)} answers to {count} requests")
+    check = era_client.check_modern if era == "modern" else check_response
+    for i, answer in enumerate(answers):
+        check(i, json.loads(answer))
+    session.close()
+
+
+def instructions(era: str, count: int) -> int:
+    """The instructions the server executes for ``count`` requests of ``era`` (after a warm-up), counted by
+    valgrind's callgrind: the same count whatever else the machine is doing."""
+    import re
+    import subprocess
+
+    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", "--collect-atstart=no",
+               "--toggle-collect=starmap_next", sys.executable, os.path.abspath(__file__), "--one", era, str(count)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900,
+                          env={**os.environ, "PYTHONHASHSEED": "0"})
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if done.returncode != 0 or found is None:
+        raise SystemExit(f"profile_eras: callgrind failed ({done.returncode}): {done.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def count_instructions(calls: int) -> None:
+    """Instructions per request of each era, and their ratio."""
+    per_request = {}
+    for era in ERAS:
+        per_request[era] = instructions(era, calls) / calls
+        print(f"{era:>9}: {per_request[era]:,.0f} instructions/request (callgrind, {calls} requests)", flush=True)
+    print(f"   modern: {per_request['modern'] - per_request['handshake']:+,.0f} instructions/request, "
+          f"{per_request['modern'] / per_request['handshake']:.3f}x handshake")
+
+
 def main(argv: List[str]) -> int:
+    if argv[:1] == ["--one"]:  # one era's run, under callgrind (see `instructions`)
+        run(argv[1], 200)
+        served_in_starmap(argv[1], int(argv[2]))
+        return 0
     parser = argparse.ArgumentParser(description="The server's CPU per tools/call in each protocol era.")
     parser.add_argument("--calls", type=int, default=20000, help="requests per era and repeat (default 20000)")
     parser.add_argument("--repeats", type=int, default=7, help="alternating repeats (default 7)")
     parser.add_argument("--profile", type=int, nargs="?", const=25, metavar="TOP",
                         help="also profile each era and list the TOP functions that grew most (default 25)")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count instructions per request with valgrind's callgrind instead of timing "
+                             "(deterministic on a busy machine; --calls 2000 is plenty)")
     args = parser.parse_args(argv)
+    if args.instructions:
+        count_instructions(args.calls)
+        return 0
     for era in ERAS:  # warm: the method table, the tool's schema, the caches
         run(era, 1000)
     samples: Dict[str, List[float]] = {era: [] for era in ERAS}

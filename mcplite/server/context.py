@@ -21,6 +21,7 @@ from ..protocol.methods import LOGGING_LEVELS
 from ..protocol.replay import Elicit, ElicitURL, InputRequest, ListRoots, Round, Sample
 from ..schema.validation import ValidationError, validate
 from ..session.pending import DEFAULT_TIMEOUT
+from ..session.server import stateless_refusal
 from .subscriptions import check_log_level, log_params
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
@@ -284,6 +285,8 @@ class Context:
         return self.revision.input_required
 
     def _ask_one(self, key: Optional[str], request: InputRequest, timeout: Optional[float]) -> Any:
+        if not self._modern and self.session.stateless:  # the true reason, before "did not declare"
+            raise LocalProtocolError(stateless_refusal(request.method, self.revision.version))
         self._check_capability(request)
         if self._modern:
             return self._replay_round().ask(key, request)

@@ -66,6 +66,9 @@ class ServerSession(Session):
         #: docstring), then `versions.HANDSHAKE` or `versions.MODERN`. Moved on the reader thread only.
         self.era: Optional[str] = None
         self.client_info: Dict[str, Any] = {}
+        #: True for a session that lives for one stateless HTTP request (`assume_initialized`): it cannot send
+        #: the client a request, since no stream stays open to carry it and no session to answer on.
+        self.stateless = False
         #: Set once the lifecycle is READY: the client has sent `notifications/initialized` (or, stateless,
         #: there is no handshake). An event as well as a state, so that a caller can wait for it.
         self.initialized = LazyEvent()
@@ -81,6 +84,7 @@ class ServerSession(Session):
         self.revision = revision(version)
         self.era = self.revision.era
         self.peer_capabilities = client_capabilities or {}
+        self.stateless = True
         self._advance(HANDSHAKE_SKIPPED)
 
     def _advance(self, event: Event) -> Optional[str]:
@@ -171,6 +175,8 @@ class ServerSession(Session):
         if self.era == MODERN:
             raise LocalProtocolError(f"{method}: a 2026-07-28 server sends no requests; a handler asks the client "
                                      "through input-required rounds (ctx.elicit, ctx.sample, ctx.list_roots)")
+        if self.stateless:
+            raise LocalProtocolError(stateless_refusal(method, self.revision.version if self.revision else "?"))
         super()._check_outgoing_request(method)
 
     # ---- the handshake era --------------------------------------------------------------------------------
@@ -199,3 +205,11 @@ class ServerSession(Session):
         # as soon as it has read it, and must find the session NEGOTIATED.
         self._advance((SEND, jsonrpc.RESPONSE, methods.INITIALIZE))
         self._respond(ctx, jsonrpc.result(msg["id"], result))
+
+
+def stateless_refusal(method: str, version: str) -> str:
+    """Why a stateless server cannot ask a client of a handshake revision anything, and what works instead."""
+    return (f"{method}: a stateless HTTP server cannot send requests to the client (this request is at "
+            f"{version}, where the server asks through a request of its own, and no session or stream stays "
+            "open for it): serve with sessions (stateless=False), or have the client speak 2026-07-28, where "
+            "ctx.elicit, ctx.sample and ctx.list_roots work statelessly through input-required rounds")

@@ -25,9 +25,9 @@ Each request's handler gets a `RequestInfo` (``ctx.request_info``): ``headers`` 
 same as a dict.
 
 Security: ``Origin`` is validated on every request (403), ``Host`` against an allow-list (DNS rebinding;
-403), bodies are limited (413), sessions are capped (503), and an ``authenticate`` hook can refuse a
-request with 401/403 and ``WWW-Authenticate`` (`HTTPRefusal`). Reading deadlines and the thread cap are
-the adapter's.
+403), bodies are limited (413), sessions are capped (a full table evicts the longest-idle session; 503
+when every session is in use), and an ``authenticate`` hook can refuse a request with 401/403 and
+``WWW-Authenticate`` (`HTTPRefusal`). Reading deadlines and the thread cap are the adapter's.
 
 A revision-dependent rule is read from the `versions` table (``batching``, ``protocol_version_header``,
 ``resumable_streams``, ``sse_polling``), so a later revision is a new row there plus its new features here.

@@ -164,6 +164,20 @@ class SessionTable(StreamHost):
         for entry in idle:
             entry.session.close()  # its close hook removes it from _sessions
 
+    def end_streams(self) -> None:
+        """End every open GET stream cleanly, so that none holds up a draining server.
+
+        A Streamable HTTP session lives on without its standalone stream (its requests in progress still get
+        their answers); a legacy HTTP+SSE session, whose stream is the connection, ends with it.
+        """
+        with self._lock:
+            entries = list(self._sessions.values())
+        for entry in entries:
+            if entry.transport.legacy:
+                entry.session.close()
+            else:
+                entry.transport.standalone.detach()
+
     def close(self) -> None:
         """End every session (and so every stream) and the housekeeping thread: the server is shutting down."""
         self._stopping.set()

@@ -425,6 +425,22 @@ def test_a_new_session_is_refused_only_when_every_session_is_in_use(fixture: Fix
         assert second.post(second.call("add", {"a": 1, "b": 1})).status == 200
 
 
+@pytest.mark.parametrize("value, status", [
+    (b"caf\xe9", 400),  # obs-text: a Latin-1 byte the grammar allows in a value, but no session id holds
+    (b"a b", 400), (b"a,b", 400), (b"a, b", 400),  # two headers as a WSGI server joins them
+    (b"0123456789abcdef0123456789abcdef", 404),  # well formed, just unknown: start a new session
+])
+def test_a_session_id_no_session_could_have_is_400_not_404(http: HTTPServerThread, value: bytes, status: int) -> None:
+    body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+    request = (b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: "
+               b"application/json, text/event-stream\r\nConnection: close\r\nMCP-Session-Id: " + value
+               + b"\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+    answer = exchange_until_closed(http, request)
+    assert answer.startswith(b"HTTP/1.1 %d " % status), answer
+    if status == 400:
+        assert b"MCP-Session-Id must be one value of visible ASCII" in answer
+
+
 def test_a_failed_initialize_establishes_no_session(http: HTTPServerThread) -> None:
     client = RawClient(http)
     reply = client.post(client.request("initialize", {"capabilities": {}}))  # no protocolVersion

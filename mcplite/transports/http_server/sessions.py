@@ -21,6 +21,7 @@ import threading
 import time
 
 from ..._log import log
+from ...protocol.http_rules import is_valid_session_id
 from .exchange import Reject
 from .streams import Attachment, SessionTransport, Stream, StreamHost
 
@@ -128,10 +129,17 @@ class SessionTable(StreamHost):
             self._sessions.pop(session_id, None)
 
     def checkout(self, headers: Mapping[str, str]) -> SessionEntry:
-        """The Streamable HTTP session the request's ``MCP-Session-Id`` names, as `checkout_id` (400 without one)."""
+        """The Streamable HTTP session the request's ``MCP-Session-Id`` names, as `checkout_id`; 400 without
+        one, or for one that is not visible ASCII."""
         session_id = headers.get("mcp-session-id")
         if session_id is None:
             raise Reject(400, "Bad Request: the MCP-Session-Id header is required")
+        if not is_valid_session_id(session_id) or "," in session_id:
+            # Not a 404, which would tell the client to start a new session: no session could have this id (ours
+            # are hex). A comma is how a WSGI server joins two headers ("a,b"; the stdlib server refuses them
+            # while parsing).
+            raise Reject(400, "Bad Request: MCP-Session-Id must be one value of visible ASCII characters "
+                              "(0x21 to 0x7E)")
         return self.checkout_id(session_id, legacy=False)
 
     def checkout_id(self, session_id: str, *, legacy: bool) -> SessionEntry:

@@ -160,6 +160,8 @@ _TCHARS = "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqr
 _HEXDIG = "0123456789ABCDEFabcdef"
 _DIGIT = "0123456789"  # not str.isdigit(), which also takes "²" and other Unicode digits
 _OWS = " \t"
+#: Fields a request may carry once (lower-case name -> how an error names it); a repeated one is 400.
+_SINGLE_FIELDS = {"host": "Host", "mcp-session-id": "MCP-Session-Id"}
 
 
 class MalformedRequest(Exception):
@@ -264,8 +266,8 @@ def parse_header_section(block: bytes, max_line: int = _MAX_LINE, max_fields: in
                          max_bytes: int = _MAX_HEAD_BYTES) -> Dict[str, str]:
     """The header field lines of a request head, without the empty line that ends them -> {lower-case name: value}.
 
-    Lines end in CRLF or a bare LF; repeated fields are joined with ", " (RFC 9110 5.3), except ``Host``, which
-    may appear once (RFC 9112 3.2). A section, a line or a field count beyond the limits is 431 (RFC 6585 5).
+    Lines end in CRLF or a bare LF; repeated fields are joined with ", " (RFC 9110 5.3), except those that may
+    appear once: ``Host`` (RFC 9112 3.2) and ``MCP-Session-Id`` (one session per request), refused with 400. A section, a line or a field count beyond the limits is 431 (RFC 6585 5).
     ``block`` may also be a section cut short (the client stopped, or a limit was reached while reading).
     """
     if len(block) > max_bytes:
@@ -290,8 +292,8 @@ def parse_header_section(block: bytes, max_line: int = _MAX_LINE, max_fields: in
             name, value = parse_field_line(line)
         if name not in headers:
             headers[name] = value
-        elif name == "host":
-            raise MalformedRequest(400, "Bad Request: more than one Host header")
+        elif name in _SINGLE_FIELDS:
+            raise MalformedRequest(400, f"Bad Request: more than one {_SINGLE_FIELDS[name]} header")
         else:
             headers[name] = f"{headers[name]}, {value}"
     names = "".join(headers)  # lower-cased, which maps no Latin-1 character into ASCII

@@ -594,9 +594,11 @@ class _ConnectionHandler(BaseHTTPRequestHandler):
     def _read_trailer_section(self) -> bool:
         """Read the trailer fields after the last chunk, up to the empty line; False if the client left.
 
-        No trailer field is used, but each must be a well-formed field line ending in CRLF, and there may be at
-        most as many, each as long, as header fields. Raises `MalformedRequest`.
+        No trailer field is used, but each must be a well-formed field line ending in CRLF, and the section is
+        bounded as the header section is: as many lines, each as long, and as many bytes in all. Raises
+        `MalformedRequest`.
         """
+        size = 0
         for _ in range(_MAX_HEADERS + 1):
             line = self.reader.readline(_MAX_LINE)
             if line == b"\r\n":
@@ -605,6 +607,9 @@ class _ConnectionHandler(BaseHTTPRequestHandler):
                 if len(line) < _MAX_LINE:
                     return False
                 raise MalformedRequest(431, "Request Header Fields Too Large: a trailer line is too long")
+            size += len(line)
+            if size > _MAX_HEAD_BYTES:
+                raise MalformedRequest(431, "Request Header Fields Too Large: the trailer section is too large")
             if not line.endswith(b"\r\n"):
                 raise MalformedRequest(400, "Bad Request: a trailer line does not end in CRLF")
             parse_field_line(str(line[:-2], "iso-8859-1"))

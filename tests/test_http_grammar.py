@@ -292,7 +292,7 @@ HOSTILE_BODIES = {
     "trailer with bare LF": (b"%x\r\n" % len(BODY) + BODY + b"\r\n0\r\nX-T: 1\n\r\n", 400),
     "too many trailers": (b"%x\r\n" % len(BODY) + BODY + b"\r\n0\r\n" + b"X-T: 1\r\n" * 101 + b"\r\n", 431),
     "trailer section too large": (b"%x\r\n" % len(BODY) + BODY + b"\r\n0\r\n"
-                                  + b"".join(b"X-T-%d: " % i + b"t" * 60000 + b"\r\n" for i in range(3)) + b"\r\n", 431),
+                                  + b"".join(b"X-T-%d: %b\r\n" % (i, b"t" * 60000) for i in range(3)) + b"\r\n", 431),
     "trailer line too long": (b"%x\r\n" % len(BODY) + BODY + b"\r\n0\r\nX-T: " + b"t" * 65536 + b"\r\n\r\n", 431),
 }
 

@@ -226,9 +226,10 @@ def test_two_session_ids_joined_by_the_wsgi_server_are_400_not_404(client: RawCl
                                                                   wsgiref_server: WSGIRef) -> None:
     assert client.session_id is not None
     body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+    session_id = client.session_id.encode()
     request = (b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json,"
                b" text/event-stream\r\nConnection: close\r\nMcp-Session-Id: %b\r\nMcp-Session-Id: %b\r\n"
-               b"Content-Length: %d\r\n\r\n%b" % (client.session_id.encode(), client.session_id.encode(), len(body), body))
+               b"Content-Length: %d\r\n\r\n%b" % (session_id, session_id, len(body), body))
     with socket.create_connection((wsgiref_server.host, wsgiref_server.port), timeout=WAIT) as sock:
         sock.sendall(request)
         answer = b""

@@ -267,7 +267,8 @@ def parse_header_section(block: bytes, max_line: int = _MAX_LINE, max_fields: in
     """The header field lines of a request head, without the empty line that ends them -> {lower-case name: value}.
 
     Lines end in CRLF or a bare LF; repeated fields are joined with ", " (RFC 9110 5.3), except those that may
-    appear once: ``Host`` (RFC 9112 3.2) and ``MCP-Session-Id`` (one session per request), refused with 400. A section, a line or a field count beyond the limits is 431 (RFC 6585 5).
+    appear once: ``Host`` (RFC 9112 3.2) and ``MCP-Session-Id`` (one session per request), refused with 400.
+    A section, a line or a field count beyond the limits is 431 (RFC 6585 5).
     ``block`` may also be a section cut short (the client stopped, or a limit was reached while reading).
     """
     if len(block) > max_bytes:

@@ -93,6 +93,13 @@ class Served:
         except OSError:
             return False
 
+    def accepts(self) -> bool:
+        try:
+            socket.create_connection((self.host, self.port), timeout=WAIT).close()
+            return True
+        except ConnectionRefusedError:
+            return False
+
     def stop(self, signum: int) -> float:
         """Send ``signum``; the seconds until the process has exited 0."""
         started = time.monotonic()
@@ -143,6 +150,8 @@ def test_sigterm_lets_a_call_in_progress_answer_then_exits_0() -> None:
         assert started is not None and json.loads(started.data)["params"]["data"] == "started"
         stopping = time.monotonic()
         served.process.send_signal(signal.SIGTERM)
+        # It stops accepting at once, while the call is still in progress.
+        wait_until(lambda: not served.accepts(), message="the server still accepts connections")
         rest = call.messages()  # the stream ends cleanly: http.client would raise on a cut chunked body
         assert rest[-1]["result"]["content"][0]["text"] == "slept 1 s", rest
         assert served.process.wait(WAIT) == 0, served.stderr()

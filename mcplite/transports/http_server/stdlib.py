@@ -888,6 +888,9 @@ def start_http_server(server: Any, address: str = "127.0.0.1:0", **options: Any)
     return HTTPServerThread(server, address, **options).start()
 
 
+_AFTER_GRACE = 0.25  # seconds `serve` waits for connection threads after cutting what the grace did not end
+
+
 def serve(server: Any, address: str, **options: Any) -> None:
     """Serve ``server`` over HTTP until SIGTERM or Ctrl-C (`Server.run(http=...)`); options as for `HTTPServerThread`.
 
@@ -911,9 +914,6 @@ def serve(server: Any, address: str, **options: Any) -> None:
             http.shutdown(_AFTER_GRACE)
         finally:
             restore()
-
-
-_AFTER_GRACE = 0.25  # seconds `serve` waits for connection threads after cutting what the grace did not end
 
 
 def _stop_on_signals(http: HTTPServerThread) -> Callable[[], None]:

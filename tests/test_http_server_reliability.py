@@ -138,8 +138,10 @@ def test_an_idle_server_exits_0_at_once(signum: int) -> None:
         keep_alive.request("POST", "/mcp", json.dumps(client.request("ping")), client.headers())
         assert keep_alive.getresponse().read()
         elapsed = served.stop(signum)
-        # Before: SIGTERM killed it (status -15), answering nothing. The interpreter's own exit takes ~0.05 s.
-        assert elapsed < 1.0, f"{elapsed:.2f} s to stop"
+        # Before: SIGTERM killed it (status -15). Now the shutdown itself takes about a millisecond; the rest is
+        # the interpreter's own exit, 0.05 s on an idle machine and a few tenths on a loaded one. The bound is
+        # far below the 5 s grace, which an idle server must not wait for.
+        assert elapsed < 1.5, f"{elapsed:.2f} s to stop"
 
 
 def test_sigterm_lets_a_call_in_progress_answer_then_exits_0() -> None:

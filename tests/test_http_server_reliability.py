@@ -157,7 +157,7 @@ def test_sigterm_lets_a_call_in_progress_answer_then_exits_0() -> None:
         rest = call.messages()  # the stream ends cleanly: http.client would raise on a cut chunked body
         assert rest[-1]["result"]["content"][0]["text"] == "slept 1 s", rest
         assert served.process.wait(WAIT) == 0, served.stderr()
-        assert time.monotonic() - stopping < 1.0 + 1.0  # its answer, then at once
+        assert time.monotonic() - stopping < 1.0 + 1.5  # its answer (under 1 s away), then the exit
 
 
 def test_sigterm_ends_an_open_get_stream_cleanly_and_a_call_beyond_the_grace_is_cut() -> None:
@@ -170,7 +170,7 @@ def test_sigterm_ends_an_open_get_stream_cleanly_and_a_call_beyond_the_grace_is_
         assert call.next() is not None  # the call has started
         elapsed = served.stop(signal.SIGTERM)
         assert stream.rest() == []  # ended with its terminating chunk, not cut
-        assert elapsed < 0.5 + 1.5, f"{elapsed:.2f} s to stop"  # the grace, then the cut, not the 30 s call
+        assert elapsed < 0.5 + 2.5, f"{elapsed:.2f} s to stop"  # the grace, then the cut: not the 30 s call
         # What the grace did not let finish is ended without its answer (the handler's thread, a daemon, dies
         # with the process).
         assert all("result" not in message for message in call.messages())

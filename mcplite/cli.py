@@ -5,6 +5,7 @@
                       [-e KEY=VAL ...] [--cwd DIR] COMMAND [ARGS] -- TARGET
     python -m mcplite listen [tools|prompts|resources|URI ...] -- TARGET
     python -m mcplite serve FILE_OR_MODULE[:OBJECT] [--http HOST:PORT] [--stateless] [--json-response]
+                            [--shutdown-grace S]
     python -m mcplite --version
 
 TARGET, after the first ``--``, is one ``http(s)://`` URL or a server command line (spawned and spoken to
@@ -743,8 +744,10 @@ def _serve(args: argparse.Namespace) -> int:
         options["stateless"] = True
     if args.json_response:
         options["json_response"] = True
+    if args.shutdown_grace is not None:
+        options["shutdown_grace"] = args.shutdown_grace
     if options and args.http is None:
-        raise UsageError("--stateless and --json-response need --http HOST:PORT")
+        raise UsageError("--stateless, --json-response and --shutdown-grace need --http HOST:PORT")
     server.run(http=args.http, **options)
     return EXIT_OK
 
@@ -951,6 +954,9 @@ def build_parser(prog: str = "mcplite") -> argparse.ArgumentParser:
     serve.add_argument("--stateless", action="store_true", help="HTTP without sessions: each request stands alone")
     serve.add_argument("--json-response", action="store_true",
                        help="answer HTTP requests with JSON bodies rather than SSE streams")
+    serve.add_argument("--shutdown-grace", type=_seconds, metavar="S",
+                       help="on SIGTERM or Ctrl-C, seconds the HTTP requests in progress have to be answered "
+                            "before the server exits (default 5)")
     return parser
 
 

@@ -141,6 +141,12 @@ def test_a_header_section_with_a_duplicate_host_or_beyond_a_limit(block: bytes, 
     assert caught.value.status == status
 
 
+def test_a_repeated_mcp_session_id_is_400_even_with_the_same_value() -> None:
+    with pytest.raises(MalformedRequest) as caught:  # one session per request: not joined into "a, a"
+        parse_header_section(b"Host: h\r\nMcp-Session-Id: a\r\nmcp-session-id: a\r\n")
+    assert (caught.value.status, caught.value.message) == (400, "Bad Request: more than one MCP-Session-Id header")
+
+
 @pytest.mark.parametrize("headers, version, expected", [
     ({}, "HTTP/1.1", 0), ({"content-length": "5"}, "HTTP/1.1", 5), ({"content-length": "5"}, "HTTP/1.0", 5),
     ({"content-length": "007"}, "HTTP/1.1", 7), ({"content-length": "5, 5"}, "HTTP/1.1", 5),
@@ -232,6 +238,7 @@ HOSTILE_HEADS = {
     "DEL in a value": (request(b"X-A: a\x7f"), 400),
     "no Host": (request(head=HEAD.replace(b"Host: 127.0.0.1\r\n", b"")), 400),
     "two Hosts": (request(b"Host: evil.example"), 400),
+    "two MCP-Session-Ids": (request(b"MCP-Session-Id: a", b"Mcp-Session-Id: b"), 400),
     "too many fields": (request(*[b"X-F-%d: x" % i for i in range(101)]), 431),
     "a line too long": (request(b"X-Long: " + b"x" * 65536), 431),
     "a head too large": (request(*[b"X-Big-%d: " % i + b"x" * 60000 for i in range(3)]), 431),
@@ -284,6 +291,8 @@ HOSTILE_BODIES = {
     "trailer with NUL": (b"%x\r\n" % len(BODY) + BODY + b"\r\n0\r\nX-T: a\x00\r\n\r\n", 400),
     "trailer with bare LF": (b"%x\r\n" % len(BODY) + BODY + b"\r\n0\r\nX-T: 1\n\r\n", 400),
     "too many trailers": (b"%x\r\n" % len(BODY) + BODY + b"\r\n0\r\n" + b"X-T: 1\r\n" * 101 + b"\r\n", 431),
+    "trailer section too large": (b"%x\r\n" % len(BODY) + BODY + b"\r\n0\r\n"
+                                  + b"".join(b"X-T-%d: %b\r\n" % (i, b"t" * 60000) for i in range(3)) + b"\r\n", 431),
     "trailer line too long": (b"%x\r\n" % len(BODY) + BODY + b"\r\n0\r\nX-T: " + b"t" * 65536 + b"\r\n\r\n", 431),
 }
 
@@ -369,7 +378,7 @@ def frames_one_request(data: bytes) -> bool:
         position = match.end()
     position += 2 if data.startswith(b"\r\n", position) else 1
     hosts, codings, lengths = (fields.get(name, []) for name in (b"host", b"transfer-encoding", b"content-length"))
-    if len(hosts) > 1 or (minor == b"1" and not hosts):
+    if len(hosts) > 1 or (minor == b"1" and not hosts) or len(fields.get(b"mcp-session-id", [])) > 1:
         return False
     if codings:
         elements = [element.strip(b" \t").lower() for value in codings for element in value.split(b",")]

@@ -382,17 +382,63 @@ def test_idle_sessions_expire(fixture: Fixture) -> None:
         assert listener.status == 200
 
 
-def test_the_number_of_live_sessions_is_capped(fixture: Fixture) -> None:
+def checked_in(http: HTTPServerThread) -> None:
+    """Wait until every request has checked its session back in: the server does so just after answering."""
+    wait_until(lambda: all(entry.busy == 0 for entry in list(http.app.sessions._sessions.values())))
+
+
+def test_a_full_table_evicts_the_longest_idle_session(fixture: Fixture) -> None:
+    with serving(fixture, max_sessions=2) as http:
+        clock = http.app.sessions.clock = MovableClock()
+        first, second, third = RawClient(http), RawClient(http), RawClient(http)
+        first.initialize()
+        checked_in(http)
+        clock.now += 1
+        second.initialize()
+        checked_in(http)
+        clock.now += 1
+        assert first.post(first.call("add", {"a": 1, "b": 1})).status == 200  # second is now the longest idle
+        checked_in(http)
+        clock.now += 1
+        third.initialize()  # not 503: the table made room
+        assert second.post(second.call("add", {"a": 1, "b": 1})).status == 404  # closed, as expiry closes it
+        assert first.post(first.call("add", {"a": 1, "b": 1})).status == 200
+        assert third.post(third.call("add", {"a": 1, "b": 1})).status == 200
+        assert len(http.app.sessions._sessions) == 2
+
+
+def test_a_new_session_is_refused_only_when_every_session_is_in_use(fixture: Fixture) -> None:
     with serving(fixture, max_sessions=2) as http:
         first, second = RawClient(http), RawClient(http)
         first.initialize()
         second.initialize()
+        first_stream, second_stream = first.get(), second.get()  # an open stream keeps its session in use
+        assert first_stream.status == second_stream.status == 200
         third = RawClient(http)
         reply = third.post(third.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
                                                          "clientInfo": {"name": "x", "version": "1"}}))
-        assert reply.status == 503
+        assert reply.status == 503 and reply.headers["retry-after"] == "5"
+        assert first.post(first.call("add", {"a": 1, "b": 1})).status == 200  # nobody was evicted
         assert Reply(first.send("DELETE")).status == 200
+        assert first_stream.rest() == []  # (its stream ended with its session)
         third.initialize()
+        assert second.post(second.call("add", {"a": 1, "b": 1})).status == 200
+
+
+@pytest.mark.parametrize("value, status", [
+    (b"caf\xe9", 400),  # obs-text: a Latin-1 byte the grammar allows in a value, but no session id holds
+    (b"a b", 400), (b"a,b", 400), (b"a, b", 400),  # two headers as a WSGI server joins them
+    (b"0123456789abcdef0123456789abcdef", 404),  # well formed, just unknown: start a new session
+])
+def test_a_session_id_no_session_could_have_is_400_not_404(http: HTTPServerThread, value: bytes, status: int) -> None:
+    body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+    request = (b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: "
+               b"application/json, text/event-stream\r\nConnection: close\r\nMCP-Session-Id: " + value
+               + b"\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+    answer = exchange_until_closed(http, request)
+    assert answer.startswith(b"HTTP/1.1 %d " % status), answer
+    if status == 400:
+        assert b"MCP-Session-Id must be one value of visible ASCII" in answer
 
 
 def test_a_failed_initialize_establishes_no_session(http: HTTPServerThread) -> None:

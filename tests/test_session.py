@@ -599,3 +599,63 @@ def test_the_session_builds_a_route_only_for_transports_that_read_it():
             assert route.method == "notifications/progress"
         else:
             assert route is None
+
+
+# ---- the dispatcher: a thread only while there is something to run --------------------------------------------
+def test_an_idle_session_has_no_dispatcher_thread_and_one_starts_on_demand():
+    seen = []
+    ran = threading.Event()
+
+    def record(method, params):
+        seen.append(threading.current_thread())
+        ran.set()
+
+    session = Session(memory_pair()[0], handle_notification=record)
+    session.receive(jsonrpc.notification("notifications/message", {"n": 0}))
+    assert ran.wait(WAIT)
+    seen[0].join(WAIT)  # it ends once the queue is empty
+    assert not seen[0].is_alive()
+    ran.clear()
+    session.receive(jsonrpc.notification("notifications/message", {"n": 1}))  # a new one starts for it
+    assert ran.wait(WAIT) and seen[1] is not seen[0]
+    session.close()
+
+
+def test_callbacks_keep_their_order_and_none_is_lost_across_dispatcher_restarts():
+    import random
+
+    rng = random.Random(15)
+    order, threads = [], set()
+    ran = threading.Condition()  # notified after each callback
+    total = 3000
+
+    def record(method, params):
+        if rng.random() < 0.01:
+            time.sleep(0.001)  # a slow callback now and then, so that the queue backs up behind it
+        with ran:
+            order.append(params["n"])
+            threads.add(threading.current_thread())
+            ran.notify_all()
+
+    session = Session(memory_pair()[0], handle_notification=record)
+    for n in range(total):
+        session.receive(jsonrpc.notification("notifications/message", {"n": n}))  # (this thread is the reader)
+        pause = rng.random()
+        if pause < 0.05:
+            # Wait for the dispatcher to run dry and end: the next message needs a new one.
+            with ran:
+                assert ran.wait_for(lambda: len(order) == n + 1, WAIT)
+                running = list(threads)
+            for thread in running:
+                thread.join(WAIT)
+                assert not thread.is_alive(), "the dispatcher outlived its work"
+        elif pause < 0.3:
+            time.sleep(0)  # yield: the dispatcher may be deciding to end just as the next message arrives
+    with ran:
+        assert ran.wait_for(lambda: len(order) == total, WAIT)
+    assert order == list(range(total))
+    assert len(threads) > 50  # it did end and start again, many times
+    for thread in threads:
+        thread.join(WAIT)
+        assert not thread.is_alive()
+    session.close()

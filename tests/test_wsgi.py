@@ -220,3 +220,23 @@ def test_server_wsgi_app_is_the_same_adapter():
 
     from mcplite.wsgi import WSGIApp
     assert isinstance(server.wsgi_app(stateless=True), WSGIApp)
+
+
+def test_two_session_ids_joined_by_the_wsgi_server_are_400_not_404(client: RawClient,
+                                                                  wsgiref_server: WSGIRef) -> None:
+    assert client.session_id is not None
+    body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+    session_id = client.session_id.encode()
+    request = (b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json,"
+               b" text/event-stream\r\nConnection: close\r\nMcp-Session-Id: %b\r\nMcp-Session-Id: %b\r\n"
+               b"Content-Length: %d\r\n\r\n%b" % (session_id, session_id, len(body), body))
+    with socket.create_connection((wsgiref_server.host, wsgiref_server.port), timeout=WAIT) as sock:
+        sock.sendall(request)
+        answer = b""
+        while not answer.endswith(b"}"):
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.0 400 ") or answer.startswith(b"HTTP/1.1 400 "), answer  # (wsgiref: "a,a")
+    assert b"MCP-Session-Id must be one value" in answer

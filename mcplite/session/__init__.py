@@ -13,7 +13,9 @@ Threads, and what each may do:
 - the transport's **reader** thread calls `receive`. It resolves responses, answers ping, sets cancel
   events, and queues everything else. It never runs user code, so a slow handler cannot stall replies.
 - the **dispatcher** thread runs user callbacks for notifications (and the responses of requests that
-  have a progress callback) one at a time in arrival order, so progress is seen before the result.
+  have a progress callback) one at a time in arrival order, so progress is seen before the result. It runs
+  only while callbacks are queued: it ends when the queue is empty and starts again for the next one, so an
+  idle session holds no thread.
 - the **handler pool** runs request handlers, so a handler may itself make blocking requests to the peer
   (sampling, elicitation, roots) while the reader keeps reading.
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
-import queue
 import threading
+from collections import deque
 
 from .._log import log
 from .._sync import DEFAULT, DaemonPool, LazyEvent
@@ -27,7 +27,7 @@ from .pending import DEFAULT_TIMEOUT, PendingRequest
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple, Union
+    from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Set, Tuple, Union
 
     from ..protocol.envelope import Envelope
     from ..protocol.jsonrpc import Message, RequestId
@@ -185,10 +185,13 @@ class Session(MessageSink):
         self._owed: Optional[Set[RequestId]] = None
         self._drained = LazyEvent()
         self._pool: Optional[DaemonPool] = None  # runs request handlers; made by the first request
-        self._callbacks: "queue.SimpleQueue[Optional[Tuple[Callable[..., None], Tuple[Any, ...]]]]" = queue.SimpleQueue()
-        # Started on first use (under _lock): a stateless HTTP request that sends no notification never
-        # pays for a thread.
-        self._dispatcher: Optional[threading.Thread] = None
+        # The dispatcher: callbacks run one at a time, in the order `dispatch` queued them, on a thread that
+        # exists only while there is something to run (see `dispatch` for the hand-off). An idle session, such
+        # as each of a thousand HTTP sessions nobody is using, costs no thread.
+        # Guards _callbacks and _dispatching; held only to queue, take or decide, never while a callback runs.
+        self._dispatch_lock = threading.Lock()
+        self._callbacks: Deque[Tuple[Callable[..., None], Tuple[Any, ...]]] = deque()
+        self._dispatching = False  # a dispatcher thread is running, and will run everything in _callbacks
         #: Set when the connection has ended.
         self.closed = LazyEvent()
         #: Why the connection ended (None for an orderly close).
@@ -243,7 +246,6 @@ class Session(MessageSink):
         for ctx in in_flight:
             ctx.cancelled.set()
         self._end_deferred(deferred, answer=False)  # nobody can read an answer now
-        self._callbacks.put(None)  # the dispatcher (if any) ends after what is already queued
         if self._pool is not None:
             self._pool.shutdown()
         self._drained.set()  # an input_ended still waiting for answers stops: nobody can send them
@@ -663,22 +665,39 @@ class Session(MessageSink):
         self.dispatch(self._handle_notification, method, params)
 
     # ---- the dispatcher thread --------------------------------------------------------------------------
+    # At most one dispatcher thread runs at a time, and only while callbacks are queued. The hand-off between a
+    # dispatcher that is about to end and a `dispatch` that queues more is decided under _dispatch_lock:
+    #
+    # - `dispatch` queues its callback and reads _dispatching in one locked step. If a dispatcher is running
+    #   (True), that dispatcher will take the callback: it ends only after finding the queue empty, under the
+    #   same lock, so it cannot have decided to end already. Otherwise `dispatch` sets _dispatching and starts
+    #   a new dispatcher itself.
+    # - the dispatcher takes each callback, and decides to end (clearing _dispatching), in one locked step.
+    #
+    # So a queued callback always has a dispatcher that will run it (nothing is lost), and a new dispatcher
+    # starts only after the previous one has run everything and ended (nothing is reordered: one runs at a time,
+    # in queue order). The thread that ends may still be returning when the next starts; it runs nothing more.
     def dispatch(self, callback: Callable[..., None], *args: Any) -> None:
         """Run ``callback(*args)`` on the dispatcher thread, after everything already queued there."""
-        if self._dispatcher is None:
-            with self._lock:
-                if self._dispatcher is None:
-                    self._dispatcher = threading.Thread(target=self._dispatch_loop, name=f"{self._name}-dispatcher",
-                                                        daemon=True)
-                    self._dispatcher.start()
-        self._callbacks.put((callback, args))
+        with self._dispatch_lock:
+            self._callbacks.append((callback, args))
+            if self._dispatching:
+                return
+            self._dispatching = True
+        try:
+            threading.Thread(target=self._dispatch_loop, name=f"{self._name}-dispatcher", daemon=True).start()
+        except BaseException:  # no thread (interpreter shutdown, or none left): the next dispatch tries again
+            with self._dispatch_lock:
+                self._dispatching = False
+            raise
 
     def _dispatch_loop(self) -> None:
         while True:
-            item = self._callbacks.get()
-            if item is None:
-                return
-            callback, args = item
+            with self._dispatch_lock:
+                if not self._callbacks:
+                    self._dispatching = False  # decided under the lock: see above
+                    return
+                callback, args = self._callbacks.popleft()
             try:
                 callback(*args)
             except Exception:

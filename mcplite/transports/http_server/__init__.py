@@ -54,7 +54,9 @@ class HTTPOptions:
             handler takes the `IncomingRequest` and returns ``(status, headers, body)``. Paths are below the
             mount point, like ``path``: a WSGI app mounted below the root cannot serve root well-known URLs.
         max_body_size: the largest request body accepted, in bytes (413 beyond it).
-        max_sessions: how many sessions may be live at once (503 beyond it).
+        max_sessions: how many sessions may be live at once. A new session beyond it evicts the session
+            idle longest (closed as expiry closes it: its client's next request gets 404); it is refused
+            with 503 only when every session is in use (a request or an open stream has it).
         session_idle_timeout: seconds after which a session no request or stream has used ends (None: never).
         keepalive_interval: seconds of silence after which an SSE stream gets a comment (None: never).
         sse_retry: the reconnection delay, in milliseconds, sent with priming events.

@@ -25,9 +25,9 @@ Each request's handler gets a `RequestInfo` (``ctx.request_info``): ``headers`` 
 same as a dict.
 
 Security: ``Origin`` is validated on every request (403), ``Host`` against an allow-list (DNS rebinding;
-403), bodies are limited (413), sessions are capped (503), and an ``authenticate`` hook can refuse a
-request with 401/403 and ``WWW-Authenticate`` (`HTTPRefusal`). Reading deadlines and the thread cap are
-the adapter's.
+403), bodies are limited (413), sessions are capped (a full table evicts the longest-idle session; 503
+when every session is in use), and an ``authenticate`` hook can refuse a request with 401/403 and
+``WWW-Authenticate`` (`HTTPRefusal`). Reading deadlines and the thread cap are the adapter's.
 
 A revision-dependent rule is read from the `versions` table (``batching``, ``protocol_version_header``,
 ``resumable_streams``, ``sse_polling``), so a later revision is a new row there plus its new features here.
@@ -104,6 +104,8 @@ class HTTPApp:
                 access.setLevel(logging.INFO)  # asked for: not held back by the package logger's WARNING
         self.guard = RequestGuard(settings.allowed_hosts, settings.allowed_origins, settings.max_body_size)
         self.sessions = SessionTable(server, settings, self.event_store)
+        #: Set by `begin_drain`: the server is shutting down, so nothing long-lived may start (503).
+        self.draining = False
         # Guards _listening: the throwaway sessions of open subscriptions/listen POSTs (2026-07-28), which the
         # session table does not hold, ended gracefully by `close`.
         self._listening_lock = threading.Lock()
@@ -175,11 +177,30 @@ class HTTPApp:
 
     def close(self) -> None:
         """End every session and stream (the server is shutting down); an open listen gets its graceful result."""
+        self.draining = True
         self.sessions.close()
+        self._end_listens()
+
+    def begin_drain(self) -> None:
+        """The server is shutting down gracefully: end what would never end by itself, and start nothing such.
+
+        Every open GET stream is ended cleanly (a legacy HTTP+SSE session with it), every open listen gets its
+        graceful result, and from now on a request that would open a session or a stream is answered 503.
+        Requests in progress are not touched: the adapter waits for them, then calls `close`.
+        """
+        self.draining = True  # before ending the streams: a GET attaching meanwhile sees it and ends its own
+        self.sessions.end_streams()
+        self._end_listens()
+
+    def _end_listens(self) -> None:
         with self._listening_lock:
             listening = list(self._listening)
         for session in listening:
             session.close()
+
+    def _refuse_while_draining(self) -> None:
+        if self.draining:
+            raise Reject(503, "Service Unavailable: the server is shutting down", headers=[("Retry-After", "5")])
 
     # ---- before any route -------------------------------------------------------------------------------
     @staticmethod
@@ -264,12 +285,23 @@ class HTTPApp:
                 check_stream_accept(request.headers)
             except Reject as exc:
                 raise exc.answering(message["id"]) from None
+        if listen:
+            try:
+                self._refuse_while_draining()
+            except Reject as exc:
+                raise exc.answering(message["id"]) from None
         transport = SessionTransport(self.sessions, None, modern=True, listen=listen)
         session = self.sessions.new_session(transport)
         session.expect_modern()
         if listen:
             with self._listening_lock:
                 self._listening.add(session)
+            if self.draining:  # the drain began after the check above, and may have missed this listen
+                with self._listening_lock:
+                    self._listening.discard(session)
+                session.close()
+                raise Reject(503, "Service Unavailable: the server is shutting down", id=message["id"],
+                             headers=[("Retry-After", "5")])
         try:
             self._deliver(session, transport, request, responder, [message], False, claims)
         finally:
@@ -287,6 +319,10 @@ class HTTPApp:
             finally:
                 session.close()
             return
+        try:
+            self._refuse_while_draining()
+        except Reject as exc:
+            raise exc.answering(messages[0]["id"]) from None
         entry = self.sessions.open(legacy=False)
         try:
             self._deliver(entry.session, entry.transport, request, responder, messages, False, claims)
@@ -330,6 +366,7 @@ class HTTPApp:
 
     def _get(self, request: IncomingRequest, responder: Responder, claims: Any) -> None:
         check_stream_accept(request.headers)
+        self._refuse_while_draining()
         entry = self.sessions.checkout(request.headers)
         try:
             self._require_version_header(entry.session, self._version_header(request.headers))
@@ -340,6 +377,8 @@ class HTTPApp:
                 out = entry.transport.standalone.attach(responder)
             if out is not None:
                 assert out.released is not None
+                if self.draining:  # the drain began after the check above, and may have missed this stream
+                    entry.transport.standalone.detach()
                 # The stream's whole life, by design. It is released when the session ends or expires, the
                 # server closes, or a keep-alive write finds the client gone (every keepalive_interval).
                 out.released.wait()
@@ -369,12 +408,15 @@ class HTTPApp:
 
     # ---- legacy HTTP+SSE (2024-11-05) -------------------------------------------------------------------
     def _legacy_stream(self, request: IncomingRequest, responder: Responder, claims: Any) -> None:
+        self._refuse_while_draining()
         entry = self.sessions.open(legacy=True)
         try:
             assert entry.transport.session_id is not None
             endpoint = f"{request.script_name}{self.messages_path}?session_id={entry.transport.session_id}"
             out = entry.transport.standalone.attach(responder, encode_event(endpoint, event="endpoint"))
             assert out.released is not None
+            if self.draining:  # the drain began after the check above, and may have missed this session
+                entry.transport.standalone.detach()
             out.released.wait()  # released as the GET stream above is: session end, server close, dead client
         finally:
             self.sessions.checkin(entry)

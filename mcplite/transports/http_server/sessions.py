@@ -6,6 +6,10 @@ and back in (`SessionTable.checkin`): a session is idle only while nothing has i
 handler or an open GET stream never lets it expire. One daemon thread, started on first use, writes keep-alive
 comments on silent streams and ends sessions idle for longer than ``session_idle_timeout``.
 
+A full table (``max_sessions``) does not lock new clients out: a new session evicts the session that has been
+idle longest, closed as expiry closes it (its client's next request gets 404 and initializes again). Only
+when every session is in use (a request or a stream has it checked out) is the new one refused with 503.
+
 The table is also the streams' `StreamHost`: every response that carries a stream, stateful or stateless, is
 registered here (`track`) for the keep-alives.
 """
@@ -16,6 +20,8 @@ import secrets
 import threading
 import time
 
+from ..._log import log
+from ...protocol.http_rules import is_valid_session_id
 from .exchange import Reject
 from .streams import Attachment, SessionTransport, Stream, StreamHost
 
@@ -79,32 +85,61 @@ class SessionTable(StreamHost):
         return session
 
     def open(self, *, legacy: bool) -> SessionEntry:
-        """Create a stateful session, checked out (the caller checks it in); 503 at the cap."""
+        """Create a stateful session, checked out (the caller checks it in).
+
+        At the cap the longest-idle session is evicted to make room; 503 only when every session is in use.
+        """
         self.expire_idle(self.clock())
         session_id = secrets.token_hex(16)
         transport = SessionTransport(self, session_id, legacy=legacy)
         session = self.new_session(transport)
         entry = SessionEntry(session, transport, self.clock())
+        evicted: Optional[SessionEntry] = None
         with self._lock:
             full = len(self._sessions) >= self.max_sessions
+            if full:
+                victim = self._longest_idle()
+                if victim is not None:
+                    # Out of the table under the lock that chose it: no checkout can take it now, and no other
+                    # `open` can choose it too.
+                    evicted = self._sessions.pop(victim)
+                    full = False
             if not full:
                 self._sessions[session_id] = entry
+        if evicted is not None:
+            log.info("mcplite HTTP: %d sessions live: evicting the longest-idle one", self.max_sessions)
+            evicted.session.close()  # as expiry does; its close hook finds it already gone from the table
         if full:
             session.close()
-            raise Reject(503, "Service Unavailable: too many sessions", headers=[("Retry-After", "5")])
+            raise Reject(503, "Service Unavailable: too many sessions, all in use", headers=[("Retry-After", "5")])
         session.on_close(lambda: self._forget(session_id))
         self._ensure_housekeeper()
         return entry
+
+    def _longest_idle(self) -> Optional[str]:
+        """The id of the session nothing has checked out that was used least recently; None if all are in use.
+
+        Called with _lock held. A linear scan: it runs only when the table is full, once per new session.
+        """
+        idle = [(entry.last_active, session_id) for session_id, entry in self._sessions.items() if entry.busy == 0]
+        return min(idle)[1] if idle else None
 
     def _forget(self, session_id: str) -> None:
         with self._lock:
             self._sessions.pop(session_id, None)
 
     def checkout(self, headers: Mapping[str, str]) -> SessionEntry:
-        """The Streamable HTTP session the request's ``MCP-Session-Id`` names, as `checkout_id` (400 without one)."""
+        """The Streamable HTTP session the request's ``MCP-Session-Id`` names, as `checkout_id`; 400 without
+        one, or for one that is not visible ASCII."""
         session_id = headers.get("mcp-session-id")
         if session_id is None:
             raise Reject(400, "Bad Request: the MCP-Session-Id header is required")
+        if not is_valid_session_id(session_id) or "," in session_id:
+            # Not a 404, which would tell the client to start a new session: no session could have this id (ours
+            # are hex). A comma is how a WSGI server joins two headers ("a,b"; the stdlib server refuses them
+            # while parsing).
+            raise Reject(400, "Bad Request: MCP-Session-Id must be one value of visible ASCII characters "
+                              "(0x21 to 0x7E)")
         return self.checkout_id(session_id, legacy=False)
 
     def checkout_id(self, session_id: str, *, legacy: bool) -> SessionEntry:
@@ -136,6 +171,20 @@ class SessionTable(StreamHost):
             idle = [entry for entry in self._sessions.values() if self._is_idle(entry, now)]
         for entry in idle:
             entry.session.close()  # its close hook removes it from _sessions
+
+    def end_streams(self) -> None:
+        """End every open GET stream cleanly, so that none holds up a draining server.
+
+        A Streamable HTTP session lives on without its standalone stream (its requests in progress still get
+        their answers); a legacy HTTP+SSE session, whose stream is the connection, ends with it.
+        """
+        with self._lock:
+            entries = list(self._sessions.values())
+        for entry in entries:
+            if entry.transport.legacy:
+                entry.session.close()
+            else:
+                entry.transport.standalone.detach()
 
     def close(self) -> None:
         """End every session (and so every stream) and the housekeeping thread: the server is shutting down."""

@@ -27,7 +27,7 @@ import time
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from ipaddress import ip_address
-from typing import Any, Dict, Optional, Set, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 from urllib.parse import urlsplit
 
 from ..._log import log
@@ -160,6 +160,8 @@ _TCHARS = "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqr
 _HEXDIG = "0123456789ABCDEFabcdef"
 _DIGIT = "0123456789"  # not str.isdigit(), which also takes "²" and other Unicode digits
 _OWS = " \t"
+#: Fields a request may carry once (lower-case name -> how an error names it); a repeated one is 400.
+_SINGLE_FIELDS = {"host": "Host", "mcp-session-id": "MCP-Session-Id"}
 
 
 class MalformedRequest(Exception):
@@ -264,8 +266,9 @@ def parse_header_section(block: bytes, max_line: int = _MAX_LINE, max_fields: in
                          max_bytes: int = _MAX_HEAD_BYTES) -> Dict[str, str]:
     """The header field lines of a request head, without the empty line that ends them -> {lower-case name: value}.
 
-    Lines end in CRLF or a bare LF; repeated fields are joined with ", " (RFC 9110 5.3), except ``Host``, which
-    may appear once (RFC 9112 3.2). A section, a line or a field count beyond the limits is 431 (RFC 6585 5).
+    Lines end in CRLF or a bare LF; repeated fields are joined with ", " (RFC 9110 5.3), except those that may
+    appear once: ``Host`` (RFC 9112 3.2) and ``MCP-Session-Id`` (one session per request), refused with 400.
+    A section, a line or a field count beyond the limits is 431 (RFC 6585 5).
     ``block`` may also be a section cut short (the client stopped, or a limit was reached while reading).
     """
     if len(block) > max_bytes:
@@ -290,8 +293,8 @@ def parse_header_section(block: bytes, max_line: int = _MAX_LINE, max_fields: in
             name, value = parse_field_line(line)
         if name not in headers:
             headers[name] = value
-        elif name == "host":
-            raise MalformedRequest(400, "Bad Request: more than one Host header")
+        elif name in _SINGLE_FIELDS:
+            raise MalformedRequest(400, f"Bad Request: more than one {_SINGLE_FIELDS[name]} header")
         else:
             headers[name] = f"{headers[name]}, {value}"
     names = "".join(headers)  # lower-cased, which maps no Latin-1 character into ASCII
@@ -406,6 +409,8 @@ class _SocketResponder(Responder):
         lines = [f"HTTP/1.1 {status} {reason_phrase(status)}\r\nServer: mcplite\r\nDate: {_http_date()}\r\n"]
         lines.extend(f"{name}: {value}\r\n" for name, value in headers)
         lines.append(framing)
+        if self._handler.server.draining:
+            self._handler.close_connection = True  # the server is shutting down: this is the last response
         if self._handler.close_connection:
             lines.append("Connection: close\r\n")
         lines.append("\r\n")
@@ -462,10 +467,16 @@ class _ConnectionHandler(BaseHTTPRequestHandler):
         self.server.connection_closed(self.connection)
 
     def handle_one_request(self) -> None:
+        if self.server.draining:  # shutting down: no further request on this connection
+            self.close_connection = True
+            return
         # Waiting for the next request and reading its head share one deadline: it is also the
         # keep-alive timeout of an idle connection.
         self.reader.set_deadline(self.server.header_timeout)
-        super().handle_one_request()
+        try:
+            super().handle_one_request()
+        finally:
+            self.server.request_finished(self.connection)
 
     def parse_request(self) -> bool:
         """Parse the request line and header fields; ``self.headers`` becomes a dict with lower-case names.
@@ -473,6 +484,7 @@ class _ConnectionHandler(BaseHTTPRequestHandler):
         Replaces the standard library's email-based parser, the largest cost of a small request, with the
         strict grammar above: a malformed head is answered (400, 431, 501 or 505) and its connection closed.
         """
+        self.server.request_started(self.connection)  # its request line has arrived: a drain waits for it
         self.close_connection = True
         self.command = ""  # until known: an error answer is then not taken for the answer to a HEAD
         self.request_version = "HTTP/1.0"  # until known
@@ -583,9 +595,11 @@ class _ConnectionHandler(BaseHTTPRequestHandler):
     def _read_trailer_section(self) -> bool:
         """Read the trailer fields after the last chunk, up to the empty line; False if the client left.
 
-        No trailer field is used, but each must be a well-formed field line ending in CRLF, and there may be at
-        most as many, each as long, as header fields. Raises `MalformedRequest`.
+        No trailer field is used, but each must be a well-formed field line ending in CRLF, and the section is
+        bounded as the header section is: as many lines, each as long, and as many bytes in all. Raises
+        `MalformedRequest`.
         """
+        size = 0
         for _ in range(_MAX_HEADERS + 1):
             line = self.reader.readline(_MAX_LINE)
             if line == b"\r\n":
@@ -594,6 +608,9 @@ class _ConnectionHandler(BaseHTTPRequestHandler):
                 if len(line) < _MAX_LINE:
                     return False
                 raise MalformedRequest(431, "Request Header Fields Too Large: a trailer line is too long")
+            size += len(line)
+            if size > _MAX_HEAD_BYTES:
+                raise MalformedRequest(431, "Request Header Fields Too Large: the trailer section is too large")
             if not line.endswith(b"\r\n"):
                 raise MalformedRequest(400, "Bad Request: a trailer line does not end in CRLF")
             parse_field_line(str(line[:-2], "iso-8859-1"))
@@ -617,7 +634,12 @@ class _ConnectionHandler(BaseHTTPRequestHandler):
 
 
 class _MCPHTTPServer(ThreadingHTTPServer):
-    """``ThreadingHTTPServer`` with a bounded number of connection threads and a clean shutdown."""
+    """``ThreadingHTTPServer`` with a bounded number of connection threads and a clean shutdown.
+
+    Each open connection is either idle (waiting for its next request) or busy (from its request line to the
+    end of its response), so that a graceful shutdown (`drain`) can close the idle ones at once and wait for
+    the busy ones.
+    """
 
     daemon_threads = True
     block_on_close = False  # shutdown() waits for connections itself, with a timeout
@@ -629,8 +651,10 @@ class _MCPHTTPServer(ThreadingHTTPServer):
         self.header_timeout = header_timeout
         self.read_timeout = read_timeout
         self._slots = threading.BoundedSemaphore(max_connections)
-        self._open_changed = threading.Condition()  # guards _open
-        self._open: Set[socket.socket] = set()
+        self._open_changed = threading.Condition()  # guards _open and draining
+        self._open: Dict[socket.socket, bool] = {}  # each open connection -> whether a request is in progress
+        #: Set by `drain`: connections serve no further request, and every response says ``Connection: close``.
+        self.draining = False
         # serve_forever() waits on the listening socket and on this pair, and shutdown() writes to the pair: so
         # stopping is immediate (socketserver's own loop notices shutdown() only at its next poll).
         self._wake_reader, self._wake_writer = socket.socketpair()
@@ -660,13 +684,17 @@ class _MCPHTTPServer(ThreadingHTTPServer):
         finally:
             self._stopped.set()
 
-    def shutdown(self) -> None:
-        """Stop `serve_forever` and wait until it has returned."""
+    def request_stop(self) -> None:
+        """Make `serve_forever` return soon; returns at once, so a signal handler may call it."""
         self._stopping.set()
         try:
             self._wake_writer.send(b"\0")
         except OSError:
             pass
+
+    def shutdown(self) -> None:
+        """Stop `serve_forever` and wait until it has returned."""
+        self.request_stop()
         self._stopped.wait()
 
     def server_close(self) -> None:
@@ -712,22 +740,56 @@ class _MCPHTTPServer(ThreadingHTTPServer):
 
     def connection_opened(self, sock: socket.socket) -> None:
         with self._open_changed:
-            self._open.add(sock)
+            self._open[sock] = False
+
+    def request_started(self, sock: socket.socket) -> None:
+        with self._open_changed:
+            self._open[sock] = True
+
+    def request_finished(self, sock: socket.socket) -> None:
+        with self._open_changed:
+            if sock in self._open:
+                self._open[sock] = False
+                self._open_changed.notify_all()
 
     def connection_closed(self, sock: socket.socket) -> None:
         with self._open_changed:
-            self._open.discard(sock)
+            self._open.pop(sock, None)
             self._open_changed.notify_all()
+
+    def drain(self, grace: float) -> bool:
+        """Shut down gracefully, once `serve_forever` has returned: stop accepting, close the idle connections,
+        end the open streams, and wait up to ``grace`` s for the requests in progress to be answered.
+
+        Returns whether they all were. A connection that was idle when the drain began is closed even if its
+        next request is already on the way (the keep-alive race every server has: the client sees the
+        connection close with no answer, and may retry); a request whose line has arrived is served, with
+        ``Connection: close``.
+        """
+        self.socket.close()  # stop accepting: a connection still in the backlog is refused
+        with self._open_changed:
+            self.draining = True
+            for sock, busy in self._open.items():
+                if not busy:
+                    _shut(sock)  # wakes its thread, waiting for a next request that will not be read
+        self.app.begin_drain()  # ends the GET streams, whose requests would otherwise never end
+        with self._open_changed:
+            return self._open_changed.wait_for(lambda: not any(self._open.values()), grace)
 
     def close_connections(self, timeout: float) -> None:
         """Cut every open connection and wait up to ``timeout`` s for their threads to finish."""
         with self._open_changed:
+            self.draining = True
             for sock in self._open:
-                try:
-                    sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
+                _shut(sock)
             self._open_changed.wait_for(lambda: not self._open, timeout)
+
+
+def _shut(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
 
 
 def _parse_address(address: str) -> Tuple[str, int]:
@@ -766,12 +828,16 @@ class HTTPServerThread:
         header_timeout: seconds a connection may take to send a request's line and headers, and may
             stay idle between requests.
         read_timeout: seconds a request's body may take to arrive; also bounds each write to a client.
+        shutdown_grace: seconds `serve` gives the requests in progress to be answered when SIGTERM or SIGINT
+            stops it (`shutdown` with ``grace``).
         app_options: passed to `HTTPApp` (path, stateless, json_response, allowed_hosts, authenticate...).
     """
 
     def __init__(self, server: Any, address: str = "127.0.0.1:0", *, max_connections: int = 256,
-                 header_timeout: float = 30.0, read_timeout: float = 30.0, **app_options: Any) -> None:
+                 header_timeout: float = 30.0, read_timeout: float = 30.0, shutdown_grace: float = 5.0,
+                 **app_options: Any) -> None:
         host, port = _parse_address(address)
+        self.shutdown_grace = shutdown_grace
         if "allowed_hosts" not in app_options and _is_loopback(host):
             app_options["allowed_hosts"] = LOOPBACK_HOSTS
         self.app = HTTPApp(server, **app_options)
@@ -794,11 +860,18 @@ class HTTPServerThread:
         """Serve in the calling thread until `shutdown`."""
         self._httpd.serve_forever()
 
-    def shutdown(self, timeout: float = 5.0) -> None:
-        """Stop accepting, end every session and stream, and wait up to ``timeout`` s for connections to end."""
+    def shutdown(self, timeout: float = 5.0, *, grace: float = 0.0) -> None:
+        """Stop accepting, end every session and stream, and wait up to ``timeout`` s for connections to end.
+
+        With a ``grace`` (seconds), shut down gracefully first: idle connections are closed and open GET
+        streams ended at once (cleanly), and the requests in progress have up to ``grace`` s to be answered
+        (each with ``Connection: close``) before the rest is cut. Returns as soon as they are answered.
+        """
+        self._httpd.shutdown()  # (at once if serve_forever has already returned, or never ran)
         if self._thread is not None:
-            self._httpd.shutdown()
             self._thread.join(timeout)
+        if grace > 0 and not self._httpd.draining:
+            self._httpd.drain(grace)
         self.app.close()
         self._httpd.close_connections(timeout)
         self._httpd.server_close()
@@ -815,13 +888,57 @@ def start_http_server(server: Any, address: str = "127.0.0.1:0", **options: Any)
     return HTTPServerThread(server, address, **options).start()
 
 
+_AFTER_GRACE = 0.25  # seconds `serve` waits for connection threads after cutting what the grace did not end
+
+
 def serve(server: Any, address: str, **options: Any) -> None:
-    """Serve ``server`` over HTTP until Ctrl-C (`Server.run(http=...)`); options as for `HTTPServerThread`."""
+    """Serve ``server`` over HTTP until SIGTERM or Ctrl-C (`Server.run(http=...)`); options as for `HTTPServerThread`.
+
+    Either signal stops it gracefully: it stops accepting, closes idle connections, ends open GET streams
+    cleanly, gives the requests in progress up to ``shutdown_grace`` seconds (5 by default) to be answered,
+    then returns (``python -m mcplite serve --http`` then exits 0). A second signal ends the grace: SIGINT
+    (Ctrl-C) cuts what is left at once, SIGTERM ends the process as SIGTERM normally does. Signals are only
+    handled when this runs in the main thread.
+    """
     http = HTTPServerThread(server, address, **options)
     print(f"mcplite: serving {server.name!r} at {http.url}", file=sys.stderr)
+    restore = _stop_on_signals(http)
     try:
         http.serve_forever()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # (a Ctrl-C before the handlers were in place, or where there are none)
         pass
     finally:
-        http.shutdown()
+        try:
+            http.shutdown(_AFTER_GRACE, grace=http.shutdown_grace)
+        except KeyboardInterrupt:  # a second Ctrl-C: no more grace
+            http.shutdown(_AFTER_GRACE)
+        finally:
+            restore()
+
+
+def _stop_on_signals(http: HTTPServerThread) -> Callable[[], None]:
+    """Make SIGTERM and SIGINT stop ``http``'s accept loop, once; returns what puts the old handlers back."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None  # only the main thread may handle signals
+    import signal
+
+    names = [name for name in ("SIGTERM", "SIGINT") if hasattr(signal, name)]
+    previous = {name: signal.getsignal(getattr(signal, name)) for name in names}
+
+    def stop(signum: int, frame: Any) -> None:
+        # A second signal is not asked to be polite: SIGINT raises KeyboardInterrupt (which ends the grace),
+        # SIGTERM does what it does by default.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        if hasattr(signal, "SIGTERM"):
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        http._httpd.request_stop()  # only sets a flag and writes a byte: safe between any two bytecodes
+
+    for name in names:
+        signal.signal(getattr(signal, name), stop)
+
+    def restore() -> None:
+        for name, handler in previous.items():
+            if handler is not None:
+                signal.signal(getattr(signal, name), handler)
+
+    return restore

@@ -29,7 +29,7 @@ The life of a stream, and of the responses that carry it (an `Attachment` each):
                                                                            |
                        detached <--(close_early, or the client left)------+
                        detached --(GET + Last-Event-ID)--> SSE again, after the events it missed
-    GET stream    attach -> SSE --(session ends, client left, or resumed elsewhere)--> released
+    GET stream    attach -> SSE --(session ends, client left, resumed elsewhere, or server drains)--> released
 
 A stream outlives the responses that carry it: while none does, a resumable stream's events are only stored.
 
@@ -297,6 +297,16 @@ class Stream:
                 except OSError:
                     pass
                 self._release(out)
+
+    def detach(self) -> None:
+        """End the streamed response carrying this stream, cleanly; the stream and its session live on.
+
+        For the server's shutdown: an open GET stream must not hold it up. Later events are only stored (if
+        resumable), as for a client that left.
+        """
+        with self.lock:
+            if self.out is not None and self.out.streaming:
+                self._release(self.out)
 
     def end(self) -> None:
         """The session is over: end whatever streamed response carries this stream."""

@@ -62,7 +62,7 @@ class OAuth(BaseOAuth):
         token_endpoint_auth_method: Optional[str] = None, private_key: Optional[PrivateKeySource] = None,
         protocol_version: str = DEFAULT_PROTOCOL_VERSION, max_authorizations: int = 3,
         request_offline_access: bool = True, clock: Callable[[], float] = time.time,
-        client_issuer: Optional[str] = None,
+        client_issuer: Optional[str] = None, dpop: bool = True,
     ) -> None:
         """Args:
             client_id, client_secret: a client registered with the authorization server beforehand.
@@ -86,6 +86,7 @@ class OAuth(BaseOAuth):
             client_issuer: the issuer ``client_id`` is registered with (see `BaseOAuth`); default: the first
                 authorization server it is used with. A Client ID Metadata Document or a dynamic
                 registration needs none: the first works with any server, the second is kept per issuer.
+            dpop: ask for DPoP-bound tokens where the authorization server offers them (see `BaseOAuth`).
 
         Raises:
             ValueError: an invalid ``client_metadata_url``, or a non-loopback ``redirect_uri`` without
@@ -94,7 +95,7 @@ class OAuth(BaseOAuth):
         super().__init__(
             scopes=scopes, storage=storage, protocol_version=protocol_version,
             max_authorizations=max_authorizations, private_key=private_key, clock=clock,
-            client_issuer=client_issuer,
+            client_issuer=client_issuer, dpop=dpop,
         )
         if client_metadata_url is not None:
             _check_client_metadata_url(client_metadata_url)
@@ -224,6 +225,7 @@ class ClientCredentials(BaseOAuth):
         scopes: Optional[Union[str, Sequence[str]]] = None, token_endpoint_auth_method: Optional[str] = None,
         storage: Optional[TokenStorage] = None, protocol_version: str = DEFAULT_PROTOCOL_VERSION,
         max_authorizations: int = 3, clock: Callable[[], float] = time.time, client_issuer: Optional[str] = None,
+        dpop: bool = True,
     ) -> None:
         """Args:
             client_id: the client's id at the authorization server.
@@ -239,7 +241,7 @@ class ClientCredentials(BaseOAuth):
         super().__init__(
             scopes=scopes, storage=storage, protocol_version=protocol_version,
             max_authorizations=max_authorizations, private_key=private_key, clock=clock,
-            client_issuer=client_issuer,
+            client_issuer=client_issuer, dpop=dpop,
         )
         self._client = ClientRegistration(client_id, client_secret, token_endpoint_auth_method)
 
@@ -272,7 +274,7 @@ class CrossAppAccess(BaseOAuth):
         idp_client_secret: Optional[str] = None, scopes: Optional[Union[str, Sequence[str]]] = None,
         token_endpoint_auth_method: Optional[str] = None, storage: Optional[TokenStorage] = None,
         protocol_version: str = DEFAULT_PROTOCOL_VERSION, max_authorizations: int = 3,
-        clock: Callable[[], float] = time.time, client_issuer: Optional[str] = None,
+        clock: Callable[[], float] = time.time, client_issuer: Optional[str] = None, dpop: bool = True,
     ) -> None:
         """Args:
             client_id, client_secret, private_key: this client at the MCP server's authorization server.
@@ -289,7 +291,7 @@ class CrossAppAccess(BaseOAuth):
         super().__init__(
             scopes=scopes, storage=storage, protocol_version=protocol_version,
             max_authorizations=max_authorizations, private_key=private_key, clock=clock,
-            client_issuer=client_issuer,
+            client_issuer=client_issuer, dpop=dpop,
         )
         self._client = ClientRegistration(client_id, client_secret, token_endpoint_auth_method)
         self._id_token = id_token

@@ -176,6 +176,9 @@ USER_SIGN_IN_SCENARIOS = (
     "auth/iss-supported", "auth/iss-not-advertised", "auth/iss-supported-missing", "auth/iss-wrong-issuer",
     "auth/iss-unexpected", "auth/iss-normalized", "auth/metadata-issuer-mismatch",
     "auth/authorization-server-migration",
+    # DPoP (SEP-1932): the AS offers ES256 proofs, so the sign-in binds the token to a key of its own and every
+    # request carries a fresh proof; the -nonce variant makes both servers ask for a nonce first.
+    "auth/dpop", "auth/dpop-nonce",
 )
 #: The same for a server of 2025-03-26 (no protected resource metadata), signed in to by a client that
 #: speaks that revision, which selects its rules (no ``resource`` parameter on the fallback).

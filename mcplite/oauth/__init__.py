@@ -6,6 +6,7 @@ Clients::
     Client("https://host/mcp", auth=OAuth())                          # a user signs in at a browser
     Client(url, auth=OAuth(storage=FileTokenStorage(user_token_file())))  # ... and stays signed in
     Client(url, auth=ClientCredentials(client_id=..., client_secret=...))  # a machine
+    Client(url, auth=JWTBearer(assertion_file="/var/run/secrets/tokens/mcp"))  # a workload (SEP-1933)
 
 Servers::
 
@@ -19,7 +20,7 @@ named after the rule, so each can be checked against the spec text. The modules,
   `pkce`, `rules` (the spec's rules and the per-revision `AUTH_RULES`), `client_auth` (authenticating at
   the token endpoint), `storage` (where sign-ins are kept);
 - `flow`: `BaseOAuth.auth_flow`, the generator every grant shares; `grants`: `OAuth`,
-  `ClientCredentials`, `CrossAppAccess`;
+  `ClientCredentials`, `CrossAppAccess`, `JWTBearer`; `dpop`: DPoP proofs, made and checked;
 - I/O: `loopback` (the browser and its redirect), `driver` (running a flow with `http.client`);
 - the server side: `bearer` (`BearerAuth`).
 """
@@ -29,7 +30,7 @@ from .bearer import BearerAuth, protected_resource_metadata_path
 from .challenge import BearerChallenge, is_insufficient_scope, parse_bearer_challenge
 from .client_auth import JWT_BEARER_ASSERTION_TYPE, choose_token_endpoint_auth_method, client_assertion
 from .driver import drive, send_with_http_client
-from .flow import BaseOAuth
+from .flow import BaseOAuth, TokenRequestRefused
 from .grants import (
     ID_JAG_TOKEN_TYPE,
     ID_TOKEN_TYPE,
@@ -37,6 +38,7 @@ from .grants import (
     TOKEN_EXCHANGE_GRANT,
     ClientCredentials,
     CrossAppAccess,
+    JWTBearer,
     OAuth,
 )
 from .loopback import AuthorizeCallback, BrowserAuthorizer, LoopbackRedirectCatcher
@@ -69,7 +71,7 @@ from .storage import FileTokenStorage, MemoryTokenStorage, TokenStorage, user_to
 
 __all__ = [
     # the grants, and what they share
-    "OAuth", "ClientCredentials", "CrossAppAccess", "BaseOAuth",
+    "OAuth", "ClientCredentials", "CrossAppAccess", "JWTBearer", "BaseOAuth", "TokenRequestRefused",
     "TokenStorage", "MemoryTokenStorage", "FileTokenStorage", "user_token_file",
     "AuthorizeCallback", "BrowserAuthorizer", "LoopbackRedirectCatcher",
     "Tokens", "ClientRegistration", "AuthorizationResponse",

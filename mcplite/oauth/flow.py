@@ -41,7 +41,7 @@ from .rules import (
 )
 from .storage import MemoryTokenStorage, TokenStorage
 
-__all__ = ["BaseOAuth", "Binding", "PrivateKeySource"]
+__all__ = ["BaseOAuth", "Binding", "PrivateKeySource", "TokenRequestRefused"]
 
 _log = logging.getLogger("mcplite.oauth")
 
@@ -61,15 +61,30 @@ def json_object(body: bytes) -> Optional[Dict[str, Any]]:
     return value if isinstance(value, dict) else None
 
 
-def oauth_error(what: str, status: int, data: Optional[Mapping[str, Any]]) -> AuthError:
-    """An `AuthError` for a failed OAuth request, carrying only the server's ``error`` and description:
-    a token must never end up in a message."""
+def _oauth_error_text(what: str, status: int, data: Optional[Mapping[str, Any]]) -> str:
     detail = ""
     if data and isinstance(data.get("error"), str):
         detail = f": {data['error']}"
         if isinstance(data.get("error_description"), str):
             detail += f" ({data['error_description']})"
-    return AuthError(f"{what} failed with HTTP {status}{detail}")
+    return f"{what} failed with HTTP {status}{detail}"
+
+
+def oauth_error(what: str, status: int, data: Optional[Mapping[str, Any]]) -> AuthError:
+    """An `AuthError` for a failed OAuth request, carrying only the server's ``error`` and description:
+    a token must never end up in a message."""
+    return AuthError(_oauth_error_text(what, status, data))
+
+
+class TokenRequestRefused(AuthError):
+    """The token endpoint refused to issue tokens: ``status`` is the HTTP status, ``error`` the OAuth error
+    code (``invalid_grant``, ``invalid_scope``, ``unauthorized_client``...; None when the body had none)."""
+
+    def __init__(self, grant_type: str, status: int, data: Optional[Mapping[str, Any]]) -> None:
+        super().__init__(_oauth_error_text(f"the {grant_type} token request", status, data))
+        self.status = status
+        code = data.get("error") if data else None
+        self.error: Optional[str] = code if isinstance(code, str) else None
 
 
 def _scope_list(scopes: Optional[Union[str, Sequence[str]]]) -> Optional[List[str]]:
@@ -467,7 +482,7 @@ class BaseOAuth(abc.ABC):
         dpop_key = jose.ECPrivateKey.generate() if self._offers_dpop(binding) else None
         status, data = yield from self._post_token_endpoint(binding, form, client, dpop_key)
         if status != 200 or data is None:
-            raise oauth_error(f"the {form['grant_type']} token request", status, data)
+            raise TokenRequestRefused(form["grant_type"], status, data)
         return Tokens.from_token_response(
             data, now=self._clock(), requested_scope=" ".join(scopes) or None, dpop_key=dpop_key)
 

@@ -7,10 +7,15 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import pytest
+from oauth_server import Clock, OAuthTestServer, follow_authorization_redirect  # tests/ is on sys.path
+from support import WAIT
 
-from mcplite import jose
+from mcplite import Client, Context, Server, jose
 from mcplite.errors import AuthError
+from mcplite.http_server import HTTPServerThread
 from mcplite.oauth import (
+    BearerAuth,
+    BearerChallenge,
     ClientCredentials,
     FileTokenStorage,
     HTTPRequest,
@@ -19,6 +24,8 @@ from mcplite.oauth import (
     OAuth,
     Tokens,
     drive,
+    parse_auth_challenge,
+    send_with_http_client,
 )
 from mcplite.oauth.dpop import (
     INVALID_DPOP_PROOF,
@@ -32,6 +39,7 @@ from mcplite.oauth.dpop import (
     make_proof,
     verify_proof,
 )
+from mcplite.transports.http_messages import HTTPRefusal
 
 MCP = "https://api.example.com/mcp"
 ISSUER = "https://auth.example.com"
@@ -385,3 +393,179 @@ def test_nonces() -> None:
     assert caught.value.error == USE_DPOP_NONCE
     verify_proof(signed(good_claims(nonce=nonce)), method="POST", url=MCP, now=NOW, access_token="tok",
                  nonce_valid=lambda n: issuer.is_valid(n, NOW))
+
+
+# ---- the resource server: BearerAuth with dpop= --------------------------------------------------------------
+
+RESOURCE = "https://api.example.com/mcp"
+BOUND = {"client_id": "c", "scope": "mcp", "aud": RESOURCE, "cnf": {"jkt": JKT}}
+
+
+def guard(mode: str = "required", **options: Any) -> BearerAuth:
+    tokens = {"bound": BOUND, "plain": {"client_id": "c", "scope": "mcp", "aud": RESOURCE}}
+    return BearerAuth(tokens.get, resource=RESOURCE, authorization_servers=[ISSUER], dpop=mode,
+                      clock=lambda: NOW, **options)
+
+
+def refusal_of(auth: BearerAuth, headers: Dict[str, str], method: str = "POST", path: str = "/mcp") -> HTTPRefusal:
+    with pytest.raises(HTTPRefusal) as caught:
+        auth.authenticate_request(method, path, headers)
+    return caught.value
+
+
+def challenges(refusal: HTTPRefusal) -> List[BearerChallenge]:
+    found = []
+    for name, value in refusal.headers:
+        if name.lower() == "www-authenticate":
+            for prefer in (True, False):
+                challenge = parse_auth_challenge(value, prefer_dpop=prefer)
+                if challenge is not None and challenge not in found:
+                    found.append(challenge)
+    return found
+
+
+def proof_for(token: str = "bound", *, key: jose.ECPrivateKey = KEY, url: str = RESOURCE, method: str = "POST",
+              nonce: Optional[str] = None, now: float = NOW) -> Dict[str, str]:
+    return {"authorization": f"DPoP {token}",
+            "dpop": make_proof(key, method, url, now=now, access_token=token, nonce=nonce)}
+
+
+def test_required_dpop_challenges_for_dpop_only_and_says_so_in_the_metadata() -> None:
+    auth = guard("required")
+    (challenge,) = challenges(refusal_of(auth, {}))
+    assert challenge.scheme == "DPoP" and challenge.error is None and challenge.algs == "ES256 RS256"
+    assert challenge.resource_metadata == auth.resource_metadata_url
+    (again,) = challenges(refusal_of(auth, {"authorization": "Bearer plain"}))
+    assert again.scheme == "DPoP"
+    metadata = auth.metadata()
+    assert metadata["dpop_signing_alg_values_supported"] == ["ES256", "RS256"]
+    assert metadata["dpop_bound_access_tokens_required"] is True
+
+
+def test_allowed_dpop_offers_both_schemes_and_takes_plain_bearer_tokens() -> None:
+    auth = guard("allowed")
+    assert [c.scheme for c in challenges(refusal_of(auth, {}))] == ["DPoP", "Bearer"]
+    assert auth.authenticate_request("POST", "/mcp", {"authorization": "Bearer plain"})["client_id"] == "c"
+    assert "dpop_bound_access_tokens_required" not in auth.metadata()
+    assert "dpop_signing_alg_values_supported" not in guard("off").metadata()
+
+
+@pytest.mark.parametrize("mode", ["off", "allowed"])
+def test_a_bound_token_sent_as_a_bearer_token_is_refused(mode: str) -> None:
+    refusal = refusal_of(guard(mode), {"authorization": "Bearer bound"})
+    assert refusal.status == 401 and any(c.error == "invalid_token" for c in challenges(refusal))
+
+
+def test_dpop_is_not_understood_when_off() -> None:
+    (challenge,) = challenges(refusal_of(guard("off"), proof_for()))
+    assert challenge.scheme == "Bearer" and challenge.error is None
+
+
+def test_a_good_proof_is_accepted_once() -> None:
+    auth = guard()
+    headers = proof_for()
+    assert auth.authenticate_request("POST", "/mcp", headers) == BOUND
+    (challenge,) = challenges(refusal_of(auth, headers))
+    assert challenge.scheme == "DPoP" and challenge.error == INVALID_DPOP_PROOF
+    assert "used before" in (challenge.error_description or "")
+
+
+@pytest.mark.parametrize("headers, error", [
+    (proof_for(key=OTHER_KEY), INVALID_DPOP_PROOF),                       # not the key the token is bound to
+    (proof_for(url="https://api.example.com/other"), INVALID_DPOP_PROOF),  # a proof for another endpoint
+    (proof_for(method="GET"), INVALID_DPOP_PROOF),
+    (proof_for(now=NOW - 1000), INVALID_DPOP_PROOF),
+    ({"authorization": "DPoP bound"}, INVALID_DPOP_PROOF),                # no proof at all
+    (proof_for("plain"), "invalid_token"),                                # a token not bound to any key
+    (proof_for("unknown"), "invalid_token"),
+], ids=["wrong key", "wrong htu", "wrong htm", "stale", "no proof", "unbound token", "unknown token"])
+def test_bad_dpop_requests_get_a_dpop_challenge_with_the_error(headers: Dict[str, str], error: str) -> None:
+    refusal = refusal_of(guard(), headers)
+    (challenge,) = challenges(refusal)
+    assert refusal.status == 401 and challenge.scheme == "DPoP" and challenge.error == error
+
+
+def test_the_proof_names_the_path_the_request_came_to() -> None:
+    auth = guard()
+    assert auth.authenticate_request("GET", "/mcp", proof_for(method="GET")) == BOUND
+    refusal_of(auth, proof_for(), path="/elsewhere")
+
+
+def test_nonces_are_required_when_configured() -> None:
+    auth = guard(dpop_nonce=True)
+    first = refusal_of(auth, {})
+    nonce = dict(first.headers)["DPoP-Nonce"]  # offered up front, so a client can sign it at once
+    refused = refusal_of(auth, proof_for())
+    (challenge,) = challenges(refused)
+    assert challenge.error == USE_DPOP_NONCE and dict(refused.headers)["DPoP-Nonce"]
+    assert auth.authenticate_request("POST", "/mcp", proof_for(nonce=nonce)) == BOUND
+    (wrong,) = challenges(refusal_of(auth, proof_for(nonce="made-up")))
+    assert wrong.error == USE_DPOP_NONCE
+
+
+def test_insufficient_scope_is_answered_in_the_dpop_scheme() -> None:
+    auth = guard(required_scopes=["admin"])
+    refusal = refusal_of(auth, proof_for())
+    (challenge,) = challenges(refusal)
+    assert refusal.status == 403 and challenge.scheme == "DPoP" and challenge.error == "insufficient_scope"
+
+
+def test_bad_options_are_refused() -> None:
+    with pytest.raises(ValueError, match="dpop"):
+        guard("sometimes")
+    with pytest.raises(ValueError, match="algorithms"):
+        guard(dpop_algorithms=["HS256"])
+
+
+# ---- end to end: our client and our server, over real HTTP -----------------------------------------------------
+
+def whoami_server() -> Server:
+    server = Server("dpop-protected")
+
+    @server.tool
+    def whoami(ctx: Context) -> Dict[str, Any]:
+        """The key the caller proved it holds."""
+        return {"client_id": ctx.auth["client_id"], "jkt": ctx.auth["cnf"]["jkt"]}
+
+    return server
+
+
+def send(request: HTTPRequest) -> HTTPResponse:
+    return send_with_http_client(request, timeout=WAIT)
+
+
+def test_our_client_and_our_server_speak_dpop_with_nonces_on_both_sides() -> None:
+    clock = Clock()
+    with OAuthTestServer(clock=clock) as authorization_server:
+        authorization_server.dpop = True
+        authorization_server.dpop_nonce = "as-nonce"
+        http = HTTPServerThread(whoami_server())
+        authorization_server.resource = http.url
+        bearer = BearerAuth(authorization_server.introspect, resource=http.url,
+                            authorization_servers=[authorization_server.issuer], required_scopes=["mcp:read"],
+                            clock=clock, dpop="required", dpop_nonce=True)
+        http.app.authenticate = bearer
+        http.app.extra_routes.update(bearer.well_known_routes())
+        with http:
+            auth = OAuth(authorize=follow_authorization_redirect(send), redirect_uri="http://127.0.0.1:8976/cb",
+                         clock=clock)
+            with Client(http.url, auth=auth, timeout=WAIT) as client:
+                first = client.call_tool("whoami")["structuredContent"]
+                second = client.call_tool("whoami")["structuredContent"]
+            token = auth.credential_for(http.url)
+            assert token is not None
+            stolen = send(HTTPRequest("POST", http.url, {
+                "Authorization": f"Bearer {token}", "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream"}, b'{"jsonrpc":"2.0","id":1,"method":"ping"}'))
+            thief = proof_for(token, key=jose.ECPrivateKey.generate(), url=http.url, now=clock())
+            with_other_key = send(HTTPRequest("POST", http.url, {
+                "Authorization": thief["authorization"], "DPoP": thief["dpop"], "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream"}, b'{"jsonrpc":"2.0","id":1,"method":"ping"}'))
+        token_requests = [r for r in authorization_server.requests if r.url.endswith("/token")]
+    assert first == second and first["client_id"] == "client-1"
+    stored = auth.storage.get_tokens(authorization_server.issuer, http.url)
+    assert stored is not None and stored.is_dpop and first["jkt"] == jwk_thumbprint(stored.dpop_jwk or {})
+    # The AS asked for its nonce once; the proof that carried it got the token.
+    assert [decoded(header(r, "dpop") or "")[1].get("nonce") for r in token_requests] == [None, "as-nonce"]
+    assert stolen.status == 401 and "DPoP" in stolen.headers["www-authenticate"]
+    assert with_other_key.status == 401 and INVALID_DPOP_PROOF in with_other_key.headers["www-authenticate"]

@@ -27,9 +27,10 @@ named after the rule, so each can be checked against the spec text. The modules,
 
 from ..transports.http_messages import AuthFlow, HTTPRequest, HTTPResponse
 from .bearer import BearerAuth, protected_resource_metadata_path
-from .challenge import BearerChallenge, is_insufficient_scope, parse_bearer_challenge
+from .challenge import BearerChallenge, is_insufficient_scope, parse_auth_challenge, parse_bearer_challenge
 from .client_auth import JWT_BEARER_ASSERTION_TYPE, choose_token_endpoint_auth_method, client_assertion
 from .driver import drive, send_with_http_client
+from .dpop import DPoPProofError, NonceIssuer, ReplayCache, jwk_thumbprint, make_proof, verify_proof
 from .flow import BaseOAuth, TokenRequestRefused
 from .grants import (
     ID_JAG_TOKEN_TYPE,
@@ -79,6 +80,8 @@ __all__ = [
     "HTTPRequest", "HTTPResponse", "AuthFlow", "drive", "send_with_http_client",
     # the server side
     "BearerAuth", "protected_resource_metadata_path",
+    # DPoP (RFC 9449): proofs made and checked
+    "make_proof", "verify_proof", "DPoPProofError", "ReplayCache", "NonceIssuer", "jwk_thumbprint",
     # the spec's rules
     "DEFAULT_PROTOCOL_VERSION", "AuthRules", "AUTH_RULES", "auth_rules",
     "canonical_resource_uri", "resource_matches", "protected_resource_metadata_urls",
@@ -87,7 +90,7 @@ __all__ = [
     "check_pkce_support", "check_authorization_response", "check_authorization_response_issuer",
     "check_client_issuer", "select_scopes", "add_step_up_scopes", "apply_offline_access", "application_type_for",
     "choose_token_endpoint_auth_method",
-    "BearerChallenge", "parse_bearer_challenge", "is_insufficient_scope",
+    "BearerChallenge", "parse_bearer_challenge", "parse_auth_challenge", "is_insufficient_scope",
     "pkce_pair", "pkce_challenge", "client_assertion",
     "JWT_BEARER_ASSERTION_TYPE", "TOKEN_EXCHANGE_GRANT", "JWT_BEARER_GRANT", "ID_TOKEN_TYPE", "ID_JAG_TOKEN_TYPE",
 ]

@@ -29,8 +29,8 @@ from ..transports.http_messages import AuthFlow, HTTPRequest, HTTPResponse
 from .bearer import BearerAuth, protected_resource_metadata_path
 from .challenge import BearerChallenge, is_insufficient_scope, parse_auth_challenge, parse_bearer_challenge
 from .client_auth import JWT_BEARER_ASSERTION_TYPE, choose_token_endpoint_auth_method, client_assertion
-from .driver import drive, send_with_http_client
 from .dpop import DPoPProofError, NonceIssuer, ReplayCache, jwk_thumbprint, make_proof, verify_proof
+from .driver import drive, send_with_http_client
 from .flow import BaseOAuth, TokenRequestRefused
 from .grants import (
     ID_JAG_TOKEN_TYPE,

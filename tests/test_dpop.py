@@ -503,6 +503,13 @@ def test_nonces_are_required_when_configured() -> None:
     assert wrong.error == USE_DPOP_NONCE
 
 
+def test_instances_sharing_a_nonce_issuer_accept_each_others_nonces() -> None:
+    shared = NonceIssuer(secret=b"k" * 32)
+    one, two = guard(dpop_nonce=shared), guard(dpop_nonce=shared)
+    nonce = dict(refusal_of(one, {}).headers)["DPoP-Nonce"]
+    assert two.authenticate_request("POST", "/mcp", proof_for(nonce=nonce)) == BOUND
+
+
 def test_insufficient_scope_is_answered_in_the_dpop_scheme() -> None:
     auth = guard(required_scopes=["admin"])
     refusal = refusal_of(auth, proof_for())

@@ -18,9 +18,9 @@ ISSUER = "https://auth.example.com"
 NOW = 1_800_000_000.0
 
 
-def workload_jwt(subject: str = "workload", expires: float = NOW + 600) -> str:
+def workload_jwt(subject: str = "workload", expires: float = NOW + 600, audience: Any = ISSUER) -> str:
     key = jose.ECPrivateKey.generate()
-    return jose.jwt_encode({"iss": "https://idp.example", "sub": subject, "aud": ISSUER, "exp": int(expires)}, key)
+    return jose.jwt_encode({"iss": "https://idp.example", "sub": subject, "aud": audience, "exp": int(expires)}, key)
 
 
 def json_response(status: int, value: Any, headers: Optional[Dict[str, str]] = None) -> HTTPResponse:
@@ -189,3 +189,26 @@ def test_dpop_where_the_authorization_server_offers_it() -> None:
     assert call(JWTBearer(assertion=workload_jwt()), network).status == 200
     last = {k.lower(): v for k, v in network.requests[-1].headers.items()}
     assert last["authorization"] == "DPoP tok-1" and "dpop" in last
+
+
+@pytest.mark.parametrize("audience", [ISSUER + "/", f"{ISSUER}/token", ["https://other.example", ISSUER]])
+def test_an_assertion_for_this_authorization_server_is_sent(audience: Any) -> None:
+    network = Deployment()
+    assert call(JWTBearer(assertion=workload_jwt(audience=audience), clock=lambda: NOW), network).status == 200
+
+
+@pytest.mark.parametrize("audience", ["https://attacker.example", None])
+def test_an_assertion_for_another_authorization_server_is_never_sent_there(audience: Any) -> None:
+    network = Deployment()
+    with pytest.raises(AuthError, match="not for"):
+        call(JWTBearer(assertion=workload_jwt(audience=audience), clock=lambda: NOW), network)
+    assert network.token_requests() == []
+
+
+def test_an_opaque_assertion_needs_the_audience_check_turned_off() -> None:
+    with pytest.raises(AuthError, match="not for"):
+        call(JWTBearer(assertion="opaque-credential", clock=lambda: NOW), Deployment())
+    network = Deployment()
+    trusting = JWTBearer(assertion="opaque-credential", check_audience=False, clock=lambda: NOW)
+    assert call(trusting, network).status == 200
+    assert network.token_requests()[0]["assertion"] == "opaque-credential"

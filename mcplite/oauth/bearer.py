@@ -30,7 +30,7 @@ a replay to another instance is caught only by ``iat`` (and nonces).
 
 import json
 import time
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 from urllib.parse import urlsplit
 
 from ..transports.http_messages import ChecksRequests, HTTPRefusal, PublishesRoutes
@@ -73,7 +73,8 @@ class BearerAuth(PublishesRoutes, ChecksRequests):
         self, verify: Callable[[str], Optional[Claims]], *, resource: str, authorization_servers: Sequence[str],
         scopes_supported: Optional[Sequence[str]] = None, required_scopes: Sequence[str] = (),
         resource_name: Optional[str] = None, metadata: Optional[Mapping[str, Any]] = None,
-        clock: Callable[[], float] = time.time, dpop: str = "off", dpop_nonce: bool = False,
+        clock: Callable[[], float] = time.time, dpop: str = "off",
+        dpop_nonce: Union[bool, dpop_proofs.NonceIssuer] = False,
         dpop_window: float = dpop_proofs.DEFAULT_WINDOW, dpop_algorithms: Sequence[str] = dpop_proofs.DPOP_ALGORITHMS,
     ) -> None:
         """Args:
@@ -90,7 +91,9 @@ class BearerAuth(PublishesRoutes, ChecksRequests):
             dpop: ``"off"`` (bearer tokens only), ``"allowed"`` (bearer tokens and DPoP-bound ones) or
                 ``"required"`` (DPoP-bound tokens only; the metadata says ``dpop_bound_access_tokens_required``).
             dpop_nonce: make DPoP clients sign a nonce this server issued (answered ``use_dpop_nonce`` with a
-                ``DPoP-Nonce`` header until they do); nonces are stateless and live ``dpop_window`` seconds.
+                ``DPoP-Nonce`` header until they do). True: stateless nonces under a secret of this process,
+                valid ``dpop_window`` seconds; a `NonceIssuer` with a shared ``secret`` lets several instances
+                behind one URL accept each other's nonces.
             dpop_window: how far a proof's ``iat`` may be from now, either way (SEP-1932: five minutes).
             dpop_algorithms: the proof algorithms accepted (at most ES256 and RS256).
 
@@ -120,7 +123,11 @@ class BearerAuth(PublishesRoutes, ChecksRequests):
         self.dpop_algorithms = list(dpop_algorithms)
         self.dpop_window = dpop_window
         self._replay = dpop_proofs.ReplayCache(dpop_window)
-        self._nonces = dpop_proofs.NonceIssuer(dpop_window) if dpop_nonce and dpop != "off" else None
+        self._nonces: Optional[dpop_proofs.NonceIssuer] = None
+        if isinstance(dpop_nonce, dpop_proofs.NonceIssuer):
+            self._nonces = dpop_nonce
+        elif dpop_nonce and dpop != "off":
+            self._nonces = dpop_proofs.NonceIssuer(dpop_window)
 
     @property
     def resource_metadata_url(self) -> str:

@@ -357,17 +357,24 @@ class CrossAppAccess(BaseOAuth):
         return (yield from self._request_tokens(binding, form, client, scopes))
 
 
-def _unverified_expiry(assertion: str) -> Optional[float]:
-    """The ``exp`` of a JWT, read without verifying it (only to avoid presenting one that has expired)."""
+def _unverified_claims(assertion: str) -> Dict[str, Any]:
+    """The claims of a JWT, read without verifying it: only to decide whether to send it at all."""
     parts = assertion.split(".")
     if len(parts) != 3:
-        return None
+        return {}
     try:
         claims = json.loads(jose.b64url_decode(parts[1]))
     except ValueError:
-        return None
-    expiry = claims.get("exp") if isinstance(claims, dict) else None
-    return float(expiry) if isinstance(expiry, (int, float)) and not isinstance(expiry, bool) else None
+        return {}
+    return claims if isinstance(claims, dict) else {}
+
+
+def _audience_names(claims: Mapping[str, Any], accepted: Sequence[str]) -> bool:
+    """Whether a JWT's ``aud`` (a string or a list) names one of ``accepted``, a trailing slash aside."""
+    audience = claims.get("aud")
+    audiences = [audience] if isinstance(audience, str) else audience if isinstance(audience, list) else []
+    wanted = {url.rstrip("/") for url in accepted}
+    return any(isinstance(a, str) and a.rstrip("/") in wanted for a in audiences)
 
 
 class JWTBearer(BaseOAuth):
@@ -383,6 +390,10 @@ class JWTBearer(BaseOAuth):
         JWTBearer(assertion_file="/var/run/secrets/tokens/mcp")      # re-read whenever the file changes
         JWTBearer(assertion_provider=fetch_token)                    # called for each token request
 
+    The assertion is sent only to an authorization server its ``aud`` names (the issuer or the token endpoint,
+    SEP-1933): the MCP server chooses the authorization server, and a server that named one the assertion is
+    not for would otherwise collect a credential it could replay at the real one.
+
     A refused grant is an `AuthError`, and the flow never falls back to another grant. The refused assertion
     is not presented again (the server would refuse it again): the next attempt waits for the source to
     give a different one, as a rotated file does. An assertion whose ``exp`` has passed is not sent at all.
@@ -393,7 +404,7 @@ class JWTBearer(BaseOAuth):
         assertion_provider: Optional[Callable[[], str]] = None, client_id: Optional[str] = None,
         scopes: Optional[Union[str, Sequence[str]]] = None, storage: Optional[TokenStorage] = None,
         protocol_version: str = DEFAULT_PROTOCOL_VERSION, max_authorizations: int = 3,
-        clock: Callable[[], float] = time.time, dpop: bool = True,
+        clock: Callable[[], float] = time.time, dpop: bool = True, check_audience: bool = True,
     ) -> None:
         """Args:
             assertion: the workload's JWT.
@@ -401,6 +412,9 @@ class JWTBearer(BaseOAuth):
                 service account tokens by replacing the file).
             assertion_provider: a callable returning a current one.
             client_id: sent as ``client_id`` where an authorization server wants one; the grant needs none.
+            check_audience: refuse to send an assertion whose ``aud`` names neither the issuer nor the token
+                endpoint of the authorization server the MCP server points to. Turn it off only for an
+                opaque assertion, and only where the MCP server is trusted.
             Others: as for `OAuth`.
 
         Raises:
@@ -416,6 +430,7 @@ class JWTBearer(BaseOAuth):
         self._assertion_file = os.fspath(assertion_file) if assertion_file is not None else None
         self._assertion_provider = assertion_provider
         self._client = ClientRegistration(client_id, None, "none") if client_id is not None else None
+        self.check_audience = check_audience
         # guards _file_state, _file_assertion and _refused (token requests run under the flow's lock, but
         # assertion() may be called from anywhere)
         self._assertion_lock = threading.Lock()
@@ -467,9 +482,16 @@ class JWTBearer(BaseOAuth):
         if refused:
             raise AuthError("the authorization server refused this workload identity assertion before; it is "
                             "not presented again until the source gives a new one")
-        expiry = _unverified_expiry(assertion)
-        if expiry is not None and expiry <= self._clock():
+        claims = _unverified_claims(assertion)
+        expiry = claims.get("exp")
+        if isinstance(expiry, (int, float)) and not isinstance(expiry, bool) and expiry <= self._clock():
             raise AuthError("the workload identity assertion has expired; it needs a new one from its issuer")
+        assert binding.issuer is not None
+        endpoint = binding.metadata.get("token_endpoint")
+        accepted = [binding.issuer] + ([endpoint] if isinstance(endpoint, str) else [])
+        if self.check_audience and not _audience_names(claims, accepted):
+            raise AuthError(f"the workload identity assertion is not for {binding.issuer} (its aud names neither "
+                            "the issuer nor its token endpoint); not sending it there")
         form = {"grant_type": JWT_BEARER_GRANT, "assertion": assertion}
         if scopes:
             form["scope"] = " ".join(scopes)

@@ -245,6 +245,24 @@ def test_the_resource_servers_nonce_is_used_on_one_retry_and_then_from_the_start
     assert len(network.sent("POST", TOKEN_ENDPOINT)) == 1  # a nonce challenge is not a reason to sign in again
 
 
+def test_a_resource_server_that_asks_for_a_new_nonce_every_time_gets_one_retry_per_request() -> None:
+    network = Network()
+    auth = oauth()
+    mcp_call(auth, network)  # signed in
+    count = iter(range(100))
+
+    def always_another(request: HTTPRequest) -> HTTPResponse:
+        return json_response(401, {"error": USE_DPOP_NONCE}, {
+            "www-authenticate": f'DPoP error="{USE_DPOP_NONCE}"', "dpop-nonce": f"n-{next(count)}"})
+
+    network.routes[("POST", MCP)] = always_another
+    before = len(network.requests)
+    with pytest.raises(AuthError):
+        mcp_call(auth, network)
+    mcp_requests = [r for r in network.requests[before:] if r.url.startswith(MCP)]
+    assert len(mcp_requests) <= 4  # the request, its nonce retry, and the retry after one new sign-in
+
+
 def test_the_key_is_stored_with_the_tokens_and_used_by_the_next_process(tmp_path: Any) -> None:
     path = tmp_path / "tokens.json"
     network = Network()

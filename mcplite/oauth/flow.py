@@ -123,7 +123,8 @@ class _Attempt:
     used_stored: bool = False
     refreshed: bool = False
     authorizations: int = 0  # sign-ins (the first one and step-ups) caused by this request
-    sent_nonce: Optional[str] = None  # the DPoP nonce of the last proof sent (a new one earns one retry)
+    sent_nonce: Optional[str] = None  # the DPoP nonce of the last proof sent
+    nonce_retried: bool = False  # sent again once already for a server's use_dpop_nonce
 
 
 class BaseOAuth(abc.ABC):
@@ -239,7 +240,7 @@ class BaseOAuth(abc.ABC):
             self._remember_nonce(request.url, response)
             challenge = parse_auth_challenge(
                 response.headers.get("www-authenticate"), prefer_dpop=sent is not None and sent.is_dpop)
-            if self._asks_for_new_nonce(request.url, response, challenge, attempt):
+            if self._asks_for_new_nonce(request.url, response, challenge, sent, attempt):
                 pass  # RFC 9449 §9: sign again with the server's nonce, the same token
             elif response.status == 401:
                 with self._lock:
@@ -284,15 +285,19 @@ class BaseOAuth(abc.ABC):
                 self._dpop_nonces[origin_of(url)] = nonce.strip()
 
     def _asks_for_new_nonce(
-        self, url: str, response: HTTPResponse, challenge: Optional[BearerChallenge], attempt: _Attempt
+        self, url: str, response: HTTPResponse, challenge: Optional[BearerChallenge], sent: Optional[Tokens],
+        attempt: _Attempt,
     ) -> bool:
-        """True when the server refused a DPoP proof for want of a nonce and gave one this request has not
-        tried yet: then the request is sent again, once per new nonce."""
-        if (response.status != 401 or challenge is None or challenge.scheme != dpop.DPOP_SCHEME
+        """True when the server refused our DPoP proof for want of a nonce and gave one the proof did not carry:
+        then the request is sent again with it, once per request (a server that asks again every time would
+        otherwise keep the client in a loop); a second refusal is handled as any 401."""
+        if (response.status != 401 or sent is None or not sent.is_dpop or attempt.nonce_retried
+                or challenge is None or challenge.scheme != dpop.DPOP_SCHEME
                 or challenge.error != dpop.USE_DPOP_NONCE):
             return False
         nonce = self._nonce_for(url)
-        return nonce is not None and nonce != attempt.sent_nonce
+        attempt.nonce_retried = nonce is not None and nonce != attempt.sent_nonce
+        return attempt.nonce_retried
 
     def credential_for(self, url: str) -> Optional[str]:
         """The access token in use for the MCP server at ``url`` (None: none yet). A client's cache keeps

@@ -8,7 +8,10 @@ To issue tokens for another resource server (mcplite's own HTTP server with `Bea
 It checks what a strict server would: registered redirect URIs, PKCE S256, ``resource`` on both the
 authorization and token requests, client authentication per the registered method (secrets and
 ``private_key_jwt`` assertions, verified with `mcplite.jose`), refresh token rotation, token expiry and
-scopes. Attributes are the knobs that tests turn to make it misbehave in specific ways.
+scopes. With ``dpop`` on it offers DPoP (RFC 9449): a token request with a proof (checked with
+`mcplite.oauth.dpop`) gets a token bound to the proof's key (``cnf.jkt`` in `introspect`), and refreshing
+it needs a proof by the same key; ``dpop_nonce`` makes it ask for that nonce first. Attributes are the
+knobs that tests turn to make it misbehave in specific ways.
 """
 
 import base64
@@ -23,8 +26,9 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 from mcplite import jose
-from mcplite.transports.http_messages import HTTPRequest, HTTPResponse
 from mcplite.oauth import drive
+from mcplite.oauth.dpop import USE_DPOP_NONCE, DPoPProofError, verify_proof
+from mcplite.transports.http_messages import HTTPRequest, HTTPResponse
 from support.http import ServerLoop
 
 JWT_BEARER_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
@@ -46,6 +50,7 @@ class Grant:
     scopes: List[str]
     resource: Optional[str]
     expires_at: Optional[float] = None
+    jkt: Optional[str] = None  # the DPoP key the tokens are bound to
 
 
 @dataclass
@@ -81,6 +86,8 @@ class OAuthTestServer:
         self.token_endpoint_auth_methods = ["none", "client_secret_basic", "client_secret_post", "private_key_jwt"]
         self.cimd_supported = False
         self.dynamic_registration = True
+        self.dpop = False  # offer DPoP-bound tokens
+        self.dpop_nonce: Optional[str] = None  # with dpop: the nonce token requests must carry
         self.resource: Optional[str] = None  # the resource tokens are for; None: this server's own /mcp
         self.clients: Dict[str, Client] = {}
         # Records.
@@ -214,6 +221,8 @@ class OAuthTestServer:
             metadata["registration_endpoint"] = f"{self.base_url}/register"
         if self.code_challenge_methods is not None:
             metadata["code_challenge_methods_supported"] = self.code_challenge_methods
+        if self.dpop:
+            metadata["dpop_signing_alg_values_supported"] = ["ES256"]
         return metadata
 
     def _register(self, request: HTTPRequest) -> HTTPResponse:
@@ -280,13 +289,15 @@ class OAuthTestServer:
             return client if claims.get("sub") == client.client_id else None
         return client if client.auth_method == "none" else None
 
-    def _issue(self, grant: Grant) -> HTTPResponse:
+    def _issue(self, grant: Grant, jkt: Optional[str] = None) -> HTTPResponse:
         access = f"at-{secrets.token_urlsafe(12)}"
         lifetime = self.token_lifetime
+        grant = Grant(grant.client_id, grant.scopes, grant.resource, jkt=jkt)
         self.access_tokens[access] = Grant(
             grant.client_id, grant.scopes, grant.resource,
-            self.clock() + lifetime if lifetime is not None else None)
-        answer: Dict[str, Any] = {"access_token": access, "token_type": "Bearer", "scope": " ".join(grant.scopes)}
+            self.clock() + lifetime if lifetime is not None else None, jkt)
+        answer: Dict[str, Any] = {"access_token": access, "token_type": "DPoP" if jkt else "Bearer",
+                                  "scope": " ".join(grant.scopes)}
         if lifetime is not None:
             answer["expires_in"] = lifetime
         if self.issue_refresh_tokens:
@@ -295,11 +306,28 @@ class OAuthTestServer:
             answer["refresh_token"] = refresh
         return _json(200, answer, {"cache-control": "no-store"})
 
+    def _proof_key(self, request: HTTPRequest) -> Tuple[Optional[str], Optional[HTTPResponse]]:
+        """(the thumbprint of a valid proof's key or None, or the refusal of a bad proof)."""
+        proof = {k.lower(): v for k, v in request.headers.items()}.get("dpop")
+        if not self.dpop or proof is None:
+            return None, None
+        wanted = self.dpop_nonce
+        try:
+            verified = verify_proof(proof, method="POST", url=f"{self.base_url}/token", now=self.clock(),
+                                    nonce_valid=(lambda nonce: nonce == wanted) if wanted is not None else None)
+        except DPoPProofError as refused:
+            headers = {"dpop-nonce": wanted} if refused.error == USE_DPOP_NONCE and wanted is not None else {}
+            return None, _json(400, {"error": refused.error}, headers)
+        return verified.jkt, None
+
     def _token(self, request: HTTPRequest) -> HTTPResponse:
         form = dict(parse_qsl((request.body or b"").decode()))
         client = self._authenticate_client(request, form)
         if client is None:
             return _oauth_error("invalid_client", 401)
+        jkt, refusal = self._proof_key(request)
+        if refusal is not None:
+            return refusal
         grant_type = form.get("grant_type")
         if grant_type == "authorization_code":
             pending = self._codes.pop(form.get("code", ""), None)
@@ -311,16 +339,16 @@ class OAuthTestServer:
             challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
             if challenge != pending.challenge:
                 return _oauth_error("invalid_grant")
-            return self._issue(pending.grant)
+            return self._issue(pending.grant, jkt)
         if grant_type == "refresh_token":
             grant = self.refresh_tokens.pop(form.get("refresh_token", ""), None)  # rotation: single use
-            if grant is None or grant.client_id != client.client_id:
+            if grant is None or grant.client_id != client.client_id or grant.jkt != jkt:  # RFC 9449 §5: same key
                 return _oauth_error("invalid_grant")
-            return self._issue(grant)
+            return self._issue(grant, jkt)
         if grant_type == "client_credentials":
             if form.get("resource") != self.protected_resource:
                 return _oauth_error("invalid_target")
-            return self._issue(Grant(client.client_id, form.get("scope", "").split(), form.get("resource")))
+            return self._issue(Grant(client.client_id, form.get("scope", "").split(), form.get("resource")), jkt)
         return _oauth_error("unsupported_grant_type")
 
     def introspect(self, token: str) -> Optional[Dict[str, Any]]:
@@ -337,6 +365,8 @@ class OAuthTestServer:
         }
         if grant.expires_at is not None:
             claims["exp"] = grant.expires_at
+        if grant.jkt is not None:
+            claims["cnf"] = {"jkt": grant.jkt}
         return claims
 
     def _challenge(self, status: int, error: str, scopes: List[str]) -> HTTPResponse:

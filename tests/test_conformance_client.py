@@ -13,8 +13,7 @@ from support import WAIT
 SCRIPT = Path(__file__).parent / "conformance" / "client.py"
 
 #: `conformance list --requirements 2025-11-25` and `--requirements 2026-07-28` (0.2.0-alpha.12), client side,
-#: scored or not, less the extensions mcplite does not implement yet (auth/dpop, auth/dpop-nonce,
-#: auth/wif-jwt-bearer), plus the backcompat suite.
+#: scored or not, extensions included, plus the backcompat suite.
 SCENARIOS = {
     "initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry", "request-metadata",
     "sep-2322-client-request-state", "http-standard-headers", "http-custom-headers", "http-invalid-tool-headers",
@@ -27,6 +26,7 @@ SCENARIOS = {
     "auth/iss-not-advertised", "auth/iss-supported-missing", "auth/iss-wrong-issuer", "auth/iss-unexpected",
     "auth/iss-normalized", "auth/metadata-issuer-mismatch",
     "auth/client-credentials-basic", "auth/client-credentials-jwt", "auth/enterprise-managed-authorization",
+    "auth/dpop", "auth/dpop-nonce", "auth/wif-jwt-bearer",
     "auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback",
 }
 

@@ -9,7 +9,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 import pytest
 
 from mcplite.transports import MessageSink
-from mcplite.transports.http_messages import PublishesRoutes
+from mcplite.transports.http_messages import ChecksRequests, PublishesRoutes
 from mcplite.transports.http_server import HTTPOptions
 from mcplite.transports.http_server.app import HTTPApp
 from mcplite.transports.http_server.eventstore import InMemoryEventStore
@@ -633,6 +633,28 @@ def test_a_hook_that_publishes_routes_has_them_served_without_authentication(fix
         document = Reply(client.send("GET", path="/.well-known/doc"))
         assert (document.status, document.body) == (200, b"public")
         assert client.post(client.request("ping")).status == 401
+
+
+class RequestHook:
+    """An ``authenticate`` hook that wants the method and path too (as DPoP proofs do), by structure alone."""
+
+    def __init__(self) -> None:
+        self.seen: List[Tuple[str, str]] = []
+
+    def __call__(self, headers: Any) -> None:
+        raise AssertionError("a ChecksRequests hook is called through authenticate_request")
+
+    def authenticate_request(self, method: str, path: str, headers: Any) -> Dict[str, str]:
+        self.seen.append((method, path))
+        return {"sub": "bob"}
+
+
+def test_a_hook_that_checks_requests_gets_their_method_and_path(fixture: Fixture) -> None:
+    hook = RequestHook()
+    assert isinstance(hook, ChecksRequests) and not isinstance(RouteHook(), ChecksRequests)
+    with serving(fixture, authenticate=hook) as http:
+        assert RawClient(http).initialize().status == 200
+    assert hook.seen and set(hook.seen) == {("POST", "/mcp")}
 
 
 def test_options_are_checked_when_the_app_is_made(fixture: Fixture) -> None:

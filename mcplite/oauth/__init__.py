@@ -6,6 +6,7 @@ Clients::
     Client("https://host/mcp", auth=OAuth())                          # a user signs in at a browser
     Client(url, auth=OAuth(storage=FileTokenStorage(user_token_file())))  # ... and stays signed in
     Client(url, auth=ClientCredentials(client_id=..., client_secret=...))  # a machine
+    Client(url, auth=JWTBearer(assertion_file="/var/run/secrets/tokens/mcp"))  # a workload (SEP-1933)
 
 Servers::
 
@@ -19,17 +20,18 @@ named after the rule, so each can be checked against the spec text. The modules,
   `pkce`, `rules` (the spec's rules and the per-revision `AUTH_RULES`), `client_auth` (authenticating at
   the token endpoint), `storage` (where sign-ins are kept);
 - `flow`: `BaseOAuth.auth_flow`, the generator every grant shares; `grants`: `OAuth`,
-  `ClientCredentials`, `CrossAppAccess`;
+  `ClientCredentials`, `CrossAppAccess`, `JWTBearer`; `dpop`: DPoP proofs, made and checked;
 - I/O: `loopback` (the browser and its redirect), `driver` (running a flow with `http.client`);
 - the server side: `bearer` (`BearerAuth`).
 """
 
 from ..transports.http_messages import AuthFlow, HTTPRequest, HTTPResponse
 from .bearer import BearerAuth, protected_resource_metadata_path
-from .challenge import BearerChallenge, is_insufficient_scope, parse_bearer_challenge
+from .challenge import BearerChallenge, is_insufficient_scope, parse_auth_challenge, parse_bearer_challenge
 from .client_auth import JWT_BEARER_ASSERTION_TYPE, choose_token_endpoint_auth_method, client_assertion
+from .dpop import DPoPProofError, NonceIssuer, ReplayCache, jwk_thumbprint, make_proof, verify_proof
 from .driver import drive, send_with_http_client
-from .flow import BaseOAuth
+from .flow import BaseOAuth, TokenRequestRefused
 from .grants import (
     ID_JAG_TOKEN_TYPE,
     ID_TOKEN_TYPE,
@@ -37,6 +39,7 @@ from .grants import (
     TOKEN_EXCHANGE_GRANT,
     ClientCredentials,
     CrossAppAccess,
+    JWTBearer,
     OAuth,
 )
 from .loopback import AuthorizeCallback, BrowserAuthorizer, LoopbackRedirectCatcher
@@ -69,7 +72,7 @@ from .storage import FileTokenStorage, MemoryTokenStorage, TokenStorage, user_to
 
 __all__ = [
     # the grants, and what they share
-    "OAuth", "ClientCredentials", "CrossAppAccess", "BaseOAuth",
+    "OAuth", "ClientCredentials", "CrossAppAccess", "JWTBearer", "BaseOAuth", "TokenRequestRefused",
     "TokenStorage", "MemoryTokenStorage", "FileTokenStorage", "user_token_file",
     "AuthorizeCallback", "BrowserAuthorizer", "LoopbackRedirectCatcher",
     "Tokens", "ClientRegistration", "AuthorizationResponse",
@@ -77,6 +80,8 @@ __all__ = [
     "HTTPRequest", "HTTPResponse", "AuthFlow", "drive", "send_with_http_client",
     # the server side
     "BearerAuth", "protected_resource_metadata_path",
+    # DPoP (RFC 9449): proofs made and checked
+    "make_proof", "verify_proof", "DPoPProofError", "ReplayCache", "NonceIssuer", "jwk_thumbprint",
     # the spec's rules
     "DEFAULT_PROTOCOL_VERSION", "AuthRules", "AUTH_RULES", "auth_rules",
     "canonical_resource_uri", "resource_matches", "protected_resource_metadata_urls",
@@ -85,7 +90,7 @@ __all__ = [
     "check_pkce_support", "check_authorization_response", "check_authorization_response_issuer",
     "check_client_issuer", "select_scopes", "add_step_up_scopes", "apply_offline_access", "application_type_for",
     "choose_token_endpoint_auth_method",
-    "BearerChallenge", "parse_bearer_challenge", "is_insufficient_scope",
+    "BearerChallenge", "parse_bearer_challenge", "parse_auth_challenge", "is_insufficient_scope",
     "pkce_pair", "pkce_challenge", "client_assertion",
     "JWT_BEARER_ASSERTION_TYPE", "TOKEN_EXCHANGE_GRANT", "JWT_BEARER_GRANT", "ID_TOKEN_TYPE", "ID_JAG_TOKEN_TYPE",
 ]

@@ -1,20 +1,23 @@
-"""The Bearer challenge of ``WWW-Authenticate`` (RFC 9110 §11.6.1, RFC 6750 §3, RFC 9728 §5.1): read by
-clients, written by servers."""
+"""The Bearer and DPoP challenges of ``WWW-Authenticate`` (RFC 9110 §11.6.1, RFC 6750 §3, RFC 9728 §5.1,
+RFC 9449 §7.1): read by clients, written by servers."""
 
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
-__all__ = ["BearerChallenge", "parse_bearer_challenge", "is_insufficient_scope"]
+__all__ = ["BearerChallenge", "parse_bearer_challenge", "parse_auth_challenge", "is_insufficient_scope"]
 
 
 @dataclass(frozen=True)
 class BearerChallenge:
-    """The Bearer challenge of a ``WWW-Authenticate`` header."""
+    """The Bearer challenge of a ``WWW-Authenticate`` header, or a DPoP one (``scheme="DPoP"``, RFC 9449
+    §7.1), which has the same parameters plus ``algs``."""
 
     error: Optional[str] = None
     error_description: Optional[str] = None
     scope: Optional[str] = None
     resource_metadata: Optional[str] = None
+    scheme: str = "Bearer"
+    algs: Optional[str] = None  # DPoP only: the proof algorithms accepted, space-separated
 
     @property
     def scopes(self) -> List[str]:
@@ -22,14 +25,16 @@ class BearerChallenge:
         return self.scope.split() if self.scope else []
 
     def to_header(self) -> str:
-        """The ``WWW-Authenticate`` value: ``Bearer`` and each parameter that is set, as a quoted string."""
+        """The ``WWW-Authenticate`` value: the scheme and each parameter that is set, as a quoted string."""
         params = [
             (name, value) for name, value in (
                 ("resource_metadata", self.resource_metadata), ("scope", self.scope), ("error", self.error),
-                ("error_description", self.error_description),
+                ("error_description", self.error_description), ("algs", self.algs),
             ) if value is not None
         ]
-        return "Bearer " + ", ".join(f'{name}="{_quote(value)}"' for name, value in params) if params else "Bearer"
+        if not params:
+            return self.scheme
+        return f"{self.scheme} " + ", ".join(f'{name}="{_quote(value)}"' for name, value in params)
 
 
 def _quote(value: str) -> str:
@@ -94,16 +99,38 @@ def _parse_challenges(header: str) -> List[Tuple[str, Dict[str, str]]]:
     return challenges
 
 
+def _challenge(scheme: str, params: Dict[str, str]) -> BearerChallenge:
+    return BearerChallenge(
+        error=params.get("error"), error_description=params.get("error_description"),
+        scope=params.get("scope"), resource_metadata=params.get("resource_metadata"),
+        scheme="DPoP" if scheme == "dpop" else "Bearer", algs=params.get("algs"),
+    )
+
+
 def parse_bearer_challenge(header: Optional[str]) -> Optional[BearerChallenge]:
     """The Bearer challenge in a ``WWW-Authenticate`` value, or None when there is none."""
     if not header:
         return None
     for scheme, params in _parse_challenges(header):
         if scheme == "bearer":
-            return BearerChallenge(
-                error=params.get("error"), error_description=params.get("error_description"),
-                scope=params.get("scope"), resource_metadata=params.get("resource_metadata"),
-            )
+            return _challenge(scheme, params)
+    return None
+
+
+def parse_auth_challenge(header: Optional[str], *, prefer_dpop: bool = False) -> Optional[BearerChallenge]:
+    """The Bearer or DPoP challenge in a ``WWW-Authenticate`` value (None: neither).
+
+    A server that takes both sends both (RFC 9449 §7.2); the one for the scheme the client used answers
+    its request, so ``prefer_dpop`` picks DPoP when there are two. Either carries ``resource_metadata``.
+    """
+    if not header:
+        return None
+    found = {scheme: params for scheme, params in reversed(_parse_challenges(header))
+             if scheme in ("bearer", "dpop")}
+    order = ("dpop", "bearer") if prefer_dpop else ("bearer", "dpop")
+    for scheme in order:
+        if scheme in found:
+            return _challenge(scheme, found[scheme])
     return None
 
 

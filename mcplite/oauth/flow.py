@@ -1,5 +1,5 @@
-"""The flow shared by every grant: bearer tokens on requests, discovery, the token endpoint, refresh,
-recovery from 401 and step-up on 403, as an I/O-free generator.
+"""The flow shared by every grant: tokens on requests (Bearer, or DPoP with a fresh proof each time),
+discovery, the token endpoint, refresh, recovery from 401 and step-up on 403, as an I/O-free generator.
 
 `BaseOAuth.auth_flow` is a generator (httpx-style): it yields an `HTTPRequest`, is sent the
 `HTTPResponse`, and so on, until the caller's own request has had its final answer. It never touches
@@ -18,8 +18,8 @@ from urllib.parse import urlencode
 
 from ..errors import AuthError
 from ..transports.http_messages import AuthFlow, HTTPRequest, HTTPResponse
-from . import jose
-from .challenge import BearerChallenge, is_insufficient_scope, parse_bearer_challenge
+from . import dpop, jose
+from .challenge import BearerChallenge, is_insufficient_scope, parse_auth_challenge
 from .client_auth import client_authentication
 from .records import ClientRegistration, Tokens
 from .rules import (
@@ -35,12 +35,13 @@ from .rules import (
     check_protected_resource_metadata,
     legacy_default_endpoints,
     legacy_metadata_url,
+    origin_of,
     protected_resource_metadata_urls,
     select_scopes,
 )
 from .storage import MemoryTokenStorage, TokenStorage
 
-__all__ = ["BaseOAuth", "Binding", "PrivateKeySource"]
+__all__ = ["BaseOAuth", "Binding", "PrivateKeySource", "TokenRequestRefused"]
 
 _log = logging.getLogger("mcplite.oauth")
 
@@ -60,15 +61,30 @@ def json_object(body: bytes) -> Optional[Dict[str, Any]]:
     return value if isinstance(value, dict) else None
 
 
-def oauth_error(what: str, status: int, data: Optional[Mapping[str, Any]]) -> AuthError:
-    """An `AuthError` for a failed OAuth request, carrying only the server's ``error`` and description:
-    a token must never end up in a message."""
+def _oauth_error_text(what: str, status: int, data: Optional[Mapping[str, Any]]) -> str:
     detail = ""
     if data and isinstance(data.get("error"), str):
         detail = f": {data['error']}"
         if isinstance(data.get("error_description"), str):
             detail += f" ({data['error_description']})"
-    return AuthError(f"{what} failed with HTTP {status}{detail}")
+    return f"{what} failed with HTTP {status}{detail}"
+
+
+def oauth_error(what: str, status: int, data: Optional[Mapping[str, Any]]) -> AuthError:
+    """An `AuthError` for a failed OAuth request, carrying only the server's ``error`` and description:
+    a token must never end up in a message."""
+    return AuthError(_oauth_error_text(what, status, data))
+
+
+class TokenRequestRefused(AuthError):
+    """The token endpoint refused to issue tokens: ``status`` is the HTTP status, ``error`` the OAuth error
+    code (``invalid_grant``, ``invalid_scope``, ``unauthorized_client``...; None when the body had none)."""
+
+    def __init__(self, grant_type: str, status: int, data: Optional[Mapping[str, Any]]) -> None:
+        super().__init__(_oauth_error_text(f"the {grant_type} token request", status, data))
+        self.status = status
+        code = data.get("error") if data else None
+        self.error: Optional[str] = code if isinstance(code, str) else None
 
 
 def _scope_list(scopes: Optional[Union[str, Sequence[str]]]) -> Optional[List[str]]:
@@ -77,11 +93,8 @@ def _scope_list(scopes: Optional[Union[str, Sequence[str]]]) -> Optional[List[st
     return scopes.split() if isinstance(scopes, str) else list(scopes)
 
 
-def _with_bearer(request: HTTPRequest, tokens: Optional[Tokens]) -> HTTPRequest:
-    headers = {name: value for name, value in request.headers.items() if name.lower() != "authorization"}
-    if tokens is not None:
-        headers["Authorization"] = f"Bearer {tokens.access_token}"
-    return request._replace(headers=headers)
+def _without(headers: Mapping[str, str], *names: str) -> Dict[str, str]:
+    return {name: value for name, value in headers.items() if name.lower() not in names}
 
 
 @dataclass
@@ -110,6 +123,8 @@ class _Attempt:
     used_stored: bool = False
     refreshed: bool = False
     authorizations: int = 0  # sign-ins (the first one and step-ups) caused by this request
+    sent_nonce: Optional[str] = None  # the DPoP nonce of the last proof sent
+    nonce_retried: bool = False  # sent again once already for a server's use_dpop_nonce
 
 
 class BaseOAuth(abc.ABC):
@@ -124,7 +139,7 @@ class BaseOAuth(abc.ABC):
         self, *, scopes: Optional[Union[str, Sequence[str]]] = None, storage: Optional[TokenStorage] = None,
         protocol_version: str = DEFAULT_PROTOCOL_VERSION, max_authorizations: int = 3,
         private_key: Optional[PrivateKeySource] = None, clock: Callable[[], float] = time.time,
-        client_issuer: Optional[str] = None,
+        client_issuer: Optional[str] = None, dpop: bool = True,
     ) -> None:
         """Args:
             scopes: scopes to request when the server's challenge names none (a string or a list).
@@ -138,6 +153,10 @@ class BaseOAuth(abc.ABC):
             client_issuer: the issuer of the authorization server a pre-registered client was registered
                 with. Its credentials are presented there only; a server that names another one is an
                 `AuthError`. Default: the first authorization server the client is used with.
+            dpop: ask for DPoP-bound tokens (RFC 9449) where the authorization server offers them (ES256 in
+                its ``dpop_signing_alg_values_supported``): a new P-256 key per sign-in, kept with the
+                tokens; ``Authorization: DPoP`` and a fresh proof on every request. Elsewhere, and when the
+                server answers with a Bearer token anyway, tokens are Bearer tokens.
 
         Raises:
             ValueError: an unsupported ``protocol_version``.
@@ -153,11 +172,14 @@ class BaseOAuth(abc.ABC):
             else jose.load_private_key(private_key) if private_key is not None else None
         )
         self._clock = clock
+        self.dpop = dpop
         self._bindings: Dict[str, Binding] = {}
+        # The latest DPoP-Nonce each server (by origin) gave, for the next proof sent there (RFC 9449 §8-9).
+        self._dpop_nonces: Dict[str, str] = {}
         # The issuer a pre-registered client belongs to (client-registration.mdx, "Authorization Server
         # Binding"): given, or taken from the first authorization server it is used with.
         self._client_issuer = client_issuer
-        # guards _bindings (MCP server URL -> its auth server) and _client_issuer
+        # guards _bindings (MCP server URL -> its auth server), _client_issuer and _dpop_nonces
         self._bindings_lock = threading.Lock()
         self._lock = threading.Lock()  # held by the one thread that is signing in or refreshing
 
@@ -213,10 +235,14 @@ class BaseOAuth(abc.ABC):
                     yield from self._refresh(binding)
         attempt = _Attempt()
         sent = binding.tokens
-        response = yield _with_bearer(request, sent)
+        response = yield self._with_credentials(request, sent, attempt)
         while True:
-            challenge = parse_bearer_challenge(response.headers.get("www-authenticate"))
-            if response.status == 401:
+            self._remember_nonce(request.url, response)
+            challenge = parse_auth_challenge(
+                response.headers.get("www-authenticate"), prefer_dpop=sent is not None and sent.is_dpop)
+            if self._asks_for_new_nonce(request.url, response, challenge, sent, attempt):
+                pass  # RFC 9449 §9: sign again with the server's nonce, the same token
+            elif response.status == 401:
                 with self._lock:
                     yield from self._recover_from_unauthorized(binding, sent, challenge, attempt)
             elif challenge is not None and is_insufficient_scope(response.status, challenge):
@@ -230,7 +256,48 @@ class BaseOAuth(abc.ABC):
             else:
                 return
             sent = binding.tokens
-            response = yield _with_bearer(request, sent)
+            response = yield self._with_credentials(request, sent, attempt)
+
+    def _with_credentials(self, request: HTTPRequest, tokens: Optional[Tokens], attempt: _Attempt) -> HTTPRequest:
+        """``request`` with ``tokens``: ``Bearer``, or ``DPoP`` and a proof made for this very sending."""
+        headers = _without(request.headers, "authorization", "dpop")
+        if tokens is None:
+            return request._replace(headers=headers)
+        key = tokens.dpop_key
+        if key is None:
+            headers["Authorization"] = f"Bearer {tokens.access_token}"
+            return request._replace(headers=headers)
+        attempt.sent_nonce = self._nonce_for(request.url)
+        headers["Authorization"] = f"{dpop.DPOP_SCHEME} {tokens.access_token}"
+        headers["DPoP"] = dpop.make_proof(key, request.method, request.url, now=self._clock(),
+                                          access_token=tokens.access_token, nonce=attempt.sent_nonce)
+        return request._replace(headers=headers)
+
+    def _nonce_for(self, url: str) -> Optional[str]:
+        with self._bindings_lock:
+            return self._dpop_nonces.get(origin_of(url))
+
+    def _remember_nonce(self, url: str, response: HTTPResponse) -> None:
+        """Keep a ``DPoP-Nonce`` the server sent, whatever the response: the next proof carries it."""
+        nonce = response.headers.get("dpop-nonce")
+        if nonce:
+            with self._bindings_lock:
+                self._dpop_nonces[origin_of(url)] = nonce.strip()
+
+    def _asks_for_new_nonce(
+        self, url: str, response: HTTPResponse, challenge: Optional[BearerChallenge], sent: Optional[Tokens],
+        attempt: _Attempt,
+    ) -> bool:
+        """True when the server refused our DPoP proof for want of a nonce and gave one the proof did not carry:
+        then the request is sent again with it, once per request (a server that asks again every time would
+        otherwise keep the client in a loop); a second refusal is handled as any 401."""
+        if (response.status != 401 or sent is None or not sent.is_dpop or attempt.nonce_retried
+                or challenge is None or challenge.scheme != dpop.DPOP_SCHEME
+                or challenge.error != dpop.USE_DPOP_NONCE):
+            return False
+        nonce = self._nonce_for(url)
+        attempt.nonce_retried = nonce is not None and nonce != attempt.sent_nonce
+        return attempt.nonce_retried
 
     def credential_for(self, url: str) -> Optional[str]:
         """The access token in use for the MCP server at ``url`` (None: none yet). A client's cache keeps
@@ -368,27 +435,61 @@ class BaseOAuth(abc.ABC):
     # -- the token endpoint -------------------------------------------------------------------------
 
     def _post_token_endpoint(
-        self, binding: Binding, form: Dict[str, str], client: ClientRegistration
+        self, binding: Binding, form: Dict[str, str], client: Optional[ClientRegistration],
+        dpop_key: Optional[jose.ECPrivateKey] = None,
     ) -> Generator[HTTPRequest, HTTPResponse, Tuple[int, Optional[Dict[str, Any]]]]:
+        """POST ``form`` to the token endpoint, authenticated as ``client`` (None: no client at all, as
+        workload identity federation has), with a DPoP proof by ``dpop_key`` when one is given.
+
+        An authorization server that wants a nonce in the proof answers 400 ``use_dpop_nonce`` with a
+        ``DPoP-Nonce`` header (RFC 9449 §8): the request is sent once more, with a new proof carrying it.
+        """
         endpoint = binding.metadata.get("token_endpoint")
         if not isinstance(endpoint, str):
             raise AuthError(f"the authorization server {binding.issuer} has no token_endpoint")
         assert binding.issuer is not None
-        extra_form, extra_headers = client_authentication(
-            client, supported=binding.metadata.get("token_endpoint_auth_methods_supported"),
-            issuer=binding.issuer, private_key=self._private_key, now=self._clock(),
-        )
-        headers = {"Content-Type": FORM, "Accept": JSON_ACCEPT, **extra_headers}
-        response = yield HTTPRequest("POST", endpoint, headers, urlencode({**form, **extra_form}).encode("ascii"))
-        return response.status, json_object(response.body)
+        sent_nonce: Optional[str] = None
+        retried = False
+        while True:
+            extra_form: Dict[str, str] = {}
+            headers = {"Content-Type": FORM, "Accept": JSON_ACCEPT}
+            if client is not None:
+                # Made anew for each sending: a private_key_jwt assertion's jti must not repeat.
+                extra_form, extra_headers = client_authentication(
+                    client, supported=binding.metadata.get("token_endpoint_auth_methods_supported"),
+                    issuer=binding.issuer, private_key=self._private_key, now=self._clock(),
+                )
+                headers.update(extra_headers)
+            if dpop_key is not None:
+                sent_nonce = self._nonce_for(endpoint)
+                headers["DPoP"] = dpop.make_proof(dpop_key, "POST", endpoint, now=self._clock(), nonce=sent_nonce)
+            body = urlencode({**form, **extra_form}).encode("ascii")
+            response = yield HTTPRequest("POST", endpoint, headers, body)
+            self._remember_nonce(endpoint, response)
+            data = json_object(response.body)
+            wants_nonce = (dpop_key is not None and response.status == 400 and data is not None
+                           and data.get("error") == dpop.USE_DPOP_NONCE)
+            if retried or not wants_nonce or self._nonce_for(endpoint) in (None, sent_nonce):
+                return response.status, data
+            retried = True
+
+    def _offers_dpop(self, binding: Binding) -> bool:
+        """Whether to ask ``binding``'s authorization server for DPoP-bound tokens: it lists ES256, the
+        algorithm `mcplite.jose` signs proofs with (RFC 9449 §5.1)."""
+        algorithms = binding.metadata.get("dpop_signing_alg_values_supported")
+        return self.dpop and isinstance(algorithms, list) and "ES256" in algorithms
 
     def _request_tokens(
-        self, binding: Binding, form: Dict[str, str], client: ClientRegistration, scopes: List[str]
+        self, binding: Binding, form: Dict[str, str], client: Optional[ClientRegistration], scopes: List[str]
     ) -> Generator[HTTPRequest, HTTPResponse, Tokens]:
-        status, data = yield from self._post_token_endpoint(binding, form, client)
+        """Get new tokens with the grant in ``form``; DPoP-bound ones, with a key made for this sign-in,
+        where the authorization server offers them."""
+        dpop_key = jose.ECPrivateKey.generate() if self._offers_dpop(binding) else None
+        status, data = yield from self._post_token_endpoint(binding, form, client, dpop_key)
         if status != 200 or data is None:
-            raise oauth_error(f"the {form['grant_type']} token request", status, data)
-        return Tokens.from_token_response(data, now=self._clock(), requested_scope=" ".join(scopes) or None)
+            raise TokenRequestRefused(form["grant_type"], status, data)
+        return Tokens.from_token_response(
+            data, now=self._clock(), requested_scope=" ".join(scopes) or None, dpop_key=dpop_key)
 
     def _refresh(self, binding: Binding) -> Generator[HTTPRequest, HTTPResponse, bool]:
         """Refresh ``binding``'s tokens (OAuth 2.1 §4.3). True on success; on failure the dead tokens are
@@ -400,10 +501,13 @@ class BaseOAuth(abc.ABC):
         form = {"grant_type": "refresh_token", "refresh_token": tokens.refresh_token}
         if binding.resource:
             form["resource"] = binding.resource
-        status, data = yield from self._post_token_endpoint(binding, form, client)
+        # RFC 9449 §5: a refresh token issued with a proof is refreshed with a proof by the same key.
+        dpop_key = tokens.dpop_key
+        status, data = yield from self._post_token_endpoint(binding, form, client, dpop_key)
         if status != 200 or data is None:
             _log.info("refreshing the token for %s failed with HTTP %d", binding.server_url, status)
             self._store_tokens(binding, None)
             return False
-        self._store_tokens(binding, Tokens.from_token_response(data, now=self._clock(), previous=tokens))
+        self._store_tokens(binding, Tokens.from_token_response(
+            data, now=self._clock(), previous=tokens, dpop_key=dpop_key))
         return True

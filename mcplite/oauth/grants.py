@@ -1,21 +1,27 @@
-"""The three ways to get a token, each a subclass of `BaseOAuth`:
+"""The four ways to get a token, each a subclass of `BaseOAuth`:
 
 - `OAuth`: the authorization code grant with PKCE, for a user at a browser (the MCP authorization spec);
 - `ClientCredentials`: the client credentials grant for machines (extension ``oauth-client-credentials``);
 - `CrossAppAccess`: enterprise-managed authorization (SEP-990): an RFC 8693 token exchange of the user's
-  ID token for an ID-JAG at the enterprise IdP, then the RFC 7523 JWT bearer grant at the MCP server's AS.
+  ID token for an ID-JAG at the enterprise IdP, then the RFC 7523 JWT bearer grant at the MCP server's AS;
+- `JWTBearer`: workload identity federation (SEP-1933): a JWT the workload's platform issued, presented
+  with the RFC 7523 JWT bearer grant, with no client registration at all.
 """
 
+import hashlib
 import json
+import os
 import secrets
+import threading
 import time
-from typing import Any, Callable, Dict, Generator, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Generator, List, Mapping, Optional, Sequence, Tuple, Union
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import AuthError
 from ..transports.http_messages import HTTPRequest, HTTPResponse
+from . import jose
 from .client_auth import basic_credentials, registration_auth_method
-from .flow import FORM, JSON_ACCEPT, BaseOAuth, Binding, PrivateKeySource, json_object, oauth_error
+from .flow import FORM, JSON_ACCEPT, BaseOAuth, Binding, PrivateKeySource, TokenRequestRefused, json_object, oauth_error
 from .loopback import AuthorizeCallback, default_authorizer
 from .pkce import pkce_pair
 from .records import AuthorizationResponse, ClientRegistration, Tokens
@@ -23,7 +29,7 @@ from .rules import DEFAULT_PROTOCOL_VERSION, application_type_for, check_authori
 from .storage import TokenStorage
 
 __all__ = [
-    "OAuth", "ClientCredentials", "CrossAppAccess",
+    "OAuth", "ClientCredentials", "CrossAppAccess", "JWTBearer",
     "TOKEN_EXCHANGE_GRANT", "JWT_BEARER_GRANT", "ID_TOKEN_TYPE", "ID_JAG_TOKEN_TYPE",
 ]
 
@@ -62,7 +68,7 @@ class OAuth(BaseOAuth):
         token_endpoint_auth_method: Optional[str] = None, private_key: Optional[PrivateKeySource] = None,
         protocol_version: str = DEFAULT_PROTOCOL_VERSION, max_authorizations: int = 3,
         request_offline_access: bool = True, clock: Callable[[], float] = time.time,
-        client_issuer: Optional[str] = None,
+        client_issuer: Optional[str] = None, dpop: bool = True,
     ) -> None:
         """Args:
             client_id, client_secret: a client registered with the authorization server beforehand.
@@ -86,6 +92,7 @@ class OAuth(BaseOAuth):
             client_issuer: the issuer ``client_id`` is registered with (see `BaseOAuth`); default: the first
                 authorization server it is used with. A Client ID Metadata Document or a dynamic
                 registration needs none: the first works with any server, the second is kept per issuer.
+            dpop: ask for DPoP-bound tokens where the authorization server offers them (see `BaseOAuth`).
 
         Raises:
             ValueError: an invalid ``client_metadata_url``, or a non-loopback ``redirect_uri`` without
@@ -94,7 +101,7 @@ class OAuth(BaseOAuth):
         super().__init__(
             scopes=scopes, storage=storage, protocol_version=protocol_version,
             max_authorizations=max_authorizations, private_key=private_key, clock=clock,
-            client_issuer=client_issuer,
+            client_issuer=client_issuer, dpop=dpop,
         )
         if client_metadata_url is not None:
             _check_client_metadata_url(client_metadata_url)
@@ -224,6 +231,7 @@ class ClientCredentials(BaseOAuth):
         scopes: Optional[Union[str, Sequence[str]]] = None, token_endpoint_auth_method: Optional[str] = None,
         storage: Optional[TokenStorage] = None, protocol_version: str = DEFAULT_PROTOCOL_VERSION,
         max_authorizations: int = 3, clock: Callable[[], float] = time.time, client_issuer: Optional[str] = None,
+        dpop: bool = True,
     ) -> None:
         """Args:
             client_id: the client's id at the authorization server.
@@ -239,7 +247,7 @@ class ClientCredentials(BaseOAuth):
         super().__init__(
             scopes=scopes, storage=storage, protocol_version=protocol_version,
             max_authorizations=max_authorizations, private_key=private_key, clock=clock,
-            client_issuer=client_issuer,
+            client_issuer=client_issuer, dpop=dpop,
         )
         self._client = ClientRegistration(client_id, client_secret, token_endpoint_auth_method)
 
@@ -272,7 +280,7 @@ class CrossAppAccess(BaseOAuth):
         idp_client_secret: Optional[str] = None, scopes: Optional[Union[str, Sequence[str]]] = None,
         token_endpoint_auth_method: Optional[str] = None, storage: Optional[TokenStorage] = None,
         protocol_version: str = DEFAULT_PROTOCOL_VERSION, max_authorizations: int = 3,
-        clock: Callable[[], float] = time.time, client_issuer: Optional[str] = None,
+        clock: Callable[[], float] = time.time, client_issuer: Optional[str] = None, dpop: bool = True,
     ) -> None:
         """Args:
             client_id, client_secret, private_key: this client at the MCP server's authorization server.
@@ -289,7 +297,7 @@ class CrossAppAccess(BaseOAuth):
         super().__init__(
             scopes=scopes, storage=storage, protocol_version=protocol_version,
             max_authorizations=max_authorizations, private_key=private_key, clock=clock,
-            client_issuer=client_issuer,
+            client_issuer=client_issuer, dpop=dpop,
         )
         self._client = ClientRegistration(client_id, client_secret, token_endpoint_auth_method)
         self._id_token = id_token
@@ -347,3 +355,152 @@ class CrossAppAccess(BaseOAuth):
         if binding.resource:
             form["resource"] = binding.resource
         return (yield from self._request_tokens(binding, form, client, scopes))
+
+
+def _unverified_claims(assertion: str) -> Dict[str, Any]:
+    """The claims of a JWT, read without verifying it: only to decide whether to send it at all."""
+    parts = assertion.split(".")
+    if len(parts) != 3:
+        return {}
+    try:
+        claims = json.loads(jose.b64url_decode(parts[1]))
+    except ValueError:
+        return {}
+    return claims if isinstance(claims, dict) else {}
+
+
+def _audience_names(claims: Mapping[str, Any], accepted: Sequence[str]) -> bool:
+    """Whether a JWT's ``aud`` (a string or a list) names one of ``accepted``, a trailing slash aside."""
+    audience = claims.get("aud")
+    audiences = [audience] if isinstance(audience, str) else audience if isinstance(audience, list) else []
+    wanted = {url.rstrip("/") for url in accepted}
+    return any(isinstance(a, str) and a.rstrip("/") in wanted for a in audiences)
+
+
+class JWTBearer(BaseOAuth):
+    """Workload identity federation (SEP-1933, extension ``workload-identity-federation``): a workload that
+    holds a JWT from its platform (a Kubernetes service account token, a SPIFFE JWT-SVID, a cloud identity
+    token) presents it at the MCP server's authorization server with the RFC 7523 JWT bearer grant, and gets
+    an access token. No client registration, no client secret: the authorization server trusts the JWT's
+    issuer.
+
+    Exactly one source of the assertion::
+
+        JWTBearer(assertion=token)                                   # a fixed JWT
+        JWTBearer(assertion_file="/var/run/secrets/tokens/mcp")      # re-read whenever the file changes
+        JWTBearer(assertion_provider=fetch_token)                    # called for each token request
+
+    The assertion is sent only to an authorization server its ``aud`` names (the issuer or the token endpoint,
+    SEP-1933): the MCP server chooses the authorization server, and a server that named one the assertion is
+    not for would otherwise collect a credential it could replay at the real one.
+
+    A refused grant is an `AuthError`, and the flow never falls back to another grant. The refused assertion
+    is not presented again (the server would refuse it again): the next attempt waits for the source to
+    give a different one, as a rotated file does. An assertion whose ``exp`` has passed is not sent at all.
+    """
+
+    def __init__(
+        self, *, assertion: Optional[str] = None, assertion_file: Optional[Union[str, "os.PathLike[str]"]] = None,
+        assertion_provider: Optional[Callable[[], str]] = None, client_id: Optional[str] = None,
+        scopes: Optional[Union[str, Sequence[str]]] = None, storage: Optional[TokenStorage] = None,
+        protocol_version: str = DEFAULT_PROTOCOL_VERSION, max_authorizations: int = 3,
+        clock: Callable[[], float] = time.time, dpop: bool = True, check_audience: bool = True,
+    ) -> None:
+        """Args:
+            assertion: the workload's JWT.
+            assertion_file: a file holding it, re-read when it changes (Kubernetes rotates projected
+                service account tokens by replacing the file).
+            assertion_provider: a callable returning a current one.
+            client_id: sent as ``client_id`` where an authorization server wants one; the grant needs none.
+            check_audience: refuse to send an assertion whose ``aud`` names neither the issuer nor the token
+                endpoint of the authorization server the MCP server points to. Turn it off only for an
+                opaque assertion, and only where the MCP server is trusted.
+            Others: as for `OAuth`.
+
+        Raises:
+            ValueError: not exactly one of ``assertion``, ``assertion_file`` and ``assertion_provider``.
+        """
+        if sum(source is not None for source in (assertion, assertion_file, assertion_provider)) != 1:
+            raise ValueError("JWTBearer needs exactly one of assertion=, assertion_file= and assertion_provider=")
+        super().__init__(
+            scopes=scopes, storage=storage, protocol_version=protocol_version,
+            max_authorizations=max_authorizations, clock=clock, dpop=dpop,
+        )
+        self._assertion = assertion
+        self._assertion_file = os.fspath(assertion_file) if assertion_file is not None else None
+        self._assertion_provider = assertion_provider
+        self._client = ClientRegistration(client_id, None, "none") if client_id is not None else None
+        self.check_audience = check_audience
+        # guards _file_state, _file_assertion and _refused (token requests run under the flow's lock, but
+        # assertion() may be called from anywhere)
+        self._assertion_lock = threading.Lock()
+        self._file_state: Optional[Tuple[int, int, int, int]] = None  # (device, inode, size, mtime) last read
+        self._file_assertion: Optional[str] = None
+        self._refused: Optional[str] = None  # SHA-256 of the assertion the server last refused
+
+    def assertion(self) -> str:
+        """The current assertion from the configured source.
+
+        Raises:
+            AuthError: the file cannot be read, or the source gives an empty assertion.
+        """
+        if self._assertion is not None:
+            value = self._assertion
+        elif self._assertion_provider is not None:
+            value = self._assertion_provider()
+        else:
+            value = self._read_assertion_file()
+        value = value.strip() if isinstance(value, str) else ""
+        if not value:
+            raise AuthError("the workload identity assertion is empty")
+        return value
+
+    def _read_assertion_file(self) -> str:
+        assert self._assertion_file is not None
+        try:
+            info = os.stat(self._assertion_file)  # follows the symlink Kubernetes swaps on rotation
+            state = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+            with self._assertion_lock:
+                if state == self._file_state and self._file_assertion is not None:
+                    return self._file_assertion
+            with open(self._assertion_file, encoding="utf-8") as file:
+                value = file.read()
+        except OSError as exc:
+            raise AuthError(f"cannot read the workload identity assertion {self._assertion_file}: {exc}") from exc
+        with self._assertion_lock:
+            self._file_state, self._file_assertion = state, value
+        return value
+
+    def _known_client(self, binding: Binding, redirect_uri: Optional[str] = None) -> Optional[ClientRegistration]:
+        return self._client
+
+    def _obtain_tokens(self, binding: Binding, scopes: List[str]) -> Generator[HTTPRequest, HTTPResponse, Tokens]:
+        assertion = self.assertion()
+        digest = hashlib.sha256(assertion.encode("utf-8")).hexdigest()
+        with self._assertion_lock:
+            refused = digest == self._refused
+        if refused:
+            raise AuthError("the authorization server refused this workload identity assertion before; it is "
+                            "not presented again until the source gives a new one")
+        claims = _unverified_claims(assertion)
+        expiry = claims.get("exp")
+        if isinstance(expiry, (int, float)) and not isinstance(expiry, bool) and expiry <= self._clock():
+            raise AuthError("the workload identity assertion has expired; it needs a new one from its issuer")
+        assert binding.issuer is not None
+        endpoint = binding.metadata.get("token_endpoint")
+        accepted = [binding.issuer] + ([endpoint] if isinstance(endpoint, str) else [])
+        if self.check_audience and not _audience_names(claims, accepted):
+            raise AuthError(f"the workload identity assertion is not for {binding.issuer} (its aud names neither "
+                            "the issuer nor its token endpoint); not sending it there")
+        form = {"grant_type": JWT_BEARER_GRANT, "assertion": assertion}
+        if scopes:
+            form["scope"] = " ".join(scopes)
+        if binding.resource:
+            form["resource"] = binding.resource
+        try:
+            return (yield from self._request_tokens(binding, form, self._client, scopes))
+        except TokenRequestRefused as refusal:
+            if 400 <= refusal.status < 500:  # the server judged the assertion (a 5xx judged nothing)
+                with self._assertion_lock:
+                    self._refused = digest
+            raise

@@ -8,6 +8,7 @@ from typing import Any, Dict, List, Mapping, Optional
 from urllib.parse import parse_qsl, urlsplit
 
 from ..errors import AuthError
+from . import jose
 
 __all__ = ["Tokens", "ClientRegistration", "AuthorizationResponse"]
 
@@ -27,7 +28,11 @@ def _expiry(expires_in: Any, now: float) -> Optional[float]:
 
 @dataclass
 class Tokens:
-    """An access token and what came with it. ``expires_at`` and ``issued_at`` are `time.time()` values."""
+    """An access token and what came with it. ``expires_at`` and ``issued_at`` are `time.time()` values.
+
+    A DPoP-bound token (``token_type`` ``"DPoP"``, RFC 9449) keeps the private key it is bound to as a JWK
+    in ``dpop_jwk``: the key lives and dies with the tokens, and is stored with them.
+    """
 
     access_token: str = field(repr=False)
     token_type: str = "Bearer"
@@ -35,11 +40,38 @@ class Tokens:
     scope: Optional[str] = None
     expires_at: Optional[float] = None
     issued_at: float = 0.0
+    dpop_jwk: Optional[Dict[str, str]] = field(default=None, repr=False)
+    # The key read from dpop_jwk once (reading one costs a point multiplication); not part of the value.
+    _dpop_key: Optional[jose.ECPrivateKey] = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def is_dpop(self) -> bool:
+        """Whether the token is DPoP-bound: sent as ``Authorization: DPoP`` with a proof."""
+        return self.dpop_jwk is not None
+
+    @property
+    def dpop_key(self) -> Optional[jose.ECPrivateKey]:
+        """The private key a DPoP-bound token is bound to (None for a bearer token).
+
+        Raises:
+            AuthError: a stored key that cannot be read.
+        """
+        if self.dpop_jwk is None:
+            return None
+        if self._dpop_key is None:
+            try:
+                key = jose.load_private_key(self.dpop_jwk)
+            except jose.JWTError as exc:
+                raise AuthError(f"the stored DPoP key cannot be read: {exc}") from None
+            if not isinstance(key, jose.ECPrivateKey):
+                raise AuthError("the stored DPoP key is not a P-256 key")
+            self._dpop_key = key
+        return self._dpop_key
 
     @classmethod
     def from_token_response(
         cls, data: Mapping[str, Any], *, now: float, requested_scope: Optional[str] = None,
-        previous: Optional["Tokens"] = None,
+        previous: Optional["Tokens"] = None, dpop_key: Optional[jose.ECPrivateKey] = None,
     ) -> "Tokens":
         """Tokens from a successful token endpoint response (RFC 6749 §5.1).
 
@@ -49,26 +81,36 @@ class Tokens:
             requested_scope: the scope asked for; RFC 6749 §5.1 says an omitted ``scope`` means this one.
             previous: the tokens being refreshed. Their refresh token is kept unless a new one was issued
                 (OAuth 2.1 §4.3.1: a rotated refresh token replaces the old one).
+            dpop_key: the key whose proof went with the request. A ``DPoP`` token is bound to it; a
+                ``Bearer`` one means the server chose not to bind (RFC 9449 §5), and the key is dropped.
 
         Raises:
-            AuthError: no ``access_token``, or a token type other than Bearer.
+            AuthError: no ``access_token``; a ``DPoP`` token when no proof was sent; another token type.
         """
         access_token = data.get("access_token")
         if not isinstance(access_token, str) or not access_token:
             raise AuthError("the token response has no access_token")
         token_type = data.get("token_type", "Bearer")
-        if not isinstance(token_type, str) or token_type.lower() != "bearer":
-            raise AuthError(f"unsupported token type {token_type!r} (only Bearer)")
+        kind = token_type.lower() if isinstance(token_type, str) else None
+        if kind == "dpop" and dpop_key is None:
+            raise AuthError("the token response is a DPoP token, and no DPoP proof was sent")
+        if kind not in ("bearer", "dpop"):
+            raise AuthError(f"unsupported token type {token_type!r} (only Bearer and DPoP)")
         refresh_token = data.get("refresh_token")
         scope = data.get("scope")
-        return cls(
+        tokens = cls(
             access_token=access_token,
+            token_type="DPoP" if kind == "dpop" else "Bearer",
             refresh_token=refresh_token if isinstance(refresh_token, str) else (
                 previous.refresh_token if previous else None),
             scope=scope if isinstance(scope, str) else (previous.scope if previous else requested_scope),
             expires_at=_expiry(data.get("expires_in"), now),
             issued_at=now,
+            dpop_jwk=dpop_key.to_jwk() if kind == "dpop" and dpop_key is not None else None,
         )
+        if tokens.dpop_jwk is not None:
+            tokens._dpop_key = dpop_key
+        return tokens
 
     def needs_refresh(self, now: float) -> bool:
         """True when the token has expired or is about to (within 30 s, or a quarter of a short lifetime)."""
@@ -82,7 +124,7 @@ class Tokens:
         return {
             "access_token": self.access_token, "token_type": self.token_type,
             "refresh_token": self.refresh_token, "scope": self.scope,
-            "expires_at": self.expires_at, "issued_at": self.issued_at,
+            "expires_at": self.expires_at, "issued_at": self.issued_at, "dpop_jwk": self.dpop_jwk,
         }
 
     @classmethod
@@ -92,6 +134,7 @@ class Tokens:
             access_token=data["access_token"], token_type=data.get("token_type", "Bearer"),
             refresh_token=data.get("refresh_token"), scope=data.get("scope"),
             expires_at=data.get("expires_at"), issued_at=data.get("issued_at", 0.0),
+            dpop_jwk=data.get("dpop_jwk"),
         )
 
 

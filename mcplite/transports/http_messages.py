@@ -6,6 +6,7 @@
 - `HTTPRefusal`: what an HTTP server's ``authenticate`` hook raises to answer 401/403 (the server-side
   bearer token check in `mcplite.oauth` raises it; `mcplite.http_server` sends it).
 - `PublishesRoutes`: the optional half of an ``authenticate`` hook, documents it serves to everyone.
+- `ChecksRequests`: the other optional half, for a hook that needs the request's method and path too.
 - `lower_case_headers`: header fields as every HTTP message here holds them (lower-case names, repeated
   fields joined), the one normalisation of the client, the OAuth driver and the WSGI adapter.
 
@@ -15,8 +16,8 @@ This module imports nothing from the package, so every layer may use it.
 import abc
 from typing import Any, Callable, Dict, Generator, Iterable, List, Mapping, NamedTuple, Optional, Tuple
 
-__all__ = ["HTTPRequest", "HTTPResponse", "AuthFlow", "HTTPRefusal", "PublishesRoutes", "lower_case_headers",
-           "LOOPBACK_HOSTS", "LOOPBACK_HOSTNAMES"]
+__all__ = ["HTTPRequest", "HTTPResponse", "AuthFlow", "HTTPRefusal", "PublishesRoutes", "ChecksRequests",
+           "lower_case_headers", "LOOPBACK_HOSTS", "LOOPBACK_HOSTNAMES"]
 
 #: The loopback host names, as a ``Host`` header spells them: the server accepts these by default when bound
 #: to a loopback address, and their hosts are the loopback origins it accepts.
@@ -95,6 +96,30 @@ class PublishesRoutes(abc.ABC):
     def __subclasshook__(cls, other: type) -> Any:
         if cls is PublishesRoutes:
             return callable(getattr(other, "well_known_routes", None)) or NotImplemented
+        return NotImplemented
+
+
+class ChecksRequests(abc.ABC):
+    """An HTTP server's ``authenticate`` hook that needs more of the request than its headers: a DPoP proof
+    (`mcplite.oauth.BearerAuth` with ``dpop=``) names the request's method and URL. The server then calls
+    ``authenticate_request`` instead of the hook itself. Structural, like `PublishesRoutes`."""
+
+    __slots__ = ()
+
+    @abc.abstractmethod
+    def authenticate_request(self, method: str, path: str, headers: Mapping[str, str]) -> Any:
+        """Check one request; returns the caller's claims or raises `HTTPRefusal`.
+
+        Args:
+            method: the HTTP method.
+            path: the path the client addressed (below the host, mount point included), without the query.
+            headers: the request headers, with lower-case names.
+        """
+
+    @classmethod
+    def __subclasshook__(cls, other: type) -> Any:
+        if cls is ChecksRequests:
+            return callable(getattr(other, "authenticate_request", None)) or NotImplemented
         return NotImplemented
 
 

@@ -31,7 +31,7 @@ from mcplite import Client, MCPError  # noqa: E402
 from mcplite.errors import AuthError  # noqa: E402
 from mcplite.protocol.versions import LATEST_HANDSHAKE_VERSION  # noqa: E402
 from mcplite.oauth import (  # noqa: E402
-    ClientCredentials, CrossAppAccess, HTTPRequest, OAuth, send_with_http_client,
+    ClientCredentials, CrossAppAccess, HTTPRequest, JWTBearer, OAuth, send_with_http_client,
 )
 
 #: Seconds per request: below the suite's own 30 s limit, so a hang ends with our message, not a kill.
@@ -176,6 +176,9 @@ USER_SIGN_IN_SCENARIOS = (
     "auth/iss-supported", "auth/iss-not-advertised", "auth/iss-supported-missing", "auth/iss-wrong-issuer",
     "auth/iss-unexpected", "auth/iss-normalized", "auth/metadata-issuer-mismatch",
     "auth/authorization-server-migration",
+    # DPoP (SEP-1932): the AS offers ES256 proofs, so the sign-in binds the token to a key of its own and every
+    # request carries a fresh proof; the -nonce variant makes both servers ask for a nonce first.
+    "auth/dpop", "auth/dpop-nonce",
 )
 #: The same for a server of 2025-03-26 (no protected resource metadata), signed in to by a client that
 #: speaks that revision, which selects its rules (no ``resource`` parameter on the fallback).
@@ -243,6 +246,13 @@ def cross_app_access(url: str, context: Dict[str, Any]) -> None:
         client_id=context["client_id"], client_secret=context["client_secret"], id_token=context["idp_id_token"],
         idp_token_endpoint=context["idp_token_endpoint"], idp_client_id=context["idp_client_id"],
     ))
+
+
+@scenario("auth/wif-jwt-bearer")
+def workload_identity(url: str, context: Dict[str, Any]) -> None:
+    """Workload identity federation: the platform's JWT presented with the RFC 7523 JWT bearer grant, with
+    no registration (the mock's AS has no registration endpoint) and no fallback to another grant."""
+    use_protected_server(url, JWTBearer(assertion=context["valid_jwt"]))
 
 
 # ---- helpers ------------------------------------------------------------------------------------------

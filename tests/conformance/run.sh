@@ -25,8 +25,8 @@
 #      the same 7);
 #    - client-extra: the two 2025-03-26 fallbacks (backcompat), and resource-mismatch and the two
 #      offline-access scenarios at the 2025-11-25 wire (--force: the suite files them under 2026-07-28 only).
-#    Every client scenario is judged, extensions included, except the extensions mcplite does not implement
-#    yet (UNJUDGED_CLIENT_SCENARIOS: auth/dpop, auth/dpop-nonce, auth/wif-jwt-bearer), reported apart.
+#    Every client scenario is judged, extensions included, except any listed in UNJUDGED_CLIENT_SCENARIOS
+#    (extensions mcplite does not implement yet; none at present), reported apart.
 # 4. Prints the totals per leg (server-2025, server-2026, server-pending, client-2025, client-2026,
 #    client-extra). Exits non-zero on a server FAILURE (extension scenarios, which no requirement set
 #    scores, are reported but not judged), on a client FAILURE or WARNING, on a leg that ran fewer
@@ -54,8 +54,8 @@ PYTHON=${PYTHON:-python3}
 CLIENT="$PYTHON tests/conformance/client.py"
 PENDING_SERVER_SCENARIOS=(json-schema-2020-12 http-header-validation http-custom-header-server-validation)
 AUTH_FORCED_SCENARIOS=(auth/resource-mismatch auth/offline-access-scope auth/offline-access-not-supported)
-# Client extensions not implemented yet (issue 18): run for visibility, not judged.
-UNJUDGED_CLIENT_SCENARIOS="auth/dpop auth/dpop-nonce auth/wif-jwt-bearer"
+# Client extensions not implemented yet: run for visibility, not judged (DPoP and WIF are judged since issue 18).
+UNJUDGED_CLIENT_SCENARIOS=""
 # How many scenarios each leg runs: fewer means a step broke off or the suite changed under us.
 EXPECTED_SCENARIOS="server-2025=33 server-2026=50 server-pending=3 client-2025=25 client-2026=39 client-extra=5"
 

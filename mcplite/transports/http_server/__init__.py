@@ -48,7 +48,8 @@ class HTTPOptions:
         authenticate: called with the request headers (lower-case names) on every request; returns the
             caller's claims (`Context.auth`, ``RequestInfo.auth``) or raises `HTTPRefusal`. A hook that is
             also a `PublishesRoutes` (`mcplite.oauth.BearerAuth`) has what its ``well_known_routes()``
-            returns served as ``routes``.
+            returns served as ``routes``; one that is a `ChecksRequests` is called as
+            ``authenticate_request(method, path, headers)`` instead (DPoP proofs name the method and URL).
         routes: extra GET endpoints, ``{path: handler}``, answered without ``authenticate``: for the
             documents a client needs before it can authenticate (RFC 9728 protected resource metadata). A
             handler takes the `IncomingRequest` and returns ``(status, headers, body)``. Paths are below the

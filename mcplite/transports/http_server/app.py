@@ -46,7 +46,7 @@ from ...protocol.jsonrpc import InvalidMessage
 from ...protocol.sse import encode_event
 from ...protocol.versions import DEFAULT_HTTP_VERSION, HANDSHAKE, MODERN, is_supported
 from .. import RequestInfo
-from ..http_messages import HTTPRefusal, PublishesRoutes
+from ..http_messages import ChecksRequests, HTTPRefusal, PublishesRoutes
 from . import HTTPOptions
 from .eventstore import InMemoryEventStore
 from .exchange import JSON_HEADERS, IncomingRequest, Reject, Responder, RouteHandler, error_body
@@ -158,7 +158,7 @@ class HTTPApp:
             if handler is None:
                 raise Reject(405, f"Method Not Allowed: {request.method}",
                              headers=[("Allow", ", ".join(sorted(by_method)))])
-            handler(request, responder, self._authenticate(request.headers))
+            handler(request, responder, self._authenticate(request))
         except Reject as reject:
             responder.respond(reject.status, JSON_HEADERS + reject.headers, reject.body)
         except OSError:
@@ -210,11 +210,14 @@ class HTTPApp:
         status, headers, body = handler(request)
         responder.respond(status, headers, body)
 
-    def _authenticate(self, headers: Mapping[str, str]) -> Any:
+    def _authenticate(self, request: IncomingRequest) -> Any:
         if self.authenticate is None:
             return None
         try:
-            return self.authenticate(headers)
+            if isinstance(self.authenticate, ChecksRequests):
+                return self.authenticate.authenticate_request(
+                    request.method, request.script_name + request.path, request.headers)
+            return self.authenticate(request.headers)
         except HTTPRefusal as refusal:
             raise Reject(refusal.status, refusal.message, headers=refusal.headers) from None
 

@@ -147,7 +147,10 @@ class _Reader:
 
     def __init__(self, text: str, first_line: int) -> None:
         self.lines: List[_Line] = []
-        for offset, raw in enumerate(text.split("\n")):
+        raws = text.split("\n")
+        if raws and raws[-1] == "":  # the final line break ends the last line; it does not start another
+            raws.pop()
+        for offset, raw in enumerate(raws):
             stripped = raw.lstrip(" ")
             number = first_line + offset
             if stripped.startswith("\t") or (stripped == "" and "\t" in raw):
@@ -170,6 +173,8 @@ class _Reader:
         while self.position < len(self.lines):
             line = self.lines[self.position]
             if not self._blank(line):
+                if line.text[:3] in ("---", "...") and line.text[3:4] in ("", " "):
+                    raise self._error("several YAML documents (or a document marker) in the frontmatter", line, 0)
                 return line
             self.position += 1
         return None
@@ -178,9 +183,6 @@ class _Reader:
         line = self._next_content()
         if line is None:
             return None
-        for marker in ("---", "..."):
-            if line.text.startswith(marker) and line.text[3:4] in ("", " "):
-                raise self._error("several YAML documents (or a document marker) in the frontmatter", line, 0)
         if line.text.startswith("%"):
             raise self._error("a YAML directive", line, 0)
         value = self.block(line.indent, line)

@@ -71,11 +71,11 @@ def digest(data: bytes) -> str:
 
 def skill_root(uri: str) -> Optional[str]:
     """The skill directory of a ``SKILL.md`` URI (the URI without ``/SKILL.md``), or None for another URI."""
+    scheme, separator, rest = uri.partition("://")
     suffix = "/" + SKILL_FILE
-    if not uri.endswith(suffix) or "://" not in uri:
+    if not separator or not rest.endswith(suffix) or not rest[:-len(suffix)]:
         return None
-    root = uri[:-len(suffix)]
-    return root if root.split("://", 1)[1] else None
+    return uri[:-len(suffix)]
 
 
 def skill_name(uri: str) -> Optional[str]:
@@ -141,9 +141,9 @@ def entry_problems(entry: object) -> List[str]:
 def contents_bytes(contents: object, uri: str) -> bytes:
     """The raw bytes of ``uri`` in a ``resources/read`` result's ``contents``: a text item's UTF-8 encoding,
     a blob item's decoded base64. `SkillVerificationError` ("unreadable") when there is no usable item."""
-    items = contents if isinstance(contents, list) else []
-    matching = [item for item in items if isinstance(item, dict) and item.get("uri") == uri] or \
-        [item for item in items if isinstance(item, dict)][:1]
+    items = [item for item in contents if isinstance(item, dict)] if isinstance(contents, list) else []
+    # the item of that URI; a lone item whatever its uri (a server may echo the URI normalised)
+    matching = [item for item in items if item.get("uri") == uri] or (items if len(items) == 1 else [])
     if len(matching) != 1:
         raise SkillVerificationError(uri, "unreadable",
                                      f"{uri}: the read returned {len(matching)} contents for it, not one")

@@ -231,7 +231,8 @@ def format_skill(value: Mapping[str, Any]) -> str:
     for key, field in frontmatter.items():
         if key not in ("name", "description"):
             lines.append(f"{INDENT}{key}: {field if isinstance(field, str) else json.dumps(field)}")
-    for item in entry.get("resources") if isinstance(entry.get("resources"), list) else []:
+    resources = entry.get("resources")
+    for item in resources if isinstance(resources, list) else []:
         if isinstance(item, dict):
             size = item.get("size")
             lines.append(f"{INDENT}- {item.get('uri')}" + (f" ({format_size(size)})" if isinstance(size, int) else ""))

@@ -13,8 +13,18 @@ import pytest
 from mcplite import SkillVerificationError
 from mcplite.errors import RemoteProtocolError
 from mcplite.protocol.skills import (
-    DYNAMIC, MAX_RESOURCES, MAX_TOTAL_SIZE, contents_bytes, digest, entry_problems, frontmatter_differences,
-    name_problem, skill_name, skill_root, verify_file, verify_skill_file,
+    DYNAMIC,
+    MAX_RESOURCES,
+    MAX_TOTAL_SIZE,
+    contents_bytes,
+    digest,
+    entry_problems,
+    frontmatter_differences,
+    name_problem,
+    skill_name,
+    skill_root,
+    verify_file,
+    verify_skill_file,
 )
 
 SKILL_MD = b"---\nname: pdf-processing\ndescription: Extract, fill, and assemble PDF documents\n---\n\nSkill body.\n"
@@ -26,7 +36,8 @@ FORMS_URI = "skill://pdf-processing/references/FORMS.md"
 def entry(**changes: Any) -> Dict[str, Any]:
     """The entry the conformance suite's mock lists for pdf-processing, with ``changes``."""
     base: Dict[str, Any] = {
-        "uri": URI, "frontmatter": {"name": "pdf-processing", "description": "Extract, fill, and assemble PDF documents"},
+        "uri": URI,
+        "frontmatter": {"name": "pdf-processing", "description": "Extract, fill, and assemble PDF documents"},
         "resources": [{"uri": URI, "digest": digest(SKILL_MD), "size": len(SKILL_MD)},
                       {"uri": FORMS_URI, "digest": digest(FORMS), "size": len(FORMS)}]}
     base.update(changes)

@@ -16,9 +16,10 @@ client reads are the same snapshot, so a file edited on disk afterwards cannot b
 Names beginning with a dot (``.git``, ``.DS_Store``) are not part of a skill and are skipped.
 
 `SkillIndex` is what the handlers read: every skill by the URI of its ``SKILL.md``, every file by URI, and
-every directory's children. The registry replaces it whole under its lock when a skill is added or removed,
-and the handlers read the current one without a lock (as with the other catalogs). A client asks only for
-URIs; a URI the index does not hold (``skill://x/../../etc/passwd`` included) is simply not served.
+every directory's children (the directories of an organisational prefix such as ``skill://acme`` included).
+The registry replaces it whole under its lock when a skill is added or removed, and the handlers read the
+current one without a lock (as with the other catalogs). A client asks only for URIs; a URI the index does
+not hold (``skill://x/../../etc/passwd`` included) is simply not served.
 """
 
 from __future__ import annotations
@@ -220,6 +221,13 @@ class SkillIndex:
         self.files: Dict[str, SkillFile] = {}
         children: Dict[str, Dict[str, Dict[str, Any]]] = {}
         for skill in self.skills.values():
+            # the directories of an organisational prefix (skill://acme, skill://acme/billing) lead to the skill
+            segments = skill.path.split("/")
+            for depth in range(1, len(segments)):
+                parent = rules.SCHEME + "/".join(segments[:depth])
+                child_uri = f"{parent}/{segments[depth]}"
+                children.setdefault(parent, {}).setdefault(child_uri, {
+                    "uri": child_uri, "name": segments[depth], "mimeType": rules.DIRECTORY_MIME_TYPE})
             for file in skill.files:
                 self.files.setdefault(file.uri, file)
                 parts = file.path.split("/")

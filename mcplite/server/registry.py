@@ -329,7 +329,7 @@ class Registry:
         return None
 
     # ---- skills (the extension io.modelcontextprotocol/skills) -------------------------------------------
-    def add_skills(self, root: str, *, prefix: str = "", max_files: Optional[int] = None,
+    def add_skills(self, root: Union[str, os.PathLike[str]], *, prefix: str = "", max_files: Optional[int] = None,
                    max_file_size: Optional[int] = None, max_total_size: Optional[int] = None) -> List[str]:
         """Serve every skill under the directory ``root``: each directory below it that holds a ``SKILL.md``
         (nested skills too), at ``skill://<prefix>/<its path under root>/SKILL.md``. Returns the URIs.
@@ -345,13 +345,13 @@ class Registry:
                   for directory, path in find_skills(os.fspath(root))]
         return self._serve_skills(skills)
 
-    def add_skill(self, directory: str, *, prefix: str = "", max_files: Optional[int] = None,
+    def add_skill(self, directory: Union[str, os.PathLike[str]], *, prefix: str = "", max_files: Optional[int] = None,
                   max_file_size: Optional[int] = None, max_total_size: Optional[int] = None) -> str:
         """Serve the one skill in ``directory`` at ``skill://<prefix>/<its name>/SKILL.md``; returns that URI.
         As `add_skills` otherwise."""
-        directory = os.fspath(directory)
-        name = os.path.basename(os.path.normpath(directory))
-        skill = self._load_skill(directory, _joined(prefix, name), max_files, max_file_size, max_total_size)
+        path = os.fspath(directory)
+        name = os.path.basename(os.path.normpath(path))
+        skill = self._load_skill(path, _joined(prefix, name), max_files, max_file_size, max_total_size)
         return self._serve_skills([skill])[0]
 
     def remove_skill(self, skill: str) -> None:

@@ -35,6 +35,13 @@ AGREED = [
     ("flow: [a, 'b c', \"d\", 3, [n, 1], {k: v}]\nmap: {a: 1, b: [2]}", {
         "flow": ["a", "b c", "d", 3, ["n", 1], {"k": "v"}], "map": {"a": 1, "b": [2]}}),
     ("empty_list: []\nempty_map: {}", {"empty_list": [], "empty_map": {}}),
+    ("x:\n  - [1, 2]\n  - {a: b, c: [d]}", {"x": [[1, 2], {"a": "b", "c": ["d"]}]}),
+    ("list:\n  - a: 1\n    b:\n      - x\n  - c: 2\nend: true",
+     {"list": [{"a": 1, "b": ["x"]}, {"c": 2}], "end": True}),
+    ("description: >-\n  Para one\n  continues.\n\n  Para two.\nname: x", {
+        "description": "Para one continues.\nPara two.", "name": "x"}),
+    ("b: 'x: y'\n\"c: d\": e\nurl: https://example.com:8080/p", {"b": "x: y", "c: d": "e",
+                                                                  "url": "https://example.com:8080/p"}),
     ("description: this is\n  continued over\n  three lines", {"description": "this is continued over three lines"}),
     ("description: one\n\n  two", {"description": "one\ntwo"}),
     ("description: \"a quoted\n  value\"", {"description": "a quoted value"}),
@@ -81,6 +88,7 @@ ERRORS = [
     ("a: *alias", 1, 4, "alias"),
     ("a: !tag x", 1, 4, "tag"),
     ("? complex\n: key", 1, 1, "complex key"),
+    ("[a, b]: c", 1, 7, "after a value"),  # a flow collection as a key
     ("a: 1\na: 2", 2, 1, "duplicate key 'a'"),
     ("a: b: c", 1, 5, "': ' inside a plain value"),
     ("a: 1\n  b: 2", 2, 3, "bad indentation"),

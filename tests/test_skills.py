@@ -130,6 +130,20 @@ def test_links_out_of_the_skill_and_links_to_directories_are_refused(tmp_path: P
         Server("x").add_skill(str(directory))
 
 
+def test_a_nested_skill_is_served_on_its_own_and_its_files_belong_to_the_enclosing_one(tmp_path: Path) -> None:
+    write(tmp_path / "outer" / "SKILL.md", "---\nname: outer\ndescription: O.\n---\n")
+    write(tmp_path / "outer" / "inner" / "SKILL.md", "---\nname: inner\ndescription: I.\n---\n")
+    write(tmp_path / "outer" / "inner" / "notes.md", "n")
+    server = Server("nested")
+    assert server.add_skills(tmp_path) == ["skill://outer/SKILL.md", "skill://outer/inner/SKILL.md"]  # a Path
+    with Client(server, timeout=WAIT) as client:
+        outer, inner = client.list_skills()
+        assert [r["uri"] for r in outer["resources"]] == [
+            "skill://outer/SKILL.md", "skill://outer/inner/SKILL.md", "skill://outer/inner/notes.md"]
+        assert [r["uri"] for r in inner["resources"]] == ["skill://outer/inner/SKILL.md", "skill://outer/inner/notes.md"]
+        assert client.load_skill(inner).read_text("notes.md") == "n"
+
+
 def test_add_skills_takes_the_directory_holding_skills(skills_dir: Path) -> None:
     with pytest.raises(ValueError, match="is itself a skill"):
         Server("x").add_skills(str(skills_dir / "pdf-processing"))

@@ -201,6 +201,8 @@ class _Reader:
         """``(key, column after the colon)`` when the line (from ``start``) is ``key: ...``, else None."""
         column = line.indent if start is None else start
         text = line.text
+        if column < len(text) and text[column] in "[{":  # a flow collection (one as a key is beyond the subset)
+            return None
         if column < len(text) and text[column] in "\"'":
             end = self._quoted_end(text, column)
             if end is None:

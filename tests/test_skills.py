@@ -363,6 +363,22 @@ def test_a_file_the_entry_does_not_list_is_refused_without_asking(server: Server
         assert caught.value.reason == "unlisted" and reads.uris == []
 
 
+def test_a_dynamic_skill_is_read_only_inside_itself_and_within_the_size_limit(server: Server,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    with Client(server, timeout=WAIT) as client:
+        entry: Dict[str, Any] = dict(client.get_skill("pdf-processing"))
+        entry["resources"] = "dynamic"  # as a server whose skill is generated would list it
+        loaded = client.load_skill(entry)  # no digest to check: the frontmatter still is
+        assert loaded.read("references/FORMS.md") == b"Forms.\n"
+        with pytest.raises(SkillVerificationError) as caught:
+            loaded.read("skill://acme/billing/refunds/SKILL.md")
+        assert caught.value.reason == "unlisted"
+        monkeypatch.setattr("mcplite.protocol.skills.MAX_TOTAL_SIZE", len(PDF_SKILL_MD) + 10)
+        with pytest.raises(SkillVerificationError) as caught:
+            loaded.read("references/FORMS.md")  # 7 more bytes: over the (lowered) limit
+        assert caught.value.reason == "size"
+
+
 def test_a_malformed_entry_is_refused_before_any_read(server: Server) -> None:
     with Client(server, timeout=WAIT) as client:
         entry: Dict[str, Any] = dict(client.list_skills()[1])

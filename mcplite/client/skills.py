@@ -74,6 +74,9 @@ class LoadedSkill:
         self.description: str = frontmatter["description"]
         self.text = data.decode("utf-8")
         self._read_bytes = read_bytes
+        self._root = rules.skill_root(self.uri)
+        # A "dynamic" skill publishes no sizes: what is read of it counts against the extension's limit.
+        self._dynamic_total = len(data)
 
     def __repr__(self) -> str:
         return f"LoadedSkill({self.uri!r})"
@@ -96,13 +99,24 @@ class LoadedSkill:
         """The bytes of a file of the skill (a path relative to its root, or a URI), read now and verified
         against the held entry; a file the entry does not list is refused before anything is sent.
 
+        A skill whose entry says ``"resources": "dynamic"`` publishes nothing to verify against: its files are
+        read as they come, only from inside the skill, and at most 16 MiB of them in all (the extension's limit).
+
         Raises `SkillVerificationError` ("unlisted", "size", "digest", "unreadable").
         """
         uri = resolve_relative(self.entry, path)
-        if self.entry.get("resources") != rules.DYNAMIC and all(uri != listed for listed in self.files):
+        dynamic = self.entry.get("resources") == rules.DYNAMIC
+        if dynamic and not uri.startswith(f"{self._root}/"):
+            raise SkillVerificationError(uri, "unlisted", f"{uri} is not a file of the skill {self._root}")
+        if not dynamic and all(uri != listed for listed in self.files):
             rules.verify_file(self.entry, uri, b"")  # raises: unlisted
         data = self._read_bytes(uri)
         rules.verify_file(self.entry, uri, data)
+        if dynamic:
+            self._dynamic_total += len(data)
+            if self._dynamic_total > rules.MAX_TOTAL_SIZE:
+                raise SkillVerificationError(uri, "size", f"{uri}: the dynamic skill {self._root} has now served "
+                                             f"more than {rules.MAX_TOTAL_SIZE} bytes, the extension's limit")
         return data
 
     def read_text(self, path: str) -> str:

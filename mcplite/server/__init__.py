@@ -182,7 +182,8 @@ class Server(Registry):
         """The `ServerCapabilities` this server declares.
 
         All of them, whatever is registered right now: tools, resources and prompts can be added while a
-        client is connected, and a capability cannot be declared after the handshake.
+        client is connected, and a capability cannot be declared after the handshake. The skills extension
+        (``extensions["io.modelcontextprotocol/skills"]``) is declared from the first `add_skills` on.
         """
         capabilities: Dict[str, Any] = {
             "tools": {"listChanged": True}, "resources": {"subscribe": True, "listChanged": True},

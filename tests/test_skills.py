@@ -170,6 +170,16 @@ def test_skills_list_and_get(client: Client) -> None:
     assert caught.value.code == -32602
 
 
+@pytest.mark.parametrize("method, params", [("skills/get", {}), ("skills/get", {"uri": 7}),
+                                            ("resources/directory/read", {"uri": ["x"]}),
+                                            ("skills/list", {"cursor": "not ours"})])
+def test_bad_params_are_invalid_params(client: Client, method: str, params: Dict[str, Any]) -> None:
+    with pytest.raises(RemoteError) as caught:
+        client.request(method, params)
+    assert caught.value.code == -32602
+    assert client.list_skills()  # the connection stays usable
+
+
 def test_skills_list_pages_never_split_an_entry(skills_dir: Path) -> None:
     server = Server("paged", page_size=1)
     server.add_skills(str(skills_dir))

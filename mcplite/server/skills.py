@@ -134,8 +134,7 @@ def load_skill(directory: str, path: str, *, max_files: int = rules.MAX_RESOURCE
         if total > max_total_size:
             raise ValueError(f"{directory}: the skill's files exceed {max_total_size} bytes in all "
                              "(the extension's limit per skill)")
-        with open(full, "rb") as file:
-            data = file.read(max_file_size + 1)
+        data = _read_regular(full, max_file_size)
         if len(data) > max_file_size:  # the file grew while we read it
             raise ValueError(f"{full}: over the limit of {max_file_size} bytes per file")
         loaded.append(SkillFile(f"{rules.SCHEME}{path}/{relative}", relative, data))
@@ -145,6 +144,17 @@ def load_skill(directory: str, path: str, *, max_files: int = rules.MAX_RESOURCE
         raise ValueError(f"{skill_md}: the frontmatter name {frontmatter['name']!r} differs from the skill's "
                          f"directory name {name!r} (the Agent Skills specification requires them equal)")
     return Skill(path, frontmatter, loaded)
+
+
+def _read_regular(path: str, limit: int) -> bytes:
+    """Up to ``limit + 1`` bytes of the regular file at ``path``, which `_walk` checked: opened without following
+    a link in its last component (``O_NOFOLLOW`` where the system has it) and checked again once open, so a file
+    swapped for a link or a device after the walk is refused rather than read."""
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0))
+    with os.fdopen(descriptor, "rb") as file:
+        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+            raise ValueError(f"{path}: not a regular file any more; refused")
+        return file.read(limit + 1)
 
 
 def _frontmatter(skill_md: str, data: bytes) -> Dict[str, Any]:
@@ -174,19 +184,20 @@ def _walk(directory: str, real_root: str) -> Iterable[Tuple[str, str]]:
                 if entry.name.startswith("."):
                     continue
                 relative = f"{relative_dir}{entry.name}"
+                path = entry.path
                 if entry.is_symlink():
-                    target = os.path.realpath(entry.path)
+                    target = path = os.path.realpath(entry.path)  # read through the checked target
                     if os.path.commonpath([real_root, target]) != real_root:
                         raise ValueError(f"{entry.path}: a symbolic link that leads out of the skill's directory "
                                          f"(to {target}); refused")
                     if os.path.isdir(target):
                         raise ValueError(f"{entry.path}: a symbolic link to a directory; links to directories "
                                          "are not followed (refused)")
-                mode = os.stat(entry.path).st_mode
+                mode = os.stat(path).st_mode
                 if stat.S_ISDIR(mode):
-                    pending.append((relative + "/", entry.path))
+                    pending.append((relative + "/", path))
                 elif stat.S_ISREG(mode):
-                    yield relative, entry.path
+                    yield relative, path
                 else:
                     raise ValueError(f"{entry.path}: neither a regular file nor a directory; refused")
 

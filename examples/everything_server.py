@@ -21,6 +21,7 @@ Try it from the command line:  python3 -m mcplite call add a=2 b=3 -- \
 import base64
 import io
 import json
+import os
 import threading
 import time
 import wave
@@ -536,6 +537,12 @@ def complete_arg1(value: str, arguments: Dict[str, str]) -> List[str]:
 def complete_template_id(value: str, arguments: Dict[str, str]) -> List[str]:
     """Suggest template ids that start with what the user typed so far."""
     return [id for id in ("1", "2", "3", "42", "123") if id.startswith(value)]
+
+
+# ---- skills -------------------------------------------------------------------------------------------
+# The skills extension (io.modelcontextprotocol/skills): examples/skills/ holds a skill with a supporting
+# file in a subdirectory, what the sep-2640-skills-* scenarios list, get, read back and walk.
+server.add_skills(os.path.join(os.path.dirname(os.path.abspath(__file__)), "skills"))
 
 
 if __name__ == "__main__":

@@ -51,6 +51,7 @@ from .errors import (
     ResponseLost,
     RPCError,
     SessionExpired,
+    SkillVerificationError,
     TransportError,
     VersionMismatch,
 )
@@ -73,6 +74,7 @@ __all__ = [
     "MCPError", "ProtocolError", "LocalProtocolError", "CapabilityError", "RemoteProtocolError",
     "VersionMismatch", "RPCError", "RemoteError", "ResourceNotFound", "ConnectionClosed", "ResponseLost",
     "RequestTimeout", "RequestCancelled", "TransportError", "HTTPError", "SessionExpired", "AuthError",
+    "SkillVerificationError",
 ]
 
 #: Lazily loaded name -> the module that defines it (a module itself when the name is a submodule).

@@ -4,6 +4,7 @@
                       [--protocol-version V] [--header K:V ...] [--auth] [--ask] [--root DIR ...]
                       [-e KEY=VAL ...] [--cwd DIR] COMMAND [ARGS] -- TARGET
     python -m mcplite listen [tools|prompts|resources|URI ...] -- TARGET
+    python -m mcplite skills list | get NAME_OR_URI [FILE] -- TARGET
     python -m mcplite serve FILE_OR_MODULE[:OBJECT] [--http HOST:PORT] [--stateless] [--json-response]
                             [--shutdown-grace S]
     python -m mcplite --version
@@ -61,6 +62,7 @@ from typing import IO, Any, Callable, Dict, List, NoReturn, Optional, Sequence, 
 
 from . import cli_format
 from .client import Client
+from .client.skills import resolve_relative
 from .errors import MCPError
 from .protocol.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION, MODERN_VERSIONS
 from .schema.validation import ValidationError, coerce_from_string
@@ -498,6 +500,31 @@ def _complete(client: Client, args: argparse.Namespace, reporter: StderrReporter
     return EXIT_OK
 
 
+def _skills(client: Client, args: argparse.Namespace, reporter: StderrReporter) -> int:
+    """``skills list``: the entries (no file is read); ``skills get NAME [FILE]``: the entry, and SKILL.md (or
+    FILE) read and verified against it (digest, size, frontmatter): a mismatch is an error, never printed."""
+    if args.action == "list":
+        if args.name is not None:
+            raise UsageError("skills list takes no NAME (skills get NAME shows one)")
+        _output(args, {"skills": client.list_skills()}, lambda value: cli_format.format_skills(value["skills"]))
+        return EXIT_OK
+    if args.name is None:
+        raise UsageError("skills get needs the skill's NAME or the URI of its SKILL.md")
+    entry = client.get_skill(args.name)
+    skill = client.load_skill(entry)
+    uri = skill.uri if args.file is None else resolve_relative(skill.entry, args.file)
+    data = skill.text.encode("utf-8") if args.file is None else skill.read(uri)
+    shown: Dict[str, Any] = {"skill": entry, "uri": uri}
+    try:
+        shown["text"] = data.decode("utf-8")
+    except UnicodeDecodeError:
+        import base64
+
+        shown["blob"] = base64.b64encode(data).decode("ascii")
+    _output(args, shown, cli_format.format_skill)
+    return EXIT_OK
+
+
 def _ping(client: Client, args: argparse.Namespace, reporter: StderrReporter) -> int:
     started = time.monotonic()
     client.ping()
@@ -558,7 +585,7 @@ def _handshake_listener(args: argparse.Namespace) -> Dict[str, Any]:
 
 COMMANDS: Dict[str, Command] = {
     "info": _info, "list": _list, "call": _call, "read": _read, "prompt": _prompt, "complete": _complete,
-    "ping": _ping, "listen": _listen,
+    "ping": _ping, "listen": _listen, "skills": _skills,
 }
 
 
@@ -849,6 +876,8 @@ _EXAMPLES = {
     "ping": "{prog} ping --config ~/.config/mcp.json --server weather",
     "listen": "{prog} listen -- http://127.0.0.1:8000/mcp\n"
               "  {prog} listen tools file:///etc/app.cfg -- python3 server.py",
+    "skills": "{prog} skills list -- python3 -m mcplite serve examples/everything_server.py\n"
+              "  {prog} skills get everything-server references/tools.md -- http://127.0.0.1:8000/mcp",
     "serve": "{prog} serve examples/everything_server.py --http 127.0.0.1:8000\n"
              "  {prog} serve mypackage.server:app",
 }
@@ -946,6 +975,12 @@ def build_parser(prog: str = "mcplite") -> argparse.ArgumentParser:
     listen.add_argument("what", nargs="*", metavar="tools|prompts|resources|URI",
                         help="the lists whose changes to print, and resources whose updates to print "
                              "(default: the three lists)")
+    skills = command("skills", "list the server's skills (skills extension), or get one: its entry and SKILL.md "
+                               "or another of its files, verified against the entry")
+    skills.add_argument("action", choices=["list", "get"])
+    skills.add_argument("name", nargs="?", metavar="NAME_OR_URI", help="get: the skill's name or SKILL.md URI")
+    skills.add_argument("file", nargs="?", metavar="FILE",
+                        help="get: the file to print, relative to the skill (default: SKILL.md)")
     serve = command("serve", "serve a Server object over stdio, or over HTTP with --http")
     serve.add_argument("target", metavar="FILE_OR_MODULE[:OBJECT]",
                        help="a .py file or a module name; OBJECT names the Server when there are several")

@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 __all__ = [
     "schema_type", "tool_signature", "format_tools", "format_prompts", "format_resources", "format_templates",
     "format_size", "format_block", "format_call_result", "format_read_result", "format_prompt_result",
-    "format_completion", "format_info", "format_notification", "format_list",
+    "format_completion", "format_info", "format_notification", "format_list", "format_skills", "format_skill",
 ]
 
 INDENT = "    "
@@ -197,6 +197,50 @@ def format_list(key: str, items: Sequence[Mapping[str, Any]]) -> str:
     formatter = {"tools": format_tools, "prompts": format_prompts, "resources": format_resources,
                  "resourceTemplates": format_templates}[key]
     return formatter(items)
+
+
+def _skill_files(entry: Mapping[str, Any]) -> str:
+    """``3 files, 1.2 KiB`` from an entry's resources, or ``dynamic`` (no manifest)."""
+    resources = entry.get("resources")
+    if not isinstance(resources, list):
+        return str(resources)
+    total = sum(item.get("size", 0) for item in resources
+                if isinstance(item, dict) and isinstance(item.get("size"), int))
+    return f"{len(resources)} file{'' if len(resources) == 1 else 's'}, {format_size(total)}"
+
+
+def format_skills(skills: Sequence[Mapping[str, Any]]) -> str:
+    """Each skill entry as ``name  uri  (N files, size)`` and its description below."""
+    lines: List[str] = []
+    for entry in skills:
+        frontmatter = entry.get("frontmatter") if isinstance(entry.get("frontmatter"), dict) else {}
+        assert isinstance(frontmatter, dict)
+        head = f"{frontmatter.get('name', '?')}  {entry.get('uri', '?')}  ({_skill_files(entry)})"
+        lines += _described(head, frontmatter.get("description"))
+    return _joined(lines, "no skills")
+
+
+def format_skill(value: Mapping[str, Any]) -> str:
+    """``skills get``: the entry (name, uri, description, every other frontmatter field, the files with their
+    sizes), a blank line, then the file read (verified) as text, or a summary of a binary one."""
+    entry = value.get("skill") if isinstance(value.get("skill"), dict) else {}
+    assert isinstance(entry, dict)
+    lines = format_skills([entry]).splitlines()
+    frontmatter = entry.get("frontmatter") if isinstance(entry.get("frontmatter"), dict) else {}
+    assert isinstance(frontmatter, dict)
+    for key, field in frontmatter.items():
+        if key not in ("name", "description"):
+            lines.append(f"{INDENT}{key}: {field if isinstance(field, str) else json.dumps(field)}")
+    resources = entry.get("resources")
+    for item in resources if isinstance(resources, list) else []:
+        if isinstance(item, dict):
+            size = item.get("size")
+            lines.append(f"{INDENT}- {item.get('uri')}" + (f" ({format_size(size)})" if isinstance(size, int) else ""))
+    if isinstance(value.get("text"), str):
+        lines += ["", value["text"].rstrip("\n")]
+    elif isinstance(value.get("blob"), str):
+        lines += ["", f"[{_contents_summary(value)}]"]
+    return "\n".join(lines)
 
 
 def _joined(lines: List[str], empty: str) -> str:

@@ -10,7 +10,9 @@ errors are the peer's. The tree::
     │   │   └── CapabilityError   the peer did not declare the capability this call needs
     │   └── RemoteProtocolError   ... by the peer: malformed JSON, an invalid envelope, a result that does
     │       │                       not match its schema
-    │       └── VersionMismatch   negotiation ended on a protocol revision we do not speak
+    │       ├── VersionMismatch   negotiation ended on a protocol revision we do not speak
+    │       └── SkillVerificationError  a skill file read does not match the entry that lists it
+    │                                   (digest, size, frontmatter, or a file the entry does not list)
     ├── RPCError                  a JSON-RPC error object (code, message, data). Raise it in a handler to
     │   │                           answer a request with exactly that error
     │   ├── RemoteError           the peer answered our request with a JSON-RPC error
@@ -41,7 +43,8 @@ __all__ = [
     "RESOURCE_NOT_FOUND", "URL_ELICITATION_REQUIRED", "HEADER_MISMATCH", "MISSING_REQUIRED_CLIENT_CAPABILITY",
     "UNSUPPORTED_PROTOCOL_VERSION", "CONNECTION_CLOSED", "REQUEST_TIMEOUT",
     "MCPError", "ProtocolError", "LocalProtocolError", "CapabilityError", "RemoteProtocolError",
-    "VersionMismatch", "RPCError", "RemoteError", "ResourceNotFound", "ConnectionClosed", "ResponseLost",
+    "VersionMismatch", "SkillVerificationError", "RPCError", "RemoteError", "ResourceNotFound", "ConnectionClosed",
+    "ResponseLost",
     "RequestTimeout", "RequestCancelled", "TransportError", "HTTPError", "SessionExpired", "AuthError",
 ]
 
@@ -89,6 +92,21 @@ class VersionMismatch(RemoteProtocolError):
         super().__init__(message)
         self.requested = requested
         self.offered = offered
+
+
+class SkillVerificationError(RemoteProtocolError):
+    """A skill file the server served does not match the skill entry the client holds (skills extension).
+
+    ``uri`` is the file; ``reason`` is "size", "digest", "frontmatter" (``SKILL.md``'s frontmatter differs
+    from the entry's, or cannot be read), "unlisted" (the entry does not list the file), "unreadable" (the
+    read returned no usable content) or "entry" (the entry itself is malformed or over the limits). The
+    content was not used: refresh the entry (`Client.get_skill`) to pick up a skill that changed.
+    """
+
+    def __init__(self, uri: str, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.uri = uri
+        self.reason = reason
 
 
 class RPCError(MCPError):

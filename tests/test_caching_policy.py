@@ -15,16 +15,25 @@ from mcplite.server.caching import CACHEABLE_METHODS, LIST_METHODS, CachePolicy
 
 LISTS = ["tools/list", "prompts/list", "resources/list", "resources/templates/list"]
 CACHEABLE = ["server/discover", *LISTS, "resources/read"]
+#: The skills extension's (ext-skills specification/stable/skills.mdx: ListSkillsResult and GetSkillResult
+#: extend CacheableResult); skills/list takes the lists' hints.
+SKILLS = ["skills/list", "skills/get"]
 NOT_CACHEABLE = ["initialize", "ping", "tools/call", "prompts/get", "completion/complete", "logging/setLevel",
                  "resources/subscribe", "subscriptions/listen", "notifications/initialized", "unknown/method", ""]
 
 
-def test_the_cacheable_methods_are_the_spec_s_six():
+def test_the_cacheable_methods_are_the_spec_s_six_and_the_skills_extension_s_two():
     assert set(LIST_METHODS) == set(LISTS)
-    assert CACHEABLE_METHODS == frozenset(CACHEABLE)
+    assert CACHEABLE_METHODS == frozenset(CACHEABLE + SKILLS)
 
 
-@pytest.mark.parametrize("method", CACHEABLE)
+def test_skills_list_takes_the_lists_hints_and_skills_get_the_defaults():
+    policy = CachePolicy(5, "private", list_ttl_ms=60_000, list_scope="public")
+    assert policy.hints("skills/list") == (60_000, "public")
+    assert policy.hints("skills/get") == (5, "private")
+
+
+@pytest.mark.parametrize("method", CACHEABLE + SKILLS)
 def test_defaults_are_zero_and_private_on_every_cacheable_method(method):
     assert CachePolicy().hints(method, "file:///a.txt") == (0, "private")
     assert CachePolicy().hints(method) == (0, "private")

@@ -1,14 +1,14 @@
 """The command line's human output (`mcplite.cli_format`), as tables: result dicts in, text out."""
 
 import base64
-from typing import Any, Dict
+from typing import Any, Dict, List
 
 import pytest
 
 from mcplite.cli_format import (
     format_block, format_call_result, format_completion, format_info, format_notification, format_prompt_result,
-    format_prompts, format_read_result, format_resources, format_size, format_templates, format_tools,
-    schema_type, tool_signature,
+    format_prompts, format_read_result, format_resources, format_size, format_skill, format_skills, format_templates,
+    format_tools, schema_type, tool_signature,
 )
 
 DEFS = {"place": {"type": "object", "properties": {"city": {"type": "string"}}}, "id": {"type": "integer"}}
@@ -146,3 +146,33 @@ def test_notifications_are_one_line() -> None:
     assert format_notification("notifications/tools/list_changed", {}) == "notifications/tools/list_changed"
     assert format_notification("notifications/resources/updated", {"uri": "a://b"}) == (
         'notifications/resources/updated {"uri":"a://b"}')
+
+
+# ---- skills ---------------------------------------------------------------------------------------------
+SKILL_ENTRY = {
+    "uri": "skill://pdf/SKILL.md", "frontmatter": {"name": "pdf", "description": "PDF work.", "license": "MIT",
+                                                   "metadata": {"v": "1"}},
+    "resources": [{"uri": "skill://pdf/SKILL.md", "digest": "sha256:" + "0" * 64, "size": 1000},
+                  {"uri": "skill://pdf/a.md", "digest": "sha256:" + "1" * 64, "size": 2000}],
+}
+
+
+@pytest.mark.parametrize("skills, expected", [
+    ([SKILL_ENTRY], "pdf  skill://pdf/SKILL.md  (2 files, 2.9 KiB)\n    PDF work."),
+    ([{**SKILL_ENTRY, "resources": "dynamic"}], "pdf  skill://pdf/SKILL.md  (dynamic)\n    PDF work."),
+    ([{**SKILL_ENTRY, "resources": SKILL_ENTRY["resources"][:1]}], "pdf  skill://pdf/SKILL.md  (1 file, 1000 B)\n"
+                                                                   "    PDF work."),
+    ([], "(no skills)"),
+])
+def test_skills_listing(skills: List[Dict[str, Any]], expected: str) -> None:
+    assert format_skills(skills) == expected
+
+
+def test_a_skill_with_its_fields_files_and_text() -> None:
+    text = format_skill({"skill": SKILL_ENTRY, "uri": "skill://pdf/SKILL.md", "text": "---\nname: pdf\n---\n\n"})
+    assert text.splitlines() == [
+        "pdf  skill://pdf/SKILL.md  (2 files, 2.9 KiB)", "    PDF work.", "    license: MIT",
+        '    metadata: {"v": "1"}', "    - skill://pdf/SKILL.md (1000 B)", "    - skill://pdf/a.md (2.0 KiB)", "",
+        "---", "name: pdf", "---"]
+    binary = format_skill({"skill": SKILL_ENTRY, "uri": "skill://pdf/a.bin", "blob": "AAEC"})
+    assert binary.endswith("\n\n[skill://pdf/a.bin, 3 B]")

@@ -259,6 +259,7 @@ PUBLIC_NAMES = {
     "MCPError", "ProtocolError", "LocalProtocolError", "CapabilityError", "RemoteProtocolError",
     "VersionMismatch", "RPCError", "RemoteError", "ResourceNotFound", "ConnectionClosed", "ResponseLost",
     "RequestTimeout", "RequestCancelled", "TransportError", "HTTPError", "SessionExpired", "AuthError",
+    "SkillVerificationError",
 }
 
 #: The documented import paths other than `mcplite` itself, and the module each one presents.

@@ -16,6 +16,7 @@ from .._sync import DEFAULT
 from ..errors import (
     HEADER_MISMATCH,
     UNSUPPORTED_PROTOCOL_VERSION,
+    CapabilityError,
     LocalProtocolError,
     RemoteError,
     RemoteProtocolError,
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from ..session.pending import ProgressCallback
     from .callbacks import ElicitationCallback, RootsSource, SamplingCallback
     from .listen import Listens, Subscription
+    from .skills import LoadedSkill
 
 __all__ = ["Client"]
 
@@ -628,6 +630,102 @@ class Client:
             return self._rounds(methods.PROMPTS_GET, params, timeout, None, input_required,  # type: ignore
                                 input_responses, request_state)
         return self.request(methods.PROMPTS_GET, params, timeout=timeout)  # type: ignore[return-value]
+
+    # ---- skills (the extension io.modelcontextprotocol/skills, SEP-2640; see client.skills) -------------
+    @property
+    def skills_extension(self) -> Optional[Dict[str, Any]]:
+        """The server's settings of the skills extension (``{}``, ``{"directoryRead": true}``), or None when
+        it does not declare the extension."""
+        from ..protocol.skills import EXTENSION
+
+        settings = (self.server_capabilities.get("extensions") or {}).get(EXTENSION)
+        return settings if isinstance(settings, dict) else None
+
+    def _need_skills(self, directory_read: bool = False) -> None:
+        settings = self.skills_extension
+        if settings is None:
+            raise CapabilityError("the server does not declare the skills extension (io.modelcontextprotocol/skills)")
+        if directory_read and settings.get("directoryRead") is not True:
+            raise CapabilityError("the server does not declare directoryRead: resources/directory/read is not "
+                                  "to be called")
+
+    def iter_skills(self, *, timeout: Any = DEFAULT) -> Iterator[t.Skill]:
+        """Every skill entry the server lists (``skills/list``), fetching pages as the iteration reaches them."""
+        self._need_skills()
+        return self._iterate("skills/list", "skills", timeout)
+
+    def list_skills(self, *, timeout: Any = DEFAULT) -> List[t.Skill]:
+        """Every skill entry the server lists (all pages): ``uri``, ``frontmatter``, ``resources``. No file is
+        read (the extension forbids fetching ahead of need). An empty listing does not prove the server has no
+        skills: a URI is enough to `get_skill` or `load_skill` one.
+
+        Raises `CapabilityError` when the server does not declare the extension.
+        """
+        return list(self.iter_skills(timeout=timeout))
+
+    def get_skill(self, skill: str, *, timeout: Any = DEFAULT) -> t.Skill:
+        """One skill's current entry (``skills/get``): ``skill`` is the URI of its ``SKILL.md``, or a name,
+        looked up in the listing (an error when several skills have it). No file is read.
+
+        Raises `CapabilityError` (no skills extension), `RemoteError` (-32602: no such skill served),
+        `LocalProtocolError` (a name no listed skill or several have).
+        """
+        self._need_skills()
+        uri = skill if "://" in skill else self._skill_uri(skill, timeout)
+        result = self.request("skills/get", {"uri": uri}, timeout=timeout)
+        entry = result.get("skill")
+        if not isinstance(entry, dict):
+            raise RemoteProtocolError(f"skills/get for {uri} returned no skill object")
+        return entry  # type: ignore[return-value]
+
+    def _skill_uri(self, name: str, timeout: Any) -> str:
+        from .skills import find_by_name
+
+        entry = find_by_name(self.list_skills(timeout=timeout), name)
+        if entry is None:
+            raise LocalProtocolError(f"the server lists no skill named {name!r}; give its URI")
+        return entry["uri"]
+
+    def load_skill(self, skill: Any, *, timeout: Any = DEFAULT) -> LoadedSkill:
+        """Load a skill: read its ``SKILL.md`` now and verify it against the entry (its size and SHA-256
+        digest, then its frontmatter field by field). ``skill`` is an entry (from `list_skills`), a URI or a
+        name (then `get_skill` fetches the current entry). Supporting files are read later, when asked, with
+        the returned `LoadedSkill`'s ``read``, and verified against the same entry.
+
+        Raises `SkillVerificationError` on any mismatch (the content is not used), `CapabilityError` when the
+        server does not declare the extension.
+        """
+        from .skills import load
+
+        entry: Any = skill if isinstance(skill, dict) else self.get_skill(skill, timeout=timeout)
+        return load(entry, lambda uri: self.read_skill_bytes(uri, timeout=timeout))
+
+    def read_skill_bytes(self, uri: str, *, timeout: Any = DEFAULT) -> bytes:
+        """The raw bytes of a skill file, read with ``resources/read`` and NOT verified: use `load_skill` (and
+        its ``read``), which check them against the skill's entry."""
+        from ..protocol.skills import contents_bytes
+
+        return contents_bytes(self.read_resource(uri, timeout=timeout).get("contents"), uri)
+
+    def read_directory(self, uri: str, *, timeout: Any = DEFAULT) -> List[t.Resource]:
+        """The direct children of a directory resource (``resources/directory/read``, all pages); a child
+        directory has ``mimeType`` ``inode/directory``. Only against a server that declares ``directoryRead``
+        (`CapabilityError` otherwise); a URI that is not a directory is answered -32602 (`RemoteError`).
+        A listing is a live view, not part of any skill entry: it grants no file to a loaded skill."""
+        self._need_skills(directory_read=True)
+        children: List[t.Resource] = []
+        cursor: Optional[str] = None
+        seen = set()
+        while True:
+            params: Dict[str, Any] = {"uri": uri, **({"cursor": cursor} if cursor is not None else {})}
+            page = self.request("resources/directory/read", params, timeout=timeout)
+            children.extend(page.get("resources") or [])
+            cursor = page.get("nextCursor")
+            if not cursor:
+                return children
+            if cursor in seen:
+                raise RemoteProtocolError(f"resources/directory/read: the server repeated cursor {cursor!r}")
+            seen.add(cursor)
 
     # ---- completion and logging -------------------------------------------------------------------------
     def complete(self, ref: Dict[str, Any], argument: str, value: str = "", *,

@@ -16,7 +16,8 @@ __all__ = [
     "Implementation", "Icon", "ClientCapabilities", "ServerCapabilities", "InitializeResult", "Annotations",
     "TextContent", "ImageContent", "AudioContent", "ResourceLink", "EmbeddedResource", "ContentBlock",
     "TextResourceContents", "BlobResourceContents", "Tool", "ToolAnnotations", "CallToolResult", "Resource",
-    "ResourceTemplate", "ReadResourceResult", "Prompt", "PromptArgument", "PromptMessage", "GetPromptResult",
+    "ResourceTemplate", "ReadResourceResult", "SkillResource", "Skill", "Prompt", "PromptArgument",
+    "PromptMessage", "GetPromptResult",
     "CompleteResult", "Root", "SamplingMessage", "CreateMessageResult", "ElicitResult", "LoggingLevel",
 ]
 __all__ += methods.__all__
@@ -226,6 +227,23 @@ class _ReadResourceResultRequired(TypedDict):
 
 class ReadResourceResult(_ReadResourceResultRequired, total=False):
     _meta: Dict[str, Any]
+
+
+# ---- skills (the extension io.modelcontextprotocol/skills, SEP-2640; see protocol.skills) -------------
+class SkillResource(TypedDict):
+    """One file of a skill: its resource URI, ``sha256:<hex>`` digest and size in bytes."""
+
+    uri: str
+    digest: str
+    size: int
+
+
+class Skill(TypedDict):
+    """A skill entry of ``skills/list`` and ``skills/get``; ``resources`` may also be the string "dynamic"."""
+
+    uri: str
+    frontmatter: Dict[str, Any]
+    resources: Union[List[SkillResource], str]
 
 
 # ---- prompts ------------------------------------------------------------------------------------------

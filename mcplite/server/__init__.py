@@ -182,10 +182,17 @@ class Server(Registry):
         """The `ServerCapabilities` this server declares.
 
         All of them, whatever is registered right now: tools, resources and prompts can be added while a
-        client is connected, and a capability cannot be declared after the handshake.
+        client is connected, and a capability cannot be declared after the handshake. The skills extension
+        (``extensions["io.modelcontextprotocol/skills"]``) is declared from the first `add_skills` on.
         """
-        return {"tools": {"listChanged": True}, "resources": {"subscribe": True, "listChanged": True},
-                "prompts": {"listChanged": True}, "logging": {}, "completions": {}}
+        capabilities: Dict[str, Any] = {
+            "tools": {"listChanged": True}, "resources": {"subscribe": True, "listChanged": True},
+            "prompts": {"listChanged": True}, "logging": {}, "completions": {}}
+        if self._skill_index is not None:  # the skills extension, declared once a skill was added
+            from ..protocol.skills import EXTENSION
+            capabilities.setdefault("extensions", {})[EXTENSION] = (
+                {"directoryRead": True} if self.skills_directory_read else {})
+        return capabilities
 
     def _initialize_result(self, params: Dict[str, Any]) -> Dict[str, Any]:
         result: Dict[str, Any] = {"capabilities": self.capabilities(), "serverInfo": self.info}
@@ -332,5 +339,19 @@ def _method_table() -> Dict[str, Handler]:
         methods.COMPLETE: handlers.complete,
         methods.LOGGING_SET_LEVEL: on_connection(subscriptions.set_level),
         methods.SUBSCRIPTIONS_LISTEN: listen.listen,
+        # the skills extension: its module loads with the first such request
+        "skills/list": _skills_handler("list_skills"),
+        "skills/get": _skills_handler("get_skill"),
+        "resources/directory/read": _skills_handler("read_directory"),
     }
     return _METHODS
+
+
+def _skills_handler(name: str) -> Handler:
+    """A handler of `server.skills` by name, imported on its first call (a server without skills never loads it)."""
+    def handle(server: Registry, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
+        from . import skills
+
+        result: Dict[str, Any] = getattr(skills, name)(server, connection, ctx)
+        return result
+    return handle

@@ -3,7 +3,8 @@
 Revision 2026-07-28 (SEP-2549, the spec's ``server/utilities/caching.mdx``) has a server state on every
 complete result of a cacheable method how long a client may reuse it (``ttlMs``, an integer of milliseconds,
 0 meaning "do not reuse") and for whom (``cacheScope``: ``"public"``, anyone; ``"private"``, only the same
-authorization context). The cacheable methods are ``server/discover``, the four lists and ``resources/read``.
+authorization context). The cacheable methods are ``server/discover``, the four lists and ``resources/read``,
+and the skills extension's ``skills/list`` and ``skills/get``.
 
 `CachePolicy` holds what a server was configured with and answers "which hints for this request": server
 defaults (``ttlMs`` 0, ``"private"``, which change nothing for a client), an override for the four lists, and
@@ -17,6 +18,7 @@ per-resource overrides are read through a function the registry supplies, so tha
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
 from ..protocol import methods
+from ..protocol.skills import SKILLS_GET, SKILLS_LIST
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
@@ -27,7 +29,8 @@ if TYPE_CHECKING:
     #: A resource URI (as read) -> the overrides of the resource or template that serves it (None: none).
     ResourceLookup = Callable[[str], Optional[ResourceHints]]
 
-__all__ = ["CachePolicy", "SCOPES", "DISCOVER", "LIST_METHODS", "CACHEABLE_METHODS", "check_ttl_ms", "check_scope"]
+__all__ = ["CachePolicy", "SCOPES", "DISCOVER", "LIST_METHODS", "SKILL_METHODS", "CACHEABLE_METHODS", "check_ttl_ms",
+           "check_scope"]
 
 #: The values of ``cacheScope``.
 SCOPES = ("public", "private")
@@ -36,8 +39,10 @@ SCOPES = ("public", "private")
 DISCOVER = methods.SERVER_DISCOVER
 #: The lists whose hints ``list_ttl_ms`` and ``list_scope`` set.
 LIST_METHODS = (methods.TOOLS_LIST, methods.PROMPTS_LIST, methods.RESOURCES_LIST, methods.RESOURCES_TEMPLATES_LIST)
+#: The skills extension's two methods (``skills/list`` takes the lists' hints, ``skills/get`` the defaults).
+SKILL_METHODS = (SKILLS_LIST, SKILLS_GET)
 #: Every method whose complete result carries the hints.
-CACHEABLE_METHODS = frozenset((DISCOVER, methods.RESOURCES_READ) + LIST_METHODS)
+CACHEABLE_METHODS = frozenset((DISCOVER, methods.RESOURCES_READ) + LIST_METHODS + SKILL_METHODS)
 
 
 def check_ttl_ms(value: object, what: str = "ttl_ms") -> int:
@@ -80,7 +85,8 @@ class CachePolicy:
         # Every cacheable method but resources/read answers from this table: one lookup per request.
         defaults = (self.ttl_ms, self.scope)
         lists = (self.list_ttl_ms, self.list_scope)
-        self._by_method: Dict[str, Tuple[int, str]] = {DISCOVER: defaults, **{m: lists for m in LIST_METHODS}}
+        self._by_method: Dict[str, Tuple[int, str]] = {DISCOVER: defaults, SKILLS_GET: defaults,
+                                                       **{m: lists for m in LIST_METHODS + (SKILLS_LIST,)}}
         self._resource_hints = resource_hints
 
     def __repr__(self) -> str:

@@ -181,7 +181,11 @@ def call_tool(server: Registry, connection: Connection, ctx: RequestContext) -> 
 
 # ---- resources ------------------------------------------------------------------------------------------
 def list_resources(server: Registry, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
-    return page("resources", [r.definition for r in server._resources.values()], ctx.params, server.page_size)
+    listed = [r.definition for r in server._resources.values()]
+    skills = server._skill_index
+    if skills is not None:  # each skill's SKILL.md, after the resources (its other files are not listed)
+        listed += [skills.skills[uri].resource() for uri in sorted(skills.skills)]
+    return page("resources", listed, ctx.params, server.page_size)
 
 
 def list_templates(server: Registry, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
@@ -208,6 +212,9 @@ def read_resource(server: Registry, connection: Connection, ctx: RequestContext)
         raise RPCError(INVALID_PARAMS, "Invalid params: uri must be a string")
     revision = ctx.revision
     assert revision is not None
+    skills = server._skill_index
+    if skills is not None and uri in skills.files:  # a file of a skill (the skills extension)
+        return {"contents": [skills.files[uri].contents()]}
     try:
         entry, variables = _find_resource(server, uri)
         try:

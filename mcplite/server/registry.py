@@ -1,4 +1,4 @@
-"""What a `Server` serves: tools, resources, prompts, completions and notification handlers, and their decorators.
+"""What a `Server` serves: tools, resources, prompts, completions, skills, notification handlers; the decorators.
 
 `Registry` is the registration half of `Server` (which inherits it): one typed catalog per kind, the
 decorators and ``add_*``/``remove_*`` methods that fill them, and the ``list_changed`` notification every
@@ -11,6 +11,7 @@ reference to the current dict and read it without a lock.
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
+import os
 import re
 import threading
 
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from ..schema.uritemplate import URITemplate
     from ..session import ServerSession
     from .caching import ResourceHints
+    from .skills import SkillIndex
     from .subscriptions import Connections
 
     F = TypeVar("F", bound=Callable[..., Any])
@@ -132,6 +134,11 @@ def _param_headers(tool: str, input_schema: Dict[str, Any]) -> Dict[Tuple[str, .
         raise ValueError(f"tool {tool!r}: invalid x-mcp-header annotation: {exc}") from None
 
 
+def _joined(prefix: str, path: str) -> str:
+    """A skill's path in the skill namespace: ``prefix/path`` (either may be empty), without stray slashes."""
+    return "/".join(part for part in (prefix.strip("/"), path.strip("/")) if part)
+
+
 def drop_none(**fields: Any) -> Dict[str, Any]:
     return {key: value for key, value in fields.items() if value is not None}
 
@@ -170,6 +177,12 @@ class Registry:
         #: notification but `notifications/cancelled` and the progress of the server's own requests (which
         #: the session consumes) reaches it, `notifications/initialized` included.
         self.notification_handlers: Dict[str, NotificationHandler] = {}
+        # The skills served (the skills extension, `skills`): None until the first add_skill(s), and then the
+        # extension is declared, even while no skill is left. Replaced whole under the lock, like the catalogs.
+        self._skill_index: Optional[SkillIndex] = None
+        #: Whether the skills extension declares ``directoryRead`` and serves ``resources/directory/read``
+        #: for the skill directories (set it before clients connect).
+        self.skills_directory_read = True
 
     # ---- tools ------------------------------------------------------------------------------------------
     if TYPE_CHECKING:  # the two ways to call it, for type checkers (at run time: the definition below)
@@ -314,6 +327,60 @@ class Registry:
             if entry.template is not None and entry.template.match(uri) is not None:
                 return entry.cache_hints
         return None
+
+    # ---- skills (the extension io.modelcontextprotocol/skills) -------------------------------------------
+    def add_skills(self, root: Union[str, os.PathLike[str]], *, prefix: str = "", max_files: Optional[int] = None,
+                   max_file_size: Optional[int] = None, max_total_size: Optional[int] = None) -> List[str]:
+        """Serve every skill under the directory ``root``: each directory below it that holds a ``SKILL.md``
+        (nested skills too), at ``skill://<prefix>/<its path under root>/SKILL.md``. Returns the URIs.
+
+        Each skill is read whole now and served from memory (see `server.skills`): the limits
+        (``max_files`` 512, ``max_file_size`` and ``max_total_size`` 16 MiB per skill) and the refusals
+        (links out of the skill, frontmatter that is not valid, a name that differs from the directory's)
+        raise `ValueError` before anything is served. Declares the skills extension in the capabilities.
+        """
+        from .skills import find_skills
+
+        skills = [self._load_skill(directory, _joined(prefix, path), max_files, max_file_size, max_total_size)
+                  for directory, path in find_skills(os.fspath(root))]
+        return self._serve_skills(skills)
+
+    def add_skill(self, directory: Union[str, os.PathLike[str]], *, prefix: str = "", max_files: Optional[int] = None,
+                  max_file_size: Optional[int] = None, max_total_size: Optional[int] = None) -> str:
+        """Serve the one skill in ``directory`` at ``skill://<prefix>/<its name>/SKILL.md``; returns that URI.
+        As `add_skills` otherwise."""
+        path = os.fspath(directory)
+        name = os.path.basename(os.path.normpath(path))
+        skill = self._load_skill(path, _joined(prefix, name), max_files, max_file_size, max_total_size)
+        return self._serve_skills([skill])[0]
+
+    def remove_skill(self, skill: str) -> None:
+        """Stop serving a skill, named by its ``SKILL.md`` URI, its path or its name; `KeyError` if none."""
+        with self._lock:
+            index = self._skill_index
+            if index is None:
+                raise KeyError(f"no skill {skill!r}")
+            self._skill_index = index.without(index.resolve(skill))
+        self._connections.publish({"method": methods.RESOURCES_LIST_CHANGED})
+
+    @staticmethod
+    def _load_skill(directory: str, path: str, max_files: Optional[int], max_file_size: Optional[int],
+                    max_total_size: Optional[int]) -> Any:
+        from .skills import load_skill
+
+        limits = drop_none(max_files=max_files, max_file_size=max_file_size, max_total_size=max_total_size)
+        return load_skill(directory, path, **limits)
+
+    def _serve_skills(self, skills: List[Any]) -> List[str]:
+        from .skills import SkillIndex
+
+        with self._lock:
+            index = self._skill_index or SkillIndex()
+            for skill in skills:
+                index = index.with_skill(skill)
+            self._skill_index = index
+        self._connections.publish({"method": methods.RESOURCES_LIST_CHANGED})
+        return [skill.uri for skill in skills]
 
     # ---- prompts ----------------------------------------------------------------------------------------
     if TYPE_CHECKING:

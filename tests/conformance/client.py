@@ -28,7 +28,7 @@ from typing import Any, Callable, Dict
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from mcplite import Client, MCPError  # noqa: E402
-from mcplite.errors import AuthError  # noqa: E402
+from mcplite.errors import AuthError, SkillVerificationError  # noqa: E402
 from mcplite.protocol.versions import LATEST_HANDSHAKE_VERSION  # noqa: E402
 from mcplite.oauth import (  # noqa: E402
     ClientCredentials, CrossAppAccess, HTTPRequest, JWTBearer, OAuth, send_with_http_client,
@@ -155,6 +155,35 @@ def schema_preservation(url: str, context: Dict[str, Any]) -> None:
         tools = {tool["name"]: tool for tool in client.list_tools()}
         schema = tools["json_schema_2020_12_tool"]["inputSchema"]
         client.call_tool("json_schema_echo", {"schema": schema}, raise_on_error=True)
+
+
+# ---- skills (the extension io.modelcontextprotocol/skills, SEP-2640) ----------------------------------
+
+@scenario("sep-2640-client-no-prefetch")
+def skills_listed(url: str, context: Dict[str, Any]) -> None:
+    """A host building its skill registry: the listing alone, no file read (none is loaded yet)."""
+    with Client(url, timeout=TIMEOUT, protocol_version=VERSION) as client:
+        for entry in client.list_skills():
+            print(f"listed {entry['frontmatter']['name']}: {entry['uri']}", file=sys.stderr)
+
+
+def load_every_skill(url: str, context: Dict[str, Any]) -> None:
+    """A host whose model loads each listed skill and then reads all its files. Each mock serves a SKILL.md
+    that does not match its entry (digest, size or frontmatter): the load must refuse it, and then nothing
+    more of that skill is read. A refusal is the expected outcome (reported on stderr, exit 0)."""
+    with Client(url, timeout=TIMEOUT, protocol_version=VERSION) as client:
+        for entry in client.list_skills():
+            try:
+                skill = client.load_skill(entry)
+            except SkillVerificationError as refused:
+                print(f"refused {entry['uri']} ({refused.reason}): {refused}", file=sys.stderr)
+                continue
+            for uri in skill.files[1:]:
+                skill.read(uri)
+
+
+for _name in ("sep-2640-client-verify-digest", "sep-2640-client-verify-size", "sep-2640-client-verify-frontmatter"):
+    scenario(_name)(load_every_skill)
 
 
 # ---- authorization ----------------------------------------------------------------------------------

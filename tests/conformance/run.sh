@@ -15,6 +15,8 @@
 #      wire, plus 13 not scored: the 10 tasks-* extension scenarios and the 3 pending ones below);
 #    - server-pending: the pending 2026-07-28 scenarios json-schema-2020-12, http-header-validation and
 #      http-custom-header-server-validation, one at a time at the 2026-07-28 wire.
+#    - server-skills: the skills extension's sep-2640-skills-{directory,enumeration,manifest}, one at a time
+#      (the harness runs an extension at the 2026-07-28 wire); judged, unlike the other extensions.
 #    The harness's exit code under --requirements counts FAILUREs of scored scenarios only (not-scored
 #    ones are listed as "These do not affect conformance"), so the requirement sets run whole.
 # 3. Client legs, with tests/conformance/client.py as the client (it pins each run to the revision the suite
@@ -25,10 +27,11 @@
 #      the same 7);
 #    - client-extra: the two 2025-03-26 fallbacks (backcompat), and resource-mismatch and the two
 #      offline-access scenarios at the 2025-11-25 wire (--force: the suite files them under 2026-07-28 only).
+#    - client-skills: the skills extension's four sep-2640-client-* scenarios, each at both wires (--force).
 #    Every client scenario is judged, extensions included, except any listed in UNJUDGED_CLIENT_SCENARIOS
 #    (extensions mcplite does not implement yet; none at present), reported apart.
-# 4. Prints the totals per leg (server-2025, server-2026, server-pending, client-2025, client-2026,
-#    client-extra). Exits non-zero on a server FAILURE (extension scenarios, which no requirement set
+# 4. Prints the totals per leg (server-2025, server-2026, server-pending, server-skills, client-2025,
+#    client-2026, client-extra, client-skills). Exits non-zero on a server FAILURE (extension scenarios, which no requirement set
 #    scores, are reported but not judged), on a client FAILURE or WARNING, on a leg that ran fewer
 #    scenarios than it should, or on a step that did not finish. Every step has a time limit; the whole run takes about a minute here
 #    (well under 10 minutes on 2 cores).
@@ -58,6 +61,11 @@ AUTH_FORCED_SCENARIOS=(auth/resource-mismatch auth/offline-access-scope auth/off
 UNJUDGED_CLIENT_SCENARIOS=""
 # How many scenarios each leg runs: fewer means a step broke off or the suite changed under us.
 EXPECTED_SCENARIOS="server-2025=33 server-2026=50 server-pending=3 client-2025=25 client-2026=39 client-extra=5"
+# The skills extension (issue 18): judged like a scored scenario, failures and warnings alike.
+SKILLS_SERVER_SCENARIOS=(sep-2640-skills-directory sep-2640-skills-enumeration sep-2640-skills-manifest)
+SKILLS_CLIENT_SCENARIOS=(sep-2640-client-no-prefetch sep-2640-client-verify-digest sep-2640-client-verify-size
+                         sep-2640-client-verify-frontmatter)
+EXPECTED_SCENARIOS="$EXPECTED_SCENARIOS server-skills=3 client-skills=8"
 
 install_suite() {
     if [ -x "$CONF/node_modules/.bin/conformance" ] && cmp -s "$HERE/package-lock.json" "$CONF/package-lock.json"; then
@@ -137,19 +145,30 @@ run_client_legs() {  # the harness exits non-zero for the unjudged extensions: `
         conformance_step "client-extra-${name//\//-}" 120 client --command "$CLIENT" --scenario "$name" \
             --spec-version 2025-11-25 --force -o "$RESULTS/client-extra" || true
     done
+    echo "== client-skills"
+    for version in 2025-11-25 2026-07-28; do
+        for name in "${SKILLS_CLIENT_SCENARIOS[@]}"; do
+            conformance_step "client-skills-$name-$version" 120 client --command "$CLIENT" --scenario "$name" \
+                --spec-version "$version" --force -o "$RESULTS/client-skills" || true
+            grep -E '^Total:' "$RESULTS/client-skills-$name-$version.log" || true
+        done
+    done
 }
 
 report() {  # each leg's totals over its checks.json files, with each failure and warning; non-zero if they fail us
     local extensions  # the server legs run the tasks-* extension scenarios too: they are reported, not judged
     extensions=$(conformance list | sed -n 's/^  - \(.*\) \[extension\]$/\1/p' | tr '\n' ' ')
-    "$PYTHON" - "$RESULTS" "$EXPECTED_SCENARIOS" "$extensions" "$UNJUDGED_CLIENT_SCENARIOS" <<'EOF'
+    "$PYTHON" - "$RESULTS" "$EXPECTED_SCENARIOS" "$extensions" "$UNJUDGED_CLIENT_SCENARIOS" \
+        "${SKILLS_SERVER_SCENARIOS[*]}" <<'EOF'
 import json, pathlib, re, sys
 results, expected, extensions = pathlib.Path(sys.argv[1]), sys.argv[2], set(sys.argv[3].split())
+extensions -= set(sys.argv[5].split())  # extensions mcplite implements are judged
 unjudged_client = set(sys.argv[4].split())
 expected = dict((leg, int(count)) for leg, count in (item.split("=") for item in expected.split()))
 LEGS = (("server-2025", {"FAILURE"}), ("server-2026", {"FAILURE"}), ("server-pending", {"FAILURE"}),
         ("client-2025", {"FAILURE", "WARNING"}), ("client-2026", {"FAILURE", "WARNING"}),
         ("client-extra", {"FAILURE", "WARNING"}))
+LEGS += (("server-skills", {"FAILURE", "WARNING"}), ("client-skills", {"FAILURE", "WARNING"}))
 TIMESTAMP = re.compile(r"-\d{4}-\d{2}-\d{2}T[\d-]+Z$")  # the harness names a scenario's directory NAME-<time>
 bad = False
 
@@ -200,6 +219,11 @@ run_suites() {
     run_server_leg server-2025 180 "--requirements 2025-11-25" || status=1
     run_server_leg server-2026 300 "--requirements 2026-07-28" || status=1
     run_server_leg server-pending 60 "${pending[@]}" || status=1
+    local skills=()
+    for name in "${SKILLS_SERVER_SCENARIOS[@]}"; do
+        skills+=("--scenario $name")
+    done
+    run_server_leg server-skills 60 "${skills[@]}" || status=1
     run_client_legs
     echo "== totals"
     report || status=1

@@ -7,7 +7,7 @@ from typing import Any, Dict, Optional
 
 import pytest
 
-from mcplite.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, RPCError
+from mcplite.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RPCError
 from mcplite.protocol import tasks as t
 
 NOW = 1_790_000_000.0
@@ -85,6 +85,8 @@ def test_an_ending_needs_its_payload_and_clears_the_questions() -> None:
         t.settle(fresh(), t.COMPLETED, now=NOW)
     with pytest.raises(t.TaskStateError):
         t.settle(fresh(), t.FAILED, now=NOW)
+    tool_error = t.settle(fresh(t.CORE), t.FAILED, now=NOW, result={"content": [], "isError": True})
+    assert tool_error.result == {"content": [], "isError": True} and tool_error.error is None
     with pytest.raises(t.TaskStateError):
         t.settle(fresh(), t.WORKING, now=NOW)
     asked = t.ask(fresh(), {"a": QUESTION}, now=NOW)
@@ -127,7 +129,7 @@ def test_a_required_task_tool_without_the_extension_is_missing_a_capability() ->
 @pytest.mark.parametrize("support, task_param, expected", [
     (t.FORBIDDEN, None, t.SYNC), (t.OPTIONAL, None, t.SYNC), (t.OPTIONAL, {}, t.CORE),
     (t.REQUIRED, {"ttl": 5}, t.CORE),
-    (t.FORBIDDEN, {}, METHOD_NOT_FOUND), (t.REQUIRED, None, INVALID_REQUEST), (t.OPTIONAL, 3, INVALID_PARAMS),
+    (t.FORBIDDEN, {}, METHOD_NOT_FOUND), (t.REQUIRED, None, METHOD_NOT_FOUND), (t.OPTIONAL, 3, INVALID_PARAMS),
 ])
 def test_core_modes(support: str, task_param: Any, expected: Any) -> None:
     if isinstance(expected, int):

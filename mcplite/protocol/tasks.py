@@ -29,7 +29,7 @@ from __future__ import annotations  # annotations are not evaluated at import: a
 
 import time
 
-from ..errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, RPCError
+from ..errors import INVALID_PARAMS, METHOD_NOT_FOUND, RPCError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
@@ -204,16 +204,19 @@ def answer(record: TaskRecord, responses: Mapping[str, Any], *, now: float) -> T
 def settle(record: TaskRecord, status: str, *, now: float, result: Optional[Dict[str, Any]] = None,
            error: Optional[Dict[str, Any]] = None, message: Optional[str] = None) -> TaskRecord:
     """The task ended: `COMPLETED` with ``result``, `FAILED` with ``error``, or `CANCELLED`. A task that
-    already ended keeps its first ending (a handler that finishes after a cancel does not undo it)."""
+    already ended keeps its first ending (a handler that finishes after a cancel does not undo it).
+
+    A 2025-11-25 task whose tool reported an error is `FAILED` with that ``result`` (``isError``: tasks.mdx,
+    "Task Status"); the extension calls the same outcome `COMPLETED` (SEP-2663)."""
     if status not in TERMINAL:
         raise TaskStateError(f"{status!r} is not an ending")
     if status == COMPLETED and result is None:
         raise TaskStateError("a completed task needs its result")
-    if status == FAILED and error is None:
-        raise TaskStateError("a failed task needs its error")
+    if status == FAILED and error is None and result is None:
+        raise TaskStateError("a failed task needs its error (or, 2025-11-25, the tool error's result)")
     if record.terminal:
         return record
-    return move(record, status, now=now, result=result if status == COMPLETED else None,
+    return move(record, status, now=now, result=result if status != CANCELLED else None,
                 error=error if status == FAILED else None, input_requests={}, input_responses={},
                 status_message=message if message is not None else record.status_message)
 
@@ -258,8 +261,8 @@ def execution_mode(support: str, *, modern: bool, extension: bool, core_tasks: b
 
     Raises:
         RPCError: 2026-07-28, a ``required`` tool and no extension: ``-32021`` naming it (SEP-2663).
-            2025-11-25: a ``task`` param for a ``forbidden`` tool, or none for a ``required`` one
-            (tasks.mdx, "Tool-Level Negotiation"); a ``task`` param that is not an object: ``-32602``.
+            2025-11-25: ``-32601`` for a ``task`` param to a ``forbidden`` tool, or none to a ``required``
+            one (tasks.mdx, "Tool-Level Negotiation"); ``-32602`` for a ``task`` param that is not an object.
     """
     if modern:
         # The extension has no per-request opt-in: a v1 ``task`` param is tolerated and means nothing.
@@ -276,7 +279,8 @@ def execution_mode(support: str, *, modern: bool, extension: bool, core_tasks: b
         return SYNC  # a revision without tasks: the tool runs as an ordinary call
     if task_param is None:
         if support == REQUIRED:
-            raise RPCError(INVALID_REQUEST, "Invalid request: this tool must be called as a task (task param)")
+            # -32601 by the tool-level rule (a MUST), not the -32600 the error section allows for a method.
+            raise RPCError(METHOD_NOT_FOUND, "This tool must be called as a task (task param)")
         return SYNC
     if not isinstance(task_param, dict):
         raise RPCError(INVALID_PARAMS, "Invalid params: task must be an object")

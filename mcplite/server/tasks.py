@@ -71,11 +71,13 @@ class _Live:
     """What this process knows of a task it runs: the cancel flag its `Context` shows, and the condition its
     parked handler (and ``tasks/result``) waits on, notified on every change this process makes to the task."""
 
-    __slots__ = ("cancelled", "changed")
+    __slots__ = ("cancelled", "changed", "on_change")
 
-    def __init__(self) -> None:
+    def __init__(self, on_change: Optional[Callable[[states.TaskRecord], None]] = None) -> None:
         self.cancelled = LazyEvent()
         self.changed = threading.Condition()
+        #: Called with the new record after each change (a 2025-11-25 task's status notification), or None.
+        self.on_change = on_change
 
     def notify(self) -> None:
         with self.changed:
@@ -131,7 +133,7 @@ class TaskManager:
             self.store.create(record, now)
         except TaskLimitError as exc:
             raise RPCError(INTERNAL_ERROR, f"Internal error: cannot create a task: {exc}") from None
-        live = _Live()
+        live = _Live(_status_notifier(connection) if form == states.CORE else None)
         with self._lock:
             self._live[record.task_id] = live
             if self._pool is None:
@@ -154,9 +156,12 @@ class TaskManager:
             ended = self._outcome(server, connection, ctx, tool, kwargs, record, live, round)
             if ended is not None:
                 status, payload = ended
+                if status == states.COMPLETED and payload.get("isError") and record.form == states.CORE:
+                    status = states.FAILED  # 2025-11-25 calls a tool error "failed" (keeping the result)
+                is_error = status == states.FAILED and "code" in payload
                 self._change(task_id, lambda r: states.settle(
-                    r, status, now=self.clock(), result=payload if status == states.COMPLETED else None,
-                    error=payload if status == states.FAILED else None))
+                    r, status, now=self.clock(), result=None if is_error else payload,
+                    error=payload if is_error else None))
         except BaseException:  # the pool would swallow it: log, and end the task rather than leave it working
             log.warning("task %s of tool %s failed", task_id, record.tool, exc_info=True)
             self._change(task_id, lambda r: states.settle(
@@ -210,10 +215,19 @@ class TaskManager:
     def _change(self, task_id: str, change: Callable[[states.TaskRecord], states.TaskRecord]
                 ) -> Optional[states.TaskRecord]:
         """Apply ``change`` in the store and wake whoever in this process waits on the task."""
-        record = self.store.update(task_id, change, self.clock())
+        before: List[str] = []
+
+        def changing(record: states.TaskRecord) -> states.TaskRecord:
+            before.append(record.status)
+            return change(record)
+
+        record = self.store.update(task_id, changing, self.clock())
         with self._lock:
             live = self._live.get(task_id)
         if live is not None:
+            # The notification first: a client then hears "completed" before the tasks/result it wakes.
+            if live.on_change is not None and record is not None and before and record.status != before[-1]:
+                live.on_change(record)
             live.notify()
         return record
 
@@ -414,6 +428,25 @@ class TaskContext(Context):
         return answers
 
 
+def _status_notifier(connection: Connection) -> Callable[[states.TaskRecord], None]:
+    """Tells a 2025-11-25 client of each change of its task's status (``notifications/tasks/status``, a MAY),
+    while its connection lasts."""
+    session = connection.session
+
+    def notify(record: states.TaskRecord) -> None:
+        if session.closed.is_set():
+            return
+        try:
+            session.notify(STATUS_NOTIFICATION, states.core_task(record))
+        except Exception:  # the client went away meanwhile: it polls, or it is gone
+            pass
+    return notify
+
+
+#: 2025-11-25: a task's status changed.
+STATUS_NOTIFICATION = "notifications/tasks/status"
+
+
 def _principal(server: Registry, ctx: RequestContext) -> Optional[str]:
     """Who owns a task made by this request: the principal `Server.bind_principal` finds in its auth."""
     info: Any = server
@@ -493,7 +526,7 @@ def tasks_result(server: Registry, connection: Connection, ctx: RequestContext) 
     _core_gate(ctx)
     record = _manager(server).wait_ended(_task_id(ctx), _principal(server, ctx), RESULT_WAIT_SECONDS)
     meta = {states.RELATED_TASK_KEY: {"taskId": record.task_id}}
-    if record.status == states.COMPLETED and record.result is not None:
+    if record.status in (states.COMPLETED, states.FAILED) and record.result is not None:  # a tool error too
         result = dict(record.result)
         result["_meta"] = {**(result.get("_meta") or {}), **meta}
         return result

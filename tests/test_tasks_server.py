@@ -380,3 +380,22 @@ def test_older_revisions_run_task_tools_directly() -> None:
         assert peer.request(3, "tasks/get", {"taskId": "x"})["error"]["code"] == -32601
     finally:
         session.close()
+
+
+def test_with_sqlite_a_task_outlives_the_server_process(tmp_path: Any) -> None:
+    path = str(tmp_path / "tasks.db")
+    first = Stdio(path)
+    try:
+        task_id = created(call(first, "quick", {"n": 7}))
+        assert poll(first, task_id, ended)["status"] == "completed"
+        running = created(call(first, "sleepy", {"seconds": WAIT}))
+    finally:
+        first.process.kill()  # no goodbye: the process just ends
+        first.close()
+    second = Stdio(path)
+    try:
+        assert get(second, task_id)["result"]["structuredContent"] == {"result": 7}
+        orphan = get(second, running)  # its process is gone: an answer, not "working" until the TTL
+        assert orphan["status"] == "failed" and "process running this task ended" in orphan["error"]["message"]
+    finally:
+        second.close()

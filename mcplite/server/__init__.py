@@ -259,7 +259,10 @@ class Server(Registry):
         use_stderr_by_default()
         if http is not None:
             from ..transports.http_server.stdlib import serve  # the HTTP server is only imported by those who use it
-            serve(self, http, **options)
+            try:
+                serve(self, http, **options)
+            finally:
+                self.close_tasks()
             return
         self.serve_stdio()
 
@@ -280,6 +283,15 @@ class Server(Registry):
             pass
         finally:
             session.close()
+            self.close_tasks()
+
+    def close_tasks(self) -> None:
+        """Cancel the tasks this process runs (their handlers see ``ctx.cancelled``) and stop the task pool.
+
+        `run` and `serve_stdio` call it on the way out; a process that exits waits for the task handlers still
+        running, so a handler should honour ``ctx.cancelled``. The tasks themselves stay in the store."""
+        if self._tasks is not None:
+            self._tasks.close()
 
     # ---- method table -----------------------------------------------------------------------------------
     def _handle(self, connection: Connection, ctx: RequestContext) -> Union[Dict[str, Any], Deferred]:

@@ -320,7 +320,14 @@ class TaskContext(Context):
 
     @property
     def is_cancelled(self) -> bool:
-        return self._live.cancelled.is_set()
+        """Whether the task was cancelled: here, or through another process sharing the store (read from it)."""
+        if self._live.cancelled.is_set():
+            return True
+        record = self._manager.store.get(self._task.task_id, self._manager.clock())
+        if record is None or record.status == states.CANCELLED:
+            self._live.cancelled.set()
+            return True
+        return False
 
     @property
     def _core(self) -> bool:

@@ -144,8 +144,10 @@ def discover(server: Registry, connection: Connection, ctx: RequestContext) -> D
     """
     info: Any = server
     capabilities = info.capabilities()
-    # The tasks extension (SEP-2663) is declared here, never as 2025-11-25's ``tasks`` capability.
-    capabilities["extensions"] = {**capabilities.get("extensions", {}), TASKS_EXTENSION: {}}
+    # The tasks extension (SEP-2663) is declared here, never as 2025-11-25's ``tasks`` capability; like that
+    # one, only by a server with a tool that may run as a task.
+    if any(tool.task_support != "forbidden" for tool in server._tools.values()):
+        capabilities["extensions"] = {**capabilities.get("extensions", {}), TASKS_EXTENSION: {}}
     result: Dict[str, Any] = {"supportedVersions": [v for v in info.supported_versions if revision(v).era == MODERN],
                               "capabilities": capabilities}
     if info.instructions:

@@ -17,7 +17,6 @@ from .._log import log
 from .._sync import DEFAULT
 from ..errors import (
     HEADER_MISMATCH,
-    METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
     LocalProtocolError,
@@ -421,7 +420,8 @@ class Client:
 
         ``task=True`` runs the call as a task where the server can (`start_task`) and waits for its result;
         a tool the server only runs as a task (``-32021`` naming the tasks extension on 2026-07-28, a tool
-        listed ``taskSupport: "required"`` on 2025-11-25) is called that way without being asked.
+        listed ``taskSupport: "required"`` by a 2025-11-25 server that declares task support: the tools are
+        listed once to know) is called that way without being asked.
 
         A tool that fails returns a result with ``isError: true``; ``raise_on_error=True`` raises
         `RemoteError` instead. When the tool declares an ``outputSchema``, ``structuredContent`` is checked
@@ -447,15 +447,12 @@ class Client:
             if input_responses is not None or request_state is not None:
                 raise LocalProtocolError("input_responses and request_state belong to 2026-07-28; this session "
                                          f"speaks {self.protocol_version}")
-            try:
-                return self.finish_tool_call(name, self.start_tool_call(name, arguments, progress=progress,
-                                                                        meta=meta),
-                                             timeout=timeout, raise_on_error=raise_on_error)
-            except RemoteError as refusal:
-                if refusal.code != METHOD_NOT_FOUND or not self._core_tasks() or \
-                        self._task_support(name, timeout) != "required":
-                    raise
+            # A server with tasks lists which tools take them; one that must be a task is called as one (the
+            # tools are listed once to know: only servers that declare task support pay for it).
+            if self._core_tasks() and self._task_support(name, timeout) == "required":
                 return self._as_task(name, arguments, timeout, meta, raise_on_error)
+            return self.finish_tool_call(name, self.start_tool_call(name, arguments, progress=progress, meta=meta),
+                                         timeout=timeout, raise_on_error=raise_on_error)
         params: Dict[str, Any] = {"name": name, "arguments": arguments or {}}
         if meta:
             params["_meta"] = meta
@@ -526,7 +523,10 @@ class Client:
                      result: Optional[Dict[str, Any]] = None) -> Task:
         from .tasks import Task
 
-        handle = Task(name, form, info, send=lambda method, params: self.request(method, params, timeout=timeout),
+        def send(method: str, params: Dict[str, Any], wait: Optional[float]) -> Dict[str, Any]:
+            return self.request(method, params, timeout=timeout if wait is None else wait)
+
+        handle = Task(name, form, info, send=send,
                       answer=self._callbacks.answer_input_request, capabilities=self.capabilities, result=result)
         if handle.task_id is not None:
             self._task_handles[handle.task_id] = handle

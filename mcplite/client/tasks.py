@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 
     from ..protocol import types as t
 
-    #: Sends one request: ``(method, params) -> result`` (the client's, with its timeout).
-    Send = Callable[[str, Dict[str, Any]], Dict[str, Any]]
+    #: Sends one request: ``(method, params, timeout) -> result`` (the client's; timeout None: the client's).
+    Send = Callable[[str, Dict[str, Any], Optional[float]], Dict[str, Any]]
     #: Answers one question: ``(method, params) -> result`` (the client's callbacks).
     Answer = Callable[[str, Dict[str, Any]], Dict[str, Any]]
 
@@ -118,7 +118,7 @@ class Task:
     def _request(self, method: str, params: Dict[str, Any]) -> Dict[str, Any]:
         if self.form == EXTENSION:
             params = with_extension(params, self._capabilities())
-        return self._send(method, params)
+        return self._send(method, params, None)
 
     def _refresh(self) -> Dict[str, Any]:
         info = self._request("tasks/get", {"taskId": self.task_id})
@@ -153,6 +153,14 @@ class Task:
                 return status
             if status == INPUT_REQUIRED and self.form == EXTENSION:
                 self._answer_questions()
+                continue
+            if status == INPUT_REQUIRED and self.form == CORE and self._result is None:
+                # 2025-11-25: the requestor SHOULD call tasks/result now; a server may hold its questions until
+                # then (they come as requests, answered by the callbacks), and it answers once the task ended.
+                try:
+                    self._fetch_core_result(None if deadline is None else max(0.0, deadline - time.monotonic()))
+                except RemoteError:
+                    pass  # the task failed: the next tasks/get says so, and result() raises the error
                 continue
             pause = self.poll_interval
             if deadline is not None:
@@ -191,13 +199,9 @@ class Task:
         if status == CANCELLED:
             raise RequestCancelled(f"task {self.task_id} of {self.name} was cancelled")
         if self.form == CORE:  # the outcome comes from tasks/result, a result or the error itself
-            result = dict(self._send("tasks/result", {"taskId": self.task_id}))
-            meta = {key: value for key, value in (result.pop("_meta", None) or {}).items() if key != RELATED_TASK_KEY}
-            if meta:
-                result["_meta"] = meta
             with self._lock:
-                self._result = result
-            return result  # type: ignore[return-value]
+                fetched = self._result
+            return (fetched if fetched is not None else self._fetch_core_result(timeout))  # type: ignore[return-value]
         if status == FAILED:
             error = self.info.get("error") or {}
             raise RemoteError(int(error.get("code", INTERNAL_ERROR)), str(error.get("message", "task failed")),
@@ -207,6 +211,17 @@ class Task:
         if inlined is None:
             raise RemoteProtocolError(f"task {self.task_id} completed without a result")
         return inlined
+
+    def _fetch_core_result(self, timeout: Optional[float]) -> Dict[str, Any]:
+        """2025-11-25 ``tasks/result``: blocks on the server until the task ends (at most ``timeout`` s); its
+        result (kept), or its error raised as `RemoteError`."""
+        result = dict(self._send("tasks/result", {"taskId": self.task_id}, TASK_WAIT if timeout is None else timeout))
+        meta = {key: value for key, value in (result.pop("_meta", None) or {}).items() if key != RELATED_TASK_KEY}
+        if meta:
+            result["_meta"] = meta
+        with self._lock:
+            self._result = result
+        return result
 
     def cancel(self) -> None:
         """Ask the server to cancel the task (``tasks/cancel``); a task that already ended is left as it is."""

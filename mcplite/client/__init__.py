@@ -474,7 +474,8 @@ class Client:
 
     # ---- tasks ----------------------------------------------------------------------------------------------
     def start_task(self, name: str, arguments: Optional[Dict[str, Any]] = None, *, ttl_ms: Optional[int] = None,
-                   timeout: Any = DEFAULT, meta: Optional[Dict[str, Any]] = None) -> Task:
+                   timeout: Any = DEFAULT, meta: Optional[Dict[str, Any]] = None,
+                   progress: Optional[ProgressCallback] = None) -> Task:
         """Call a tool as a task: returns a `client.tasks.Task` handle at once (``status()``, ``wait()``,
         ``result()``, ``cancel()``, ``progress``), while the server runs the call.
 
@@ -484,7 +485,8 @@ class Client:
         On 2025-11-25 the call asks for a task (``task: {ttl}``; ``ttl_ms`` is a wish the server may lower)
         when the server declares task support and lists the tool as taking tasks (the tools are listed once
         if they were not); otherwise, and on older revisions, the tool is called directly. ``timeout`` holds
-        for each request; waiting for the task is `Task.wait`'s.
+        for each request; waiting for the task is `Task.wait`'s. ``progress`` hears the progress the call
+        reports while it is answered directly (a task's progress is `Task.progress`, read at each poll).
         """
         from .tasks import CORE, DIRECT, EXTENSION, with_extension
 
@@ -492,15 +494,15 @@ class Client:
         if meta:
             params["_meta"] = dict(meta)
         if self.session.modern:
-            result = self._rounds(methods.TOOLS_CALL, with_extension(params, self.capabilities()), timeout, None,
-                                  "answer", None, None, final=("complete", "task"))
+            result = self._rounds(methods.TOOLS_CALL, with_extension(params, self.capabilities()), timeout,
+                                  progress, "answer", None, None, final=("complete", "task"))
             if result.get("resultType") == "task":
                 return self._task_handle(name, EXTENSION, result, timeout)
             return self._task_handle(name, DIRECT, {"status": "completed"}, timeout, result)
         # 2025-11-25: only a tool listed as taking tasks may be asked for one (tasks.mdx, "Tool-Level Negotiation").
         if self._core_tasks() and self._task_support(name, timeout) in ("optional", "required"):
             params["task"] = {} if ttl_ms is None else {"ttl": ttl_ms}
-            answer = self.request(methods.TOOLS_CALL, params, timeout=timeout)
+            answer = self.request(methods.TOOLS_CALL, params, timeout=timeout, progress=progress)
             created = answer.get("task")
             if isinstance(created, dict) and isinstance(created.get("taskId"), str):
                 return self._task_handle(name, CORE, created, timeout)
@@ -508,7 +510,7 @@ class Client:
                 raise RemoteProtocolError(f"tools/call as a task answered neither a task nor a result: {answer!r}")
             return self._task_handle(name, DIRECT, {"status": "completed"}, timeout, answer)
         return self._task_handle(name, DIRECT, {"status": "completed"}, timeout,
-                                 dict(self.call_tool(name, arguments, timeout=timeout, meta=meta)))
+                                 dict(self.call_tool(name, arguments, timeout=timeout, meta=meta, progress=progress)))
 
     def task(self, task_id: str, *, timeout: Any = DEFAULT) -> Task:
         """A handle for a task started earlier (by this client, another one, or before a restart): its state

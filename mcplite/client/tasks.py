@@ -140,15 +140,18 @@ class Task:
                 self._info = {**self._info, **params}
             self._wake.set()
 
-    def wait(self, timeout: Optional[float] = TASK_WAIT) -> str:
+    def wait(self, timeout: Optional[float] = TASK_WAIT, *, on_poll: Optional[Callable[[Task], None]] = None) -> str:
         """Poll until the task ends; returns its final status ("completed", "failed" or "cancelled").
 
         Questions the task asks (2026-07-28, ``input_required``) are answered with the client's callbacks
-        on the way. Raises `RequestTimeout` when ``timeout`` seconds pass first (the task goes on: wait
-        again, or `cancel` it)."""
+        on the way. ``on_poll`` is called with the task after each poll (to show its status and progress).
+        Raises `RequestTimeout` when ``timeout`` seconds pass first (the task goes on: wait again, or
+        `cancel` it)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             status = self.status()
+            if on_poll is not None:
+                on_poll(self)
             if status in TERMINAL:
                 return status
             if status == INPUT_REQUIRED and self.form == EXTENSION:

@@ -399,3 +399,38 @@ def test_with_sqlite_a_task_outlives_the_server_process(tmp_path: Any) -> None:
         assert orphan["status"] == "failed" and "process running this task ended" in orphan["error"]["message"]
     finally:
         second.close()
+
+
+def test_a_task_cancelled_while_queued_for_a_thread_ends_cancelled() -> None:
+    server = tasks_server.build(task_workers=1)
+    wire = Memory(server)
+    try:
+        busy = created(call(wire, "sleepy", {"seconds": WAIT}))
+        poll(wire, busy, lambda task: "statusMessage" in task)  # the only thread is taken
+        queued = created(call(wire, "sleepy", {"seconds": WAIT}))
+        assert get(wire, queued)["status"] == "working" and "statusMessage" not in get(wire, queued)
+        result(wire("tasks/cancel", {"taskId": queued}, TASKS))
+        result(wire("tasks/cancel", {"taskId": busy}, TASKS))
+        wait_until(lambda: server.tasks.running() == 0)
+        final = get(wire, queued)
+        assert final["status"] == "cancelled" and "statusMessage" in final  # the cancel's, not the handler's
+        assert final["statusMessage"] == "Cancelled by the client"
+    finally:
+        wire.close()
+
+
+def test_a_task_belongs_to_the_principal_that_created_it() -> None:
+    who = ["ann"]
+    server = tasks_server.build(bind_principal=lambda auth: who[0])
+    wire = Memory(server)
+    try:
+        task_id = created(call(wire, "quick", {"n": 1}))
+        assert get(wire, task_id)["taskId"] == task_id
+        who[0] = "bob"
+        for method in ("tasks/get", "tasks/cancel"):
+            assert wire(method, {"taskId": task_id}, TASKS)["error"]["code"] == -32602
+        assert wire("tasks/update", {"taskId": task_id, "inputResponses": {}}, TASKS)["error"]["code"] == -32602
+        who[0] = "ann"
+        assert poll(wire, task_id, ended)["status"] == "completed"
+    finally:
+        wire.close()

@@ -297,7 +297,7 @@ class TaskManager:
             live.cancelled.set()
             live.notify()
         if pool is not None:
-            pool.shutdown(wait=False)
+            pool.shutdown(wait=False, cancel_futures=True)  # queued tasks never start; running ones were told
 
 
 class TaskContext(Context):

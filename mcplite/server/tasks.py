@@ -31,7 +31,7 @@ import time
 import uuid
 
 from .._log import log
-from .._sync import LazyEvent
+from .._sync import DaemonPool, LazyEvent
 from ..errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, RemoteError, RPCError
 from ..protocol import tasks as states
 from ..protocol.envelope import missing_capabilities_error
@@ -43,7 +43,6 @@ from .task_store import MemoryTaskStore, TaskLimitError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
-    from concurrent.futures import ThreadPoolExecutor
     from typing import Any, Callable, Dict, List, Mapping, Optional
 
     from ..protocol.replay import InputRequest
@@ -113,7 +112,8 @@ class TaskManager:
         # Guards _live and the making of _pool.
         self._lock = threading.Lock()
         self._live: Dict[str, _Live] = {}
-        self._pool: Optional[ThreadPoolExecutor] = None
+        # Daemon threads (as the session's handlers): a handler that ignores its cancel cannot hold up exit.
+        self._pool: Optional[DaemonPool] = None
 
     # ---- running a tool as a task ------------------------------------------------------------------------
     def start(self, server: Registry, connection: Connection, ctx: RequestContext, tool: ToolEntry,
@@ -137,11 +137,12 @@ class TaskManager:
         with self._lock:
             self._live[record.task_id] = live
             if self._pool is None:
-                from concurrent.futures import ThreadPoolExecutor
-
-                self._pool = ThreadPoolExecutor(self.max_workers, thread_name_prefix="mcplite-task")
+                self._pool = DaemonPool(self.max_workers, "mcplite-task")
             pool = self._pool
-        pool.submit(self._run, server, connection, ctx, tool, kwargs, record, live, answers)
+        if not pool.submit(self._run, server, connection, ctx, tool, kwargs, record, live, answers):
+            self._change(record.task_id, lambda r: states.settle(  # the server is shutting down
+                r, states.FAILED, now=self.clock(), error={"code": INTERNAL_ERROR, "message": "Internal error: "
+                                                           "the server is shutting down"}))
         return record
 
     def _run(self, server: Registry, connection: Connection, ctx: RequestContext, tool: ToolEntry,
@@ -297,7 +298,7 @@ class TaskManager:
             live.cancelled.set()
             live.notify()
         if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)  # queued tasks never start; running ones were told
+            pool.shutdown()  # queued tasks see their cancel flag and end at once; running ones were told
 
 
 class TaskContext(Context):

@@ -31,10 +31,9 @@
 #    yet (UNJUDGED_CLIENT_SCENARIOS: auth/dpop, auth/dpop-nonce, auth/wif-jwt-bearer), reported apart.
 # 4. Prints the totals per leg (server-2025, server-2026, server-pending, client-2025, client-2026,
 #    client-extra). Exits non-zero on a server FAILURE (the tasks-* extension scenarios included), on a
-#    client FAILURE or WARNING, on a leg that ran fewer
-#    scenarios than it should, or on a step that did not finish. Server extension scenarios other than tasks-*
-#    (none run today) are reported but not judged. Every step has a time limit; the whole run takes about a minute here
-#    (well under 10 minutes on 2 cores).
+#    client FAILURE or WARNING, on a leg that ran fewer scenarios than it should, or on a step that did not
+#    finish. Server extension scenarios other than tasks-* (none run today) are reported but not judged.
+#    Every step has a time limit; the whole run takes about a minute here (well under 10 minutes on 2 cores).
 #
 # When it can (as root, with unshare), steps 2-4 run in a private network namespace with only loopback up,
 # so nothing the suite's mock servers listen on is reachable from outside; otherwise on plain loopback.
@@ -144,7 +143,8 @@ run_client_legs() {  # the harness exits non-zero for the unjudged extensions: `
 
 report() {  # each leg's totals over its checks.json files, with each failure and warning; non-zero if they fail us
     local extensions  # server extension scenarios are reported, not judged, except the tasks-* ones (judged)
-    extensions=$(conformance list | sed -n 's/^  - \(.*\) \[extension\]$/\1/p' | { grep -v '^tasks-' || true; } | tr '\n' ' ')
+    extensions=$(conformance list | sed -n 's/^  - \(.*\) \[extension\]$/\1/p' | { grep -v '^tasks-' || true; } \
+        | tr '\n' ' ')
     "$PYTHON" - "$RESULTS" "$EXPECTED_SCENARIOS" "$extensions" "$UNJUDGED_CLIENT_SCENARIOS" <<'EOF'
 import json, pathlib, re, sys
 results, expected, extensions = pathlib.Path(sys.argv[1]), sys.argv[2], set(sys.argv[3].split())

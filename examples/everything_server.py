@@ -454,6 +454,73 @@ def test_input_required_result_tampered_state(ctx: Context) -> str:
     return f"Confirmed: {answer['action'] == 'accept' and bool((answer.get('content') or {}).get('ok'))}"
 
 
+# ---- tasks: calls that outlive their request (2026-07-28 extension, SEP-2663; 2025-11-25 core tasks) -----
+# A tool declares once whether it may run as a task; the server serves each call in the form the client can
+# take (directly, as a 2026-07-28 extension task, or as a 2025-11-25 task). The handler does not change:
+# ctx.elicit() inside a task parks it in input_required until the client answers (tasks/update).
+@server.tool
+def greet(name: str) -> str:
+    """Greet someone (never a task)."""
+    return f"Hello, {name}!"
+
+
+@server.tool(task="optional")
+def slow_compute(seconds: float, ctx: Context, label: str = "") -> str:
+    """Wait ``seconds`` (reporting progress), then report done; a task when the client can take one."""
+    deadline = time.monotonic() + max(0.0, seconds)
+    while not ctx.cancelled.is_set():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return f"Computed {label or 'result'} in {seconds:g} s"
+        ctx.progress(max(0.0, seconds - left), seconds, f"computing {label}".strip())
+        ctx.cancelled.wait(min(left, 0.5))
+    return f"Stopped {label or 'computing'}: cancelled"
+
+
+@server.tool(task="required")
+def failing_job(ctx: Context) -> ToolResult:
+    """Work for a second, then fail as a tool (always a task)."""
+    ctx.cancelled.wait(1.0)
+    return ToolResult(["The job failed: the input was not valid"], is_error=True)
+
+
+@server.tool(task="optional")
+def protocol_error_job() -> str:
+    """Fail with a protocol error (the task ends "failed", the error inlined)."""
+    raise RPCError(-32603, "Internal error: the job's backend went away")
+
+
+_CONFIRM = {"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]}
+_NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+@server.tool(task="optional")
+def confirm_delete(filename: str, ctx: Context) -> str:
+    """Delete a file once the user confirms (the task waits for the answer)."""
+    answer = ctx.elicit(f"Delete {filename}?", _CONFIRM, key="confirm")
+    if answer.get("action") == "accept" and (answer.get("content") or {}).get("confirm"):
+        return f"Deleted {filename}"
+    return f"Kept {filename}"
+
+
+@server.tool(task="optional")
+def multi_input(ctx: Context) -> str:
+    """Ask two questions at once (the task waits until both are answered)."""
+    got = ctx.ask({"name": Elicit("What is your name?", _NAME), "confirm": Elicit("Go ahead?", _CONFIRM)})
+    name = (got["name"].get("content") or {}).get("name", "nobody")
+    confirmed = (got["confirm"].get("content") or {}).get("confirm")
+    return f"{name}: {'confirmed' if confirmed else 'not confirmed'}"
+
+
+@server.tool(task="required", ask_before_task=True)
+def test_tool_with_task(ctx: Context) -> str:
+    """Ask for a name on the request (an input round), then go on as a task that greets it."""
+    answer = ctx.elicit("What is your name?", _NAME, key="user_name")
+    ctx.start_task()  # the answer above is in hand: from here on this runs as a task
+    name = (answer.get("content") or {}).get("name", "stranger")
+    return f"Hello, {name}! (from a task)"
+
+
 # ---- resources ----------------------------------------------------------------------------------------
 @server.resource("test://static-text", mime_type="text/plain")
 def static_text() -> str:

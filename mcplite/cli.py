@@ -5,6 +5,7 @@
                       [-e KEY=VAL ...] [--cwd DIR] COMMAND [ARGS] -- TARGET
     python -m mcplite listen [tools|prompts|resources|URI ...] -- TARGET
     python -m mcplite skills list | get NAME_OR_URI [FILE] -- TARGET
+    python -m mcplite tasks get|cancel ID -- TARGET
     python -m mcplite serve FILE_OR_MODULE[:OBJECT] [--http HOST:PORT] [--stateless] [--json-response]
                             [--shutdown-grace S]
     python -m mcplite --version
@@ -42,6 +43,10 @@ The revision is chosen as `Client` chooses it (``--protocol-version auto``, the 
 server that speaks it, else the handshake); ``info`` says which. A tool that asks the user something
 (elicitation) is answered on the terminal with ``--ask`` (the default when stdin is a terminal): the questions
 go to stderr, the answers are read from stdin. ``--root DIR`` offers a directory as a root.
+
+``call`` on a server that takes tasks (README, "Tasks") runs the call as a task: its status and progress are
+shown on stderr until the result, and Ctrl-C cancels the task on the server before exiting (``--no-task``
+calls directly). ``tasks get ID`` shows a task (with its result once it has one), ``tasks cancel ID`` cancels it.
 """
 
 import argparse
@@ -64,6 +69,7 @@ from . import cli_format
 from .client import Client
 from .client.skills import resolve_relative
 from .errors import MCPError
+from .protocol.tasks import EXTENSION_ID as TASKS_EXTENSION
 from .protocol.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION, MODERN_VERSIONS
 from .schema.validation import ValidationError, coerce_from_string
 from .server import Server
@@ -302,6 +308,19 @@ class StderrReporter:
     def error(self, message: str) -> None:
         self._line(f"mcplite: {message}")
 
+    def note(self, message: str) -> None:
+        """A line about what is happening (a task started), not an error."""
+        self._line(message)
+
+    def status(self, text: str) -> None:
+        """A task's status and progress: rewritten in place on a terminal, one line each otherwise."""
+        if not self.is_terminal:
+            self._line(text)
+            return
+        self.stream.write(f"\r\033[K{text}")
+        self.stream.flush()
+        self._bar_shown = True
+
     def _line(self, text: str) -> None:
         self.finish()
         self.stream.write(text + "\n")
@@ -467,7 +486,11 @@ def _call(client: Client, args: argparse.Namespace, reporter: StderrReporter) ->
         raise UsageError(f"the server has no tool {args.tool!r} (it has: {', '.join(tools) or 'none'})")
     arguments = tool_arguments(args.arguments, args.args_json, tools[args.tool].get("inputSchema") or {})
     try:
-        result = client.call_tool(args.tool, arguments, progress=reporter.progress)
+        result: Dict[str, Any]
+        if args.task is not False and _takes_tasks(client, dict(tools[args.tool])):
+            result = _call_task(client, args.tool, arguments, reporter)
+        else:
+            result = dict(client.call_tool(args.tool, arguments, progress=reporter.progress))
     finally:
         reporter.finish()
     _output(args, result, cli_format.format_call_result)
@@ -476,6 +499,62 @@ def _call(client: Client, args: argparse.Namespace, reporter: StderrReporter) ->
         summary = " ".join(" ".join(texts).split())  # one line, however many the tool wrote
         reporter.error(f"tool {args.tool} returned an error" + (f": {summary}" if summary else ""))
         return EXIT_TOOL_ERROR
+    return EXIT_OK
+
+
+def _takes_tasks(client: Client, tool: Dict[str, Any]) -> bool:
+    """Whether ``call`` goes through a task: the server takes tasks (2026-07-28: it declares the extension and
+    decides per call; 2025-11-25: it declares task support and lists the tool as taking them)."""
+    capabilities = client.server_capabilities
+    if client.session.modern:
+        extensions = capabilities.get("extensions")
+        return isinstance(extensions, dict) and TASKS_EXTENSION in extensions
+    execution = tool.get("execution")
+    return isinstance(capabilities.get("tasks"), dict) and isinstance(execution, dict) and \
+        execution.get("taskSupport") in ("optional", "required")
+
+
+def _call_task(client: Client, tool: str, arguments: Dict[str, Any], reporter: StderrReporter) -> Dict[str, Any]:
+    """Call ``tool`` as a task, showing its status and progress on stderr until the result; Ctrl-C cancels it."""
+    task = client.start_task(tool, arguments, progress=reporter.progress)
+    if task.task_id is None:  # the server answered at once
+        return dict(task.result())
+    shown: List[Any] = [None]
+
+    def show(polled: Any) -> None:
+        line = (polled.info.get("status"), polled.progress)
+        if line != shown[0]:
+            shown[0] = line
+            reporter.status(f"task {line[0]}" + (f": {line[1]}" if line[1] else ""))
+
+    try:  # from here a Ctrl-C cancels the task (the server knows it by now)
+        reporter.note(f"task {task.task_id} started")
+        task.wait(None, on_poll=show)
+    except KeyboardInterrupt:
+        reporter.finish()
+        try:
+            task.cancel()
+            reporter.error(f"cancelled task {task.task_id}")
+        except (MCPError, OSError) as exc:
+            reporter.error(f"could not cancel task {task.task_id}: {_one_line(exc)}")
+        raise
+    reporter.finish()
+    return dict(task.result())
+
+
+def _tasks(client: Client, args: argparse.Namespace, reporter: StderrReporter) -> int:
+    """``tasks get ID`` / ``tasks cancel ID``: a task by its id (one started earlier, by anyone allowed to)."""
+    task = client.task(args.task_id)
+    if args.action == "cancel":
+        task.cancel()
+    info = task.info
+    if args.action == "get" and task.done and info.get("status") != "cancelled" and "result" not in info \
+            and "error" not in info:
+        try:  # 2025-11-25: the outcome is not part of the task: fetch it, it is there
+            info["result"] = dict(task.result())
+        except MCPError as exc:
+            info["error"] = {"message": _one_line(exc)}
+    _output(args, info, cli_format.format_task)
     return EXIT_OK
 
 
@@ -585,7 +664,7 @@ def _handshake_listener(args: argparse.Namespace) -> Dict[str, Any]:
 
 COMMANDS: Dict[str, Command] = {
     "info": _info, "list": _list, "call": _call, "read": _read, "prompt": _prompt, "complete": _complete,
-    "ping": _ping, "listen": _listen, "skills": _skills,
+    "ping": _ping, "listen": _listen, "skills": _skills, "tasks": _tasks,
 }
 
 
@@ -874,6 +953,8 @@ _EXAMPLES = {
     "complete": "{prog} complete prompt test_prompt_with_arguments arg1 pa -- python3 server.py\n"
                 "  {prog} complete resource 'test://template/{{id}}/data' id 1 -- python3 server.py",
     "ping": "{prog} ping --config ~/.config/mcp.json --server weather",
+    "tasks": "{prog} tasks get 5d1c0e8a -- http://127.0.0.1:8000/mcp\n"
+             "  {prog} tasks cancel 5d1c0e8a -- http://127.0.0.1:8000/mcp",
     "listen": "{prog} listen -- http://127.0.0.1:8000/mcp\n"
               "  {prog} listen tools file:///etc/app.cfg -- python3 server.py",
     "skills": "{prog} skills list -- python3 -m mcplite serve examples/everything_server.py\n"
@@ -958,6 +1039,10 @@ def build_parser(prog: str = "mcplite") -> argparse.ArgumentParser:
     call.add_argument("arguments", nargs="*", metavar="key=value",
                       help="an argument; the value is read by the tool's input schema (text stays text)")
     call.add_argument("--args", dest="args_json", metavar="JSON", help="arguments as one JSON object")
+    call.add_argument("--task", action=argparse.BooleanOptionalAction, default=None,
+                      help="run the call as a task where the server takes tasks, showing its status until the "
+                           "result; Ctrl-C cancels it (default: whenever the server takes tasks; --no-task: "
+                           "call directly)")
     read = command("read", "read a resource and print its contents")
     read.add_argument("uri", metavar="URI")
     prompt = command("prompt", "get a prompt and print its messages")
@@ -971,6 +1056,9 @@ def build_parser(prog: str = "mcplite") -> argparse.ArgumentParser:
     complete.add_argument("--context", action="append", default=[], metavar="key=value",
                           help="an argument already chosen (repeatable)")
     command("ping", "check that the server answers")
+    tasks = command("tasks", "show or cancel a task (a tool call the server runs in the background) by its id")
+    tasks.add_argument("action", choices=["get", "cancel"])
+    tasks.add_argument("task_id", metavar="ID")
     listen = command("listen", "print the server's notifications as JSON lines as they come, until Ctrl-C")
     listen.add_argument("what", nargs="*", metavar="tools|prompts|resources|URI",
                         help="the lists whose changes to print, and resources whose updates to print "

@@ -18,6 +18,7 @@ __all__ = [
     "schema_type", "tool_signature", "format_tools", "format_prompts", "format_resources", "format_templates",
     "format_size", "format_block", "format_call_result", "format_read_result", "format_prompt_result",
     "format_completion", "format_info", "format_notification", "format_list", "format_skills", "format_skill",
+    "format_task",
 ]
 
 INDENT = "    "
@@ -401,3 +402,25 @@ def format_notification(method: str, params: Optional[Mapping[str, Any]]) -> str
     if not params:
         return method
     return f"{method} {json.dumps(params, ensure_ascii=False, separators=(',', ':'))}"
+
+
+def format_task(task: Mapping[str, Any]) -> str:
+    """A task (``tasks get``): ``task ID: status (message)``, its times, then its result, error or questions."""
+    head = f"task {task.get('taskId')}: {task.get('status')}"
+    if task.get("statusMessage"):
+        head += f" ({task['statusMessage']})"
+    lines = [head]
+    for key, label in (("createdAt", "created"), ("lastUpdatedAt", "updated")):
+        if task.get(key):
+            lines.append(f"{INDENT}{label} {task[key]}")
+    result, error, questions = task.get("result"), task.get("error"), task.get("inputRequests")
+    if isinstance(result, Mapping):
+        lines.append(format_call_result(result))
+    if isinstance(error, Mapping):
+        code = f" {error['code']}" if "code" in error else ""
+        lines.append(f"error{code}: {error.get('message', '')}")
+    if isinstance(questions, Mapping):
+        for key, request in questions.items():
+            method = request.get("method") if isinstance(request, Mapping) else None
+            lines.append(f"{INDENT}waiting for {key}: {method}")
+    return "\n".join(lines)

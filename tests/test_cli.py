@@ -837,3 +837,47 @@ def test_the_exit_code_table_is_the_same_in_the_docstring_and_the_readme() -> No
     assert set(documented) == {str(code) for code in (cli_module.EXIT_OK, cli_module.EXIT_TOOL_ERROR,
                                                       cli_module.EXIT_USAGE, cli_module.EXIT_PROTOCOL,
                                                       cli_module.EXIT_TIMEOUT, cli_module.EXIT_INTERRUPTED)}
+
+
+# ---- tasks ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("version", ["2026-07-28", "2025-11-25"])
+def test_call_runs_a_task_tool_as_a_task_showing_its_status(capsys: pytest.CaptureFixture, version: str) -> None:
+    status, out, err = run(capsys, "--protocol-version", version, "--json", "call", "slow_compute", "seconds=0.6",
+                           "label=demo", "--", *SERVE_FIXTURE)
+    assert status == 0, err
+    assert json.loads(out)["content"][0]["text"] == "Computed demo in 0.6 s"
+    assert "task " in err and " started" in err and "task completed" in err
+    status, out, err = run(capsys, "--protocol-version", version, "--json", "call", "slow_compute", "seconds=0",
+                           "--no-task", "--", *SERVE_FIXTURE)
+    assert status == 0 and "task" not in err and json.loads(out)["content"][0]["text"].startswith("Computed")
+
+
+@needs_http
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to one process is a POSIX thing")
+def test_ctrl_c_cancels_the_task_and_tasks_get_shows_it(capsys: pytest.CaptureFixture, http_server: str) -> None:
+    import re
+    import signal
+
+    url = f"{http_server}/mcp"
+    process = subprocess.Popen([sys.executable, "-m", "mcplite", "call", "slow_compute", "seconds=60", "--", url],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stderr is not None
+        started = process.stderr.readline()  # "task ID started"; the line comes before any wait
+        match = re.match(r"task ([0-9a-f]+) started", started)
+        assert match, started
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=WAIT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate(timeout=WAIT)
+    task_id = match.group(1)
+    assert process.returncode == 130 and f"mcplite: cancelled task {task_id}" in err
+    shown = run_json(capsys, "tasks", "get", task_id, "--", url)
+    assert shown["taskId"] == task_id and shown["status"] == "cancelled"
+    assert run_json(capsys, "tasks", "cancel", task_id, "--", url)["status"] == "cancelled"  # idempotent
+    status, out, err = run(capsys, "--human", "tasks", "get", task_id, "--", url)
+    assert status == 0 and out.startswith(f"task {task_id}: cancelled")
+    status, out, err = run(capsys, "tasks", "get", "no-such-task", "--", url)
+    assert status == 3 and "unknown task" in err

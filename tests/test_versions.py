@@ -115,6 +115,9 @@ CLAIMS: Tuple[Claim, ...] = (
     Claim("per_request_log_level", ((FIRST, False), ("2026-07-28", True)),
           "2026-07-28/server/utilities/logging.mdx",
           (("**Logging**", ("**`logging/setLevel` RM**", "without it the server MUST NOT emit messages")),)),
+    Claim("core_tasks", ((FIRST, False), ("2025-11-25", True), ("2026-07-28", False)),
+          "2025-11-25/basic/utilities/tasks.mdx; seps/2663-tasks-extension.md",
+          (("**Tasks** |", ("**2025-11-25**, experimental core", "**RM from core 2026-07-28**")),)),
 )
 
 

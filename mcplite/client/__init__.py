@@ -11,10 +11,13 @@ reach the callbacks given to the constructor, on the session's threads, never th
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
+import weakref
+
 from .._log import log
 from .._sync import DEFAULT
 from ..errors import (
     HEADER_MISMATCH,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
     CapabilityError,
     LocalProtocolError,
@@ -23,6 +26,7 @@ from ..errors import (
     ResponseLost,
 )
 from ..protocol import methods
+from ..protocol.tasks import EXTENSION_ID as TASKS_EXTENSION
 from ..protocol.versions import choose_modern
 from ..session.client import ClientSession
 from ..session.endpoint import RequestContext
@@ -33,13 +37,27 @@ from .callbacks import InputCallbacks
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, FrozenSet, Hashable, Iterator, List, Mapping, Optional, Sequence
+    from typing import (
+        Any,
+        Callable,
+        Dict,
+        FrozenSet,
+        Hashable,
+        Iterator,
+        List,
+        Mapping,
+        MutableMapping,
+        Optional,
+        Sequence,
+        Tuple,
+    )
 
     from ..protocol import types as t
     from ..session.pending import ProgressCallback
     from .callbacks import ElicitationCallback, RootsSource, SamplingCallback
     from .listen import Listens, Subscription
     from .skills import LoadedSkill
+    from .tasks import Task
 
 __all__ = ["Client"]
 
@@ -134,6 +152,10 @@ class Client:
         self._on_notification = on_notification
         self._cache: Optional[ResultCache] = ResultCache() if cache else None
         self._output_schemas: Optional[Dict[str, Optional[Dict[str, Any]]]] = None
+        # The listed tools' execution.taskSupport (2025-11-25), and the task handles by id (for the status
+        # notifications that wake their waits): weak, a handle the caller dropped is not kept.
+        self._task_supports: Optional[Dict[str, Optional[str]]] = None
+        self._task_handles: MutableMapping[str, Task] = weakref.WeakValueDictionary()
         #: The listed tools annotated read-only or idempotent: safe to call again after a broken stream.
         self._repeatable_tools: FrozenSet[str] = frozenset()
         self._started = False
@@ -370,6 +392,7 @@ class Client:
         if self.session.modern:
             tools = self._keep_headed(tools)
         self._output_schemas = {tool["name"]: tool.get("outputSchema") for tool in tools}
+        self._task_supports = {tool["name"]: _task_support_of(tool) for tool in tools}
         self._repeatable_tools = frozenset(tool["name"] for tool in tools if _repeatable_tool(tool))
         return tools
 
@@ -394,8 +417,13 @@ class Client:
                   progress: Optional[ProgressCallback] = None, meta: Optional[Dict[str, Any]] = None,
                   raise_on_error: bool = False, input_required: str = "answer",
                   input_responses: Optional[Dict[str, Any]] = None,
-                  request_state: Optional[str] = None) -> t.CallToolResult:
+                  request_state: Optional[str] = None, task: bool = False) -> t.CallToolResult:
         """Call a tool and return its `CallToolResult`.
+
+        ``task=True`` runs the call as a task where the server can (`start_task`) and waits for its result;
+        a tool the server only runs as a task (``-32021`` naming the tasks extension on 2026-07-28, a tool
+        listed ``taskSupport: "required"`` by a 2025-11-25 server that declares task support: the tools are
+        listed once to know) is called that way without being asked.
 
         A tool that fails returns a result with ``isError: true``; ``raise_on_error=True`` raises
         `RemoteError` instead. When the tool declares an ``outputSchema``, ``structuredContent`` is checked
@@ -415,17 +443,28 @@ class Client:
             input_responses, request_state: resume such a flow: the answers (by ``inputRequests`` key) and
                 the ``requestState`` string exactly as received.
         """
+        if task:
+            return self._as_task(name, arguments, timeout, meta, raise_on_error)
         if not self.session.modern:
             if input_responses is not None or request_state is not None:
                 raise LocalProtocolError("input_responses and request_state belong to 2026-07-28; this session "
                                          f"speaks {self.protocol_version}")
+            # A server with tasks lists which tools take them; one that must be a task is called as one (the
+            # tools are listed once to know: only servers that declare task support pay for it).
+            if self._core_tasks() and self._task_support(name, timeout) == "required":
+                return self._as_task(name, arguments, timeout, meta, raise_on_error)
             return self.finish_tool_call(name, self.start_tool_call(name, arguments, progress=progress, meta=meta),
                                          timeout=timeout, raise_on_error=raise_on_error)
         params: Dict[str, Any] = {"name": name, "arguments": arguments or {}}
         if meta:
             params["_meta"] = meta
-        result = self._rounds(methods.TOOLS_CALL, params, timeout, progress, input_required, input_responses,
-                              request_state)
+        try:
+            result = self._rounds(methods.TOOLS_CALL, params, timeout, progress, input_required, input_responses,
+                                  request_state)
+        except RemoteError as refusal:
+            if not _needs_tasks(refusal):
+                raise
+            return self._as_task(name, arguments, timeout, meta, raise_on_error)
         if result.get("resultType", "complete") != "complete":
             return result  # type: ignore[return-value]  # input_required="return"
         if result.get("isError"):
@@ -435,10 +474,101 @@ class Client:
         self._check_structured(name, result, timeout)
         return result  # type: ignore[return-value]
 
+    # ---- tasks ----------------------------------------------------------------------------------------------
+    def start_task(self, name: str, arguments: Optional[Dict[str, Any]] = None, *, ttl_ms: Optional[int] = None,
+                   timeout: Any = DEFAULT, meta: Optional[Dict[str, Any]] = None,
+                   progress: Optional[ProgressCallback] = None) -> Task:
+        """Call a tool as a task: returns a `client.tasks.Task` handle at once (``status()``, ``wait()``,
+        ``result()``, ``cancel()``, ``progress``), while the server runs the call.
+
+        On 2026-07-28 the call declares the tasks extension and the server decides: a task, or (a tool that
+        is never a task, or one that finished at once) the result itself, in a handle that is already done.
+        Questions the tool asks before its task starts are answered with the callbacks, as in `call_tool`.
+        On 2025-11-25 the call asks for a task (``task: {ttl}``; ``ttl_ms`` is a wish the server may lower)
+        when the server declares task support and lists the tool as taking tasks (the tools are listed once
+        if they were not); otherwise, and on older revisions, the tool is called directly. ``timeout`` holds
+        for each request; waiting for the task is `Task.wait`'s. ``progress`` hears the progress the call
+        reports while it is answered directly (a task's progress is `Task.progress`, read at each poll).
+        """
+        from .tasks import CORE, DIRECT, EXTENSION, with_extension
+
+        params: Dict[str, Any] = {"name": name, "arguments": arguments or {}}
+        if meta:
+            params["_meta"] = dict(meta)
+        if self.session.modern:
+            result = self._rounds(methods.TOOLS_CALL, with_extension(params, self.capabilities()), timeout,
+                                  progress, "answer", None, None, final=("complete", "task"))
+            if result.get("resultType") == "task":
+                return self._task_handle(name, EXTENSION, result, timeout)
+            return self._task_handle(name, DIRECT, {"status": "completed"}, timeout, result)
+        # 2025-11-25: only a tool listed as taking tasks may be asked for one (tasks.mdx, "Tool-Level Negotiation").
+        if self._core_tasks() and self._task_support(name, timeout) in ("optional", "required"):
+            params["task"] = {} if ttl_ms is None else {"ttl": ttl_ms}
+            answer = self.request(methods.TOOLS_CALL, params, timeout=timeout, progress=progress)
+            created = answer.get("task")
+            if isinstance(created, dict) and isinstance(created.get("taskId"), str):
+                return self._task_handle(name, CORE, created, timeout)
+            if "content" not in answer:
+                raise RemoteProtocolError(f"tools/call as a task answered neither a task nor a result: {answer!r}")
+            return self._task_handle(name, DIRECT, {"status": "completed"}, timeout, answer)
+        return self._task_handle(name, DIRECT, {"status": "completed"}, timeout,
+                                 dict(self.call_tool(name, arguments, timeout=timeout, meta=meta, progress=progress)))
+
+    def task(self, task_id: str, *, timeout: Any = DEFAULT) -> Task:
+        """A handle for a task started earlier (by this client, another one, or before a restart): its state
+        is read now with ``tasks/get``. `RemoteError` -32602 when the server does not know it."""
+        from .tasks import CORE, EXTENSION
+
+        handle = self._task_handle("", EXTENSION if self.session.modern else CORE, {"taskId": task_id}, timeout)
+        handle.status()
+        return handle
+
+    def _task_handle(self, name: str, form: str, info: Dict[str, Any], timeout: Any,
+                     result: Optional[Dict[str, Any]] = None) -> Task:
+        from .tasks import Task
+
+        def send(method: str, params: Dict[str, Any], wait: Optional[float]) -> Dict[str, Any]:
+            return self.request(method, params, timeout=timeout if wait is None else wait)
+
+        handle = Task(name, form, info, send=send,
+                      answer=self._callbacks.answer_input_request, capabilities=self.capabilities, result=result)
+        if handle.task_id is not None:
+            self._task_handles[handle.task_id] = handle
+        return handle
+
+    def _as_task(self, name: str, arguments: Optional[Dict[str, Any]], timeout: Any,
+                 meta: Optional[Dict[str, Any]], raise_on_error: bool) -> t.CallToolResult:
+        """`call_tool` through a task: started, waited for, its result checked as `call_tool` checks one."""
+        from .tasks import TASK_WAIT
+
+        result: Dict[str, Any] = dict(self.start_task(name, arguments, timeout=timeout, meta=meta).result(TASK_WAIT))
+        if result.get("isError"):
+            if raise_on_error:
+                raise RemoteError(0, _result_text(result) or f"tool {name} failed", result)
+            return result  # type: ignore[return-value]
+        self._check_structured(name, result, timeout)
+        return result  # type: ignore[return-value]
+
+    def _core_tasks(self) -> bool:
+        """Whether this 2025-11-25 session's server takes tool calls as tasks (``tasks.requests.tools.call``)."""
+        revision = self.session.revision
+        tasks = self.server_capabilities.get("tasks")
+        requests = tasks.get("requests") if isinstance(tasks, dict) else None
+        tools = requests.get("tools") if isinstance(requests, dict) else None
+        return bool(revision is not None and revision.core_tasks and isinstance(tools, dict)
+                    and isinstance(tools.get("call"), dict))
+
+    def _task_support(self, name: str, timeout: Any) -> Optional[str]:
+        """A tool's listed ``execution.taskSupport`` (2025-11-25), listing the tools when not known yet."""
+        if self._task_supports is None or name not in self._task_supports:
+            self.list_tools(timeout=timeout)
+        return (self._task_supports or {}).get(name)
+
     # ---- 2026-07-28: input-required rounds -----------------------------------------------------------------
     def _rounds(self, method: str, params: Dict[str, Any], timeout: Any, progress: Optional[ProgressCallback],
                 input_required: str, input_responses: Optional[Dict[str, Any]],
-                request_state: Optional[str], legs: Optional[List[int]] = None) -> Dict[str, Any]:
+                request_state: Optional[str], legs: Optional[List[int]] = None,
+                final: Tuple[str, ...] = ("complete",)) -> Dict[str, Any]:
         """One request of a method that may ask for input, with its rounds run (`client.rounds`); ``legs``
         gets one item per request sent."""
         if input_required not in ("answer", "return"):
@@ -456,7 +586,7 @@ class Client:
             return self._modern_leg(method, leg, timeout, progress)
 
         return run_rounds(send, params, self._callbacks.answer_input_request, max_rounds=self.max_input_rounds,
-                          manual=input_required == "return")
+                          manual=input_required == "return", final=final)
 
     def _modern_leg(self, method: str, params: Dict[str, Any], timeout: Any,
                     progress: Optional[ProgressCallback]) -> Dict[str, Any]:
@@ -785,6 +915,10 @@ class Client:
 
     def _dispatch_notification(self, method: str, params: Dict[str, Any]) -> None:
         """A notification to the callbacks given to the constructor."""
+        if method == TASK_STATUS:
+            handle = self._task_handles.get(params.get("taskId"))  # type: ignore[arg-type]
+            if handle is not None:
+                handle.notified(params)
         if method == methods.LOG_MESSAGE and self._on_log is not None:
             self._on_log(params)
         elif method == methods.RESOURCE_UPDATED and self._on_resource_updated is not None:
@@ -800,6 +934,26 @@ class Client:
 
 _LIST_CHANGED = {methods.TOOLS_LIST_CHANGED: "tools", methods.RESOURCES_LIST_CHANGED: "resources",
                  methods.PROMPTS_LIST_CHANGED: "prompts"}
+
+
+#: 2025-11-25: a task's status changed (routed to its `Task` handle, then to ``on_notification``).
+TASK_STATUS = "notifications/tasks/status"
+
+
+def _needs_tasks(refusal: RemoteError) -> bool:
+    """Whether a refusal is the ``-32021`` of a tool that runs only as a task (2026-07-28 tasks extension)."""
+    if refusal.code != MISSING_REQUIRED_CLIENT_CAPABILITY or not isinstance(refusal.data, dict):
+        return False
+    required = refusal.data.get("requiredCapabilities")
+    extensions = required.get("extensions") if isinstance(required, dict) else None
+    return isinstance(extensions, dict) and TASKS_EXTENSION in extensions
+
+
+def _task_support_of(tool: t.Tool) -> Optional[str]:
+    """A listed tool's ``execution.taskSupport`` (2025-11-25), or None."""
+    execution: Any = tool.get("execution")
+    support = execution.get("taskSupport") if isinstance(execution, dict) else None
+    return support if isinstance(support, str) else None
 
 
 def _repeatable_tool(tool: t.Tool) -> bool:

@@ -20,7 +20,7 @@ from ..errors import METHOD_NOT_FOUND, RemoteProtocolError, RPCError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict
+    from typing import Any, Callable, Dict, Tuple
 
     Send = Callable[[Dict[str, Any]], Dict[str, Any]]
     Answer = Callable[[str, Dict[str, Any]], Dict[str, Any]]
@@ -36,7 +36,8 @@ _FIRST_PAUSE, _LONGEST_PAUSE = 0.05, 0.25
 
 
 def run_rounds(send: Send, params: Dict[str, Any], answer: Answer, *, max_rounds: int = DEFAULT_MAX_ROUNDS,
-               sleep: Callable[[float], None] = time.sleep, manual: bool = False) -> Dict[str, Any]:
+               sleep: Callable[[float], None] = time.sleep, manual: bool = False,
+               final: Tuple[str, ...] = (COMPLETE,)) -> Dict[str, Any]:
     """Send a request and run its input-required rounds to the complete result.
 
     Args:
@@ -48,6 +49,8 @@ def run_rounds(send: Send, params: Dict[str, Any], answer: Answer, *, max_rounds
         sleep: how to wait before a state-only retry.
         manual: return the first result as it came, ``input_required`` or not (the caller resumes later by
             passing ``inputResponses``/``requestState`` in ``params``).
+        final: the ``resultType`` values that end the rounds (``"task"`` too, for a call that may become a
+            task: the tasks extension).
 
     Raises:
         RemoteProtocolError: an unknown ``resultType``, a malformed ``input_required`` result, an input
@@ -59,7 +62,7 @@ def run_rounds(send: Send, params: Dict[str, Any], answer: Answer, *, max_rounds
         return result
     pause = _FIRST_PAUSE
     for _ in range(max_rounds):
-        requests = _input_requests(result)
+        requests = _input_requests(result, final)
         if requests is None:
             return result
         retry = {key: value for key, value in params.items() if key not in ("inputResponses", "requestState")}
@@ -71,17 +74,17 @@ def run_rounds(send: Send, params: Dict[str, Any], answer: Answer, *, max_rounds
         if "requestState" in result:
             retry["requestState"] = result["requestState"]
         result = send(retry)
-    if _input_requests(result) is None:
+    if _input_requests(result, final) is None:
         return result
     raise RemoteProtocolError(f"the server kept asking for input after {max_rounds} rounds")
 
 
-def _input_requests(result: Any) -> Any:
-    """None for a complete result, else the ``inputRequests`` of an input-required one (``{}``: state only)."""
+def _input_requests(result: Any, final: Tuple[str, ...] = (COMPLETE,)) -> Any:
+    """None for a final result, else the ``inputRequests`` of an input-required one (``{}``: state only)."""
     if not isinstance(result, dict):
         raise RemoteProtocolError(f"a result must be an object, not {result!r}")
     kind = result.get("resultType", COMPLETE)
-    if kind == COMPLETE:
+    if kind in final:
         return None
     if kind != INPUT_REQUIRED:
         raise RemoteProtocolError(f"unknown resultType {kind!r} (this client knows complete and input_required)")

@@ -35,8 +35,8 @@ if TYPE_CHECKING:
     #: match (the schema layer's validator, passed in: protocol/ may not import it).
     ContentValidator = Callable[[Any, Dict[str, Any]], None]
 
-__all__ = ["InputRequest", "Elicit", "ElicitURL", "Sample", "ListRoots", "InputRequired", "Suspend", "Round",
-           "sampling_params", "AUTO_KEY_PREFIX"]
+__all__ = ["InputRequest", "Elicit", "ElicitURL", "Sample", "ListRoots", "InputRequired", "Suspend", "StartTask",
+           "Round", "sampling_params", "check_answer", "AUTO_KEY_PREFIX"]
 
 #: Keys of questions asked without one: ``ask-1``, ``ask-2``... in the order of the asks. Reserved.
 AUTO_KEY_PREFIX = "ask-"
@@ -151,6 +151,12 @@ class Suspend(BaseException):
     Exception`` cannot swallow it; a handler that swallows it anyway still ends the round as input_required."""
 
 
+class StartTask(BaseException):
+    """Unwinds a task tool's handler at ``ctx.start_task()`` while it gathers input before becoming a task
+    (2026-07-28 extension): the server creates the task there and runs the handler again inside it, with the
+    answers gathered so far (`Round.snapshot`). A BaseException for the same reason as `Suspend`."""
+
+
 # ---- one execution of a handler ---------------------------------------------------------------------------
 class Round:
     """The questions and answers of one execution of a handler on 2026-07-28.
@@ -184,6 +190,7 @@ class Round:
         #: Keys whose question differs from the one asked last round (a handler that is not deterministic).
         self.changed_questions: List[str] = []
         self._asks = 0
+        self._last_key = ""  # the key the last ask resolved (`lookup`)
         self._thread = threading.get_ident()  # asks unwind this thread's stack, so only it may ask
 
     # -- asking --
@@ -216,6 +223,7 @@ class Round:
             key = f"{AUTO_KEY_PREFIX}{self._asks}"
         elif key.startswith(AUTO_KEY_PREFIX):
             raise ValueError(f"question keys starting {AUTO_KEY_PREFIX!r} are reserved for unnamed questions")
+        self._last_key = key
         digest = question_digest(request.method, request.params)
         asked = self._asked.get(key)
         if asked is not None and asked != digest:
@@ -234,26 +242,18 @@ class Round:
         return _PENDING
 
     def _check(self, request: InputRequest, answer: Any) -> Any:
-        """``answer`` if it has the shape of an answer to ``request``, else -32602."""
-        problem = None
-        if not isinstance(answer, dict):
-            problem = "must be an object"
-        elif request.method == methods.ELICIT:
-            if answer.get("action") not in _ELICIT_ACTIONS:
-                problem = "needs an action: accept, decline or cancel"
-            elif answer["action"] == "accept" and "requestedSchema" in request.params and self._validate:
-                try:
-                    self._validate(answer.get("content") or {}, request.params["requestedSchema"])
-                except ValueError as exc:
-                    problem = f"content does not match the requested schema: {exc}"
-        elif request.method == methods.SAMPLING_CREATE:
-            if not isinstance(answer.get("content"), (dict, list)):
-                problem = "needs content"
-        elif request.method == methods.ROOTS_LIST and not isinstance(answer.get("roots"), list):
-            problem = "needs a list of roots"
-        if problem is not None:
-            raise RPCError(INVALID_PARAMS, f"Invalid params: the answer to {request.method} {problem}")
-        return answer
+        return check_answer(request.method, request.params, answer, self._validate)
+
+    def snapshot(self) -> Dict[str, Any]:
+        """What this round knows (questions asked, answers, remembered values), as an envelope a later
+        `Round` starts from: how a handler that started a task finds its earlier answers in the task."""
+        return {"r": self.number, "asked": dict(self._asked), "answers": dict(self._answers), "memo": dict(self._memo)}
+
+    def lookup(self, key: Optional[str], request: InputRequest) -> Any:
+        """Like `ask`, but an unanswered question is returned as the pending marker (`key_pending`) instead
+        of suspending; with its key, so the caller can ask it another way: ``(key, answer or marker)``."""
+        resolved = self._resolve(key, request)
+        return self._last_key, resolved
 
     # -- the end of the round --
     def outcome(self, value: Any) -> Optional[Dict[str, Any]]:
@@ -279,6 +279,33 @@ class Round:
         if user is not None:
             envelope["user"] = user
         return {"inputRequests": requests, "envelope": envelope}
+
+
+def check_answer(method: str, params: Dict[str, Any], answer: Any,
+                 validate: Optional[ContentValidator] = None) -> Any:
+    """``answer`` if it has the shape of an answer to the question ``{method, params}``, else -32602.
+
+    An accepted elicitation's content is checked against the requested schema with ``validate``, when given.
+    """
+    problem = None
+    if not isinstance(answer, dict):
+        problem = "must be an object"
+    elif method == methods.ELICIT:
+        if answer.get("action") not in _ELICIT_ACTIONS:
+            problem = "needs an action: accept, decline or cancel"
+        elif answer["action"] == "accept" and "requestedSchema" in params and validate:
+            try:
+                validate(answer.get("content") or {}, params["requestedSchema"])
+            except ValueError as exc:
+                problem = f"content does not match the requested schema: {exc}"
+    elif method == methods.SAMPLING_CREATE:
+        if not isinstance(answer.get("content"), (dict, list)):
+            problem = "needs content"
+    elif method == methods.ROOTS_LIST and not isinstance(answer.get("roots"), list):
+        problem = "needs a list of roots"
+    if problem is not None:
+        raise RPCError(INVALID_PARAMS, f"Invalid params: the answer to {method} {problem}")
+    return answer
 
 
 class _Pending:

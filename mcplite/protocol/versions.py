@@ -155,6 +155,9 @@ class Revision(RevisionRecord):
     listen: bool
     #: Log messages go out only at the level the request's `_meta` asks for (no `logging/setLevel`, 2026-07-28).
     per_request_log_level: bool
+    #: The experimental core tasks: the ``task`` param, ``tasks/get|result|list|cancel``, the ``tasks``
+    #: capability and ``execution.taskSupport`` (2025-11-25 only; 2026-07-28 moved tasks to an extension).
+    core_tasks: bool
 
     def _check(self) -> None:
         if self.era not in ERAS:
@@ -176,28 +179,28 @@ _ROWS: Tuple[Revision, ...] = (
              structured_output=False, url_elicitation=False, tool_input_errors_as_results=False,
              protocol_version_header=False, resumable_streams=False, sse_polling=False,
              resource_not_found_code=RESOURCE_NOT_FOUND, server_requests=True, input_required=False,
-             result_type=False, cache_hints=False, listen=False, per_request_log_level=False),
+             result_type=False, cache_hints=False, listen=False, per_request_log_level=False, core_tasks=False),
     Revision(version="2025-03-26", era=HANDSHAKE, batching=True, annotations_audio_completions=True,
              structured_output=False, url_elicitation=False, tool_input_errors_as_results=False,
              protocol_version_header=False, resumable_streams=True, sse_polling=False,
              resource_not_found_code=RESOURCE_NOT_FOUND, server_requests=True, input_required=False,
-             result_type=False, cache_hints=False, listen=False, per_request_log_level=False),
+             result_type=False, cache_hints=False, listen=False, per_request_log_level=False, core_tasks=False),
     Revision(version="2025-06-18", era=HANDSHAKE, batching=False, annotations_audio_completions=True,
              structured_output=True, url_elicitation=False, tool_input_errors_as_results=False,
              protocol_version_header=True, resumable_streams=True, sse_polling=False,
              resource_not_found_code=RESOURCE_NOT_FOUND, server_requests=True, input_required=False,
-             result_type=False, cache_hints=False, listen=False, per_request_log_level=False),
+             result_type=False, cache_hints=False, listen=False, per_request_log_level=False, core_tasks=False),
     Revision(version="2025-11-25", era=HANDSHAKE, batching=False, annotations_audio_completions=True,
              structured_output=True, url_elicitation=True, tool_input_errors_as_results=True,
              protocol_version_header=True, resumable_streams=True, sse_polling=True,
              resource_not_found_code=RESOURCE_NOT_FOUND, server_requests=True, input_required=False,
-             result_type=False, cache_hints=False, listen=False, per_request_log_level=False),
+             result_type=False, cache_hints=False, listen=False, per_request_log_level=False, core_tasks=True),
     # The modern era: no handshake, per-request _meta, no server requests, no sessions or resumable streams.
     Revision(version="2026-07-28", era=MODERN, batching=False, annotations_audio_completions=True,
              structured_output=True, url_elicitation=True, tool_input_errors_as_results=True,
              protocol_version_header=True, resumable_streams=False, sse_polling=False,
              resource_not_found_code=INVALID_PARAMS, server_requests=False, input_required=True,
-             result_type=True, cache_hints=True, listen=True, per_request_log_level=True),
+             result_type=True, cache_hints=True, listen=True, per_request_log_level=True, core_tasks=False),
 )
 REVISIONS: Dict[str, Revision] = _revisions(_ROWS)
 

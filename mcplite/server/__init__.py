@@ -30,12 +30,13 @@ process that imports Server only to, say, print its version does not pay for the
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
 import os
+import threading
 
 from ..errors import METHOD_NOT_FOUND, RPCError
 from ..protocol import methods
 from ..protocol.envelope import MODERN_ONLY_METHODS
 from ..protocol.mrtr import DEFAULT_TTL, STATE_KEYS_ENV, StateKeys
-from ..protocol.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
+from ..protocol.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS, negotiate, revision
 from ..session.endpoint import Deferred
 from ..session.server import ServerSession
 from .caching import CachePolicy
@@ -55,6 +56,8 @@ if TYPE_CHECKING:
     from .context import Context
     from .results import ToolResult
     from .subscriptions import Connection, Event
+    from .task_store import TaskStore
+    from .tasks import TaskManager
 
     #: A request handler of the method table: the server, the connection the request came on, the request;
     #: returns the result, or a `Deferred` to answer later (subscriptions/listen).
@@ -108,6 +111,12 @@ class Server(Registry):
         event_bus: where server events go (`publish`): an object with ``publish(event)`` and
             ``subscribe(callback)`` that calls every subscriber, this process's included. Default: this process
             only (`subscriptions.LocalEventBus`); several processes serving one server share one.
+        task_store: where tasks are kept (tools registered with ``task=``; README "Tasks"): a
+            `task_store.TaskStore`, e.g. ``SQLiteTaskStore(path)`` so tasks survive a restart and are shared by
+            the processes of one host. Default: in memory, at most 10,000 tasks.
+        task_workers: how many task handlers run at once (a bounded pool; more tasks wait their turn).
+        task_ttl_ms: how long a task is kept after its creation, in milliseconds (None: until the store is full).
+        task_poll_interval_ms: how often clients are asked to poll a task.
 
     Registration (`tool`, `resource`, `prompt`, `completion`, `notification` and the ``add_*`` and
     ``remove_*`` methods) is inherited from `Registry`.
@@ -122,7 +131,9 @@ class Server(Registry):
                  state_codec: Optional[StateCodec] = None, state_ttl: float = DEFAULT_TTL,
                  bind_principal: Optional[Callable[[Any], Optional[str]]] = None, cache_ttl_ms: int = 0,
                  cache_scope: str = "private", list_ttl_ms: Optional[int] = None,
-                 list_scope: Optional[str] = None, max_listens: int = 1024, event_bus: Any = None) -> None:
+                 list_scope: Optional[str] = None, max_listens: int = 1024, event_bus: Any = None,
+                 task_store: Optional[TaskStore] = None, task_workers: int = 8,
+                 task_ttl_ms: Optional[int] = 3_600_000, task_poll_interval_ms: int = 500) -> None:
         super().__init__(Connections(event_bus), page_size)
         #: The key ring that seals and opens ``requestState`` (2026-07-28 input rounds); see `state_keys_source`.
         self.state_keys, self.state_keys_source = _state_keys(state_keys)
@@ -143,6 +154,23 @@ class Server(Registry):
         self.supported_versions = tuple(supported_versions)
         #: The open ``subscriptions/listen`` streams (2026-07-28); ``len(server.listens)`` is how many.
         self.listens = Listens(self._connections.bus, max_listens)
+        self._task_options: Dict[str, Any] = {"store": task_store, "max_workers": task_workers,
+                                              "ttl_ms": task_ttl_ms, "poll_interval_ms": task_poll_interval_ms}
+        self._tasks: Optional[TaskManager] = None
+        self._tasks_lock = threading.Lock()  # guards making _tasks (once)
+
+    @property
+    def tasks(self) -> TaskManager:
+        """The server's tasks (`tasks.TaskManager`): the store, the pool, cancel. Made on first use."""
+        manager = self._tasks
+        if manager is None:
+            from .tasks import TaskManager
+
+            with self._tasks_lock:
+                manager = self._tasks
+                if manager is None:
+                    manager = self._tasks = TaskManager(**self._task_options)
+        return manager
 
     def multiprocess_warning(self) -> Optional[str]:
         """Why a server run by several processes would refuse its own ``requestState``s, or None.
@@ -195,7 +223,16 @@ class Server(Registry):
         return capabilities
 
     def _initialize_result(self, params: Dict[str, Any]) -> Dict[str, Any]:
-        result: Dict[str, Any] = {"capabilities": self.capabilities(), "serverInfo": self.info}
+        capabilities = self.capabilities()
+        try:
+            core_tasks = revision(negotiate(params.get("protocolVersion"), self.supported_versions)).core_tasks
+        except ValueError:
+            core_tasks = False
+        # 2025-11-25: tool calls may run as tasks. Declared only by a server with a tool registered with task=
+        # (unlike the other capabilities): a client that sees it may ask for tasks, and plans around them.
+        if core_tasks and any(tool.task_support != "forbidden" for tool in self._tools.values()):
+            capabilities["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+        result: Dict[str, Any] = {"capabilities": capabilities, "serverInfo": self.info}
         if self.instructions:
             result["instructions"] = self.instructions
         return result
@@ -229,7 +266,10 @@ class Server(Registry):
         use_stderr_by_default()
         if http is not None:
             from ..transports.http_server.stdlib import serve  # the HTTP server is only imported by those who use it
-            serve(self, http, **options)
+            try:
+                serve(self, http, **options)
+            finally:
+                self.close_tasks()
             return
         self.serve_stdio()
 
@@ -250,6 +290,15 @@ class Server(Registry):
             pass
         finally:
             session.close()
+            self.close_tasks()
+
+    def close_tasks(self) -> None:
+        """Cancel the tasks this process runs (their handlers see ``ctx.cancelled``) and stop the task pool.
+
+        `run` and `serve_stdio` call it on the way out; a process that exits waits for the task handlers still
+        running, so a handler should honour ``ctx.cancelled``. The tasks themselves stay in the store."""
+        if self._tasks is not None:
+            self._tasks.close()
 
     # ---- method table -----------------------------------------------------------------------------------
     def _handle(self, connection: Connection, ctx: RequestContext) -> Union[Dict[str, Any], Deferred]:
@@ -320,7 +369,7 @@ def _method_table() -> Dict[str, Handler]:
     global is atomic, so no lock is needed.
     """
     global _METHODS
-    from . import handlers, listen, subscriptions
+    from . import handlers, listen, subscriptions, tasks
 
     def on_connection(handle: Callable[[Connection, RequestContext], Dict[str, Any]]) -> Handler:
         return lambda server, connection, ctx: handle(connection, ctx)
@@ -343,6 +392,7 @@ def _method_table() -> Dict[str, Handler]:
         "skills/list": _skills_handler("list_skills"),
         "skills/get": _skills_handler("get_skill"),
         "resources/directory/read": _skills_handler("read_directory"),
+        **tasks.METHODS,
     }
     return _METHODS
 

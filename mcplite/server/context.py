@@ -18,7 +18,7 @@ from ..protocol.capabilities import (
 )
 from ..protocol.envelope import missing_capabilities_error
 from ..protocol.methods import LOGGING_LEVELS
-from ..protocol.replay import Elicit, ElicitURL, InputRequest, ListRoots, Round, Sample
+from ..protocol.replay import Elicit, ElicitURL, InputRequest, ListRoots, Round, Sample, StartTask
 from ..schema.validation import ValidationError, validate
 from ..session.pending import DEFAULT_TIMEOUT
 from ..session.server import stateless_refusal
@@ -51,7 +51,7 @@ class Context:
     """
 
     def __init__(self, server: Any, connection: Connection, request: RequestContext,
-                 round: Optional[Round] = None) -> None:
+                 round: Optional[Round] = None, prelude: bool = False) -> None:
         # Typed Any, not Server: the server package imports this module, and a type-only import back
         # would be an import cycle (tests/test_layers.py).
         self.server = server
@@ -64,6 +64,8 @@ class Context:
         # The input round this execution belongs to (a 2026-07-28 tools/call, prompts/get or resources/read, or
         # a handshake-era re-run of a handler that returned InputRequired); None elsewhere.
         self._round = round
+        # Whether this execution gathers input before becoming a task (`start_task` unwinds it then).
+        self._prelude = prelude
 
     # ---- about the caller -------------------------------------------------------------------------------
     # Each of these is the request's own on 2026-07-28 (from its `_meta`) and the connection's before.
@@ -278,6 +280,22 @@ class Context:
     def round(self) -> int:
         """How many input rounds came before this execution of the handler (0 on the first call)."""
         return self._round.number if self._round is not None else 0
+
+    # ---- tasks ------------------------------------------------------------------------------------------------
+    @property
+    def task_id(self) -> Optional[str]:
+        """The id of the task this execution runs as, or None when it answers its request directly."""
+        return None
+
+    def start_task(self) -> None:
+        """Go on as a task from here (a tool registered with ``task="optional"`` or ``"required"`` and
+        ``ask_before_task=True``). Before this call the handler runs on the request, in input rounds like any
+        2026-07-28 handler, so the questions it asks are answered before a task exists; at the call the server
+        answers with the task, and the handler runs again inside it from the top with those answers (replay:
+        ask first, act last). Does nothing when the call is not served as a 2026-07-28 task, or already is one.
+        """
+        if self._prelude:
+            raise StartTask()
 
     # -- how a question is asked --
     @property

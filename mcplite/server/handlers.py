@@ -13,7 +13,8 @@ import time
 from .._log import log
 from ..errors import INTERNAL_ERROR, INVALID_PARAMS, RemoteError, ResourceNotFound, RPCError
 from ..protocol.mrtr import open_state, seal_state
-from ..protocol.replay import InputRequired, Round, Suspend
+from ..protocol.replay import InputRequired, Round, StartTask, Suspend
+from ..protocol.tasks import EXTENSION_ID as TASKS_EXTENSION
 from ..protocol.versions import MODERN, revision
 from ..schema.validation import ValidationError, validate
 from .context import ELICIT_TIMEOUT, Context
@@ -33,16 +34,26 @@ if TYPE_CHECKING:
 
     from ..schema.functions import FunctionSchema
     from ..session import RequestContext
-    from .registry import Registry, ResourceEntry
+    from .registry import Registry, ResourceEntry, ToolEntry
     from .subscriptions import Connection
 
 
 def _call(server: Registry, connection: Connection, ctx: RequestContext, fn: Callable[..., Any],
-          schema: FunctionSchema, kwargs: Dict[str, Any], round: Optional[Round] = None) -> Any:
+          schema: FunctionSchema, kwargs: Dict[str, Any], round: Optional[Round] = None,
+          prelude: bool = False) -> Any:
     """Call a registered function, giving each parameter annotated `Context` this request's."""
     for name in schema.injected:
-        kwargs[name] = Context(server, connection, ctx, round)
+        kwargs[name] = Context(server, connection, ctx, round, prelude)
     return fn(**kwargs)
+
+
+class _TaskStarted:
+    """What `_call_with_rounds` returns for a handler that called ``ctx.start_task()``: what it knew by then."""
+
+    __slots__ = ("answers",)
+
+    def __init__(self, answers: Dict[str, Any]) -> None:
+        self.answers = answers
 
 
 #: How many times a handshake-era handler that returns `InputRequired` is re-run with the answers (TS parity).
@@ -51,13 +62,15 @@ LEGACY_INPUT_ROUNDS = 8
 
 def _call_with_rounds(server: Registry, connection: Connection, ctx: RequestContext, fn: Callable[..., Any],
                       schema: FunctionSchema, kwargs: Dict[str, Any], target: str,
-                      arguments: Dict[str, Any]) -> Tuple[Any, Optional[Dict[str, Any]]]:
+                      arguments: Dict[str, Any], prelude: bool = False) -> Tuple[Any, Optional[Dict[str, Any]]]:
     """Run a handler that may ask the client (tools/call, prompts/get, resources/read).
 
     Returns ``(value, None)`` when it completed, or ``(None, result)`` with the ``input_required`` result to
     answer (2026-07-28): the handler asked questions that have no answer yet, or returned `InputRequired`.
     On a handshake revision the questions were requests already answered, and an `InputRequired` return is
     served by sending its requests and re-running the handler with the answers (the legacy shim).
+    ``prelude``: the handler gathers input before becoming a 2026-07-28 task; when it calls
+    ``ctx.start_task()`` the value is a `_TaskStarted` with the answers it had.
     """
     revision = ctx.revision
     assert revision is not None
@@ -76,7 +89,7 @@ def _call_with_rounds(server: Registry, connection: Connection, ctx: RequestCont
         return value, None
     token = ctx.params.get("requestState")
     responses = ctx.params.get("inputResponses")
-    if token is None and responses is None and not schema.injected:
+    if token is None and responses is None and not schema.injected and not prelude:
         # A handler without a Context cannot ask: the common case costs no round (unless it returns the
         # explicit form, which then goes through one below).
         value = fn(**kwargs)
@@ -88,9 +101,11 @@ def _call_with_rounds(server: Registry, connection: Connection, ctx: RequestCont
                                                                                              arguments))
         round = Round(envelope, responses, validate)  # its ValidationError is a ValueError
         try:
-            value = _call(server, connection, ctx, fn, schema, kwargs, round)
+            value = _call(server, connection, ctx, fn, schema, kwargs, round, prelude)
         except Suspend:
             value = None
+        except StartTask:
+            return _TaskStarted(round.snapshot()), None
     for key in round.changed_questions:
         log.warning("%s: question %r changed between rounds (the handler is not deterministic: build questions "
                     "from the arguments and earlier answers, or wrap values in ctx.remember); asked again",
@@ -128,8 +143,13 @@ def discover(server: Registry, connection: Connection, ctx: RequestContext) -> D
     point 9); ``-32022`` lists both eras. The server's identity goes in ``_meta`` with every result.
     """
     info: Any = server
+    capabilities = info.capabilities()
+    # The tasks extension (SEP-2663) is declared here, never as 2025-11-25's ``tasks`` capability; like that
+    # one, only by a server with a tool that may run as a task.
+    if any(tool.task_support != "forbidden" for tool in server._tools.values()):
+        capabilities["extensions"] = {**capabilities.get("extensions", {}), TASKS_EXTENSION: {}}
     result: Dict[str, Any] = {"supportedVersions": [v for v in info.supported_versions if revision(v).era == MODERN],
-                              "capabilities": info.capabilities()}
+                              "capabilities": capabilities}
     if info.instructions:
         result["instructions"] = info.instructions
     return result
@@ -137,7 +157,15 @@ def discover(server: Registry, connection: Connection, ctx: RequestContext) -> D
 
 # ---- tools ----------------------------------------------------------------------------------------------
 def list_tools(server: Registry, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
-    return page("tools", [tool.definition for tool in server._tools.values()], ctx.params, server.page_size)
+    revision = ctx.revision
+    if revision is not None and revision.core_tasks:  # 2025-11-25 tells which tools may run as tasks
+        definitions = [tool.definition if tool.task_support == "forbidden" else
+                       {**tool.definition, "execution": {**tool.definition.get("execution", {}),
+                                                         "taskSupport": tool.task_support}}
+                       for tool in server._tools.values()]
+    else:
+        definitions = [tool.definition for tool in server._tools.values()]
+    return page("tools", definitions, ctx.params, server.page_size)
 
 
 def call_tool(server: Registry, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
@@ -158,11 +186,23 @@ def call_tool(server: Registry, connection: Connection, ctx: RequestContext) -> 
         if revision.tool_input_errors_as_results:
             return error_result(f"Invalid arguments for tool {name}: {exc}")
         raise RPCError(INVALID_PARAMS, f"Invalid arguments for tool {name}: {exc}") from None
+    mode = "sync"
+    if tool.task_support != "forbidden" or "task" in ctx.params:
+        from ..protocol import tasks as states
+
+        mode = states.execution_mode(tool.task_support, modern=ctx.envelope is not None,
+                                     extension=ctx.envelope is not None
+                                     and states.extension_declared(ctx.envelope.client_capabilities),
+                                     core_tasks=revision.core_tasks, task_param=ctx.params.get("task"))
+        if mode == states.CORE or (mode == states.EXTENSION and not tool.ask_before_task):
+            return _start_task(server, connection, ctx, tool, kwargs, mode, None)
     try:
         value, asking = _call_with_rounds(server, connection, ctx, tool.fn, tool.schema, kwargs, str(name),
-                                          arguments)
+                                          arguments, prelude=mode == "extension")
         if asking is not None:
             return asking
+        if isinstance(value, _TaskStarted):
+            return _start_task(server, connection, ctx, tool, kwargs, mode, value.answers)
         result = tool_result(value, tool.definition, tool.schema)
     except RPCError as exc:
         if not isinstance(exc, RemoteError):
@@ -177,6 +217,22 @@ def call_tool(server: Registry, connection: Connection, ctx: RequestContext) -> 
     if not revision.structured_output:
         result.pop("structuredContent", None)
     return result
+
+
+def _start_task(server: Registry, connection: Connection, ctx: RequestContext, tool: ToolEntry,
+                kwargs: Dict[str, Any], mode: str, answers: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    """Create the task a ``tools/call`` is served as, and answer with it (server/tasks.py)."""
+    from ..protocol import tasks as states
+
+    info: Any = server
+    if mode == states.CORE:
+        task = ctx.params.get("task") or {}
+        ttl = task.get("ttl")
+        record = info.tasks.start(server, connection, ctx, tool, kwargs, states.CORE,
+                                  ttl_ms=ttl if type(ttl) is int and ttl > 0 else None)
+        return {"task": states.core_task(record)}
+    record = info.tasks.start(server, connection, ctx, tool, kwargs, states.EXTENSION, answers)
+    return states.create_task_result(record)
 
 
 # ---- resources ------------------------------------------------------------------------------------------

@@ -62,16 +62,21 @@ class ToolEntry(Entry):
 
     ``param_headers`` maps the argument paths of the published input schema's ``x-mcp-header`` annotations
     to their `ParamHeader` (empty for most tools): computed once at registration, read on every call.
+    ``task_support`` is how it may run as a task (``"forbidden"``, ``"optional"``, ``"required"``), and
+    ``ask_before_task`` whether, as a 2026-07-28 task, it first gathers input on the request (`Context.start_task`).
     """
 
-    __slots__ = ("input_schema", "param_headers")
+    __slots__ = ("input_schema", "param_headers", "task_support", "ask_before_task")
 
     def __init__(self, definition: Dict[str, Any], fn: Callable[..., Any], schema: FunctionSchema,
                  input_schema: Optional[Dict[str, Any]] = None,
-                 param_headers: Optional[Dict[Tuple[str, ...], ParamHeader]] = None) -> None:
+                 param_headers: Optional[Dict[Tuple[str, ...], ParamHeader]] = None,
+                 task_support: str = "forbidden", ask_before_task: bool = False) -> None:
         super().__init__(definition, fn, schema)
         self.input_schema = input_schema
         self.param_headers: Dict[Tuple[str, ...], ParamHeader] = param_headers or {}
+        self.task_support = task_support
+        self.ask_before_task = ask_before_task
 
     def check_param_headers(self, headers: Mapping[str, str], arguments: Any) -> Optional[RPCError]:
         """None when the ``Mcp-Param-*`` headers of a 2026-07-28 HTTP ``tools/call`` match ``arguments``, else
@@ -193,7 +198,8 @@ class Registry:
                  description: Optional[str] = None, annotations: Optional[t.ToolAnnotations] = None,
                  icons: Optional[List[t.Icon]] = None, meta: Optional[Dict[str, Any]] = None,
                  input_schema: Optional[Dict[str, Any]] = None,
-                 output_schema: Union[Dict[str, Any], bool, None] = None) -> Callable[[F], F]: ...
+                 output_schema: Union[Dict[str, Any], bool, None] = None, task: str = "forbidden",
+                 ask_before_task: bool = False) -> Callable[[F], F]: ...
 
     def tool(self, fn: Optional[F] = None, **options: Any) -> Any:
         """Register a tool: ``@server.tool`` or ``@server.tool(name=..., annotations=...)``.
@@ -202,6 +208,12 @@ class Registry:
         and calls are validated against it), the description from the docstring, the output schema from
         the return annotation (``output_schema=False`` turns it off, a dict replaces it). A tool annotated
         to return content (``ImageContent``, ``List[ContentBlock]``, `ToolResult`) has no output schema.
+
+        ``task`` says whether the tool may run as a task, a call that outlives its request (README, "Tasks"):
+        ``"forbidden"`` (the default: always answered directly), ``"optional"`` (a task when the client can
+        take one) or ``"required"`` (only ever a task: refused to a client that cannot take one).
+        ``ask_before_task=True``: on 2026-07-28 the handler first runs on the request and becomes a task where
+        it calls `Context.start_task` (its questions before that are answered in input rounds).
         """
         if fn is None:
             return lambda f: self.tool(f, **options)
@@ -212,14 +224,17 @@ class Registry:
                  description: Optional[str] = None, annotations: Optional[t.ToolAnnotations] = None,
                  icons: Optional[List[t.Icon]] = None, meta: Optional[Dict[str, Any]] = None,
                  input_schema: Optional[Dict[str, Any]] = None,
-                 output_schema: Union[Dict[str, Any], bool, None] = None) -> None:
+                 output_schema: Union[Dict[str, Any], bool, None] = None, task: str = "forbidden",
+                 ask_before_task: bool = False) -> None:
         """Register ``fn`` as a tool (see `tool`); clients are told the list changed."""
+        from ..protocol.tasks import check_support
         from ..schema.functions import function_schema
         from .context import Context
         from .results import returns_content
 
         if input_schema is not None and input_schema.get("type") != "object":
             raise ValueError('a tool\'s input_schema must be a JSON Schema with "type": "object"')
+        check_support(task)
         derive_output = output_schema is not False and not returns_content(fn)
         schema = function_schema(fn, skip_types=(Context,), output=derive_output)
         name = name or schema.name
@@ -235,7 +250,7 @@ class Registry:
         elif derive_output and schema.output_schema is not None:
             definition["outputSchema"] = schema.output_schema
         definition.update(drop_none(annotations=annotations, icons=icons, _meta=meta))
-        entry = ToolEntry(definition, fn, schema, input_schema, param_headers)
+        entry = ToolEntry(definition, fn, schema, input_schema, param_headers, task, ask_before_task)
         with self._lock:
             self._tools = _added(self._tools, name, entry, "tool")
         self._connections.publish({"method": methods.TOOLS_LIST_CHANGED})

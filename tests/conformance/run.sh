@@ -18,7 +18,9 @@
 #    - server-skills: the skills extension's sep-2640-skills-{directory,enumeration,manifest}, one at a time
 #      (the harness runs an extension at the 2026-07-28 wire); judged, unlike the other extensions.
 #    The harness's exit code under --requirements counts FAILUREs of scored scenarios only (not-scored
-#    ones are listed as "These do not affect conformance"), so the requirement sets run whole.
+#    ones are listed as "These do not affect conformance"), so the requirement sets run whole, and `report`
+#    judges them itself: the tasks-* extension scenarios are judged like scored ones (mcplite implements
+#    the extension; tasks-status-notifications is always SKIPPED by the harness).
 # 3. Client legs, with tests/conformance/client.py as the client (it pins each run to the revision the suite
 #    names in MCP_CONFORMANCE_PROTOCOL_VERSION):
 #    - client-2025: `conformance client --requirements 2025-11-25` (18 scored scenarios, the handshake, plus
@@ -31,10 +33,11 @@
 #    Every client scenario is judged, extensions included, except any listed in UNJUDGED_CLIENT_SCENARIOS
 #    (extensions mcplite does not implement yet; none at present), reported apart.
 # 4. Prints the totals per leg (server-2025, server-2026, server-pending, server-skills, client-2025,
-#    client-2026, client-extra, client-skills). Exits non-zero on a server FAILURE (extension scenarios, which no requirement set
-#    scores, are reported but not judged), on a client FAILURE or WARNING, on a leg that ran fewer
-#    scenarios than it should, or on a step that did not finish. Every step has a time limit; the whole run takes about a minute here
-#    (well under 10 minutes on 2 cores).
+#    client-2026, client-extra, client-skills). Exits non-zero on a server FAILURE (the tasks-* and skills
+#    extension scenarios included), on a client FAILURE or WARNING, on a leg that ran fewer scenarios than
+#    it should, or on a step that did not finish. Server extension scenarios mcplite does not implement
+#    (none run today) are reported but not judged.
+#    Every step has a time limit; the whole run takes about a minute here (well under 10 minutes on 2 cores).
 #
 # When it can (as root, with unshare), steps 2-4 run in a private network namespace with only loopback up,
 # so nothing the suite's mock servers listen on is reachable from outside; otherwise on plain loopback.
@@ -156,8 +159,9 @@ run_client_legs() {  # the harness exits non-zero for the unjudged extensions: `
 }
 
 report() {  # each leg's totals over its checks.json files, with each failure and warning; non-zero if they fail us
-    local extensions  # the server legs run the tasks-* extension scenarios too: they are reported, not judged
-    extensions=$(conformance list | sed -n 's/^  - \(.*\) \[extension\]$/\1/p' | tr '\n' ' ')
+    local extensions  # server extension scenarios are reported, not judged, except the tasks-* ones (judged)
+    extensions=$(conformance list | sed -n 's/^  - \(.*\) \[extension\]$/\1/p' | { grep -v '^tasks-' || true; } \
+        | tr '\n' ' ')
     "$PYTHON" - "$RESULTS" "$EXPECTED_SCENARIOS" "$extensions" "$UNJUDGED_CLIENT_SCENARIOS" \
         "${SKILLS_SERVER_SCENARIOS[*]}" <<'EOF'
 import json, pathlib, re, sys

@@ -195,6 +195,7 @@ class EverythingChecks:
             "prompts/get (embedded resource)": self.get_resource_prompt,
             "completion/complete (prompt)": self.complete_prompt,
             "completion/complete (resource template)": self.complete_template,
+            "tasks (simulate-research-query)": self.research_task,
             "Client(url) picks the transport": self.pick_transport,
         }
         names = PLAN["checks"] + (PLAN["httpChecks"] if self.transport != "stdio" else [])
@@ -317,6 +318,25 @@ class EverythingChecks:
             "type": "text", "text": "Resource trigger-sampling-request context: What is 6 x 7?"}}], "messages")
         expect_equal(params.get("maxTokens"), 20, "maxTokens")
         expect_equal(params.get("systemPrompt"), "You are a helpful test server.", "systemPrompt")
+
+    def research_task(self) -> str:
+        """The 2025-11-25 core tasks: a tool listed taskSupport "required", called plainly (mcplite makes it a
+        task unasked), then as a handle whose task asks a question through tasks/result on the way."""
+        report = only_text(self.client.call_tool("simulate-research-query", {"topic": "quantum"}))
+        expect("Research Report: quantum" in report, f"not the report: {report[:80]!r}")
+        task = self.client.start_task("simulate-research-query", {"topic": "python", "ambiguous": True})
+        expect_equal(task.form, "core", "task form")
+        seen = {task.status()}
+        result = task.result()
+        seen.add(task.status())
+        text = only_text(result)
+        expect("Clarification" in text, f"the question was not answered: {text[:120]!r}")
+        asked = [params for params in self.user.requests if "interpretations" in str(params.get("message"))]
+        expect(bool(asked), "the task's question never reached the elicitation callback")
+        cancelled = self.client.start_task("simulate-research-query", {"topic": "never mind"})
+        cancelled.cancel()
+        expect_equal(cancelled.status(), "cancelled", "status after cancel")
+        return f"statuses seen {sorted(seen)}, poll interval {task.poll_interval:g} s"
 
     def form_elicitation(self) -> None:
         found = texts(self.client.call_tool("trigger-elicitation-request", {}))

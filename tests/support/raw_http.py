@@ -195,6 +195,8 @@ class ModernClient(RawClient):
             headers["Mcp-Name"] = params.get("name", "")
         elif body["method"] == "resources/read":
             headers["Mcp-Name"] = params.get("uri", "")
+        elif body["method"] in ("tasks/get", "tasks/update", "tasks/cancel"):  # the tasks extension's
+            headers["Mcp-Name"] = params.get("taskId", "")
         return headers
 
     def post(self, body: Any, headers: Optional[Dict[str, str]] = None, **kwargs: Any) -> Reply:

@@ -1,0 +1,216 @@
+"""Hostile input on the client side and in the shared codec: numbers that are not portable JSON, nesting too
+deep, messages, lines, events and bodies too large, lone surrogates, and OAuth documents that are none of what
+they should be. Each gets a precise error, the request it concerns fails at once (never a wait for a timeout),
+and the connection reads on.
+
+Before: ``NaN``, ``Infinity`` and ``1e400`` were read as Python floats (and an answer holding one could not be
+encoded again); nesting was bounded only by the interpreter's recursion limit, wherever the stack stood; the
+stdio transports ended the connection on a line over 64 MiB, with no setting to change it; a malformed answer
+left its request waiting for its timeout; the HTTP client buffered any JSON body whole and read SSE events of
+up to 16 MiB whatever it was told; OAuth documents with huge numbers raised OverflowError, and nesting raised
+RecursionError.
+"""
+
+import json
+import subprocess
+import sys
+import time
+from typing import Any, Dict, List
+
+import pytest
+
+from mcplite import Client
+from mcplite.errors import INVALID_REQUEST, PARSE_ERROR
+from mcplite.protocol import jsonrpc
+from mcplite.protocol.jsonrpc import MAX_DEPTH, MAX_NUMBER_LENGTH, InvalidMessage
+from tests.support import ROOT
+from tests.support.wait import WAIT
+
+FIXTURES = ROOT / "tests" / "fixtures"
+ENV = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+MiB = 1024 * 1024
+
+
+def nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+# ---- the codec: what decode refuses, and the id it still finds ----------------------------------------------
+REQUEST = '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"v":%s}}'
+ANSWER = '{"jsonrpc":"2.0","id":"a","result":{"v":%s}}'
+NOTIFICATION = '{"jsonrpc":"2.0","method":"notifications/x","params":{"v":%s}}'
+REFUSED = [  # (value text, what the error says)
+    ("NaN", "NaN is not JSON"),
+    ("Infinity", "Infinity is not JSON"),
+    ("-Infinity", "-Infinity is not JSON"),
+    ("1e400", "the number 1e400 is beyond the range of a double"),
+    ("-2.5e308", "the number -2.5e308 is beyond the range of a double"),
+    ("9" * (MAX_NUMBER_LENGTH + 1), f"an integer of more than {MAX_NUMBER_LENGTH} digits"),
+    ("-" + "9" * (MAX_NUMBER_LENGTH + 1), f"an integer of more than {MAX_NUMBER_LENGTH} digits"),
+    ("0." + "1" * MAX_NUMBER_LENGTH, f"a number of {MAX_NUMBER_LENGTH + 2} characters"),
+    (nested(MAX_DEPTH - 1), f"nesting deeper than {MAX_DEPTH} levels"),  # + the message and params: 130
+    (nested(100_000), f"nesting deeper than {MAX_DEPTH} levels"),
+    ('{"a":' * 100_000 + "1" + "}" * 100_000, f"nesting deeper than {MAX_DEPTH} levels"),
+]
+
+
+@pytest.mark.parametrize("value, reason", REFUSED, ids=lambda value: value[:12])
+@pytest.mark.parametrize("template, id, respond", [(REQUEST, 7, True), (ANSWER, "a", False),
+                                                   (NOTIFICATION, None, False)], ids=["request", "answer", "notice"])
+def test_what_is_not_portable_json_is_a_parse_error_naming_the_id(value, reason, template, id, respond):
+    text = template % value
+    for data in (text, text.encode("utf-8")):
+        with pytest.raises(InvalidMessage) as info:
+            jsonrpc.decode(data)
+        assert info.value.code == PARSE_ERROR
+        assert str(info.value).startswith(f"Parse error: {reason}")
+        # A request is answered with its own id; an answer fails the request it answers; a notification is
+        # never answered, unless it is too deep to be read even leniently: then only its ends are known, and
+        # what shows no id is answered with a null id.
+        if template is NOTIFICATION and value.startswith(("[" * 1000, "{" * 1000, '{"a":' * 1000)):
+            respond = True
+        assert (info.value.id, info.value.respond) == (id, respond)
+
+
+@pytest.mark.parametrize("text", ids=lambda text: text[:12], argvalues=[
+    nested(MAX_DEPTH),
+    '{"jsonrpc":"2.0","id":1,"result":{"v":%s}}' % nested(MAX_DEPTH - 2),
+    '{"v":[%s]}' % ",".join([nested(MAX_DEPTH - 2)] * 3),
+    '["[[[[", "{{{{{"]' + " " * 10,  # brackets in strings are not nesting
+    "9" * MAX_NUMBER_LENGTH, "-" + "9" * MAX_NUMBER_LENGTH,
+    "1.7976931348623157e308", "-1e-400", "0.1", "[1, 2.5, -0, 1E5]",
+])
+def test_what_every_parser_agrees_on_is_read(text):
+    assert jsonrpc.decode(text) == json.loads(text)
+
+
+def test_a_long_integer_id_within_the_bound_is_answered_exactly():
+    big = int("9" * 40)  # far beyond 2**53: a JavaScript peer would round it; we answer it as it came
+    message = jsonrpc.decode('{"jsonrpc":"2.0","id":%d,"method":"ping"}' % big)
+    assert jsonrpc.kind_of(message) == jsonrpc.REQUEST and message["id"] == big
+    assert json.loads(jsonrpc.encode(jsonrpc.result(message["id"], {})))["id"] == big
+
+
+def test_a_batch_that_breaks_a_rule_is_answered_with_a_null_id():
+    with pytest.raises(InvalidMessage) as info:
+        jsonrpc.decode('[{"jsonrpc":"2.0","id":1,"method":"ping","params":{"v":NaN}}]')
+    assert (info.value.id, info.value.respond) == (None, True)
+
+
+def test_a_long_integer_costs_no_quadratic_time():
+    text = "[" + "9" * (10 * MiB) + "]"
+    started = time.monotonic()
+    with pytest.raises(InvalidMessage, match="an integer of more than"):
+        jsonrpc.decode(text)
+    assert time.monotonic() - started < 1.0  # (parsing it would take minutes: quadratic in the digits)
+
+
+@pytest.mark.parametrize("head, tail, id, respond", [
+    (b'{"jsonrpc":"2.0","id":5,"method":"x","params":{"a":"xx', b'xx"}}', 5, True),      # our order, Python SDK's
+    (b'{"jsonrpc":"2.0","id":"ab","result":{"a":"xx', b'xx"}}', "ab", False),
+    (b'{"result":{"a":"xx', b'xx"},"jsonrpc":"2.0","id":7}\n', 7, False),                 # the TypeScript SDK's
+    (b'{"method":"m","params":{"a":"xx', b'xx"},"jsonrpc":"2.0","id":"r-8"}', "r-8", True),
+    (b'{"method":"m","params":{"a":"xx', b'xx"},"jsonrpc":"2.0"}', None, True),           # no id in sight
+    (b'{"result":{"a":{"id":3', b'xx","id":3}}}', None, True),                           # a nested id is not it
+    (b"not json at all", b"", None, True),
+    (b'{"id":true,"method":"x","params":{', b"}}", None, True),
+])
+def test_a_message_too_large_is_known_by_its_two_ends(head, tail, id, respond):
+    exc = jsonrpc.too_large(1000, head, tail, "max_line_size")
+    assert (exc.code, exc.id, exc.respond) == (INVALID_REQUEST, id, respond)
+    assert "larger than 1000 bytes (max_line_size)" in str(exc)
+
+
+# ---- stdio: a server reading hostile requests ----------------------------------------------------------------
+INITIALIZE = ('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
+              '"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}')
+INITIALIZED = '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+BIG = "x" * (2 * MiB)
+
+
+def run_server(lines: List[str], *args: str) -> "subprocess.CompletedProcess[str]":
+    return subprocess.run([sys.executable, str(FIXTURES / "hostile_server.py"), *args],
+                          input="\n".join([INITIALIZE, INITIALIZED, *lines]) + "\n", capture_output=True,
+                          text=True, timeout=WAIT, env=ENV)
+
+
+def answers_by_id(stdout: str) -> Dict[Any, Dict[str, Any]]:
+    answers: Dict[Any, Dict[str, Any]] = {}
+    for line in stdout.splitlines():
+        message = json.loads(line)
+        answers.setdefault(message["id"], message)
+    return answers
+
+
+def test_a_stdio_server_answers_numbers_and_nesting_that_are_not_json_and_reads_on():
+    calls = [REQUEST.replace("7", str(10 + i)) % value for i, (value, _) in enumerate(REFUSED)]
+    done = run_server([*calls, '{"jsonrpc":"2.0","id":99,"method":"ping"}'])
+    assert done.returncode == 0, done.stderr
+    answers = answers_by_id(done.stdout)
+    for i, (_, reason) in enumerate(REFUSED):
+        error = answers[10 + i]["error"]
+        assert error["code"] == PARSE_ERROR and error["message"].startswith(f"Parse error: {reason}")
+    assert answers[99]["result"] == {}
+    assert "Traceback" not in done.stderr
+
+
+def test_a_stdio_server_skips_a_line_too_long_answers_it_and_reads_on():
+    lines = [
+        '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"%s"}}}' % BIG,
+        '{"method":"tools/call","params":{"name":"echo","arguments":{"text":"%s"}},"jsonrpc":"2.0","id":3}' % BIG,
+        '{"jsonrpc":"2.0","method":"notifications/x","params":{"v":"%s"}}' % BIG,
+        '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{"text":"fits"}}}',
+    ]
+    started = time.monotonic()
+    done = run_server(lines, str(MiB))
+    assert done.returncode == 0, done.stderr
+    answers = answers_by_id(done.stdout)
+    too_large = f"Invalid Request: larger than {MiB} bytes (max_line_size); skipped unread"
+    assert answers[2]["error"] == {"code": INVALID_REQUEST, "message": too_large}
+    assert answers[3]["error"] == {"code": INVALID_REQUEST, "message": too_large}
+    assert answers[None]["error"] == {"code": INVALID_REQUEST, "message": too_large}  # no id in sight
+    assert answers[4]["result"]["content"][0]["text"] == "fits"
+    assert "Traceback" not in done.stderr
+    assert time.monotonic() - started < WAIT
+
+
+def test_the_stdio_server_reads_64_mib_lines_by_default():
+    line = ('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"%s"}}}'
+            % BIG)
+    done = run_server([line])
+    assert json.loads(done.stdout.splitlines()[1])["result"]["content"][0]["text"] == BIG
+
+
+# ---- stdio: a client reading hostile answers -----------------------------------------------------------------
+@pytest.fixture(scope="module")
+def hostile_peer():
+    client = Client.stdio([sys.executable, str(FIXTURES / "hostile_peer.py")], max_line_size=MiB,
+                          protocol_version="2025-11-25", timeout=WAIT)
+    with client:
+        yield client
+
+
+@pytest.mark.parametrize("tool, message", [
+    ("nan", "Parse error: NaN is not JSON"),
+    ("infinity", "Parse error: -Infinity is not JSON"),
+    ("overflow", "Parse error: the number 1e400 is beyond the range of a double"),
+    ("long-integer", f"Parse error: an integer of more than {MAX_NUMBER_LENGTH} digits"),
+    ("deep", f"Parse error: nesting deeper than {MAX_DEPTH} levels"),
+    ("deep-129", f"Parse error: nesting deeper than {MAX_DEPTH} levels"),
+    ("huge", f"Invalid response: larger than {MiB} bytes (max_line_size); skipped unread"),
+    ("huge-ts", f"Invalid response: larger than {MiB} bytes (max_line_size); skipped unread"),
+])
+def test_a_stdio_client_fails_the_request_a_hostile_answer_was_for_at_once_and_reads_on(hostile_peer, tool,
+                                                                                         message):
+    started = time.monotonic()
+    with pytest.raises(InvalidMessage) as info:
+        hostile_peer.call_tool(tool, {})
+    assert str(info.value).startswith(message)
+    assert time.monotonic() - started < WAIT / 2  # failed on arrival, not by the timeout
+    hostile_peer.ping(timeout=WAIT)  # the connection reads on (raises if not)
+    assert hostile_peer.call_tool("surrogate", {})["content"][0]["text"] == "a\ud800b\udfff"
+
+
+def test_a_stdio_client_takes_lone_surrogates_and_drops_an_answer_to_nothing(hostile_peer):
+    assert hostile_peer.call_tool("surrogate", {})["content"][0]["text"] == "a\ud800b\udfff"
+    assert hostile_peer.call_tool("long-id", {})["content"][0]["text"] == "ok"

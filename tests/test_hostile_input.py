@@ -15,15 +15,17 @@ import json
 import subprocess
 import sys
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Dict, List
 
 import pytest
 
 from mcplite import Client
-from mcplite.errors import INVALID_REQUEST, PARSE_ERROR
+from mcplite.errors import INVALID_REQUEST, PARSE_ERROR, HTTPError, RemoteProtocolError
 from mcplite.protocol import jsonrpc
 from mcplite.protocol.jsonrpc import MAX_DEPTH, MAX_NUMBER_LENGTH, InvalidMessage
 from tests.support import ROOT
+from tests.support.http import ServerLoop
 from tests.support.wait import WAIT
 
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -214,3 +216,118 @@ def test_a_stdio_client_fails_the_request_a_hostile_answer_was_for_at_once_and_r
 def test_a_stdio_client_takes_lone_surrogates_and_drops_an_answer_to_nothing(hostile_peer):
     assert hostile_peer.call_tool("surrogate", {})["content"][0]["text"] == "a\ud800b\udfff"
     assert hostile_peer.call_tool("long-id", {})["content"][0]["text"] == "ok"
+
+
+# ---- the HTTP client reading a hostile server ---------------------------------------------------------------
+def sse(*events: str) -> bytes:
+    return b"".join(b"event: message\ndata: " + event.encode("utf-8", "surrogatepass") + b"\n\n" for event in events)
+
+
+def answer_text(id: Any, text: str) -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": text}]}})
+
+
+HUGE_TEXT = "x" * (2 * MiB)
+
+
+def hostile_http_answer(name: str, id: Any) -> bytes:
+    """The whole HTTP response (head and body) the hostile server writes for tools/call ``name``."""
+    sid = json.dumps(id)
+    json_head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+    sse_head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+    if name == "json-nan":
+        body = ('{"jsonrpc":"2.0","id":%s,"result":{"content":[],"v":NaN}}' % sid).encode()
+        return json_head + b"Content-Length: %d\r\n\r\n" % len(body) + body
+    if name == "json-huge":
+        body = answer_text(id, HUGE_TEXT).encode()
+        return json_head + b"Content-Length: %d\r\n\r\n" % len(body) + body
+    if name == "json-huge-chunked":  # no length said: the client must stop reading by itself
+        chunk = b"x" * 65536
+        return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + (b"%x\r\n" % len(chunk) + chunk + b"\r\n") * 64 + b"0\r\n\r\n")
+    if name == "sse-nan":
+        return sse_head + sse('{"jsonrpc":"2.0","id":%s,"result":{"content":[],"v":Infinity}}' % sid)
+    if name == "sse-deep":
+        return sse_head + sse('{"jsonrpc":"2.0","id":%s,"result":{"v":%s}}' % (sid, nested(10_000)))
+    if name == "sse-huge-event":
+        return sse_head + sse(answer_text(id, HUGE_TEXT))
+    if name == "sse-endless-line":
+        return sse_head + b"data: " + b"x" * (4 * MiB)
+    if name == "sse-surrogate":
+        return sse_head + sse(answer_text(id, "a\ud800b"))
+    if name == "many-headers":
+        return (b"HTTP/1.1 200 OK\r\n" + b"".join(b"X-H%d: v\r\n" % i for i in range(200))
+                + b"Content-Length: 0\r\n\r\n")
+    if name == "long-header":
+        return b"HTTP/1.1 200 OK\r\nX-Long: " + b"v" * (100 * 1024) + b"\r\nContent-Length: 0\r\n\r\n"
+    raise AssertionError(name)
+
+
+class HostileHTTPHandler(BaseHTTPRequestHandler):
+    """A stateless Streamable HTTP server that answers initialize, ping and notifications properly and every
+    tools/call with the hostile response its tool's name asks for (written raw: http.server would refuse)."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def do_POST(self) -> None:
+        message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        method, id = message.get("method"), message.get("id")
+        if id is None:
+            self.wfile.write(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n")
+            return
+        if method == "tools/call":
+            try:
+                self.wfile.write(hostile_http_answer(message["params"]["name"], id))
+            except OSError:  # the client stopped reading: as it should
+                pass
+            self.close_connection = True
+            return
+        result: Dict[str, Any] = {}
+        if method == "initialize":
+            result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                      "serverInfo": {"name": "hostile-http", "version": "1"}}
+        body = json.dumps({"jsonrpc": "2.0", "id": id, "result": result}).encode()
+        self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+                         % len(body) + body)
+
+    def do_GET(self) -> None:
+        self.wfile.write(b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")
+
+    def do_DELETE(self) -> None:
+        self.do_GET()
+
+
+@pytest.fixture(scope="module")
+def hostile_http():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), HostileHTTPHandler)
+    server.daemon_threads = True
+    with ServerLoop(server):
+        url = f"http://127.0.0.1:{server.server_address[1]}/mcp"
+        with Client(url, protocol_version="2025-11-25", timeout=WAIT, max_message_size=MiB) as client:
+            yield client
+
+
+@pytest.mark.parametrize("tool, error, message", [
+    ("json-nan", HTTPError, "the JSON answer does not parse: Parse error: NaN is not JSON"),
+    ("json-huge", HTTPError, f"the response body ({len(answer_text(9, HUGE_TEXT))} bytes) is larger than "
+                             f"max_message_size ({MiB} bytes)"),
+    ("json-huge-chunked", HTTPError, f"the response body (more than {MiB} bytes) is larger than max_message_size"),
+    ("sse-nan", InvalidMessage, "Parse error: Infinity is not JSON"),
+    ("sse-deep", InvalidMessage, f"Parse error: nesting deeper than {MAX_DEPTH} levels"),
+    ("sse-huge-event", RemoteProtocolError, f"server-sent event larger than {MiB} bytes (max_message_size)"),
+    ("sse-endless-line", RemoteProtocolError, f"server-sent event larger than {MiB} bytes (max_message_size)"),
+    ("many-headers", HTTPError, "a response this client does not read: got more than 100 headers"),
+    ("long-header", HTTPError, "a response this client does not read: got more than 65536 bytes"),
+])
+def test_the_http_client_fails_the_request_a_hostile_answer_was_for_at_once_and_goes_on(hostile_http, tool, error,
+                                                                                       message):
+    started = time.monotonic()
+    with pytest.raises(error) as info:
+        hostile_http.call_tool(tool, {})
+    assert message in str(info.value)
+    assert time.monotonic() - started < WAIT / 2  # failed on arrival, not by the timeout
+    hostile_http.ping(timeout=WAIT)  # the session goes on (raises if not)
+    assert hostile_http.call_tool("sse-surrogate", {})["content"][0]["text"] == "a\ud800b"

@@ -12,20 +12,24 @@ RecursionError.
 """
 
 import json
+import socket
 import subprocess
 import sys
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Dict, List
+from typing import Any, Callable, Dict, List, Tuple
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
 from mcplite import Client
-from mcplite.errors import INVALID_REQUEST, PARSE_ERROR, HTTPError, RemoteProtocolError
+from mcplite.errors import INVALID_REQUEST, PARSE_ERROR, AuthError, HTTPError, RemoteProtocolError, TransportError
+from mcplite.oauth import HTTPRequest, HTTPResponse, OAuth, drive, send_with_http_client
 from mcplite.protocol import jsonrpc
 from mcplite.protocol.jsonrpc import MAX_DEPTH, MAX_NUMBER_LENGTH, InvalidMessage
 from tests.support import ROOT
 from tests.support.http import ServerLoop
+from tests.support.threads import Background
 from tests.support.wait import WAIT
 
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -107,7 +111,7 @@ def test_a_long_integer_costs_no_quadratic_time():
     assert time.monotonic() - started < 1.0  # (parsing it would take minutes: quadratic in the digits)
 
 
-@pytest.mark.parametrize("head, tail, id, respond", [
+@pytest.mark.parametrize("head, tail, id, respond", ids=lambda value: str(value)[:20], argvalues=[
     (b'{"jsonrpc":"2.0","id":5,"method":"x","params":{"a":"xx', b'xx"}}', 5, True),      # our order, Python SDK's
     (b'{"jsonrpc":"2.0","id":"ab","result":{"a":"xx', b'xx"}}', "ab", False),
     (b'{"result":{"a":"xx', b'xx"},"jsonrpc":"2.0","id":7}\n', 7, False),                 # the TypeScript SDK's
@@ -331,3 +335,126 @@ def test_the_http_client_fails_the_request_a_hostile_answer_was_for_at_once_and_
     assert time.monotonic() - started < WAIT / 2  # failed on arrival, not by the timeout
     hostile_http.ping(timeout=WAIT)  # the session goes on (raises if not)
     assert hostile_http.call_tool("sse-surrogate", {})["content"][0]["text"] == "a\ud800b"
+
+
+# ---- OAuth: documents that are none of what they should be ---------------------------------------------------
+MCP_URL = "https://api.example.com/mcp"
+ISSUER = "https://auth.example.com"
+PRM_URL = "https://api.example.com/.well-known/oauth-protected-resource/mcp"
+AS_METADATA_URL = f"{ISSUER}/.well-known/oauth-authorization-server"
+
+
+def body_response(status: int, body: bytes) -> HTTPResponse:
+    return HTTPResponse(status, {"content-type": "application/json"}, body)
+
+
+def deployment(**bodies: bytes) -> Callable[[HTTPRequest], HTTPResponse]:
+    """A canned MCP server and authorization server; ``bodies`` replaces the metadata, registration or token
+    response body (200 or 201) by name."""
+    metadata = {"issuer": ISSUER, "authorization_endpoint": f"{ISSUER}/authorize",
+                "token_endpoint": f"{ISSUER}/token", "registration_endpoint": f"{ISSUER}/register",
+                "code_challenge_methods_supported": ["S256"], "token_endpoint_auth_methods_supported": ["none"]}
+    routes = {
+        ("GET", PRM_URL): (200, json.dumps({"resource": MCP_URL, "authorization_servers": [ISSUER]}).encode()),
+        ("GET", AS_METADATA_URL): (200, bodies.get("metadata", json.dumps(metadata).encode())),
+        ("POST", f"{ISSUER}/register"): (201, bodies.get("registration", b'{"client_id":"c-1"}')),
+        ("POST", f"{ISSUER}/token"): (200, bodies.get("token", b'{"access_token":"t-1","token_type":"Bearer"}')),
+    }
+
+    def send(request: HTTPRequest) -> HTTPResponse:
+        url = request.url.partition("?")[0]
+        if (request.method, url) == ("POST", MCP_URL):
+            if request.headers.get("Authorization") == "Bearer t-1":
+                return body_response(200, b'{"ok":true}')
+            return HTTPResponse(401, {"www-authenticate": "Bearer"}, b"")
+        status, body = routes.get((request.method, url), (404, b""))
+        return body_response(status, body)
+    return send
+
+
+def consent(url: str) -> str:
+    query = dict(parse_qsl(urlsplit(url).query))
+    return f"{query['redirect_uri']}?code=code-1&state={query['state']}"
+
+
+METADATA = ('{"issuer":"%s","authorization_endpoint":"%s/authorize","token_endpoint":%%s,'
+            '"registration_endpoint":"%s/register","code_challenge_methods_supported":["S256"]}'
+            % (ISSUER, ISSUER, ISSUER))
+
+
+@pytest.mark.parametrize("document, body, message", ids=lambda value: str(value)[:24], argvalues=[
+    ("token", b'{"access_token":"t-1","token_type":"Bearer","expires_in":NaN}',
+     f"the authorization_code token response from {ISSUER}/token is not portable JSON (NaN is not JSON)"),
+    ("token", b'{"access_token":"t-1","token_type":"Bearer","expires_in":1e400}', "beyond the range of a double"),
+    ("token", b'{"access_token":"t-1","token_type":"Bearer","expires_in":' + b"9" * 400 + b"}",
+     "the token response's expires_in is out of range: a number of 400 digits (0 to 2**53 seconds)"),
+    ("token", b'{"access_token":"t-1","token_type":"Bearer","expires_in":-5}', "expires_in is out of range: -5"),
+    ("token", b'{"access_token":"t-1","x":' + nested(100_000).encode() + b"}",
+     f"is not portable JSON (nesting deeper than {MAX_DEPTH} levels)"),
+    ("token", b'{"access_token":"t\\ud800","token_type":"Bearer"}', "access_token holds characters a token cannot"),
+    ("token", b'{"access_token":"t\\r\\nX-Evil: 1","token_type":"Bearer"}', "access_token holds characters"),
+    ("token", b'{"access_token":"t-1","refresh_token":"r\\udfff","token_type":"Bearer"}', "refresh_token holds"),
+    ("token", b'{"access_token":"t-1","token_type":"Bearer","scope":"a\\u2028b"}', "scope holds characters"),
+    ("token", b"<html>busy</html>", "is not JSON (Expecting value: line 1 column 1 (char 0)): '<html>busy</html>'"),
+    ("token", b"\xff\xfe", "token response from https://auth.example.com/token is not UTF-8"),
+    ("token", b'["access_token"]', "is a JSON list, not an object"),
+    ("token", b'{"access_token":5}', "the token response has no access_token"),
+    ("registration", b'{"client_id":"c\\ud800"}', "the registration response's client_id holds characters"),
+    ("registration", b'{"client_id":"c-1","client_secret":"s","client_secret_expires_at":' + b"9" * 30 + b"}",
+     "client_secret_expires_at is out of range"),
+    ("registration", b'{"client_id":"c-1","x":' + nested(200).encode() + b"}",
+     f"the registration response from {ISSUER}/register is not portable JSON (nesting deeper than 128"),
+    ("metadata", (METADATA % '"https://auth.example.com/t\\ud800"').encode(),
+     f"the authorization server {ISSUER} gives a token_endpoint that is not an http(s) URL"),
+    ("metadata", (METADATA % '"javascript:alert(1)"').encode(), "token_endpoint that is not an http(s) URL"),
+    ("metadata", (METADATA % "NaN").encode(),
+     f"no authorization server metadata found for {ISSUER} ({AS_METADATA_URL} is not portable JSON (NaN is not"),
+])
+def test_an_oauth_document_that_is_not_what_it_should_be_is_a_precise_auth_error(document, body, message):
+    auth = OAuth(authorize=consent, redirect_uri="http://127.0.0.1:8976/callback")
+    with pytest.raises(AuthError) as info:
+        drive(auth.auth_flow(HTTPRequest("POST", MCP_URL, {}, b"{}")), deployment(**{document: body}))
+    assert message in str(info.value)
+
+
+def test_a_sound_deployment_still_signs_in():
+    auth = OAuth(authorize=consent, redirect_uri="http://127.0.0.1:8976/callback")
+    response = drive(auth.auth_flow(HTTPRequest("POST", MCP_URL, {}, b"{}")), deployment(
+        token=b'{"access_token":"t-1","token_type":"Bearer","expires_in":"3600","refresh_token":"r 1"}'))
+    assert response.status == 200
+
+
+def serve_raw_once(raw: bytes) -> Tuple[str, Background]:
+    """A one-shot server on 127.0.0.1 that answers its first request with ``raw`` (as much as is read)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(WAIT)
+
+    def answer() -> None:
+        with listener:
+            connection, _ = listener.accept()
+            with connection:
+                connection.settimeout(WAIT)
+                connection.recv(65536)
+                try:
+                    connection.sendall(raw)
+                except OSError:  # the client stopped reading: as it should
+                    pass
+
+    return f"http://127.0.0.1:{listener.getsockname()[1]}/token", Background(answer)
+
+
+@pytest.mark.parametrize("raw, message", ids=["long", "chunked", "headers", "cut"], argvalues=[
+    (b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % (2 * MiB) + b"x" * (2 * MiB),
+     "the response body is larger than 1048576 bytes (max_body_size); not read"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + (b"10000\r\n" + b"x" * 65536 + b"\r\n") * 32
+     + b"0\r\n\r\n", "the response body is larger than 1048576 bytes"),
+    (b"HTTP/1.1 200 OK\r\n" + b"".join(b"X-H%d: v\r\n" % i for i in range(200)) + b"Content-Length: 0\r\n\r\n",
+     "got more than 100 headers"),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{}", "failed: IncompleteRead"),
+])
+def test_the_oauth_driver_bounds_what_it_reads(raw, message):
+    url, server = serve_raw_once(raw)
+    with pytest.raises(TransportError) as info:
+        send_with_http_client(HTTPRequest("GET", url, {}, None), timeout=WAIT)
+    server.join(WAIT)
+    assert message in str(info.value)

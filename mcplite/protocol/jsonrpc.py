@@ -6,15 +6,9 @@ response to send back (with the request's id when it could be read, else ``null`
 
 `RequestId` and `Message` are type aliases for type checkers (``if TYPE_CHECKING:``), not run-time names.
 
-What `decode` accepts is JSON as RFC 8259 has it, within bounds every peer's parser can follow; anything else is
-a parse error (-32700), whoever sent it (a client's request, a server's answer, an HTTP body, an SSE event):
-
-- no ``NaN``, ``Infinity`` or ``-Infinity`` (Python's `json` reads them; they are not JSON);
-- no number that overflows a double (``1e400``): it would come back as ``inf``, which no encoder may write;
-- no number token longer than `MAX_NUMBER_LENGTH` (4300) characters: the same bound as CPython 3.11's
-  integer-conversion limit, enforced on every version (on 3.9 and 3.10 such an integer costs quadratic time);
-- no nesting deeper than `MAX_DEPTH` (128) arrays and objects: past that a recursive reader (ours, or the code
-  that handles the message) may exhaust the stack, and where that happens would depend on the interpreter.
+What `decode` accepts is portable JSON (`json_text`: no NaN/Infinity, no number beyond a double or longer than
+`MAX_NUMBER_LENGTH` characters, no nesting deeper than `MAX_DEPTH`); anything else is a parse error (-32700),
+whoever sent it (a client's request, a server's answer, an HTTP body, an SSE event).
 
 Request ids are strings or integers (`is_valid_id`): the spec's ``string | number``, less fractional numbers,
 which JSON-RPC says should not be used. An integer id of any length within the number bound is answered as it
@@ -25,13 +19,12 @@ is answered with its own id, so its sender fails at once; an answer fails the re
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
-import gc
 import json
 import re
-import sys
-from itertools import compress
 
 from ..errors import INVALID_REQUEST, PARSE_ERROR, RemoteProtocolError, RPCError
+from . import json_text
+from .json_text import MAX_DEPTH, MAX_NUMBER_LENGTH
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
@@ -58,64 +51,6 @@ ERROR = "error"
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 # The same, escaping everything beyond ASCII: for the rare message holding a string that is not valid Unicode.
 _ascii_encoder = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False)
-
-#: The deepest nesting of arrays and objects `decode` accepts (serde_json's default; .NET's is 64). Real MCP
-#: messages stay well under 30, JSON Schemas included.
-MAX_DEPTH = 128
-#: The longest number token `decode` accepts, in characters (CPython 3.11's default integer-conversion limit).
-MAX_NUMBER_LENGTH = 4300
-
-
-class _NotPortable(ValueError):
-    """Raised by the decoder's hooks: valid for Python's `json`, not JSON every peer reads the same."""
-
-
-def _parse_int(token: str) -> int:
-    if len(token) - token.startswith("-") > MAX_NUMBER_LENGTH:
-        raise _NotPortable(f"an integer of more than {MAX_NUMBER_LENGTH} digits")
-    return int(token)
-
-
-def _parse_float(token: str) -> float:
-    if len(token) > MAX_NUMBER_LENGTH:
-        raise _NotPortable(f"a number of {len(token)} characters (at most {MAX_NUMBER_LENGTH})")
-    value = float(token)
-    if value - value != 0:  # inf - inf is nan; every finite value gives 0
-        raise _NotPortable(f"the number {_clip(token)} is beyond the range of a double")
-    return value
-
-
-def _parse_constant(token: str) -> Any:
-    raise _NotPortable(f"{token} is not JSON")
-
-
-def _clip(token: str, limit: int = 40) -> str:
-    return token if len(token) <= limit else token[:limit] + "..."
-
-
-# Python's own reader, with the hooks that refuse what is not portable JSON. parse_float and parse_constant
-# only run for fractions and for NaN/Infinity, which are rare; parse_int runs for every integer, so it is left
-# out where the interpreter bounds integer conversion itself at no more than MAX_NUMBER_LENGTH digits (3.11+,
-# the default): then the C reader's own int() refuses the long ones, for nothing on the common path.
-_decode_checking_ints = json.JSONDecoder(parse_int=_parse_int, parse_float=_parse_float,
-                                         parse_constant=_parse_constant).decode
-_decode_ints_bounded = json.JSONDecoder(parse_float=_parse_float, parse_constant=_parse_constant).decode
-_int_digits_limit = getattr(sys, "get_int_max_str_digits", None)  # 3.11+
-
-
-def _lenient_int(token: str) -> Optional[int]:
-    try:
-        return _parse_int(token)
-    except ValueError:  # ours, or the interpreter's own digit limit
-        return None
-
-
-# Reads a refused message anyway, for its id alone: every number that is not portable becomes None.
-_lenient = json.JSONDecoder(parse_int=_lenient_int, parse_float=lambda token: None,
-                            parse_constant=lambda token: None)
-_decode_leniently = _lenient.decode
-_is_container = frozenset((dict, list)).__contains__
-_referents = gc.get_referents
 
 
 class InvalidMessage(RemoteProtocolError):
@@ -198,38 +133,12 @@ def decode(data: Union[bytes, str]) -> Any:
     text: Union[bytes, bytearray, memoryview, str] = data
     try:
         text = bytes(data).decode("utf-8") if isinstance(data, (bytes, bytearray, memoryview)) else data
-        limit = _int_digits_limit() if _int_digits_limit is not None else 0
-        value = (_decode_ints_bounded if 0 < limit <= MAX_NUMBER_LENGTH else _decode_checking_ints)(text)
-    except _NotPortable as exc:
-        raise _refusal(str(exc), text) from None
-    except RecursionError:
-        raise _refusal(f"nesting deeper than {MAX_DEPTH} levels", text) from None
+        return json_text.loads(text)
+    except json_text.NotPortableJSON as exc:
+        raise _refusal(str(exc), text, exc.value) from None
     except (UnicodeDecodeError, ValueError) as exc:
-        if "integer string conversion" in str(exc):  # the interpreter's own digit limit (see above)
-            raise _refusal(f"an integer of more than {MAX_NUMBER_LENGTH} digits", text) from None
         # The text itself, shortened: a stray print() in a stdio server shows up as what it printed.
         raise InvalidMessage(PARSE_ERROR, f"Parse error: {exc}: {_preview(text)}") from None
-    # Nesting can only be deep where there are many brackets: counting them costs little next to parsing.
-    if isinstance(value, (dict, list)) and text.count("[") + text.count("{") > MAX_DEPTH \
-            and _deeper_than(value, MAX_DEPTH):
-        raise _refusal(f"nesting deeper than {MAX_DEPTH} levels", text, value)
-    return value
-
-
-def _deeper_than(value: Any, limit: int) -> bool:
-    """Whether arrays and objects nest more than ``limit`` deep in ``value`` (itself an array or an object).
-
-    Breadth first, one level at a time, with the iteration in C: `gc.get_referents` lists the members of a
-    whole level at once (a dict's values, a list's items; JSON objects have only str keys), so the Python work
-    is per level, not per node.
-    """
-    level: List[Any] = [value]
-    for _ in range(limit):
-        members = _referents(*level)
-        level = list(compress(members, map(_is_container, map(type, members))))
-        if not level:
-            return False
-    return True
 
 
 def _refusal(reason: str, text: Union[bytes, bytearray, memoryview, str], value: Any = None) -> InvalidMessage:
@@ -237,7 +146,7 @@ def _refusal(reason: str, text: Union[bytes, bytearray, memoryview, str], value:
     the message read leniently, or else (nested too deep even for that) from its two ends, as `too_large` does."""
     if value is None and isinstance(text, str):
         try:
-            value = _decode_leniently(text)
+            value = json_text.loads_leniently(text)
         except (ValueError, RecursionError):
             value = None
     if isinstance(value, dict):
@@ -268,8 +177,6 @@ def _identify(members: Dict[str, Any], raw_id: Any) -> Tuple[Optional[RequestId]
 # ---- a message too large to read: what can be known of it from its two ends ------------------------------
 #: How much of each end of an oversized message `too_large` looks at.
 PEEK_SIZE = 4096
-_MEMBER_NAME = re.compile(r'\s*"((?:[^"\\]|\\.)*)"\s*:\s*')
-_NEXT_MEMBER = re.compile(r"\s*,")
 # The id as the object's last member, or last but "jsonrpc", at the very end of the message: the order of
 # the TypeScript SDK ({result, jsonrpc, id}; {method, params, jsonrpc, id}). Anchored at the end, so the "id"
 # of an object nested in the message (`{"result":{"id":5}}`) cannot match.
@@ -295,7 +202,7 @@ def too_large(limit: int, head: bytes, tail: bytes, setting: str) -> InvalidMess
 
 def _identify_by_ends(head: str, tail: str) -> Tuple[Optional[RequestId], bool]:
     """`_identify` for a message known only by its first and last characters."""
-    members = _leading_members(head)
+    members = json_text.leading_members(head)
     raw_id = members.get("id")
     if not is_valid_id(raw_id):
         # "method" comes before anything large in every SDK's order; "result"/"error" is the large member itself,
@@ -303,43 +210,12 @@ def _identify_by_ends(head: str, tail: str) -> Tuple[Optional[RequestId], bool]:
         found = _TRAILING_ID.search(tail)
         if found is not None:
             try:
-                raw_id = _decode_leniently(found.group(1))
+                raw_id = json_text.loads_leniently(found.group(1))
             except ValueError:
                 pass
     if not is_valid_id(raw_id):
         return None, True  # a notification, or a request whose id is out of sight: answered with a null id
     return _identify(members, raw_id)
-
-
-def _leading_members(text: str) -> Dict[str, Any]:
-    """The members at the start of a JSON object's text whose values are scalars, up to the first array or
-    object (recorded with the value None) or the end of ``text``: what can be read of a message cut short."""
-    members: Dict[str, Any] = {}
-    start = text.lstrip()
-    if not start.startswith("{"):
-        return members
-    text, pos = start, 1
-    while True:
-        name = _MEMBER_NAME.match(text, pos)
-        if name is None:
-            return members
-        try:
-            key = _decode_leniently(f'"{name.group(1)}"')
-        except ValueError:
-            return members
-        pos = name.end()
-        if text[pos:pos + 1] in ("[", "{"):
-            members[key] = None  # the large value, most likely: nothing after it can be read
-            return members
-        try:
-            members[key], pos = _lenient.raw_decode(text, pos)
-        except ValueError:
-            return members
-        separator = _NEXT_MEMBER.match(text, pos)
-        if separator is None:
-            return members
-        pos = separator.end()
-
 
 
 def _preview(data: Union[bytes, bytearray, memoryview, str], limit: int = 80) -> str:

@@ -97,6 +97,18 @@ def test_a_long_integer_id_within_the_bound_is_answered_exactly():
     assert json.loads(jsonrpc.encode(jsonrpc.result(message["id"], {})))["id"] == big
 
 
+@pytest.mark.parametrize("number", ["1e400", "-1e999", "1" * 400 + ".0"])
+def test_an_overflowing_number_in_a_large_message_is_found_too(number):
+    """Large texts are parsed without the per-number hook and checked by one walk after: the same rules."""
+    text = REQUEST % ('{"rows":[%s],"v":[1.5,[%s]]}' % (",".join(["[1.25,2]"] * 5000), number))
+    assert len(text) > 16 * 1024
+    with pytest.raises(InvalidMessage) as info:
+        jsonrpc.decode(text)
+    assert "Parse error: a number beyond the range of a double" in str(info.value)
+    assert (info.value.id, info.value.respond) == (7, True)
+    assert jsonrpc.decode(text.replace(number, "1e308"))["params"]["v"]["v"][1] == [1e308]
+
+
 def test_a_batch_that_breaks_a_rule_is_answered_with_a_null_id():
     with pytest.raises(InvalidMessage) as info:
         jsonrpc.decode('[{"jsonrpc":"2.0","id":1,"method":"ping","params":{"v":NaN}}]')

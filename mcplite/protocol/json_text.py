@@ -62,14 +62,22 @@ def _clip(token: str, limit: int = 40) -> str:
     return token if len(token) <= limit else token[:limit] + "..."
 
 
-# Python's own reader, with the hooks that refuse what is not portable JSON. parse_float and parse_constant
-# only run for fractions and for NaN/Infinity, which are rare; parse_int runs for every integer, so it is left
-# out where the interpreter bounds integer conversion itself at no more than MAX_NUMBER_LENGTH digits (3.11+,
-# the default): then the C reader's own int() refuses the long ones, for nothing on the common path.
-_decode_checking_ints = json.JSONDecoder(parse_int=_parse_int, parse_float=_parse_float,
-                                         parse_constant=_parse_constant).decode
-_decode_ints_bounded = json.JSONDecoder(parse_float=_parse_float, parse_constant=_parse_constant).decode
+# Python's own reader, with the hooks that refuse what is not portable JSON, in four versions. parse_constant only
+# runs for NaN/Infinity, which are rare. parse_int runs for every integer, so it is left out where the interpreter
+# bounds integer conversion itself at no more than MAX_NUMBER_LENGTH digits (3.11+, the default): then the C
+# reader's own int() refuses the long ones, for nothing on the common path. parse_float runs for every fraction;
+# a large text does without it and has its floats checked by the walk that checks its nesting (`_inspect`),
+# which costs less than a Python call per float.
+_DECODERS = {
+    (check_ints, check_floats): json.JSONDecoder(parse_int=_parse_int if check_ints else None,
+                                                 parse_float=_parse_float if check_floats else None,
+                                                 parse_constant=_parse_constant).decode
+    for check_ints in (False, True) for check_floats in (False, True)
+}
 _int_digits_limit = getattr(sys, "get_int_max_str_digits", None)  # 3.11+
+#: Texts longer than this (characters) have their floats and nesting checked by one walk after parsing.
+_WALK_ABOVE = 16 * 1024
+_INFINITY = float("inf")
 
 
 def _lenient_int(token: str) -> Optional[int]:
@@ -86,6 +94,7 @@ _lenient = json.JSONDecoder(parse_int=_lenient_int, parse_float=lambda token: No
 #: what an unusable message was, never to use it. Raises ValueError or RecursionError.
 loads_leniently = _lenient.decode
 _is_container = frozenset((dict, list)).__contains__
+_is_float = frozenset((float,)).__contains__
 _referents = gc.get_referents
 
 _MEMBER_NAME = re.compile(r'\s*"((?:[^"\\]|\\.)*)"\s*:\s*')
@@ -99,9 +108,11 @@ def loads(text: str) -> Any:
         NotPortableJSON: valid for Python's `json`, but it breaks a rule (the message names it).
         ValueError: not JSON (`json.JSONDecodeError`).
     """
+    limit = _int_digits_limit() if _int_digits_limit is not None else 0
+    # Nesting can only be deep where there are many brackets: counting them costs little next to parsing.
+    walk = len(text) > _WALK_ABOVE or text.count("[") + text.count("{") > MAX_DEPTH
     try:
-        limit = _int_digits_limit() if _int_digits_limit is not None else 0
-        value = (_decode_ints_bounded if 0 < limit <= MAX_NUMBER_LENGTH else _decode_checking_ints)(text)
+        value = _DECODERS[not 0 < limit <= MAX_NUMBER_LENGTH, not walk](text)
     except RecursionError:
         raise NotPortableJSON(f"nesting deeper than {MAX_DEPTH} levels") from None
     except NotPortableJSON:
@@ -110,27 +121,37 @@ def loads(text: str) -> Any:
         if "integer string conversion" in str(exc):  # the interpreter's own digit limit (see above)
             raise NotPortableJSON(f"an integer of more than {MAX_NUMBER_LENGTH} digits") from None
         raise
-    # Nesting can only be deep where there are many brackets: counting them costs little next to parsing.
-    if isinstance(value, (dict, list)) and text.count("[") + text.count("{") > MAX_DEPTH \
-            and _deeper_than(value, MAX_DEPTH):
-        raise NotPortableJSON(f"nesting deeper than {MAX_DEPTH} levels", value)
+    if walk:
+        problem = _inspect(value)
+        if problem:
+            raise NotPortableJSON(problem, value)
     return value
 
 
-def _deeper_than(value: Any, limit: int) -> bool:
-    """Whether arrays and objects nest more than ``limit`` deep in ``value`` (itself an array or an object).
+def _inspect(value: Any) -> str:
+    """What breaks the rules in a parsed value, beyond what the parser's hooks saw: nesting deeper than
+    `MAX_DEPTH`, or (parsed without the float hook) a number that overflowed to infinity. "" when nothing.
 
     Breadth first, one level at a time, with the iteration in C: `gc.get_referents` lists the members of a
     whole level at once (a dict's values, a list's items; JSON objects have only str keys), so the Python work
     is per level, not per node.
     """
-    level: List[Any] = [value]
-    for _ in range(limit):
+    if type(value) is float:
+        return "a number beyond the range of a double" if value - value != 0 else ""
+    level: List[Any] = [value] if _is_container(type(value)) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > MAX_DEPTH:
+            return f"nesting deeper than {MAX_DEPTH} levels"
         members = _referents(*level)
-        level = list(compress(members, map(_is_container, map(type, members))))
-        if not level:
-            return False
-    return True
+        types = list(map(type, members))
+        level = list(compress(members, map(_is_container, types)))
+        if float in types:
+            floats = list(compress(members, map(_is_float, types)))
+            if max(floats) == _INFINITY or min(floats) == -_INFINITY:  # (no NaN: parse_constant refuses it)
+                return "a number beyond the range of a double"
+    return ""
 
 
 def leading_members(text: str) -> Dict[str, Any]:

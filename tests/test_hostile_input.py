@@ -12,6 +12,7 @@ RecursionError.
 """
 
 import json
+import queue
 import socket
 import subprocess
 import sys
@@ -23,7 +24,9 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 
 from mcplite import Client
-from mcplite.errors import INVALID_REQUEST, PARSE_ERROR, AuthError, HTTPError, RemoteProtocolError, TransportError
+from mcplite.errors import (
+    INVALID_REQUEST, PARSE_ERROR, AuthError, HTTPError, MCPError, RemoteProtocolError, TransportError,
+)
 from mcplite.oauth import HTTPRequest, HTTPResponse, OAuth, drive, send_with_http_client
 from mcplite.protocol import jsonrpc
 from mcplite.protocol.jsonrpc import MAX_DEPTH, MAX_NUMBER_LENGTH, InvalidMessage
@@ -470,3 +473,63 @@ def test_the_oauth_driver_bounds_what_it_reads(raw, message):
         send_with_http_client(HTTPRequest("GET", url, {}, None), timeout=WAIT)
     server.join(WAIT)
     assert message in str(info.value)
+
+
+class HostileLegacyHandler(BaseHTTPRequestHandler):
+    """A 2024-11-05 HTTP+SSE server: GET /sse is the one stream; POST /messages puts the answer on it."""
+
+    protocol_version = "HTTP/1.1"
+    stream: "queue.Queue[bytes]"  # what the GET handler writes next (set per server, below)
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def do_GET(self) -> None:
+        self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+                         b"event: endpoint\ndata: /messages\n\n")
+        self.wfile.flush()
+        while True:
+            try:
+                chunk = self.stream.get(timeout=WAIT)
+                self.wfile.write(chunk)
+                self.wfile.flush()
+            except (queue.Empty, OSError):
+                return
+
+    def do_POST(self) -> None:
+        message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.wfile.write(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n")
+        method, id = message.get("method"), message.get("id")
+        if id is None:
+            return
+        if method == "tools/call":
+            name = message["params"]["name"]
+            self.stream.put(sse('{"jsonrpc":"2.0","id":%d,"result":{"v":NaN}}' % id) if name == "nan"
+                            else sse(answer_text(id, HUGE_TEXT)))
+            return
+        result: Dict[str, Any] = {}
+        if method == "initialize":
+            result = {"protocolVersion": "2024-11-05", "capabilities": {"tools": {}},
+                      "serverInfo": {"name": "hostile-legacy", "version": "1"}}
+        self.stream.put(sse(json.dumps({"jsonrpc": "2.0", "id": id, "result": result})))
+
+
+def test_the_legacy_sse_client_fails_a_hostile_answer_at_once_and_ends_on_an_event_too_large():
+    handler = type("Handler", (HostileLegacyHandler,), {"stream": queue.Queue()})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    with ServerLoop(server):
+        url = f"http://127.0.0.1:{server.server_address[1]}/sse"
+        with Client(url, transport="sse", protocol_version="2024-11-05", timeout=WAIT,
+                    max_message_size=MiB) as client:
+            started = time.monotonic()
+            with pytest.raises(InvalidMessage, match="Parse error: NaN is not JSON"):
+                client.call_tool("nan", {})
+            client.ping(timeout=WAIT)  # the connection goes on
+            # The one stream of this revision is the connection, and cannot be resumed: an event too large ends it,
+            # with the error, and fails the request at once.
+            with pytest.raises(MCPError, match=f"server-sent event larger than {MiB} bytes .max_message_size."):
+                client.call_tool("huge", {})
+            assert time.monotonic() - started < WAIT / 2
+            with pytest.raises(MCPError):
+                client.ping(timeout=WAIT)

@@ -495,8 +495,8 @@ def read_sse(exchange: Exchange, parser: SSEParser, on_chunk: Callable[[List[Eve
             except SSEError as exc:
                 # Not a drop to resume from: the server would send the same event again.
                 exchange.close()
-                raise RemoteProtocolError(f"{exchange.method} {exchange.url}: the event stream sent {exc} "
-                                          f"(max_message_size); stopped reading it") from None
+                raise RemoteProtocolError(f"{exchange.method} {exchange.url}: {exc} (max_message_size); stopped "
+                                          "reading the stream") from None
             if on_chunk(events) and not finishing:
                 finishing = True
                 exchange.set_timeout(_END_GRACE)

@@ -25,7 +25,13 @@ import pytest
 
 from mcplite import Client
 from mcplite.errors import (
-    INVALID_REQUEST, PARSE_ERROR, AuthError, HTTPError, MCPError, RemoteProtocolError, TransportError,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    AuthError,
+    HTTPError,
+    MCPError,
+    RemoteProtocolError,
+    TransportError,
 )
 from mcplite.oauth import HTTPRequest, HTTPResponse, OAuth, drive, send_with_http_client
 from mcplite.protocol import jsonrpc

@@ -14,12 +14,17 @@ Integers are otherwise exact, whatever their size (beyond 2**53 too, where a Jav
 `jsonrpc.decode` (every message, on every transport) and the OAuth client's documents read JSON through here.
 """
 
+from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
+
 import gc
 import json
 import re
 import sys
 from itertools import compress
-from typing import Any, Dict, List, Optional
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional
 
 __all__ = ["MAX_DEPTH", "MAX_NUMBER_LENGTH", "NotPortableJSON", "loads", "loads_leniently", "leading_members"]
 

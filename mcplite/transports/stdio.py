@@ -99,8 +99,10 @@ class _LineChannel:
                 if line.endswith(b"\n") or len(line) < longest:
                     if line.strip():
                         _deliver(line, sink, self._name)
-                elif not self._skip_long_line(line, sink):
-                    break  # the input ended inside it
+                else:
+                    head, tail, line = line[:PEEK_SIZE], line[-PEEK_SIZE:], b""  # let the long start go now
+                    if not self._skip_long_line(head, tail, sink):
+                        break  # the input ended inside it
         except (OSError, ValueError) as exc:  # ValueError: the pipe was closed under us
             error = exc
         finally:
@@ -112,10 +114,10 @@ class _LineChannel:
         else:
             sink.connection_lost(reason)
 
-    def _skip_long_line(self, start: bytes, sink: MessageSink) -> bool:
-        """Read past the rest of a line that began with ``start`` and is too long, keeping only its two ends, and
-        report it (see the class docstring). Returns False when the input ended before the line did."""
-        tail = start[-PEEK_SIZE:]
+    def _skip_long_line(self, head: bytes, tail: bytes, sink: MessageSink) -> bool:
+        """Read past the rest of a line that is too long, whose first and last bytes so far are ``head`` and
+        ``tail``, keeping only its two ends, and report it (see the class docstring). Returns False when the input
+        ended before the line did."""
         readline = self._reader.readline
         ended = False
         while True:
@@ -128,7 +130,7 @@ class _LineChannel:
                 break
         log.warning("%s: skipped a line of more than %d bytes", self._name, self._max_line_size)
         try:
-            deliver_invalid(too_large(self._max_line_size, start[:PEEK_SIZE], tail, "max_line_size"), sink)
+            deliver_invalid(too_large(self._max_line_size, head, tail, "max_line_size"), sink)
         except Exception:
             log.exception("%s: a message could not be taken; reading on", self._name)
         return not ended

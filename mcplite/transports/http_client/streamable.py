@@ -641,8 +641,11 @@ class StreamableHTTP:
             return
         if not 200 <= exchange.status < 300:
             log.debug("the server did not end the session: %s", exchange.failure())  # 405: it may refuse
-        else:
+            return
+        try:
             exchange.read()
+        except MCPError as exc:  # a body cut short, or too large: the session has ended all the same
+            log.debug("reading the answer to DELETE failed: %s", exc)
 
 
 def _list(ids: AbstractSet[RequestId]) -> str:

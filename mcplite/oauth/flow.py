@@ -73,8 +73,12 @@ def parse_json_object(body: bytes) -> Tuple[Optional[Dict[str, Any]], str]:
     except ValueError as exc:  # json.JSONDecodeError
         return None, f"not JSON ({exc}): {_excerpt(body)}"
     if not isinstance(value, dict):
-        return None, f"a JSON {type(value).__name__.replace('dict', 'object')}, not an object"
+        return None, f"{_JSON_KINDS.get(type(value), 'a JSON value')}, not an object"
     return value, ""
+
+
+_JSON_KINDS = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "a boolean",
+               type(None): "null"}
 
 
 def _excerpt(body: bytes, limit: int = 60) -> str:
@@ -99,7 +103,7 @@ def endpoint_of(metadata: Mapping[str, Any], name: str, owner: str) -> str:
 
 
 def is_visible_ascii(value: str) -> bool:
-    """Only visible ASCII (``%x21-7E``): what a URL, and RFC 6749's client ids and secrets, are made of."""
+    """Only visible ASCII (``%x21-7E``): what a URL is made of."""
     return value.isascii() and value.isprintable() and " " not in value
 
 

@@ -118,6 +118,15 @@ def test_an_overflowing_number_in_a_large_message_is_found_too(number):
     assert jsonrpc.decode(text.replace(number, "1e308"))["params"]["v"]["v"][1] == [1e308]
 
 
+@pytest.mark.parametrize("template, id, respond", [(REQUEST, 7, True), (ANSWER, "a", False)])
+def test_text_that_is_not_utf8_is_a_parse_error_naming_the_id(template, id, respond):
+    data = (template % '"caf\udce9"').encode("utf-8", "surrogateescape")  # a Latin-1 byte in a string
+    with pytest.raises(InvalidMessage) as info:
+        jsonrpc.decode(data)
+    assert str(info.value).startswith("Parse error: not UTF-8 (byte 0xe9 at ")
+    assert (info.value.code, info.value.id, info.value.respond) == (PARSE_ERROR, id, respond)
+
+
 def test_a_batch_that_breaks_a_rule_is_answered_with_a_null_id():
     with pytest.raises(InvalidMessage) as info:
         jsonrpc.decode('[{"jsonrpc":"2.0","id":1,"method":"ping","params":{"v":NaN}}]')
@@ -224,6 +233,7 @@ def hostile_peer():
     ("long-integer", f"Parse error: an integer of more than {MAX_NUMBER_LENGTH} digits"),
     ("deep", f"Parse error: nesting deeper than {MAX_DEPTH} levels"),
     ("deep-129", f"Parse error: nesting deeper than {MAX_DEPTH} levels"),
+    ("latin-1", "Parse error: not UTF-8 (byte 0xe9 at "),
     ("huge", f"Invalid response: larger than {MiB} bytes (max_line_size); skipped unread"),
     ("huge-ts", f"Invalid response: larger than {MiB} bytes (max_line_size); skipped unread"),
 ])

@@ -126,8 +126,8 @@ def decode(data: Union[bytes, str]) -> Any:
     """Parse JSON text (UTF-8 bytes or str) within the module's rules (see the module docstring).
 
     Raises:
-        InvalidMessage: -32700 when it is not JSON or breaks a rule. For a rule broken by a message that can
-            still be read, ``id`` is its id and ``respond`` says whether to answer it (a request: yes; an
+        InvalidMessage: -32700 when it is not JSON (or not UTF-8) or breaks a rule. For a message that breaks a
+            rule or is not UTF-8 but can still be read, ``id`` is its id and ``respond`` says whether to answer it (a request: yes; an
             answer or a notification: no); else ``id`` is None and the error is answered with a null id.
     """
     text: Union[bytes, bytearray, memoryview, str] = data
@@ -136,23 +136,34 @@ def decode(data: Union[bytes, str]) -> Any:
         return json_text.loads(text)
     except json_text.NotPortableJSON as exc:
         raise _refusal(str(exc), text, exc.value) from None
-    except (UnicodeDecodeError, ValueError) as exc:
+    except UnicodeDecodeError as exc:
+        # Not UTF-8: a byte in another encoding, most often inside a string. Read with the bad bytes replaced, it
+        # may still show whose message it was.
+        assert isinstance(text, (bytes, bytearray, memoryview))
+        bad = bytes(text[exc.start:exc.start + 1]).hex()
+        raise _refusal(f"not UTF-8 (byte 0x{bad} at {exc.start})", text,
+                       readable=bytes(text).decode("utf-8", "replace")) from None
+    except ValueError as exc:
         # The text itself, shortened: a stray print() in a stdio server shows up as what it printed.
         raise InvalidMessage(PARSE_ERROR, f"Parse error: {exc}: {_preview(text)}") from None
 
 
-def _refusal(reason: str, text: Union[bytes, bytearray, memoryview, str], value: Any = None) -> InvalidMessage:
+def _refusal(reason: str, text: Union[bytes, bytearray, memoryview, str], value: Any = None,
+             readable: Optional[str] = None) -> InvalidMessage:
     """The parse error for a message that breaks one of the rules, with its id when it can still be read: from
-    the message read leniently, or else (nested too deep even for that) from its two ends, as `too_large` does."""
-    if value is None and isinstance(text, str):
+    the message read leniently (``readable``: the text to read, when ``text`` is bytes that are not UTF-8), or
+    else (nested too deep even for that) from its two ends, as `too_large` does."""
+    if readable is None and isinstance(text, str):
+        readable = text
+    if value is None and readable is not None:
         try:
-            value = json_text.loads_leniently(text)
+            value = json_text.loads_leniently(readable)
         except (ValueError, RecursionError):
             value = None
     if isinstance(value, dict):
         id, respond = _identify(value, value.get("id"))
-    elif isinstance(text, str) and value is None:
-        id, respond = _identify_by_ends(text[:PEEK_SIZE], text[-PEEK_SIZE:])
+    elif readable is not None and value is None:
+        id, respond = _identify_by_ends(readable[:PEEK_SIZE], readable[-PEEK_SIZE:])
     else:
         id, respond = None, True
     return InvalidMessage(PARSE_ERROR, f"Parse error: {reason}: {_preview(text)}", id, respond)

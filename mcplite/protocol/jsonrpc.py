@@ -127,8 +127,9 @@ def decode(data: Union[bytes, str]) -> Any:
 
     Raises:
         InvalidMessage: -32700 when it is not JSON (or not UTF-8) or breaks a rule. For a message that breaks a
-            rule or is not UTF-8 but can still be read, ``id`` is its id and ``respond`` says whether to answer it (a request: yes; an
-            answer or a notification: no); else ``id`` is None and the error is answered with a null id.
+            rule or is not UTF-8 but can still be read, ``id`` is its id and ``respond`` says whether to answer it
+            (a request: yes; an answer or a notification: no); else ``id`` is None and the error is answered with
+            a null id.
     """
     text: Union[bytes, bytearray, memoryview, str] = data
     try:

@@ -41,6 +41,9 @@ from tests.support.http import ServerLoop
 from tests.support.threads import Background
 from tests.support.wait import WAIT
 
+# A reader thread that dies of what it read fails the test rather than printing a warning.
+pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
+
 FIXTURES = ROOT / "tests" / "fixtures"
 ENV = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
 MiB = 1024 * 1024

@@ -12,6 +12,7 @@ RecursionError.
 """
 
 import json
+import logging
 import queue
 import socket
 import subprocess
@@ -39,7 +40,7 @@ from mcplite.protocol.jsonrpc import MAX_DEPTH, MAX_NUMBER_LENGTH, InvalidMessag
 from tests.support import ROOT
 from tests.support.http import ServerLoop
 from tests.support.threads import Background
-from tests.support.wait import WAIT
+from tests.support.wait import WAIT, wait_until
 
 # A reader thread that dies of what it read fails the test rather than printing a warning.
 pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
@@ -553,3 +554,30 @@ def test_the_legacy_sse_client_fails_a_hostile_answer_at_once_and_ends_on_an_eve
             assert time.monotonic() - started < WAIT / 2
             with pytest.raises(MCPError):
                 client.ping(timeout=WAIT)
+
+
+class HostileListenHandler(HostileHTTPHandler):
+    """The same server, whose GET stream (for server-initiated messages) sends an event too large."""
+
+    def do_GET(self) -> None:
+        try:
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+                             + sse(json.dumps({"jsonrpc": "2.0", "method": "notifications/message",
+                                               "params": {"level": "info", "data": HUGE_TEXT}})))
+        except OSError:  # the client stopped reading: as it should
+            pass
+        self.close_connection = True
+
+
+def test_a_get_stream_that_sends_an_event_too_large_stops_listening_and_the_session_goes_on(caplog):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), HostileListenHandler)
+    server.daemon_threads = True
+    with ServerLoop(server):
+        url = f"http://127.0.0.1:{server.server_address[1]}/mcp"
+        caplog.set_level(logging.WARNING, logger="mcplite")
+        with Client(url, protocol_version="2025-11-25", timeout=WAIT, max_message_size=MiB) as client:
+            stopped = wait_until(lambda: [record.getMessage() for record in caplog.records
+                                          if "stopped listening to the GET stream" in record.getMessage()])
+            assert f"server-sent event larger than {MiB} bytes (max_message_size)" in stopped[0]
+            client.ping(timeout=WAIT)  # the session goes on (raises if not)
+            assert client.call_tool("sse-surrogate", {})["content"][0]["text"] == "a\ud800b"

@@ -114,8 +114,10 @@ def loads(text: str) -> Any:
         ValueError: not JSON (`json.JSONDecodeError`).
     """
     limit = _int_digits_limit() if _int_digits_limit is not None else 0
-    # Nesting can only be deep where there are many brackets: counting them costs little next to parsing.
-    walk = len(text) > _WALK_ABOVE or text.count("[") + text.count("{") > MAX_DEPTH
+    # Nesting can only be deep where there are many brackets (and so many characters): counting them costs
+    # little next to parsing, and nothing for the short messages that are most of them.
+    size = len(text)
+    walk = size > _WALK_ABOVE or (size > 2 * MAX_DEPTH and text.count("[") + text.count("{") > MAX_DEPTH)
     try:
         value = _DECODERS[not 0 < limit <= MAX_NUMBER_LENGTH, not walk](text)
     except RecursionError:

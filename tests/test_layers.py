@@ -29,7 +29,7 @@ ALLOWED: Dict[str, Set[str]] = {
     "session": {"transports", "protocol", "_sync", "_log", "errors"},
     "server": {"session", "schema", "protocol", "content", "transports", "_sync", "_log", "errors"},
     "client": {"session", "schema", "protocol", "transports", "_sync", "_log", "errors"},
-    "oauth": {"transports.http_messages", "protocol.versions", "errors"},
+    "oauth": {"transports.http_messages", "protocol.versions", "protocol.json_text", "errors"},
     "cli": {"client", "server", "oauth", "schema", "protocol", "errors", "cli_format"},
     "cli_format": set(),  # pure: protocol results (dicts) -> text
     "__main__": {"cli"},

@@ -245,6 +245,26 @@ def test_events_up_to_the_limit_are_accepted_repeatedly() -> None:
         assert parser.feed(block) == [Event("x" * 90, id="")]
 
 
+@pytest.mark.parametrize("chunks", [
+    [b"data: " + b"x" * 200 + b"\n\n"],                   # one chunk, line end included
+    [b"data: " + b"x" * 200],                             # one chunk, no line end yet
+    [b"data: "] + [b"x"] * 200,                           # a byte at a time
+    [b"data: " + b"x" * 60 + b"\r", b"data: " + b"x" * 60 + b"\n"],  # two lines of one event, CR and LF
+    [b"\xef\xbb\xbf" + b"data: " + b"x" * 200],               # after a byte order mark
+])
+def test_the_bound_holds_however_the_stream_is_cut(chunks: List[bytes]) -> None:
+    parser = SSEParser(max_event_size=100)
+    with pytest.raises(SSEError, match="larger than 100 bytes"):
+        for chunk in chunks:
+            parser.feed(chunk)
+
+
+def test_text_that_is_not_valid_unicode_passes_through_as_its_escape() -> None:
+    """A lone surrogate reaches the parser as JSON's escape (ASCII): the parser passes it on unchanged, and its
+    reader decodes it (tests/test_hostile_input.py shows the client taking such an answer)."""
+    assert SSEParser().feed(b'data: {"text":"\\ud800"}\n\n') == [Event('{"text":"\\ud800"}', id="")]
+
+
 def test_sse_error_is_a_value_error_and_a_remote_protocol_error() -> None:
     assert issubclass(SSEError, ValueError)
     assert issubclass(SSEError, RemoteProtocolError)

@@ -189,16 +189,20 @@ class Client:
 
     @classmethod
     def stdio(cls, argv: Sequence[str], *, env: Optional[Dict[str, str]] = None, cwd: Optional[str] = None,
-              stderr: Any = None, shutdown_timeout: Optional[float] = None, **options: Any) -> "Client":
+              stderr: Any = None, shutdown_timeout: Optional[float] = None, max_line_size: Optional[int] = None,
+              **options: Any) -> "Client":
         """A client for a server process spawned from ``argv`` and spoken to over its stdin/stdout.
 
         ``env`` is laid over this process's environment; ``stderr`` is None (pass the server's stderr
-        through), a file, or a callable taking each line.
+        through), a file, or a callable taking each line. ``max_line_size``: the largest message read from the
+        server, in bytes (default 64 MiB; see `stdio.StdioClientTransport`).
         """
-        from ..transports.stdio import DEFAULT_SHUTDOWN_TIMEOUT, StdioClientTransport
+        from ..transports.stdio import DEFAULT_MAX_LINE_SIZE, DEFAULT_SHUTDOWN_TIMEOUT, StdioClientTransport
         transport = StdioClientTransport(argv, env=env, cwd=cwd, stderr=stderr,
                                          shutdown_timeout=DEFAULT_SHUTDOWN_TIMEOUT if shutdown_timeout is None
-                                         else shutdown_timeout)
+                                         else shutdown_timeout,
+                                         max_line_size=DEFAULT_MAX_LINE_SIZE if max_line_size is None
+                                         else max_line_size)
         client = cls(transport, **options)
         client._respawner = transport.restarted
         return client

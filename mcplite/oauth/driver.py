@@ -11,7 +11,10 @@ from urllib.parse import urlsplit, urlunsplit
 from ..errors import TransportError
 from ..transports.http_messages import AuthFlow, HTTPRequest, HTTPResponse, lower_case_headers
 
-__all__ = ["drive", "send_with_http_client"]
+__all__ = ["drive", "send_with_http_client", "DEFAULT_MAX_BODY_SIZE"]
+
+#: The largest response body `send_with_http_client` reads, in bytes: OAuth documents are a few KiB.
+DEFAULT_MAX_BODY_SIZE = 1024 * 1024
 
 
 def drive(flow: AuthFlow, send: Callable[[HTTPRequest], HTTPResponse]) -> HTTPResponse:
@@ -41,7 +44,8 @@ def drive(flow: AuthFlow, send: Callable[[HTTPRequest], HTTPResponse]) -> HTTPRe
 
 
 def send_with_http_client(
-    request: HTTPRequest, *, timeout: float, ssl_context: Optional[Any] = None
+    request: HTTPRequest, *, timeout: float, ssl_context: Optional[Any] = None,
+    max_body_size: int = DEFAULT_MAX_BODY_SIZE,
 ) -> HTTPResponse:
     """Perform one exchange with `http.client`. Redirects are returned, never followed.
 
@@ -52,9 +56,12 @@ def send_with_http_client(
         request: the request to send.
         timeout: socket timeout in seconds for connecting and for every read.
         ssl_context: an `ssl.SSLContext` for https URLs (the default context when None).
+        max_body_size: the largest response body read, in bytes (default 1 MiB); a larger one is not read.
+            The head is bounded by `http.client` (100 fields, 64 KiB a line).
 
     Raises:
-        TransportError: an unsupported scheme, or the connection failed or timed out.
+        TransportError: an unsupported scheme or a URL that cannot be sent, the connection failed or timed out,
+            or the response is larger than allowed.
     """
     parts = urlsplit(request.url)
     host = parts.hostname or ""
@@ -69,11 +76,17 @@ def send_with_http_client(
     try:
         connection.request(request.method, target, body=request.body, headers=dict(request.headers))
         raw = connection.getresponse()
-        body = raw.read()
-    except (OSError, http.client.HTTPException) as exc:
+        body = raw.read(max_body_size + 1)  # one byte more than allowed tells a body that is too long
+        declared = raw.getheader("Content-Length") or ""
+        if declared.isdigit() and len(body) < min(int(declared), max_body_size + 1):  # read(n) does not raise
+            raise http.client.IncompleteRead(body, int(declared) - len(body))
+    except (OSError, ValueError, http.client.HTTPException) as exc:  # ValueError: a URL or header not sendable
         raise TransportError(f"{request.method} {_without_query(request.url)} failed: {exc}") from exc
     finally:
         connection.close()
+    if len(body) > max_body_size:
+        raise TransportError(f"{request.method} {_without_query(request.url)}: the response body is larger than "
+                             f"{max_body_size} bytes (max_body_size); not read")
     return HTTPResponse(raw.status, lower_case_headers(raw.getheaders()), body)
 
 

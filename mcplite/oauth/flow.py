@@ -8,15 +8,15 @@ Subclasses (`mcplite.oauth.grants`) say how a token is obtained and which client
 """
 
 import abc
-import json
 import logging
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Generator, List, Mapping, Optional, Sequence, Tuple, Union
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from ..errors import AuthError
+from ..protocol import json_text
 from ..transports.http_messages import AuthFlow, HTTPRequest, HTTPResponse
 from . import dpop, jose
 from .challenge import BearerChallenge, is_insufficient_scope, parse_auth_challenge
@@ -41,7 +41,8 @@ from .rules import (
 )
 from .storage import MemoryTokenStorage, TokenStorage
 
-__all__ = ["BaseOAuth", "Binding", "PrivateKeySource", "TokenRequestRefused"]
+__all__ = ["BaseOAuth", "Binding", "PrivateKeySource", "TokenRequestRefused", "json_object", "parse_json_object",
+           "endpoint_of", "is_visible_ascii"]
 
 _log = logging.getLogger("mcplite.oauth")
 
@@ -53,12 +54,62 @@ PrivateKeySource = Union[str, bytes, Mapping[str, Any], jose.ECPrivateKey, jose.
 
 
 def json_object(body: bytes) -> Optional[Dict[str, Any]]:
-    """The body as a JSON object, or None when it is not one."""
+    """The body as a JSON object, or None when it is not one (see `parse_json_object` for why not)."""
+    return parse_json_object(body)[0]
+
+
+def parse_json_object(body: bytes) -> Tuple[Optional[Dict[str, Any]], str]:
+    """(the body as a JSON object, "") or (None, why it is not one), in words for an error message.
+
+    The body is read as portable JSON (`protocol.json_text`): no NaN or Infinity, no number beyond a double or
+    longer than 4300 characters, no nesting deeper than 128, so nothing in it can raise later (an expiry that
+    overflows a float, a recursion) and every value is one any other client would read the same.
+    """
     try:
-        value = json.loads(body)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
+        value = json_text.loads(body.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None, "not UTF-8"
+    except json_text.NotPortableJSON as exc:
+        return None, f"not portable JSON ({exc})"
+    except ValueError as exc:  # json.JSONDecodeError
+        return None, f"not JSON ({exc}): {_excerpt(body)}"
+    if not isinstance(value, dict):
+        return None, f"{_JSON_KINDS.get(type(value), 'a JSON value')}, not an object"
+    return value, ""
+
+
+_JSON_KINDS = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "a boolean",
+               type(None): "null"}
+
+
+def _excerpt(body: bytes, limit: int = 60) -> str:
+    text = body[:limit * 4].decode("utf-8", "replace").strip()
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def endpoint_of(metadata: Mapping[str, Any], name: str, owner: str) -> str:
+    """The URL of metadata member ``name`` (``token_endpoint``, ...): an http(s) URL in visible ASCII, since it
+    goes on a request line as it is.
+
+    Raises:
+        AuthError: it is missing, or not such a URL (the message says which, and whose metadata it is).
+    """
+    value = metadata.get(name)
+    if not isinstance(value, str):
+        raise AuthError(f"{owner} has no {name}")
+    parts = urlsplit(value) if is_visible_ascii(value) else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
+        raise AuthError(f"{owner} gives a {name} that is not an http(s) URL: {_clip(value)!r}")
+    return value
+
+
+def is_visible_ascii(value: str) -> bool:
+    """Only visible ASCII (``%x21-7E``): what a URL is made of."""
+    return value.isascii() and value.isprintable() and " " not in value
+
+
+def _clip(value: str, limit: int = 80) -> str:
+    return value if len(value) <= limit else value[:limit] + "..."
 
 
 def _oauth_error_text(what: str, status: int, data: Optional[Mapping[str, Any]]) -> str:
@@ -391,10 +442,19 @@ class BaseOAuth(abc.ABC):
         # MCP-Protocol-Version on discovery: SHOULD in 2025-03-26, and harmless everywhere else.
         return HTTPRequest("GET", url, {"Accept": JSON_ACCEPT, "MCP-Protocol-Version": self.protocol_version})
 
-    def _get_json(self, url: str) -> Generator[HTTPRequest, HTTPResponse, Optional[Dict[str, Any]]]:
+    def _get_json(self, url: str, problems: Optional[List[str]] = None
+                  ) -> Generator[HTTPRequest, HTTPResponse, Optional[Dict[str, Any]]]:
+        """The document at ``url``, or None (not there, or unusable: then why is added to ``problems``)."""
         response = yield self._discovery_request(url)
         _log.debug("discovery GET %s -> %d", url, response.status)
-        return json_object(response.body) if response.status == 200 else None
+        if response.status != 200:
+            return None
+        document, problem = parse_json_object(response.body)
+        if document is None:
+            _log.info("discovery GET %s: the document is %s", url, problem)
+            if problems is not None:
+                problems.append(f"{url} is {problem}")
+        return document
 
     def _fetch_resource_metadata(
         self, server_url: str, challenge_url: Optional[str]
@@ -409,12 +469,14 @@ class BaseOAuth(abc.ABC):
     def _fetch_authorization_server_metadata(
         self, issuer: str
     ) -> Generator[HTTPRequest, HTTPResponse, Dict[str, Any]]:
+        problems: List[str] = []
         for url in authorization_server_metadata_urls(issuer):
-            document = yield from self._get_json(url)
+            document = yield from self._get_json(url, problems)
             if document is not None:
                 check_metadata_issuer(document, issuer)
                 return document
-        raise AuthError(f"no authorization server metadata found for {issuer}")
+        raise AuthError(f"no authorization server metadata found for {issuer}"
+                        + (f" ({'; '.join(problems)})" if problems else ""))
 
     def _fetch_legacy_metadata(
         self, server_url: str
@@ -424,11 +486,11 @@ class BaseOAuth(abc.ABC):
         if response.status == 404:
             defaults = legacy_default_endpoints(server_url)
             return defaults["issuer"], defaults, True
-        document = json_object(response.body) if response.status == 200 else None
+        document, problem = parse_json_object(response.body) if response.status == 200 else (None, "")
         if document is None:
             raise AuthError(
                 f"{server_url} has no protected resource metadata, and {legacy_metadata_url(server_url)} "
-                f"answered HTTP {response.status}"
+                f"answered HTTP {response.status}" + (f" with a body that is {problem}" if problem else "")
             )
         return check_legacy_metadata_issuer(document, server_url), document, False
 
@@ -437,16 +499,15 @@ class BaseOAuth(abc.ABC):
     def _post_token_endpoint(
         self, binding: Binding, form: Dict[str, str], client: Optional[ClientRegistration],
         dpop_key: Optional[jose.ECPrivateKey] = None,
-    ) -> Generator[HTTPRequest, HTTPResponse, Tuple[int, Optional[Dict[str, Any]]]]:
+    ) -> Generator[HTTPRequest, HTTPResponse, Tuple[int, Optional[Dict[str, Any]], str]]:
         """POST ``form`` to the token endpoint, authenticated as ``client`` (None: no client at all, as
-        workload identity federation has), with a DPoP proof by ``dpop_key`` when one is given.
+        workload identity federation has), with a DPoP proof by ``dpop_key`` when one is given: (status, the
+        answer as a JSON object or None, why it is None).
 
         An authorization server that wants a nonce in the proof answers 400 ``use_dpop_nonce`` with a
         ``DPoP-Nonce`` header (RFC 9449 §8): the request is sent once more, with a new proof carrying it.
         """
-        endpoint = binding.metadata.get("token_endpoint")
-        if not isinstance(endpoint, str):
-            raise AuthError(f"the authorization server {binding.issuer} has no token_endpoint")
+        endpoint = endpoint_of(binding.metadata, "token_endpoint", f"the authorization server {binding.issuer}")
         assert binding.issuer is not None
         sent_nonce: Optional[str] = None
         retried = False
@@ -466,11 +527,11 @@ class BaseOAuth(abc.ABC):
             body = urlencode({**form, **extra_form}).encode("ascii")
             response = yield HTTPRequest("POST", endpoint, headers, body)
             self._remember_nonce(endpoint, response)
-            data = json_object(response.body)
+            data, problem = parse_json_object(response.body)
             wants_nonce = (dpop_key is not None and response.status == 400 and data is not None
                            and data.get("error") == dpop.USE_DPOP_NONCE)
             if retried or not wants_nonce or self._nonce_for(endpoint) in (None, sent_nonce):
-                return response.status, data
+                return response.status, data, f"the {form['grant_type']} token response from {endpoint} is {problem}"
             retried = True
 
     def _offers_dpop(self, binding: Binding) -> bool:
@@ -485,7 +546,9 @@ class BaseOAuth(abc.ABC):
         """Get new tokens with the grant in ``form``; DPoP-bound ones, with a key made for this sign-in,
         where the authorization server offers them."""
         dpop_key = jose.ECPrivateKey.generate() if self._offers_dpop(binding) else None
-        status, data = yield from self._post_token_endpoint(binding, form, client, dpop_key)
+        status, data, problem = yield from self._post_token_endpoint(binding, form, client, dpop_key)
+        if status == 200 and data is None:
+            raise AuthError(problem)
         if status != 200 or data is None:
             raise TokenRequestRefused(form["grant_type"], status, data)
         return Tokens.from_token_response(
@@ -503,9 +566,10 @@ class BaseOAuth(abc.ABC):
             form["resource"] = binding.resource
         # RFC 9449 §5: a refresh token issued with a proof is refreshed with a proof by the same key.
         dpop_key = tokens.dpop_key
-        status, data = yield from self._post_token_endpoint(binding, form, client, dpop_key)
+        status, data, problem = yield from self._post_token_endpoint(binding, form, client, dpop_key)
         if status != 200 or data is None:
-            _log.info("refreshing the token for %s failed with HTTP %d", binding.server_url, status)
+            _log.info("refreshing the token for %s failed with HTTP %d%s", binding.server_url, status,
+                      f": {problem}" if status == 200 else "")
             self._store_tokens(binding, None)
             return False
         self._store_tokens(binding, Tokens.from_token_response(

@@ -21,7 +21,8 @@ from ..errors import AuthError
 from ..transports.http_messages import HTTPRequest, HTTPResponse
 from . import jose
 from .client_auth import basic_credentials, registration_auth_method
-from .flow import FORM, JSON_ACCEPT, BaseOAuth, Binding, PrivateKeySource, TokenRequestRefused, json_object, oauth_error
+from .flow import (FORM, JSON_ACCEPT, BaseOAuth, Binding, PrivateKeySource, TokenRequestRefused, endpoint_of,
+                   oauth_error, parse_json_object)
 from .loopback import AuthorizeCallback, default_authorizer
 from .pkce import pkce_pair
 from .records import AuthorizationResponse, ClientRegistration, Tokens
@@ -150,12 +151,12 @@ class OAuth(BaseOAuth):
         known = self._known_client(binding, redirect_uri)
         if known is not None:
             return known
-        endpoint = binding.metadata.get("registration_endpoint")
-        if not isinstance(endpoint, str):
+        if not isinstance(binding.metadata.get("registration_endpoint"), str):
             raise AuthError(
                 f"the authorization server {binding.issuer} offers no dynamic client registration; pass "
                 "client_id= (a pre-registered client) or client_metadata_url="
             )
+        endpoint = endpoint_of(binding.metadata, "registration_endpoint", f"the authorization server {binding.issuer}")
         client = yield from self._register(binding, endpoint, redirect_uri, scopes)
         assert binding.issuer is not None
         self.storage.set_client(binding.issuer, client)
@@ -182,16 +183,16 @@ class OAuth(BaseOAuth):
             body["jwks"] = {"keys": [self._private_key.public_key.to_jwk()]}
         headers = {"Content-Type": "application/json", "Accept": JSON_ACCEPT}
         response = yield HTTPRequest("POST", endpoint, headers, json.dumps(body).encode("utf-8"))
-        data = json_object(response.body)
+        data, problem = parse_json_object(response.body)
+        if response.status in (200, 201) and data is None:
+            raise AuthError(f"the registration response from {endpoint} is {problem}")
         if response.status not in (200, 201) or data is None:
             raise oauth_error(f"dynamic client registration at {endpoint}", response.status, data)
         return ClientRegistration.from_registration_response(data, requested_method=method, redirect_uri=redirect_uri)
 
     def _obtain_tokens(self, binding: Binding, scopes: List[str]) -> Generator[HTTPRequest, HTTPResponse, Tokens]:
         metadata = binding.metadata
-        endpoint = metadata.get("authorization_endpoint")
-        if not isinstance(endpoint, str):
-            raise AuthError(f"the authorization server {binding.issuer} has no authorization_endpoint")
+        endpoint = endpoint_of(metadata, "authorization_endpoint", f"the authorization server {binding.issuer}")
         if not binding.legacy_defaults:
             check_pkce_support(metadata, self.rules)
         assert binding.issuer is not None
@@ -313,10 +314,7 @@ class CrossAppAccess(BaseOAuth):
         if self._idp_token_endpoint is None:
             assert self._idp_issuer is not None
             metadata = yield from self._fetch_authorization_server_metadata(self._idp_issuer)
-            endpoint = metadata.get("token_endpoint")
-            if not isinstance(endpoint, str):
-                raise AuthError(f"the IdP {self._idp_issuer} has no token_endpoint")
-            self._idp_token_endpoint = endpoint
+            self._idp_token_endpoint = endpoint_of(metadata, "token_endpoint", f"the IdP {self._idp_issuer}")
         return self._idp_token_endpoint
 
     def _exchange_id_token(self, binding: Binding, scopes: List[str]) -> Generator[HTTPRequest, HTTPResponse, str]:
@@ -338,7 +336,9 @@ class CrossAppAccess(BaseOAuth):
         elif self._idp_client_id is not None:
             form["client_id"] = self._idp_client_id
         response = yield HTTPRequest("POST", endpoint, headers, urlencode(form).encode("ascii"))
-        data = json_object(response.body)
+        data, problem = parse_json_object(response.body)
+        if response.status == 200 and data is None:
+            raise AuthError(f"the IdP's token exchange response from {endpoint} is {problem}")
         if response.status != 200 or data is None:
             raise oauth_error("the token exchange at the IdP", response.status, data)
         grant = data.get("access_token")

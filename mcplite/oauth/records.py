@@ -18,12 +18,45 @@ _RESPONSE_PARAMETERS = frozenset(("code", "state", "iss", "error", "error_descri
 _REFRESH_MARGIN = 30.0  # seconds before expiry at which a token counts as expired
 
 
+def _clip(value: Any, limit: int = 40) -> Any:
+    return value[:limit] + "..." if isinstance(value, str) and len(value) > limit else value
+
+
+#: The largest number of seconds taken as a lifetime or a time: 2**53, past which a double is not exact (and
+#: far past any real lifetime: 285 million years).
+_MAX_SECONDS = 2 ** 53
+
+
 def _expiry(expires_in: Any, now: float) -> Optional[float]:
-    if isinstance(expires_in, str) and expires_in.isdigit():
+    if isinstance(expires_in, str) and expires_in.isdigit() and len(expires_in) <= 16:
         expires_in = int(expires_in)  # some servers send the lifetime as a string
-    if isinstance(expires_in, bool) or not isinstance(expires_in, (int, float)):
+    seconds = _seconds(expires_in, "the token response's expires_in")
+    return None if seconds is None else now + seconds
+
+
+def _seconds(value: Any, what: str) -> Optional[float]:
+    """A number of seconds from a server's JSON: None when it is not a number at all (ignored, as before);
+    `AuthError` when it is one no clock can hold (negative, or beyond 2**53), rather than an OverflowError later.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return now + expires_in
+    if not 0 <= value <= _MAX_SECONDS:
+        text = repr(value)  # (at most 4300 digits: json_text's bound)
+        text = text if len(text) <= 40 else f"a number of {len(text)} digits"
+        raise AuthError(f"{what} is out of range: {text} (0 to 2**53 seconds)")
+    return float(value)
+
+
+def _token(data: Mapping[str, Any], name: str, what: str) -> Optional[str]:
+    """A token-like member (RFC 6749 A.1-A.13: visible ASCII, ``%x20-7E``): it goes into a header or a form as it
+    is. None when absent or not a string (ignored, as before); `AuthError` when it holds anything else (a line
+    end would split the header, a lone surrogate cannot be encoded)."""
+    value = data.get(name)
+    if not isinstance(value, str):
+        return None
+    if not (value.isascii() and value.isprintable()):
+        raise AuthError(f"{what}'s {name} holds characters a token cannot have (RFC 6749: visible ASCII only)")
+    return value
 
 
 @dataclass
@@ -87,17 +120,18 @@ class Tokens:
         Raises:
             AuthError: no ``access_token``; a ``DPoP`` token when no proof was sent; another token type.
         """
-        access_token = data.get("access_token")
-        if not isinstance(access_token, str) or not access_token:
+        what = "the token response"
+        access_token = _token(data, "access_token", what)
+        if not access_token:
             raise AuthError("the token response has no access_token")
         token_type = data.get("token_type", "Bearer")
         kind = token_type.lower() if isinstance(token_type, str) else None
         if kind == "dpop" and dpop_key is None:
             raise AuthError("the token response is a DPoP token, and no DPoP proof was sent")
         if kind not in ("bearer", "dpop"):
-            raise AuthError(f"unsupported token type {token_type!r} (only Bearer and DPoP)")
-        refresh_token = data.get("refresh_token")
-        scope = data.get("scope")
+            raise AuthError(f"unsupported token type {_clip(token_type)!r} (only Bearer and DPoP)")
+        refresh_token = _token(data, "refresh_token", what)
+        scope = _token(data, "scope", what)
         tokens = cls(
             access_token=access_token,
             token_type="DPoP" if kind == "dpop" else "Bearer",
@@ -161,15 +195,14 @@ class ClientRegistration:
         Raises:
             AuthError: no ``client_id``.
         """
-        client_id = data.get("client_id")
-        if not isinstance(client_id, str) or not client_id:
+        what = "the registration response"
+        client_id = _token(data, "client_id", what)
+        if not client_id:
             raise AuthError("the registration response has no client_id")
-        secret = data.get("client_secret")
+        secret = _token(data, "client_secret", what)
         method = data.get("token_endpoint_auth_method")
         uris = data.get("redirect_uris")
-        expires = data.get("client_secret_expires_at")
-        if not isinstance(secret, str):
-            secret = None
+        expires = _seconds(data.get("client_secret_expires_at"), "the registration response's client_secret_expires_at")
         if not isinstance(method, str):
             # The server did not say. What we asked for, unless that needs a secret we were not given.
             needs_secret = requested_method in ("client_secret_basic", "client_secret_post")
@@ -179,7 +212,7 @@ class ClientRegistration:
             client_secret=secret,
             token_endpoint_auth_method=method,
             redirect_uris=[u for u in uris if isinstance(u, str)] if isinstance(uris, list) else [redirect_uri],
-            client_secret_expires_at=float(expires) if isinstance(expires, (int, float)) else None,
+            client_secret_expires_at=expires,
         )
 
     def to_json(self) -> Dict[str, Any]:

@@ -5,17 +5,30 @@ is and whether its envelope is valid. Anything invalid raises `InvalidMessage`, 
 response to send back (with the request's id when it could be read, else ``null``).
 
 `RequestId` and `Message` are type aliases for type checkers (``if TYPE_CHECKING:``), not run-time names.
+
+What `decode` accepts is portable JSON (`json_text`: no NaN/Infinity, no number beyond a double or longer than
+`MAX_NUMBER_LENGTH` characters, no nesting deeper than `MAX_DEPTH`); anything else is a parse error (-32700),
+whoever sent it (a client's request, a server's answer, an HTTP body, an SSE event).
+
+Request ids are strings or integers (`is_valid_id`): the spec's ``string | number``, less fractional numbers,
+which JSON-RPC says should not be used. An integer id of any length within the number bound is answered as it
+came, exactly, even beyond what a double holds (a JavaScript peer would have rounded it; we never do).
+When a message breaks one of these rules but can still be read leniently, the error carries its id: a request
+is answered with its own id, so its sender fails at once; an answer fails the request it answers.
 """
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
 import json
+import re
 
 from ..errors import INVALID_REQUEST, PARSE_ERROR, RemoteProtocolError, RPCError
+from . import json_text
+from .json_text import MAX_DEPTH, MAX_NUMBER_LENGTH
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, TypeGuard, Union
+    from typing import Any, Dict, List, Optional, Tuple, TypeGuard, Union
 
     RequestId = Union[str, int]
     Message = Dict[str, Any]
@@ -23,7 +36,8 @@ if TYPE_CHECKING:
 __all__ = [
     "REQUEST", "NOTIFICATION", "RESPONSE", "ERROR", "InvalidMessage",
     "request", "notification", "result", "error", "encode", "decode", "kind_of", "is_valid_id",
-    "is_request", "request_ids", "response_ids", "id_in_use",
+    "is_request", "request_ids", "response_ids", "id_in_use", "MAX_DEPTH", "MAX_NUMBER_LENGTH",
+    "too_large",
 ]
 
 # The four kinds of message, as returned by `kind_of`.
@@ -37,7 +51,6 @@ ERROR = "error"
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 # The same, escaping everything beyond ASCII: for the rare message holding a string that is not valid Unicode.
 _ascii_encoder = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False)
-_decode = json.JSONDecoder().decode
 
 
 class InvalidMessage(RemoteProtocolError):
@@ -110,14 +123,111 @@ def encode_bytes(message: Union[Message, List[Message]]) -> bytes:
 
 
 def decode(data: Union[bytes, str]) -> Any:
-    """Parse JSON text (UTF-8 bytes or str); raise `InvalidMessage` with -32700 when it is not JSON."""
+    """Parse JSON text (UTF-8 bytes or str) within the module's rules (see the module docstring).
+
+    Raises:
+        InvalidMessage: -32700 when it is not JSON (or not UTF-8) or breaks a rule. For a message that breaks a
+            rule or is not UTF-8 but can still be read, ``id`` is its id and ``respond`` says whether to answer it
+            (a request: yes; an answer or a notification: no); else ``id`` is None and the error is answered with
+            a null id.
+    """
+    text: Union[bytes, bytearray, memoryview, str] = data
     try:
-        if isinstance(data, (bytes, bytearray, memoryview)):
-            data = bytes(data).decode("utf-8")
-        return _decode(data)
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        text = bytes(data).decode("utf-8") if isinstance(data, (bytes, bytearray, memoryview)) else data
+        return json_text.loads(text)
+    except json_text.NotPortableJSON as exc:
+        raise _refusal(str(exc), text, exc.value) from None
+    except UnicodeDecodeError as exc:
+        # Not UTF-8: a byte in another encoding, most often inside a string. Read with the bad bytes replaced, it
+        # may still show whose message it was.
+        assert isinstance(text, (bytes, bytearray, memoryview))
+        bad = bytes(text[exc.start:exc.start + 1]).hex()
+        raise _refusal(f"not UTF-8 (byte 0x{bad} at {exc.start})", text,
+                       readable=bytes(text).decode("utf-8", "replace")) from None
+    except ValueError as exc:
         # The text itself, shortened: a stray print() in a stdio server shows up as what it printed.
-        raise InvalidMessage(PARSE_ERROR, f"Parse error: {exc}: {_preview(data)}") from None
+        raise InvalidMessage(PARSE_ERROR, f"Parse error: {exc}: {_preview(text)}") from None
+
+
+def _refusal(reason: str, text: Union[bytes, bytearray, memoryview, str], value: Any = None,
+             readable: Optional[str] = None) -> InvalidMessage:
+    """The parse error for a message that breaks one of the rules, with its id when it can still be read: from
+    the message read leniently (``readable``: the text to read, when ``text`` is bytes that are not UTF-8), or
+    else (nested too deep even for that) from its two ends, as `too_large` does."""
+    if readable is None and isinstance(text, str):
+        readable = text
+    if value is None and readable is not None:
+        try:
+            value = json_text.loads_leniently(readable)
+        except (ValueError, RecursionError):
+            value = None
+    if isinstance(value, dict):
+        id, respond = _identify(value, value.get("id"))
+    elif readable is not None and value is None:
+        id, respond = _identify_by_ends(readable[:PEEK_SIZE], readable[-PEEK_SIZE:])
+    else:
+        id, respond = None, True
+    return InvalidMessage(PARSE_ERROR, f"Parse error: {reason}: {_preview(text)}", id, respond)
+
+
+def _identify(members: Dict[str, Any], raw_id: Any) -> Tuple[Optional[RequestId], bool]:
+    """(the id to name in the error, whether to answer it) for a message that is unusable but whose members
+    ``members`` (all, or those that could be read) and id ``raw_id`` are known.
+
+    A request is answered with its id; an answer is not answered (its id fails the request it answers) and
+    neither is a notification; anything else is answered with a null id, as JSON-RPC says.
+    """
+    if not is_valid_id(raw_id):
+        return None, not ("method" in members and "id" not in members)
+    if "method" in members:
+        return raw_id, True
+    if "result" in members or "error" in members:
+        return raw_id, False
+    return None, True
+
+
+# ---- a message too large to read: what can be known of it from its two ends ------------------------------
+#: How much of each end of an oversized message `too_large` looks at.
+PEEK_SIZE = 4096
+# The id as the object's last member, or last but "jsonrpc", at the very end of the message: the order of
+# the TypeScript SDK ({result, jsonrpc, id}; {method, params, jsonrpc, id}). Anchored at the end, so the "id"
+# of an object nested in the message (`{"result":{"id":5}}`) cannot match.
+_TRAILING_ID = re.compile(r'"id"\s*:\s*(-?\d{1,20}|"(?:[^"\\]|\\.){0,256}")\s*'
+                          r'(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*$')
+
+
+def too_large(limit: int, head: bytes, tail: bytes, setting: str) -> InvalidMessage:
+    """The error for a message of more than ``limit`` bytes that was skipped unread, with its id when one end of
+    it shows the id: a request is answered with it (-32600), an answer fails the request it answers.
+
+    Args:
+        limit: the bound the message broke.
+        head, tail: its first and last bytes (`PEEK_SIZE` of each is enough).
+        setting: the name of the option that sets the bound, for the message.
+    """
+    id, respond = _identify_by_ends(head[:PEEK_SIZE].decode("utf-8", "replace"),
+                                    tail[-PEEK_SIZE:].decode("utf-8", "replace"))
+    what = "Invalid Request" if respond else "Invalid response"
+    return InvalidMessage(INVALID_REQUEST, f"{what}: larger than {limit} bytes ({setting}); skipped unread",
+                          id, respond)
+
+
+def _identify_by_ends(head: str, tail: str) -> Tuple[Optional[RequestId], bool]:
+    """`_identify` for a message known only by its first and last characters."""
+    members = json_text.leading_members(head)
+    raw_id = members.get("id")
+    if not is_valid_id(raw_id):
+        # "method" comes before anything large in every SDK's order; "result"/"error" is the large member itself,
+        # so the id, when it is not ahead of it, is at the very end.
+        found = _TRAILING_ID.search(tail)
+        if found is not None:
+            try:
+                raw_id = json_text.loads_leniently(found.group(1))
+            except ValueError:
+                pass
+    if not is_valid_id(raw_id):
+        return None, True  # a notification, or a request whose id is out of sight: answered with a null id
+    return _identify(members, raw_id)
 
 
 def _preview(data: Union[bytes, bytearray, memoryview, str], limit: int = 80) -> str:

@@ -259,6 +259,7 @@ class Server(Registry):
     def run(self, http: Optional[str] = None, **options: Any) -> None:
         """Serve until the client goes away: stdio by default, or Streamable HTTP on ``"host:port"``.
 
+        Options are the HTTP server's; over stdio, ``max_line_size`` (see `serve_stdio`).
         The process is the server's then: unless the application configured logging, the package's warnings
         (a tool that raised, with its traceback) go to stderr (`mcplite._log.use_stderr_by_default`)."""
         from .._log import use_stderr_by_default
@@ -271,17 +272,19 @@ class Server(Registry):
             finally:
                 self.close_tasks()
             return
-        self.serve_stdio()
+        self.serve_stdio(max_line_size=options.get("max_line_size"))
 
     def wsgi_app(self, **options: Any) -> Any:
         """This server as a PEP 3333 WSGI application (gunicorn, waitress, mod_wsgi); options as for HTTP."""
         from ..transports.http_server.wsgi import wsgi_app
         return wsgi_app(self, **options)
 
-    def serve_stdio(self) -> None:
-        """Serve this process's stdin/stdout until stdin ends (or Ctrl-C)."""
-        from ..transports.stdio import StdioServerTransport
-        session = self.connect(StdioServerTransport())
+    def serve_stdio(self, *, max_line_size: Optional[int] = None) -> None:
+        """Serve this process's stdin/stdout until stdin ends (or Ctrl-C). ``max_line_size``: the largest request
+        read, in bytes (default 64 MiB; see `stdio.StdioServerTransport`)."""
+        from ..transports.stdio import DEFAULT_MAX_LINE_SIZE, StdioServerTransport
+        session = self.connect(StdioServerTransport(
+            max_line_size=DEFAULT_MAX_LINE_SIZE if max_line_size is None else max_line_size))
         try:
             # A wait with a timeout, repeated: on Windows a wait without one cannot be interrupted by Ctrl-C.
             while not session.closed.wait(3600):

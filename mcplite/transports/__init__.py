@@ -41,7 +41,8 @@ if TYPE_CHECKING:
 else:
     Protocol = object  # the protocols below are plain base classes at run time: no typing import
 
-__all__ = ["MessageSink", "Route", "Transport", "deliver_bytes", "RequestInfo", "HostedSession", "SessionFactory"]
+__all__ = ["MessageSink", "Route", "Transport", "deliver_bytes", "deliver_invalid", "RequestInfo", "HostedSession",
+           "SessionFactory"]
 
 
 class MessageSink(abc.ABC):
@@ -113,9 +114,21 @@ def deliver_bytes(data: bytes, sink: MessageSink) -> None:
     try:
         value = decode(data)
     except InvalidMessage as exc:
-        sink.receive_invalid(exc)
+        deliver_invalid(exc, sink)
     else:
         sink.receive(value)
+
+
+def deliver_invalid(exc: InvalidMessage, sink: MessageSink) -> None:
+    """Hand something that did not decode to ``sink``; when it could still be read as the answer to one of our
+    requests (``exc.id`` set, ``exc.respond`` false: see `jsonrpc.decode`), that request fails with ``exc``
+    now, rather than waiting for an answer that has come and will not come again."""
+    sink.receive_invalid(exc)
+    if exc.id is not None and not exc.respond:
+        try:
+            sink.fail_request(exc.id, exc)
+        except NotImplementedError:  # a sink with no requests of its own
+            pass
 
 
 

@@ -18,8 +18,8 @@ import threading
 
 from .._log import log
 from ..errors import ConnectionClosed, TransportError
-from ..protocol.jsonrpc import encode_bytes
-from . import MessageSink, Transport, deliver_bytes
+from ..protocol.jsonrpc import PEEK_SIZE, encode_bytes, too_large
+from . import MessageSink, Transport, deliver_bytes, deliver_invalid
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
@@ -33,13 +33,16 @@ if TYPE_CHECKING:
 # `subprocess` (and `shutil`) are imported where a client spawns a server: a stdio *server* never needs
 # them, and its start-up time is part of every client's cold start.
 
-__all__ = ["StdioClientTransport", "StdioServerTransport", "DEFAULT_SHUTDOWN_TIMEOUT"]
+__all__ = ["StdioClientTransport", "StdioServerTransport", "DEFAULT_SHUTDOWN_TIMEOUT", "DEFAULT_MAX_LINE_SIZE"]
 
 
 #: Seconds each shutdown step (EOF on stdin, then SIGTERM) waits before the next, harsher one.
 DEFAULT_SHUTDOWN_TIMEOUT = 2.0
-#: A line longer than this is a broken peer, not a message we want in memory.
-MAX_LINE = 64 * 1024 * 1024
+#: The longest message (one line, without its newline) either side reads, in bytes. A longer line is skipped to
+#: its end, never held whole, and answered (see `_LineChannel`).
+DEFAULT_MAX_LINE_SIZE = 64 * 1024 * 1024
+#: What is read at a time while skipping the rest of a line that is too long.
+_SKIP_CHUNK = 64 * 1024
 
 
 class _LineChannel:
@@ -49,9 +52,18 @@ class _LineChannel:
     pipe under a thread that may still read it is a race with the process: the descriptor's number is free
     at once, the next pipe opened (the next server spawned) gets it, and the old thread's next read takes
     that pipe's first line. So a client's stdout pipe is closed by its reader, after its last read.
+
+    A line longer than ``max_line_size`` bytes is never held whole: the reader keeps its first and last few KiB,
+    skips the rest up to the newline, and reads on with the next line. Newline framing makes that safe (the
+    next line is a message of its own, whatever the long one held), so the connection goes on: the long
+    message becomes a -32600 error (`jsonrpc.too_large`) with its id when one end of it shows it. A request is
+    answered with that error; an answer fails the request it answers, so its caller does not wait for a
+    timeout; a message with no id that can be seen is answered with a null id, as JSON-RPC says.
     """
 
-    def __init__(self, reader: IO[bytes], writer: IO[bytes], name: str, *, owns_reader: bool = False) -> None:
+    def __init__(self, reader: IO[bytes], writer: IO[bytes], name: str, *, owns_reader: bool = False,
+                 max_line_size: int = DEFAULT_MAX_LINE_SIZE) -> None:
+        self._max_line_size = max_line_size
         self._reader = reader
         self._owns_reader = owns_reader
         self._writer = writer
@@ -79,16 +91,18 @@ class _LineChannel:
         error: Optional[BaseException] = None
         try:
             readline = self._reader.readline
+            longest = self._max_line_size + 1  # the message and its newline
             while True:
-                line = readline(MAX_LINE)
+                line = readline(longest)
                 if not line:
                     break
-                if line.endswith(b"\n") or len(line) < MAX_LINE:
+                if line.endswith(b"\n") or len(line) < longest:
                     if line.strip():
                         _deliver(line, sink, self._name)
                 else:
-                    error = TransportError(f"{self._name}: a line longer than {MAX_LINE} bytes")
-                    break
+                    head, tail, line = line[:PEEK_SIZE], line[-PEEK_SIZE:], b""  # let the long start go now
+                    if not self._skip_long_line(head, tail, sink):
+                        break  # the input ended inside it
         except (OSError, ValueError) as exc:  # ValueError: the pipe was closed under us
             error = exc
         finally:
@@ -99,6 +113,27 @@ class _LineChannel:
             sink.input_ended(reason)
         else:
             sink.connection_lost(reason)
+
+    def _skip_long_line(self, head: bytes, tail: bytes, sink: MessageSink) -> bool:
+        """Read past the rest of a line that is too long, whose first and last bytes so far are ``head`` and
+        ``tail``, keeping only its two ends, and report it (see the class docstring). Returns False when the input
+        ended before the line did."""
+        readline = self._reader.readline
+        ended = False
+        while True:
+            more = readline(_SKIP_CHUNK)
+            if not more:
+                ended = True
+                break
+            tail = (tail + more)[-PEEK_SIZE:]
+            if more.endswith(b"\n"):
+                break
+        log.warning("%s: skipped a line of more than %d bytes", self._name, self._max_line_size)
+        try:
+            deliver_invalid(too_large(self._max_line_size, head, tail, "max_line_size"), sink)
+        except Exception:
+            log.exception("%s: a message could not be taken; reading on", self._name)
+        return not ended
 
     def send(self, message: Any) -> None:
         data = encode_bytes(message) + b"\n"
@@ -193,10 +228,17 @@ class StdioClientTransport(Transport):
         shutdown_timeout: seconds each shutdown step waits before the next. The attribute of that name may be
             changed until `close()`: a program that was interrupted can stop its server sooner than one
             that finished.
+        max_line_size: the largest message (one line) read from the server, in bytes (default 64 MiB). A
+            longer one is skipped without being held in memory; the request it answers fails with a
+            `jsonrpc.InvalidMessage` naming the limit, and the connection goes on.
     """
 
     def __init__(self, argv: Sequence[str], *, env: Optional[Dict[str, str]] = None, cwd: Optional[str] = None,
-                 stderr: StderrTarget = None, shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT) -> None:
+                 stderr: StderrTarget = None, shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT,
+                 max_line_size: int = DEFAULT_MAX_LINE_SIZE) -> None:
+        if max_line_size < 1:
+            raise ValueError(f"max_line_size must be at least 1 byte, not {max_line_size}")
+        self.max_line_size = max_line_size
         self.argv = resolve_command(argv)
         self._env = None if env is None else {**os.environ, **env}
         self._cwd = cwd
@@ -211,7 +253,7 @@ class StdioClientTransport(Transport):
         """A new transport for the same command, not started: a client whose server died (on its era probe,
         say) spawns it again with this."""
         fresh = StdioClientTransport(self.argv, cwd=self._cwd, stderr=self._stderr,
-                                     shutdown_timeout=self.shutdown_timeout)
+                                     shutdown_timeout=self.shutdown_timeout, max_line_size=self.max_line_size)
         fresh._env = self._env
         return fresh
 
@@ -247,7 +289,7 @@ class StdioClientTransport(Transport):
             self._stderr_thread.start()
         # The reader closes the stdout pipe itself, after its last read (see _LineChannel): never `close`.
         self._channel = _LineChannel(_buffered(self.process.stdout), self.process.stdin, "stdio-client",
-                                     owns_reader=True)
+                                     owns_reader=True, max_line_size=self.max_line_size)
         self._channel.start(sink, self._exit_reason)
 
     def _exit_reason(self) -> Optional[BaseException]:
@@ -382,9 +424,17 @@ class StdioServerTransport(Transport):
 
     When serving the real fd 1, the protocol keeps a private duplicate of it and fd 1 itself is pointed at
     stderr (and ``sys.stdout`` at ``sys.stderr``) until `close()`, so nothing else can write to the stream.
+
+    ``max_line_size`` is the largest request (one line) read, in bytes (default 64 MiB): a longer one is skipped
+    without being held in memory and answered with -32600 (with its id when it shows), and the next line is
+    read as usual.
     """
 
-    def __init__(self, stdin: Optional[IO[bytes]] = None, stdout: Optional[IO[bytes]] = None) -> None:
+    def __init__(self, stdin: Optional[IO[bytes]] = None, stdout: Optional[IO[bytes]] = None, *,
+                 max_line_size: int = DEFAULT_MAX_LINE_SIZE) -> None:
+        if max_line_size < 1:
+            raise ValueError(f"max_line_size must be at least 1 byte, not {max_line_size}")
+        self.max_line_size = max_line_size
         self._stdin = stdin
         self._stdout = stdout
         self._restore: Optional[Callable[[], None]] = None
@@ -394,7 +444,7 @@ class StdioServerTransport(Transport):
     def start(self, sink: MessageSink) -> None:
         stdin = self._stdin if self._stdin is not None else sys.stdin.buffer
         stdout = self._stdout if self._stdout is not None else self._take_stdout()
-        self._channel = _LineChannel(stdin, stdout, "stdio-server")
+        self._channel = _LineChannel(stdin, stdout, "stdio-server", max_line_size=self.max_line_size)
         # A client may close our stdin and still read stdout (``printf '...' | server``): answer first.
         self._channel.start(sink, lambda: None, answer_after_eof=True)
 

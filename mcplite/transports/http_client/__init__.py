@@ -31,10 +31,10 @@ from ..._log import log
 from ...errors import ConnectionClosed, HTTPError, MCPError
 from ...protocol.http_rules import Route
 from ...protocol.jsonrpc import InvalidMessage, encode_bytes
-from .. import MessageSink, Transport
+from .. import MessageSink, Transport, deliver_invalid
 from ..http_messages import AuthFlow, HTTPRequest, HTTPResponse  # re-exported: what an ``auth`` object sees
 from .legacy_sse import LegacySSE
-from .pool import ConnectionPool, plan_destination
+from .pool import DEFAULT_MAX_BODY_SIZE, ConnectionPool, plan_destination
 from .streamable import DEFAULT_RETRY_MS, NotStreamable, StreamableHTTP
 
 if TYPE_CHECKING:
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 __all__ = [
     "HTTPClientTransport", "HTTPRequest", "HTTPResponse", "AuthFlow", "DEFAULT_TIMEOUT",
     "DEFAULT_SSE_READ_TIMEOUT", "DEFAULT_RETRY_MS", "DEFAULT_POOL_SIZE", "DEFAULT_MAX_READERS",
+    "DEFAULT_MAX_MESSAGE_SIZE",
 ]
 
 #: Seconds to connect and to receive an answer's headers or JSON body (the session layer's default too).
@@ -53,6 +54,9 @@ DEFAULT_SSE_READ_TIMEOUT = 300.0
 DEFAULT_POOL_SIZE = 16
 #: Requests whose answers are awaited at once, each by a reader thread; more wait for a free reader.
 DEFAULT_MAX_READERS = 64
+#: The largest message read from the server, in bytes: a JSON body, or one event of an SSE stream (64 MiB, as
+#: the stdio client's ``max_line_size``).
+DEFAULT_MAX_MESSAGE_SIZE = DEFAULT_MAX_BODY_SIZE
 
 _TRANSPORTS = ("auto", "streamable", "sse")
 #: The route of a message sent without one (by a test, say): nothing known about it.
@@ -79,12 +83,20 @@ class HTTPClientTransport(Transport):
         pool_size: idle keep-alive connections kept per origin.
         max_readers: requests whose answers are awaited at once (each by a reader thread, reused from
             call to call); answers to more wait for a free reader.
+        max_message_size: the largest message read from the server, in bytes (default 64 MiB): a JSON body
+            (an ``auth`` flow's documents too), or one event or line of an SSE stream. Nothing larger is
+            buffered: a JSON answer that is larger fails its request with `HTTPError`; an SSE answer stream
+            that sends a larger event is closed and the requests it still owed fail with
+            `RemoteProtocolError` (a stream is not resumed: the server would send the event again), and the
+            session goes on; the GET stream stops; the 2024-11-05 stream is the connection, so it ends.
+            Response headers are bounded by `http.client` (100 fields, 64 KiB a line): a larger header
+            section fails its request.
 
     Proxies come from the environment (``http_proxy``, ``https_proxy``, ``no_proxy``), as `urllib` reads
     them; HTTPS goes through the proxy with CONNECT.
 
-    The attributes ``url``, ``timeout``, ``sse_read_timeout``, ``max_readers``, ``headers`` and
-    ``connections``, and the methods `deliver`, `deliver_invalid`, `fail` and `lost`, are its `host.ModeHost`
+    The attributes ``url``, ``timeout``, ``sse_read_timeout``, ``max_readers``, ``max_message_size``, ``headers``
+    and ``connections``, and the methods `deliver`, `deliver_invalid`, `fail` and `lost`, are its `host.ModeHost`
     side: what the modes use.
     """
 
@@ -94,16 +106,20 @@ class HTTPClientTransport(Transport):
                  headers: Optional[Dict[str, str]] = None, auth: Any = None,
                  ssl_context: Optional[ssl.SSLContext] = None, cafile: Optional[str] = None,
                  sse_read_timeout: float = DEFAULT_SSE_READ_TIMEOUT, pool_size: int = DEFAULT_POOL_SIZE,
-                 max_readers: int = DEFAULT_MAX_READERS) -> None:
+                 max_readers: int = DEFAULT_MAX_READERS, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
         if transport not in _TRANSPORTS:
             raise ValueError(f"transport must be one of {', '.join(_TRANSPORTS)}, not {transport!r}")
+        if max_message_size < 1:
+            raise ValueError(f"max_message_size must be at least 1 byte, not {max_message_size}")
         plan_destination(url, {})  # reject a URL that is not http(s) now rather than at the first send
         self.url = url
         self.timeout = timeout
         self.sse_read_timeout = sse_read_timeout
         self.max_readers = max_readers
+        self.max_message_size = max_message_size
         self.headers: Dict[str, str] = dict(headers or {})
-        self.connections = ConnectionPool(ssl_context=ssl_context, cafile=cafile, pool_size=pool_size, auth=auth)
+        self.connections = ConnectionPool(ssl_context=ssl_context, cafile=cafile, pool_size=pool_size, auth=auth,
+                                          max_body_size=max_message_size)
         self._kind = transport
         self._sink: Optional[MessageSink] = None
         self._mode: Union[StreamableHTTP, LegacySSE, None] = None  # chosen by the first handshake-era send
@@ -240,7 +256,7 @@ class HTTPClientTransport(Transport):
 
     def deliver_invalid(self, exc: InvalidMessage) -> None:
         if self._sink is not None and not self._lost:
-            self._sink.receive_invalid(exc)
+            deliver_invalid(exc, self._sink)  # an answer that could not be read fails its request
 
     def lost(self, exc: Optional[BaseException]) -> None:
         """Tell the session, once, that nothing more will arrive."""

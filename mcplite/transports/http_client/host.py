@@ -29,6 +29,8 @@ class ModeHost(Protocol):
     sse_read_timeout: float
     #: Requests whose answers may be awaited at once, each by a reader thread.
     max_readers: int
+    #: The largest message read: a JSON body, or one SSE event or line.
+    max_message_size: int
     #: The user's extra headers, for every request (the protocol's own are added by the mode).
     headers: Dict[str, str]
     #: The keep-alive connections, TLS, proxies and the ``auth`` flow.

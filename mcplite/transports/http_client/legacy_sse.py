@@ -56,7 +56,7 @@ class LegacySSE:
         exchange = self._conns.request("GET", self._url, headers, None, self._host.timeout)
         if exchange.status != 200 or exchange.content_type != EVENT_STREAM:
             raise exchange.failure("expected the HTTP+SSE event stream")
-        parser = SSEParser()
+        parser = SSEParser(max_event_size=self._host.max_message_size)
         early: List[Event] = []  # events that came with the endpoint, delivered once reading starts
         try:
             while not self._endpoint:
@@ -93,7 +93,13 @@ class LegacySSE:
             return self._closing
 
         on_chunk(early)
-        reason = read_sse(exchange, parser, on_chunk, self._host.sse_read_timeout)
+        try:
+            reason = read_sse(exchange, parser, on_chunk, self._host.sse_read_timeout)
+        except RemoteProtocolError as exc:
+            # An event too large: this one stream carries every answer and cannot be resumed in this revision,
+            # so the connection ends, failing every request at once rather than leaving them to time out.
+            self._host.lost(exc)
+            return
         if not self._closing:
             self._host.lost(ConnectionClosed(f"GET {self._url}: the event stream ended"
                                               + (f": {reason}" if reason else "")))

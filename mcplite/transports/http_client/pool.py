@@ -19,16 +19,19 @@ import urllib.parse
 import urllib.request
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
-from ...errors import HTTPError
+from ...errors import HTTPError, RemoteProtocolError
 from ...protocol.http_rules import EVENT_STREAM, MESSAGE_EVENT
 from ...protocol.jsonrpc import InvalidMessage, decode
-from ...protocol.sse import Event, SSEParser
+from ...protocol.sse import Event, SSEError, SSEParser
 from ..http_messages import AuthFlow, HTTPRequest, HTTPResponse, lower_case_headers
 
 __all__ = ["Destination", "plan_destination", "Exchange", "Call", "ConnectionPool", "deliver_event", "read_sse",
-           "describe"]
+           "describe", "DEFAULT_MAX_BODY_SIZE"]
 
 _CHUNK = 64 * 1024
+#: The largest response body a pool reads whole, and the largest event in a stream (the transport's
+#: ``max_message_size``, whose default this is).
+DEFAULT_MAX_BODY_SIZE = 64 * 1024 * 1024
 _MAX_ERROR_BODY = 64 * 1024
 #: After a stream's last answer, how long to wait for the server to end it, so the connection is reused.
 _END_GRACE = 0.5
@@ -87,6 +90,7 @@ class Exchange:
 
     def __init__(self, pool: "ConnectionPool", destination: Destination, conn: http.client.HTTPConnection,
                  sock: Optional[socket.socket], response: http.client.HTTPResponse, method: str, url: str) -> None:
+        self.max_body_size = pool.max_body_size
         self.method = method
         self.url = url
         self.status = response.status
@@ -106,16 +110,37 @@ class Exchange:
         return (self.headers.get("Content-Type") or "").partition(";")[0].strip().lower()
 
     def read(self) -> bytes:
-        """The whole body; the connection is then free for the next request."""
+        """The whole body; the connection is then free for the next request.
+
+        Raises:
+            HTTPError: the body broke off, or is larger than the pool's ``max_body_size`` (it is then not read
+                beyond that, and the connection is closed).
+        """
         if self._body is None:
+            limit = self.max_body_size
+            declared = self.headers.get("Content-Length", "")
+            if declared.isdigit() and int(declared) > limit:  # (isdigit: no sign; http.client checked it is a number)
+                self.close()
+                raise self._too_large(f"{int(declared)} bytes")
             try:
-                self._body = self._response.read()
+                body = self._response.read(limit + 1)  # one byte more than allowed tells a body that is too long
+                if declared.isdigit() and len(body) < int(declared):  # read(n) returns what came before the end
+                    raise http.client.IncompleteRead(body, int(declared) - len(body))
             except (OSError, ValueError, http.client.HTTPException) as exc:
                 self.close()
                 raise HTTPError(f"{self.method} {self.url}: the response body broke off: {describe(exc)}",
                                 status=self.status, headers=self.headers) from exc
+            if len(body) > limit:
+                self.close()
+                raise self._too_large(f"more than {limit} bytes")
+            self._body = body
             self.release()
         return self._body
+
+    def _too_large(self, size: str) -> HTTPError:
+        return HTTPError(f"{self.method} {self.url}: HTTP {self.status}: the response body ({size}) is larger than "
+                         f"max_message_size ({self.max_body_size} bytes); not read", status=self.status,
+                         headers=self.headers)
 
     def error_text(self) -> str:
         """Up to 64 KiB of the body as text, for an error message."""
@@ -299,7 +324,9 @@ class ConnectionPool:
     """Keep-alive connections per origin, TLS, proxies from the environment, and the ``auth`` seam."""
 
     def __init__(self, *, ssl_context: Optional[ssl.SSLContext], cafile: Optional[str], pool_size: int,
-                 auth: Any) -> None:
+                 auth: Any, max_body_size: int = DEFAULT_MAX_BODY_SIZE) -> None:
+        #: The largest response body `Exchange.read` takes, in bytes (the ``auth`` flow's documents included).
+        self.max_body_size = max_body_size
         self._ssl_context = ssl_context
         self._cafile = cafile
         self._pool_size = pool_size
@@ -407,6 +434,10 @@ def _no_response(method: str, url: str, timeout: float, exc: BaseException,
            "environment variable; add the host to NO_PROXY to connect directly)") if proxy is not None else ""
     if isinstance(exc, socket.timeout):
         return HTTPError(f"{method} {url}{via}: no response within {timeout} s")
+    if isinstance(exc, http.client.HTTPException) and not isinstance(exc, ConnectionError):
+        # A head that http.client refuses to read (a line over 64 KiB, more than 100 fields, a bad status
+        # line): a response came, but not one anybody should buffer.
+        return HTTPError(f"{method} {url}{via}: a response this client does not read: {describe(exc)}")
     return HTTPError(f"{method} {url}{via}: no response: {describe(exc)}")
 
 
@@ -446,6 +477,10 @@ def read_sse(exchange: Exchange, parser: SSEParser, on_chunk: Callable[[List[Eve
 
     Returns:
         None when the stream ended or was no longer needed; else why it broke off.
+
+    Raises:
+        RemoteProtocolError: an event or a line is larger than the parser's ``max_event_size``; the response
+            is closed.
     """
     exchange.set_timeout(idle_timeout)
     finishing = False
@@ -455,13 +490,20 @@ def read_sse(exchange: Exchange, parser: SSEParser, on_chunk: Callable[[List[Eve
             if not chunk:
                 exchange.release()
                 return None
-            if on_chunk(parser.feed(chunk)) and not finishing:
+            try:
+                events = parser.feed(chunk)
+            except SSEError as exc:
+                # Not a drop to resume from: the server would send the same event again.
+                exchange.close()
+                raise RemoteProtocolError(f"{exchange.method} {exchange.url}: {exc} (max_message_size); stopped "
+                                          "reading the stream") from None
+            if on_chunk(events) and not finishing:
                 finishing = True
                 exchange.set_timeout(_END_GRACE)
     except socket.timeout:
         exchange.close()
         return None if finishing else f"no data for {idle_timeout} s"
-    except (OSError, ValueError, http.client.HTTPException) as exc:  # ValueError: SSEError, or closed under us
+    except (OSError, ValueError, http.client.HTTPException) as exc:  # ValueError: closed under us
         exchange.close()
         return None if finishing else describe(exc)
 

@@ -399,6 +399,8 @@ class StreamableHTTP:
             self._fail(stream, str(exc), exc.status, exc.body)
         except AuthError as exc:  # the sign-in failed: the caller sees it as such, as for the opening message
             self._fail(stream, str(exc), error=exc)
+        except RemoteProtocolError as exc:  # the stream broke a limit (an event too large): say so as it is
+            self._fail(stream, str(exc), error=exc)
         except MCPError as exc:
             self._fail(stream, f"POST {self._url}: {exc}")
         except Exception as exc:  # a bug here must still wake the callers, not leave them hanging
@@ -454,22 +456,35 @@ class StreamableHTTP:
                     stream.pending.discard(request_id)
         self._host.deliver(value)
 
+    def _deliver_invalid(self, exc: InvalidMessage) -> None:
+        """Hand an event that did not decode to the session; when it was the answer to one of our requests (see
+        `jsonrpc.decode`), that request fails with it, and its stream no longer waits for it."""
+        if exc.id is not None and not exc.respond:
+            with self._lock:
+                stream = self._streams.pop(exc.id, None)
+            if stream is not None:
+                stream.pending.discard(exc.id)
+        self._host.deliver_invalid(exc)
+
     def _pump(self, stream: _Stream, exchange: Exchange) -> Optional[str]:
         """Deliver one SSE response's messages until it ends or ``stream`` needs nothing more.
 
         Returns why the response broke off, or None when it ended or was no longer needed.
+
+        Raises:
+            RemoteProtocolError: the stream sent an event larger than ``max_message_size`` (see `read_sse`).
         """
         if not stream.attach(exchange):
             exchange.close()
             return None
-        parser = SSEParser()
+        parser = SSEParser(max_event_size=self._host.max_message_size)
         timeout = self._host.timeout
 
         def on_chunk(events: List[Event]) -> bool:
             stream.chunks += 1
             stream.deadline = time.monotonic() + timeout
             for event in events:
-                deliver_event(event, self._deliver, self._host.deliver_invalid)
+                deliver_event(event, self._deliver, self._deliver_invalid)
             if parser.last_event_id:
                 stream.last_event_id = parser.last_event_id
             if parser.retry is not None:
@@ -578,7 +593,11 @@ class StreamableHTTP:
                     log.debug("no GET stream from %s: %s", self._url, exchange.failure())
                     return
                 chunks = stream.chunks
-                reason = self._pump(stream, exchange) or "the server ended it"
+                try:
+                    reason = self._pump(stream, exchange) or "the server ended it"
+                except RemoteProtocolError as exc:  # an event too large: reconnecting would bring it again
+                    log.warning("stopped listening to the GET stream of %s: %s", self._url, exc)
+                    return
                 failures = 0 if stream.chunks > chunks else failures + 1
             if failures >= _LISTEN_ATTEMPTS:
                 log.warning("stopped listening to the GET stream of %s: %s", self._url, reason)
@@ -622,8 +641,11 @@ class StreamableHTTP:
             return
         if not 200 <= exchange.status < 300:
             log.debug("the server did not end the session: %s", exchange.failure())  # 405: it may refuse
-        else:
+            return
+        try:
             exchange.read()
+        except MCPError as exc:  # a body cut short, or too large: the session has ended all the same
+            log.debug("reading the answer to DELETE failed: %s", exc)
 
 
 def _list(ids: AbstractSet[RequestId]) -> str:

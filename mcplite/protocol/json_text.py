@@ -1,0 +1,191 @@
+"""Portable JSON: what every peer's parser reads the same. Pure: no I/O.
+
+Python's `json` reads more than JSON, and more than other parsers agree on. `loads` reads the rest as it
+does, and refuses, with `NotPortableJSON` naming the rule:
+
+- ``NaN``, ``Infinity`` and ``-Infinity`` (not JSON at all);
+- a number that overflows a double (``1e400``): it would come back as ``inf``, which no encoder may write;
+- a number token longer than `MAX_NUMBER_LENGTH` (4300) characters: CPython 3.11's integer-conversion limit,
+  enforced on every version (on 3.9 and 3.10 converting such an integer costs quadratic time);
+- nesting deeper than `MAX_DEPTH` (128) arrays and objects: past that a recursive reader (ours, or the code that
+  handles the value) may exhaust the stack, and where that happens would depend on the interpreter.
+
+Integers are otherwise exact, whatever their size (beyond 2**53 too, where a JavaScript peer would round).
+`jsonrpc.decode` (every message, on every transport) and the OAuth client's documents read JSON through here.
+"""
+
+from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
+
+import gc
+import json
+import re
+import sys
+from itertools import compress
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional
+
+__all__ = ["MAX_DEPTH", "MAX_NUMBER_LENGTH", "NotPortableJSON", "loads", "loads_leniently", "leading_members"]
+
+#: The deepest nesting of arrays and objects `loads` accepts (serde_json's default; .NET's is 64). Real MCP
+#: messages stay well under 30, JSON Schemas included.
+MAX_DEPTH = 128
+#: The longest number token `loads` accepts, in characters (CPython 3.11's default integer-conversion limit).
+MAX_NUMBER_LENGTH = 4300
+
+
+class NotPortableJSON(ValueError):
+    """Valid for Python's `json`, but not JSON every peer reads the same: the message says which rule it breaks.
+    ``value`` is the text as parsed, when only its nesting broke the rules (else None)."""
+
+    def __init__(self, message: str, value: Any = None) -> None:
+        super().__init__(message)
+        self.value = value
+
+
+def _parse_int(token: str) -> int:
+    if len(token) - token.startswith("-") > MAX_NUMBER_LENGTH:
+        raise NotPortableJSON(f"an integer of more than {MAX_NUMBER_LENGTH} digits")
+    return int(token)
+
+
+def _parse_float(token: str) -> float:
+    if len(token) > MAX_NUMBER_LENGTH:
+        raise NotPortableJSON(f"a number of {len(token)} characters (at most {MAX_NUMBER_LENGTH})")
+    value = float(token)
+    if value - value != 0:  # inf - inf is nan; every finite value gives 0
+        raise NotPortableJSON(f"the number {_clip(token)} is beyond the range of a double")
+    return value
+
+
+def _parse_constant(token: str) -> Any:
+    raise NotPortableJSON(f"{token} is not JSON")
+
+
+def _clip(token: str, limit: int = 40) -> str:
+    return token if len(token) <= limit else token[:limit] + "..."
+
+
+# Python's own reader, with the hooks that refuse what is not portable JSON, in four versions. parse_constant only
+# runs for NaN/Infinity, which are rare. parse_int runs for every integer, so it is left out where the interpreter
+# bounds integer conversion itself at no more than MAX_NUMBER_LENGTH digits (3.11+, the default): then the C
+# reader's own int() refuses the long ones, for nothing on the common path. parse_float runs for every fraction;
+# a large text does without it and has its floats checked by the walk that checks its nesting (`_inspect`),
+# which costs less than a Python call per float.
+_DECODERS = {
+    (check_ints, check_floats): json.JSONDecoder(parse_int=_parse_int if check_ints else None,
+                                                 parse_float=_parse_float if check_floats else None,
+                                                 parse_constant=_parse_constant).decode
+    for check_ints in (False, True) for check_floats in (False, True)
+}
+_int_digits_limit = getattr(sys, "get_int_max_str_digits", None)  # 3.11+
+#: Texts longer than this (characters) have their floats and nesting checked by one walk after parsing.
+_WALK_ABOVE = 16 * 1024
+_INFINITY = float("inf")
+
+
+def _lenient_int(token: str) -> Optional[int]:
+    try:
+        return _parse_int(token)
+    except ValueError:  # ours, or the interpreter's own digit limit
+        return None
+
+
+# Reads a refused message anyway, for its id alone: every number that is not portable becomes None.
+_lenient = json.JSONDecoder(parse_int=_lenient_int, parse_float=lambda token: None,
+                            parse_constant=lambda token: None)
+#: Reads text that breaks the number rules anyway (every number that is not portable becomes None): to name
+#: what an unusable message was, never to use it. Raises ValueError or RecursionError.
+loads_leniently = _lenient.decode
+_is_container = frozenset((dict, list)).__contains__
+_is_float = frozenset((float,)).__contains__
+_referents = gc.get_referents
+
+_MEMBER_NAME = re.compile(r'\s*"((?:[^"\\]|\\.)*)"\s*:\s*')
+_NEXT_MEMBER = re.compile(r"\s*,")
+
+
+def loads(text: str) -> Any:
+    """Parse JSON text within the rules above.
+
+    Raises:
+        NotPortableJSON: valid for Python's `json`, but it breaks a rule (the message names it).
+        ValueError: not JSON (`json.JSONDecodeError`).
+    """
+    limit = _int_digits_limit() if _int_digits_limit is not None else 0
+    # Nesting can only be deep where there are many brackets (and so many characters): counting them costs
+    # little next to parsing, and nothing for the short messages that are most of them.
+    size = len(text)
+    walk = size > _WALK_ABOVE or (size > 2 * MAX_DEPTH and text.count("[") + text.count("{") > MAX_DEPTH)
+    try:
+        value = _DECODERS[not 0 < limit <= MAX_NUMBER_LENGTH, not walk](text)
+    except RecursionError:
+        raise NotPortableJSON(f"nesting deeper than {MAX_DEPTH} levels") from None
+    except NotPortableJSON:
+        raise
+    except ValueError as exc:
+        if "integer string conversion" in str(exc):  # the interpreter's own digit limit (see above)
+            raise NotPortableJSON(f"an integer of more than {MAX_NUMBER_LENGTH} digits") from None
+        raise
+    if walk:
+        problem = _inspect(value)
+        if problem:
+            raise NotPortableJSON(problem, value)
+    return value
+
+
+def _inspect(value: Any) -> str:
+    """What breaks the rules in a parsed value, beyond what the parser's hooks saw: nesting deeper than
+    `MAX_DEPTH`, or (parsed without the float hook) a number that overflowed to infinity. "" when nothing.
+
+    Breadth first, one level at a time, with the iteration in C: `gc.get_referents` lists the members of a
+    whole level at once (a dict's values, a list's items; JSON objects have only str keys), so the Python work
+    is per level, not per node.
+    """
+    if type(value) is float:
+        return "a number beyond the range of a double" if value - value != 0 else ""
+    level: List[Any] = [value] if _is_container(type(value)) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > MAX_DEPTH:
+            return f"nesting deeper than {MAX_DEPTH} levels"
+        members = _referents(*level)
+        types = list(map(type, members))
+        level = list(compress(members, map(_is_container, types)))
+        if float in types:
+            floats = list(compress(members, map(_is_float, types)))
+            if max(floats) == _INFINITY or min(floats) == -_INFINITY:  # (no NaN: parse_constant refuses it)
+                return "a number beyond the range of a double"
+    return ""
+
+
+def leading_members(text: str) -> Dict[str, Any]:
+    """The members at the start of a JSON object's text whose values are scalars, up to the first array or
+    object (recorded with the value None) or the end of ``text``: what can be read of a message cut short."""
+    members: Dict[str, Any] = {}
+    start = text.lstrip()
+    if not start.startswith("{"):
+        return members
+    text, pos = start, 1
+    while True:
+        name = _MEMBER_NAME.match(text, pos)
+        if name is None:
+            return members
+        try:
+            key = loads_leniently(f'"{name.group(1)}"')
+        except ValueError:
+            return members
+        pos = name.end()
+        if text[pos:pos + 1] in ("[", "{"):
+            members[key] = None  # the large value, most likely: nothing after it can be read
+            return members
+        try:
+            members[key], pos = _lenient.raw_decode(text, pos)
+        except ValueError:
+            return members
+        separator = _NEXT_MEMBER.match(text, pos)
+        if separator is None:
+            return members
+        pos = separator.end()

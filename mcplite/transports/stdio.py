@@ -339,7 +339,8 @@ class StdioClientTransport(Transport):
 
 
 def _signal_group(process: "subprocess.Popen[bytes]", name: str) -> None:
-    """Send SIGTERM or SIGKILL to the server's process group (POSIX), else to the server itself."""
+    """Send SIGTERM or SIGKILL to the server's process group (POSIX); on Windows, the polite form is a
+    CTRL_BREAK_EVENT to the server's process group and the sure one ends the server's whole process tree."""
     if os.name == "posix":
         import signal
 
@@ -349,9 +350,33 @@ def _signal_group(process: "subprocess.Popen[bytes]", name: str) -> None:
         except (ProcessLookupError, PermissionError):
             return  # nobody left in the group
     if name == "SIGTERM":  # pragma: no cover - Windows
-        process.terminate()
+        import signal
+
+        try:  # the group (CREATE_NEW_PROCESS_GROUP) shares our console: a .cmd wrapper's child gets it too
+            os.kill(process.pid, getattr(signal, "CTRL_BREAK_EVENT"))
+        except (OSError, AttributeError):
+            process.terminate()  # no console to send it through: the server alone
     else:  # pragma: no cover - Windows
-        process.kill()
+        if not _kill_tree(process.pid):
+            process.kill()
+
+
+def _taskkill_command(pid: int) -> List[str]:
+    """The command that ends process ``pid`` and every process it started, at once (Windows keeps parent
+    links, not process groups, so the tree is the way to reach a server behind ``cmd /c`` or ``npx``)."""
+    return ["taskkill", "/F", "/T", "/PID", str(pid)]
+
+
+def _kill_tree(pid: int, run: Optional[Callable[..., Any]] = None) -> bool:
+    """End ``pid``'s process tree with taskkill (Windows); False when that could not be done."""
+    import subprocess
+
+    try:
+        done = (run or subprocess.run)(_taskkill_command(pid), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return getattr(done, "returncode", 1) == 0
 
 
 def _group_alive(pgid: int) -> bool:

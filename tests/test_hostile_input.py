@@ -240,6 +240,9 @@ def hostile_peer():
     ("latin-1", "Parse error: not UTF-8 (byte 0xe9 at "),
     ("huge", f"Invalid response: larger than {MiB} bytes (max_line_size); skipped unread"),
     ("huge-ts", f"Invalid response: larger than {MiB} bytes (max_line_size); skipped unread"),
+    # JSON, but not an answer: it still names the request, which fails now instead of at its timeout
+    ("result-not-object", "Invalid response: result must be an object"),
+    ("result-and-error", "Invalid response: both result and error"),
 ])
 def test_a_stdio_client_fails_the_request_a_hostile_answer_was_for_at_once_and_reads_on(hostile_peer, tool,
                                                                                          message):
@@ -581,3 +584,29 @@ def test_a_get_stream_that_sends_an_event_too_large_stops_listening_and_the_sess
             assert f"server-sent event larger than {MiB} bytes (max_message_size)" in stopped[0]
             client.ping(timeout=WAIT)  # the session goes on (raises if not)
             assert client.call_tool("sse-surrogate", {})["content"][0]["text"] == "a\ud800b"
+
+
+# ---- the HTTP server reading a hostile request ---------------------------------------------------------------
+@pytest.mark.parametrize("body, code", [
+    (b'{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"v":NaN}}', -32700),
+    (b'{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"v":' + b"[" * 200 + b"]" * 200 + b"}}", -32700),
+])
+def test_the_http_server_answers_a_request_that_does_not_parse_with_its_id(body, code):
+    # Its sender is waiting for id 7: a 400 with a null id would leave it waiting for its timeout.
+    import http.client
+
+    from mcplite import Server
+    from support.http import serving
+
+    with serving(Server("hostile-requests"), stateless=True, json_response=True) as served:
+        connection = http.client.HTTPConnection("127.0.0.1", served.port, timeout=WAIT)
+        try:
+            connection.request("POST", "/mcp", body, {"Content-Type": "application/json",
+                                                      "Accept": "application/json, text/event-stream",
+                                                      "MCP-Protocol-Version": "2025-11-25"})
+            response = connection.getresponse()
+            answer = json.loads(response.read())
+        finally:
+            connection.close()
+    assert response.status == 400
+    assert answer["id"] == 7 and answer["error"]["code"] == code

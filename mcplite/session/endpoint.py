@@ -434,6 +434,8 @@ class Session(MessageSink):
     def receive_invalid(self, exc: InvalidMessage, batch: Optional[_Batch] = None) -> None:
         log.warning("%s: invalid message from peer: %s", self._name, exc)
         if not exc.respond:
+            if exc.id is not None:  # an answer to one of our requests, broken: that request fails now
+                self.fail_request(exc.id, exc)
             return
         if batch is not None:
             batch.add(exc.response())

@@ -228,7 +228,9 @@ class HTTPApp:
         try:
             value = jsonrpc.decode(request.body)
         except InvalidMessage as exc:
-            raise Reject(400, str(exc), PARSE_ERROR) from None
+            # With the id of the request, when it could still be read (see `jsonrpc.decode`): its sender
+            # is answered now rather than left waiting for its timeout.
+            raise Reject(400, str(exc), exc.code or PARSE_ERROR, id=exc.id if exc.respond else None) from None
         batch = isinstance(value, list)
         messages: List[Any] = value if batch else [value]
         if not messages:

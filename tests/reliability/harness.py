@@ -212,6 +212,19 @@ def settle(read: Callable[[], int], target: int, timeout: float) -> int:
     return value
 
 
+def steady(read: Callable[[], int], quiet: float = 0.3, timeout: float = 5.0) -> int:
+    """``read()`` once it has not changed for ``quiet`` s (or after ``timeout`` s): a baseline to compare with."""
+    deadline = time.monotonic() + timeout
+    value = read()
+    since = time.monotonic()
+    while time.monotonic() - since < quiet and time.monotonic() < deadline:
+        time.sleep(0.05)
+        now = read()
+        if now != value:
+            value, since = now, time.monotonic()
+    return value
+
+
 def percentile(values: Sequence[float], fraction: float) -> float:
     """The ``fraction`` (0..1) percentile of ``values`` (nearest rank); 0 for no values."""
     if not values:

@@ -8,7 +8,7 @@ import time
 import traceback
 from typing import List, Optional
 
-from . import fuzz_http, fuzz_stdio, load, resume  # noqa: F401  (they register their scenarios)
+from . import churn, fuzz_http, fuzz_stdio, load, processes, resume, soak  # noqa: F401  (they register their scenarios)
 from .harness import SCENARIOS, Result, Run, Scenario
 
 

@@ -11,6 +11,17 @@ from typing import List, Optional
 from . import churn, fuzz_http, fuzz_stdio, load, processes, resume, soak  # noqa: F401  (they register their scenarios)
 from .harness import SCENARIOS, Result, Run, Scenario
 
+#: The order scenarios run in: the fuzzers first (the cheapest way to find a crash), then faults, load,
+#: churn, processes, and the two that take longest.
+RUN_ORDER = ("stdio-fuzz", "http-fuzz", "sse-resume", "http-load", "stdio-load", "cancel-stdio", "cancel-http",
+             "soak", "spawn-close", "slow-client")
+
+
+def ordered() -> List[Scenario]:
+    """Every registered scenario, in `RUN_ORDER` (any not named there last, so none is forgotten)."""
+    rank = {name: index for index, name in enumerate(RUN_ORDER)}
+    return sorted(SCENARIOS, key=lambda entry: rank.get(entry.name, len(rank)))
+
 
 def run_one(entry: Scenario, long: bool, seed: int) -> Result:
     """Run one scenario on a thread of its own under its hard time limit; a hang or an exception is a
@@ -47,16 +58,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
     args = parser.parse_args(argv)
     if args.list:
-        for entry in SCENARIOS:
+        for entry in ordered():
             print(f"{entry.name:16} quick limit {entry.quick_timeout:g} s, long limit {entry.long_timeout:g} s")
         return 0
-    chosen = SCENARIOS
+    chosen = ordered()
     if args.only:
         names = [name.strip() for name in args.only.split(",")]
         unknown = sorted(set(names) - {entry.name for entry in SCENARIOS})
         if unknown:
             parser.error(f"no scenario named {', '.join(unknown)} (see --list)")
-        chosen = [entry for entry in SCENARIOS if entry.name in names]
+        chosen = [entry for entry in chosen if entry.name in names]
     mode_name = "long" if args.long else "quick"
     print(f"reliability suite: {mode_name} mode, seed {args.seed}, {len(chosen)} scenarios, pid {os.getpid()}",
           flush=True)

@@ -64,6 +64,10 @@ class ChaosProxy:
     def close(self) -> None:
         """Stop accepting and close every relayed connection."""
         self._closed = True
+        try:  # wake the accepting thread: closing a socket does not interrupt an accept() blocked on it
+            socket.create_connection(("127.0.0.1", self.port), 1).close()
+        except OSError:
+            pass
         self._listener.close()
         with self._lock:
             sockets, self._sockets = self._sockets, []
@@ -76,6 +80,9 @@ class ChaosProxy:
             try:
                 client, _ = self._listener.accept()
             except OSError:
+                return
+            if self._closed:  # the wake-up connection of `close`
+                _close(client)
                 return
             try:
                 upstream = socket.create_connection(self._target, 5)

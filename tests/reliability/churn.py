@@ -17,7 +17,7 @@ from typing import Dict, List
 from mcplite import Client
 from mcplite.errors import RequestCancelled
 
-from .harness import HTTPServerProcess, Result, Run, scenario, settle, steady, stdio_server_argv, thread_count
+from .harness import HTTPServerProcess, Result, Run, scenario, settle, stdio_server_argv, steady, thread_count
 
 WAIT = 60.0
 

@@ -5,14 +5,14 @@ POSTs with their ``Mcp-*`` headers and ``_meta``; the legacy HTTP+SSE endpoints;
 then spoiled: hostile bodies (`frames`), broken ``Content-Length`` and chunked framing, odd versions,
 huge or binary headers, several requests in one write, or byte mutations of the whole request. Each is
 sent on a fresh connection, which is half-closed after it; passing means every request gets a status
-line or, for framing the server cannot read, a closed connection, never silence, never a 500 (501, 503 and 505 are precise refusals). After
-every batch a control ``ping`` on the scenario's own session must be answered (and the sessions the batch
-opened are deleted, so the table of sessions stays small).
+line or, for framing the server cannot read, a closed connection: never silence, never a 500 (501, 503 and
+505 are precise refusals). After every batch a control ``ping`` on the scenario's own session must be
+answered (and the sessions the batch opened are deleted, so the table of sessions stays small).
 """
 
 import random
 import time
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Tuple
 
 from .frames import VALID_BASE, encode, fuzz_frame, mutate, random_message
 from .harness import HTTPServerProcess, Result, Run, percentile, scenario
@@ -162,7 +162,8 @@ def _bad_length(rng: random.Random, method: str, path: str, headers: Headers, bo
 def _odd_head(rng: random.Random, method: str, path: str, headers: Headers, body: bytes) -> bytes:
     kind = rng.randrange(7)
     if kind == 0:
-        return request(method, path, headers, body, version=rng.choice(["HTTP/1.0", "HTTP/2.0", "HTTP/1.1x", "", "HTTP/0.9"]))
+        version = rng.choice(["HTTP/1.0", "HTTP/2.0", "HTTP/1.1x", "", "HTTP/0.9"])
+        return request(method, path, headers, body, version=version)
     if kind == 1:
         return request(method, path, headers + [("X-Big", "a" * rng.choice([8000, 70000]))], body)
     if kind == 2:
@@ -249,7 +250,8 @@ def http_fuzz(run: Run) -> Result:
                           requests_per_s=int(sent / elapsed) if elapsed else 0,
                           tracebacks=server.tracebacks(), sigterm_exit=f"{stop_time:.2f}s")
     result.check(alive, f"the server died after {sent} requests")
-    result.check(not hangs, f"{len(hangs)} requests neither answered nor closed within {ANSWER_TIMEOUT:g} s: {hangs[:3]}")
+    result.check(not hangs, f"{len(hangs)} requests neither answered nor closed within {ANSWER_TIMEOUT:g} s: "
+                            f"{hangs[:3]}")
     result.check(not errors, f"{len(errors)} requests got 500: {errors[:3]}")
     result.check(not health_failures, f"{len(health_failures)} control pings failed: {health_failures[:3]}")
     result.check(server.tracebacks() == 0, "tracebacks on the server's stderr: " + " | ".join(

@@ -5,6 +5,7 @@ A scenario is a function ``run(run: Run) -> Result`` registered with `scenario`.
 figures it measured and the problems it found; any problem fails the run.
 """
 
+import math
 import os
 import random
 import re
@@ -230,7 +231,7 @@ def percentile(values: Sequence[float], fraction: float) -> float:
     if not values:
         return 0.0
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, int(round(fraction * len(ordered) + 0.5)) - 1))]
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(fraction * len(ordered)) - 1))]
 
 
 def ms(seconds: float) -> str:

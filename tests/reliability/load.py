@@ -10,6 +10,7 @@ fail unless every call is answered correctly and the server's threads are back t
 (measured after a warm-up burst, so the server's pools have grown to their size).
 """
 
+import functools
 import threading
 import time
 from typing import Dict, List
@@ -17,8 +18,19 @@ from typing import Dict, List
 from mcplite import Client
 from mcplite.session.pending import PendingRequest
 
-from .harness import (HTTPServerProcess, Result, Run, ms, peak_rss_kib, percentile, scenario, settle, steady,
-                      stdio_server_argv, thread_count)
+from .harness import (
+    HTTPServerProcess,
+    Result,
+    Run,
+    ms,
+    peak_rss_kib,
+    percentile,
+    scenario,
+    settle,
+    stdio_server_argv,
+    steady,
+    thread_count,
+)
 
 CLIENTS = 50
 CALLS_PER_CLIENT = 20
@@ -94,6 +106,11 @@ def http_load(run: Run) -> Result:
     return result
 
 
+def _stamp(settled: Dict[int, float], n: int) -> None:
+    """Note when call ``n`` was answered (on the thread that settled it), unless noted already."""
+    settled.setdefault(n, time.monotonic())
+
+
 @scenario("stdio-load", quick_timeout=90, long_timeout=300)
 def stdio_load(run: Run) -> Result:
     calls = run.size(5_000, 20_000)
@@ -108,7 +125,7 @@ def stdio_load(run: Run) -> Result:
         for n in range(calls):
             started.append(time.monotonic())
             pending = client.start_tool_call("echo", {"n": n})
-            pending.on_settled = lambda n=n: settled.setdefault(n, time.monotonic())  # type: ignore[misc]
+            pending.on_settled = functools.partial(_stamp, settled, n)
             if pending.done():  # settled before the callback was set
                 settled.setdefault(n, time.monotonic())
             sent.append(pending)
@@ -128,7 +145,8 @@ def stdio_load(run: Run) -> Result:
         after = settle(lambda: thread_count(pid), baseline, 10)
         rss = peak_rss_kib(pid)
     latencies = [settled[n] - started[n] for n in settled]
-    result.figures.update(in_flight=calls, answered=calls - lost, lost=lost, calls_per_s=int(calls / total) if total else 0,
+    result.figures.update(in_flight=calls, answered=calls - lost, lost=lost,
+                          calls_per_s=int(calls / total) if total else 0,
                           p50=ms(percentile(latencies, 0.5)), p99=ms(percentile(latencies, 0.99)),
                           threads=f"{baseline}->{peak_threads}->{after}", peak_rss=f"{rss // 1024}MiB")
     result.check(not wrong, f"{len(wrong)} calls lost or wrong: {wrong[:3]}")

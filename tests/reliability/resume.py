@@ -52,7 +52,8 @@ def sse_resume(run: Run) -> Result:
     finally:
         proxy.close()
         server.stop()
-    result.figures.update(calls=calls, drops=proxy.cuts_made, resumptions=proxy.resumptions, events=events, lost=lost, duplicated=duplicated,
+    result.figures.update(calls=calls, drops=proxy.cuts_made, resumptions=proxy.resumptions, events=events, lost=lost,
+                          duplicated=duplicated,
                           out_of_order=out_of_order, failed_calls=failed)
     result.check(proxy.cuts_made >= target, f"only {proxy.cuts_made} of {target} cuts were made in {calls} calls")
     result.check(lost == 0, f"{lost} progress events lost")

@@ -42,7 +42,7 @@ def pause(ms: int, ctx: Context) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="the reliability suite's fixture server")
     parser.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP here instead of stdio")
     parser.add_argument("--sse-retry", type=int, default=1000, metavar="MS",
                         help="the reconnection delay sent to clients with SSE priming events")

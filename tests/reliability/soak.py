@@ -17,8 +17,19 @@ from typing import List
 
 from mcplite import Client
 
-from .harness import (HTTPServerProcess, Result, Run, ms, percentile, rss_kib, scenario, settle, steady,
-                      stdio_server_argv, thread_count)
+from .harness import (
+    HTTPServerProcess,
+    Result,
+    Run,
+    ms,
+    percentile,
+    rss_kib,
+    scenario,
+    settle,
+    stdio_server_argv,
+    steady,
+    thread_count,
+)
 from .rawhttp import connect, json_body, read_answer, request
 
 #: The most RSS may grow after the warm-up, in KiB.
@@ -76,9 +87,9 @@ def soak(run: Run) -> Result:
 
 def _trickled_request(n: int) -> bytes:
     """A complete 2026-07-28 tools/call of echo(n)."""
-    return request("POST", "/mcp", [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream"),
-                                    ("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/call"),
-                                    ("Mcp-Name", "echo")],
+    headers = [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream"),
+               ("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/call"), ("Mcp-Name", "echo")]
+    return request("POST", "/mcp", headers,
                    json_body({"jsonrpc": "2.0", "id": n, "method": "tools/call",
                               "params": {"name": "echo", "arguments": {"n": n},
                                          "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",

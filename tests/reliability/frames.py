@@ -7,7 +7,7 @@ requests, whose ids are integers from `VALID_BASE`.
 
 import json
 import random
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, List, Tuple
 
 #: Control requests (the ones that must be answered exactly once) have integer ids from here on, below
 #: `VALID_END`; no fuzzed id is an integer in that range.
@@ -22,6 +22,17 @@ TOOLS = ["echo", "sequence", "nonexistent", "", "ECHO"]
 KEYS = ["name", "arguments", "n", "count", "uri", "level", "ref", "argument", "cursor", "requestId", "progressToken",
         "progress", "_meta", "protocolVersion", "capabilities", "clientInfo", "type", "value"]
 VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28", "1999-01-01", ""]
+
+
+def call_rng(seed: int, n: int) -> random.Random:
+    """The generator of call ``n`` of a run: what a hostile peer does with one call depends on nothing else
+    (not on which thread sent it first), and the client can tell in advance how it will be answered."""
+    return random.Random(seed * 1_000_003 + n)
+
+
+def choose(rng: random.Random, weighted: List[Tuple[str, int]]) -> str:
+    """One name of ``weighted`` ((name, weight) pairs), drawn from ``rng``."""
+    return rng.choices([name for name, _ in weighted], [weight for _, weight in weighted])[0]
 
 
 def fuzz_id(rng: random.Random) -> Any:

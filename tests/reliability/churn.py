@@ -17,7 +17,17 @@ from typing import Dict, List
 from mcplite import Client
 from mcplite.errors import RequestCancelled
 
-from .harness import HTTPServerProcess, Result, Run, scenario, settle, stdio_server_argv, steady, thread_count
+from .harness import (
+    HTTPServerProcess,
+    Result,
+    Run,
+    fill_pools,
+    scenario,
+    settle,
+    stdio_server_argv,
+    steady,
+    thread_count,
+)
 
 WAIT = 60.0
 
@@ -77,15 +87,6 @@ def _churn(client: Client, rng: random.Random, calls: int, burst: int, tally: _T
     client.ping(timeout=WAIT) if not client.session.modern else client.list_tools(timeout=WAIT)
 
 
-def _warm(client: Client) -> None:
-    """A burst of concurrent calls, so the server's handler pool has grown to its size."""
-    threads = [threading.Thread(target=client.call_tool, args=("pause", {"ms": 20}), daemon=True) for _ in range(40)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(WAIT)
-
-
 @scenario("cancel-stdio", quick_timeout=120, long_timeout=900)
 def cancel_stdio(run: Run) -> Result:
     calls = run.size(2_000, 20_000)
@@ -93,7 +94,7 @@ def cancel_stdio(run: Run) -> Result:
     tally = _Tally()
     with Client.stdio(stdio_server_argv(), timeout=WAIT) as client:
         pid = client.transport.process.pid  # type: ignore[attr-defined]
-        _warm(client)
+        fill_pools(client, 40)
         baseline = steady(lambda: thread_count(pid))
         _churn(client, run.rng, calls, 200, tally)
         after = settle(lambda: thread_count(pid), baseline, 10)
@@ -111,7 +112,7 @@ def cancel_http(run: Run) -> Result:
     tally = _Tally()
     server = HTTPServerProcess(run)
     with Client(server.url, timeout=WAIT) as warm:
-        _warm(warm)
+        fill_pools(warm, 40)
     baseline = steady(lambda: thread_count(server.pid))
     seeds = [run.rng.randrange(2 ** 32) for _ in range(clients)]
 

@@ -16,7 +16,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Callable, Dict, List, Optional, Sequence, Union
+from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Union
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER_FILE = str(Path(__file__).resolve().parent / "server.py")
@@ -173,6 +173,17 @@ def _url_line(stream: IO[bytes]) -> str:
         if match:
             return match.group(1)
     return ""
+
+
+def fill_pools(client: Any, calls: int = 100, timeout: float = 120.0) -> None:
+    """``calls`` calls of ``pause`` in flight at once, from threads, so the pools on both sides (the server's
+    handler pool, the client's readers) grow to their size: the baseline a leak check compares with."""
+    threads = [threading.Thread(target=client.call_tool, args=("pause", {"ms": 20}), daemon=True)
+               for _ in range(calls)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout)
 
 
 # ---- /proc readings -------------------------------------------------------------------------------------

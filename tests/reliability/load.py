@@ -22,6 +22,7 @@ from .harness import (
     HTTPServerProcess,
     Result,
     Run,
+    fill_pools,
     ms,
     peak_rss_kib,
     percentile,
@@ -37,16 +38,6 @@ CALLS_PER_CLIENT = 20
 WAIT = 120.0
 
 
-def _burst(client: Client, calls: int = 100) -> None:
-    """Calls in flight at once from threads, so the pools on both sides grow to their size."""
-    threads = [threading.Thread(target=client.call_tool, args=("pause", {"ms": 20}), daemon=True)
-               for _ in range(calls)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(WAIT)
-
-
 @scenario("http-load", quick_timeout=120, long_timeout=600)
 def http_load(run: Run) -> Result:
     rounds = run.size(1, 5)
@@ -54,7 +45,7 @@ def http_load(run: Run) -> Result:
     result = Result()
     server = HTTPServerProcess(run)
     with Client(server.url, timeout=WAIT) as warm:
-        _burst(warm)
+        fill_pools(warm)
     baseline = steady(lambda: thread_count(server.pid))
     latencies: List[float] = []
     failures: List[str] = []
@@ -118,7 +109,7 @@ def stdio_load(run: Run) -> Result:
     settled: Dict[int, float] = {}
     with Client.stdio(stdio_server_argv(), timeout=WAIT) as client:
         pid = client.transport.process.pid  # type: ignore[attr-defined]
-        _burst(client)
+        fill_pools(client)
         baseline = steady(lambda: thread_count(pid))
         sent: List[PendingRequest] = []
         started: List[float] = []

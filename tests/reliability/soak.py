@@ -21,6 +21,7 @@ from .harness import (
     HTTPServerProcess,
     Result,
     Run,
+    fill_pools,
     ms,
     percentile,
     rss_kib,
@@ -53,6 +54,7 @@ def soak(run: Run) -> Result:
         started = time.monotonic()
         for n in range(calls):
             if n == warm_up:
+                fill_pools(client)  # the handler pool at its size: it grows on demand, which is no leak
                 baseline_rss = rss_kib(pid)
                 baseline_threads = steady(lambda: thread_count(pid))
             if n % 50 == 49:

@@ -8,14 +8,15 @@ import time
 import traceback
 from typing import List, Optional
 
-from . import churn, client_fuzz, death, drain, fuzz_http, fuzz_stdio, load, processes, resume, sessions, soak  # noqa: F401  (they register their scenarios)
+# The scenario modules register their scenarios when imported.
+from . import churn, client_fuzz, death, drain, fuzz_http, fuzz_stdio, load, processes, restart, resume, sessions, soak  # noqa: F401
 from .harness import SCENARIOS, Result, Run, Scenario
 
 #: The order scenarios run in: the fuzzers first (the cheapest way to find a crash), then faults, load,
 #: abandoned state, churn, and the two that take longest.
 RUN_ORDER = ("stdio-fuzz", "http-fuzz", "client-fuzz-stdio", "client-fuzz-http", "sse-resume", "http-load",
-             "stdio-load", "idle-sessions", "abandoned-streams", "sigterm-drain", "peer-death", "cancel-stdio",
-             "cancel-http", "soak", "spawn-close", "slow-client")
+             "stdio-load", "idle-sessions", "abandoned-streams", "sigterm-drain", "peer-death", "server-restart",
+             "cancel-stdio", "cancel-http", "soak", "spawn-close", "slow-client")
 
 
 def ordered() -> List[Scenario]:

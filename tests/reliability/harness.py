@@ -115,11 +115,12 @@ def stdio_server_argv() -> List[str]:
 class HTTPServerProcess:
     """The fixture server over HTTP in a subprocess: `url`, `pid`, and `stop` (SIGTERM, then SIGKILL)."""
 
-    def __init__(self, run: Run, *, direct_options: Sequence[str] = (), timeout: float = 30.0) -> None:
+    def __init__(self, run: Run, *, direct_options: Sequence[str] = (), address: str = "127.0.0.1:0",
+                 timeout: float = 30.0) -> None:
         if direct_options:  # options the command line does not offer: run the fixture's own main
-            argv = [sys.executable, SERVER_FILE, "--http", "127.0.0.1:0", *direct_options]
+            argv = [sys.executable, SERVER_FILE, "--http", address, *direct_options]
         else:
-            argv = [sys.executable, "-m", "mcplite", "serve", SERVER_FILE, "--http", "127.0.0.1:0"]
+            argv = [sys.executable, "-m", "mcplite", "serve", SERVER_FILE, "--http", address]
         self.process = run.spawn(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
         self.pid = self.process.pid
         self.url = _read_url(self.process, timeout)

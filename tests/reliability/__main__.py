@@ -61,7 +61,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = parser.parse_args(argv)
     if args.list:
         for entry in ordered():
-            print(f"{entry.name:16} quick limit {entry.quick_timeout:g} s, long limit {entry.long_timeout:g} s")
+            print(f"{entry.name:18} quick limit {entry.quick_timeout:g} s, long limit {entry.long_timeout:g} s")
         return 0
     chosen = ordered()
     if args.only:
@@ -80,7 +80,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         result = run_one(entry, args.long, args.seed)
         figures = " ".join(f"{key}={value}" for key, value in result.figures.items())
         verdict = "FAIL" if result.problems else "ok"
-        print(f"{entry.name:16} {verdict:4} {figures} time={time.monotonic() - began:.1f}s", flush=True)
+        print(f"{entry.name:18} {verdict:4} {figures} time={time.monotonic() - began:.1f}s", flush=True)
         for problem in result.problems:
             print(f"    problem: {problem}", flush=True)
         if result.problems:

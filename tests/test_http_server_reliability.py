@@ -174,3 +174,30 @@ def test_sigterm_ends_an_open_get_stream_cleanly_and_a_call_beyond_the_grace_is_
         # What the grace did not let finish is ended without its answer (the handler's thread, a daemon, dies
         # with the process).
         assert all("result" not in message for message in call.messages())
+
+
+@pytest.mark.parametrize("path, accept", [("/sse", "text/event-stream")])
+def test_streams_whose_clients_left_free_their_connections_at_once(path: str, accept: str) -> None:
+    # A client that opens a stream and goes away without a word held its connection slot and thread until
+    # the next keep-alive write failed (15 s): enough of them and every newcomer got 503. The stdlib server
+    # now watches a stream's connection and lets it go as soon as the client closes it.
+    from mcplite import Client
+
+    server = Server("abandoned")
+
+    @server.tool()
+    def echo(n: int) -> int:
+        return n
+
+    with serving(server, max_connections=3) as http:
+        for _ in range(6):  # twice the slots: each must be free again before the next arrives
+            with socket.create_connection(("127.0.0.1", http.port), timeout=WAIT) as sock:
+                sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: {accept}\r\n\r\n".encode())
+                head = sock.recv(65536)
+                assert head.startswith(b"HTTP/1.1 200"), head[:200]
+            # closed: the stream's thread must notice without anything being written
+            wait_until(lambda: not http._httpd._open, WAIT, "a stream's connection stayed open after its client left")
+        started = time.monotonic()
+        with Client(http.url, protocol_version="2025-11-25", timeout=WAIT) as client:
+            assert client.call_tool("echo", {"n": 5})["structuredContent"] == {"result": 5}
+        assert time.monotonic() - started < WAIT

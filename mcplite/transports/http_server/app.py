@@ -385,8 +385,10 @@ class HTTPApp:
                 if self.draining:  # the drain began after the check above, and may have missed this stream
                     entry.transport.standalone.detach()
                 # The stream's whole life, by design. It is released when the session ends or expires, the
-                # server closes, or a keep-alive write finds the client gone (every keepalive_interval).
-                out.released.wait()
+                # server closes, or the client is seen to leave: at once where the adapter watches the
+                # connection (the stdlib server), else when a keep-alive write fails (every keepalive_interval).
+                if not responder.wait_released(out.released) and out.owner is not None:
+                    out.owner.client_gone(out)
         finally:
             self.sessions.checkin(entry)
 
@@ -422,7 +424,9 @@ class HTTPApp:
             assert out.released is not None
             if self.draining:  # the drain began after the check above, and may have missed this session
                 entry.transport.standalone.detach()
-            out.released.wait()  # released as the GET stream above is: session end, server close, dead client
+            # Released as the GET stream above is: session end, server close, a client seen to leave.
+            if not responder.wait_released(out.released):
+                entry.transport.standalone.client_gone(out)
         finally:
             self.sessions.checkin(entry)
             entry.session.close()  # the stream is the connection: when it ends, so does the session

@@ -14,6 +14,8 @@ from ...errors import INVALID_REQUEST
 from ...protocol import jsonrpc
 
 if TYPE_CHECKING:
+    import threading
+
     from ...protocol.jsonrpc import RequestId
 
 __all__ = ["Headers", "IncomingRequest", "RouteHandler", "Responder", "reason_phrase"]
@@ -75,6 +77,16 @@ class Responder(abc.ABC):
     @abc.abstractmethod
     def end_stream(self, last: bytes = b"", *, close_connection: bool = False) -> None:
         """Send ``last`` and end the streamed body (and the connection too, if asked and possible)."""
+
+    def wait_released(self, released: threading.Event) -> bool:
+        """Block the thread of a long-lived stream (a GET's) until ``released`` is set: True. An adapter that
+        can see its client leave while nothing is being written returns False then, at once, so that the
+        stream is let go without waiting for a keep-alive write to fail. This one cannot: it only waits."""
+        released.wait()
+        return True
+
+    def wake(self) -> None:
+        """``released`` was just set: make a `wait_released` in progress see it (nothing to do here)."""
 
 
 

@@ -18,6 +18,7 @@ section or chunked body is answered 400, 413, 431, 501 or 505, and its connectio
 The core's public names are importable from here too.
 """
 
+import select
 import selectors
 import socket
 import socketserver
@@ -44,6 +45,9 @@ __all__ = [
 
 _MAX_LINE = 65536  # the longest request line or header line read
 _MAX_HEADERS = 100
+#: Seconds a stream's watch of its connection may sleep without looking at ``released`` (see
+#: `_SocketResponder.wait_released`): where shutting down the reading side does not wake the watch.
+_STREAM_WATCH_INTERVAL = 5.0
 _CTRL_C_WAKE = 1.0  # seconds the accept loop may sleep without looking up (see _MCPHTTPServer.serve_forever)
 _cached_date: Tuple[int, str] = (0, "")
 
@@ -439,6 +443,38 @@ class _SocketResponder(Responder):
         if close_connection or not self._chunked:
             self._handler.close_connection = True
             self._sock.shutdown(socket.SHUT_RDWR)
+
+    def wait_released(self, released: threading.Event) -> bool:
+        """Wait for ``released`` while watching the connection: a client that closes it (EOF or a reset) is
+        seen at once and answered False, so that its stream frees this thread and its connection slot now,
+        not at the next keep-alive write. `wake` makes the socket readable to end the watch when the stream
+        is released (shutting down its reading side: the stream was the connection's last response)."""
+        sock = self._sock
+        while not released.is_set():
+            try:
+                readable = select.select([sock], [], [], _STREAM_WATCH_INTERVAL)[0]
+            except (OSError, ValueError):  # the socket is closed: nothing left to watch
+                break
+            if released.is_set():
+                return True
+            if readable:
+                try:
+                    peeked = sock.recv(1, socket.MSG_PEEK)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    return False  # reset by the client
+                if not peeked:
+                    return False  # the client closed the connection
+                break  # it sent more (a next request): watching would spin; wait as the default does
+        released.wait()
+        return True
+
+    def wake(self) -> None:
+        try:
+            self._sock.shutdown(socket.SHUT_RD)
+        except OSError:
+            pass  # already closed
 
     @staticmethod
     def _frame(data: bytes) -> bytes:

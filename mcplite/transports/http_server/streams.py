@@ -69,10 +69,12 @@ _SSE_HEADERS: Headers = [("Content-Type", "text/event-stream"), ("Cache-Control"
 class Attachment:
     """One HTTP response that currently carries a stream to the client."""
 
-    __slots__ = ("responder", "streaming", "last_write", "released")
+    __slots__ = ("responder", "streaming", "last_write", "released", "owner")
 
     def __init__(self, responder: Responder, *, waited_on: bool = False) -> None:
         self.responder = responder
+        #: The stream it carries, for the thread waiting on ``released`` (set by `Stream._attach`).
+        self.owner: Optional[Stream] = None
         #: The SSE headers have gone out; until then a POST can still answer with JSON.
         self.streaming = False
         self.last_write = time.monotonic()
@@ -219,6 +221,7 @@ class Stream:
         self.transport.host.untrack(out)
         if out.released is not None:
             out.released.set()
+            out.responder.wake()
         return written
 
     # -- called by the HTTP app, from the thread of the request concerned --
@@ -252,6 +255,7 @@ class Stream:
 
     def _attach(self, responder: Responder, first: bytes) -> Attachment:
         out = self.transport.host.track(Attachment(responder, waited_on=True), self)
+        out.owner = self
         self.out = out
         try:
             responder.start_stream(self.transport.sse_headers(), first)
@@ -307,6 +311,14 @@ class Stream:
         with self.lock:
             if self.out is not None and self.out.streaming:
                 self._release(self.out)
+
+    def client_gone(self, out: Attachment) -> None:
+        """The client of ``out`` has left (its connection closed while nothing was written): let it go, as a
+        failed write would, so that it holds no connection or thread until the next keep-alive."""
+        with self.lock:
+            if self.out is out:
+                self._release(out, end=False)
+                self.transport.client_left()
 
     def end(self) -> None:
         """The session is over: end whatever streamed response carries this stream."""

@@ -201,3 +201,44 @@ def test_streams_whose_clients_left_free_their_connections_at_once(path: str, ac
         with Client(http.url, protocol_version="2025-11-25", timeout=WAIT) as client:
             assert client.call_tool("echo", {"n": 5})["structuredContent"] == {"result": 5}
         assert time.monotonic() - started < WAIT
+
+
+def test_more_concurrent_clients_than_connection_slots_are_all_answered() -> None:
+    # Beyond max_connections the server answers 503 with Retry-After from its accepting thread. The turned-away
+    # client used to see either that 503 as its answer or, while still writing, a broken pipe (the server closed
+    # under it); and idle keep-alive connections of other clients kept every slot. Now the server lingers until
+    # the client has written, closes the connection idle longest to make room, and the client waits as asked
+    # and sends again.
+    from mcplite import Client
+
+    server = Server("crowded")
+    inside = threading.Semaphore(0)
+    go = threading.Event()
+
+    @server.tool()
+    def hold(n: int) -> int:
+        inside.release()
+        go.wait(WAIT)
+        return n
+
+    with serving(server, max_connections=2, stateless=True) as http:
+        clients = [Client(http.url, timeout=WAIT).connect() for _ in range(4)]  # 4 keep-alive connections
+        results: Dict[int, Any] = {}
+
+        def call(index: int) -> None:
+            try:
+                results[index] = clients[index].call_tool("hold", {"n": index})["structuredContent"]["result"]
+            except Exception as exc:  # noqa: BLE001 - reported below
+                results[index] = exc
+
+        threads = [threading.Thread(target=call, args=(index,), daemon=True) for index in range(4)]
+        for thread in threads:
+            thread.start()
+        assert inside.acquire(timeout=WAIT) and inside.acquire(timeout=WAIT)  # two calls hold the two slots
+        time.sleep(0.3)  # the other two are turned away meanwhile
+        go.set()
+        for thread in threads:
+            thread.join(WAIT)
+        for client in clients:
+            client.close()
+    assert results == {0: 0, 1: 1, 2: 2, 3: 3}

@@ -35,6 +35,12 @@ DEFAULT_MAX_BODY_SIZE = 64 * 1024 * 1024
 _MAX_ERROR_BODY = 64 * 1024
 #: After a stream's last answer, how long to wait for the server to end it, so the connection is reused.
 _END_GRACE = 0.5
+#: A server too busy to take a request answers 503 with ``Retry-After`` before reading it (the stdlib server
+#: does, from its accepting thread, at ``max_connections``): the request is sent again after that many
+#: seconds (stretched by up to as much again at random, so that the clients turned away together do not all
+#: come back at the same moment), as long as the waits add up to no more than the request's timeout, when
+#: the server asks for at most `_MAX_RETRY_AFTER` seconds. Without ``Retry-After`` a 503 is the caller's.
+_MAX_RETRY_AFTER = 10.0
 
 
 class Origin(NamedTuple):
@@ -215,6 +221,7 @@ class Call:
         self._destination: Optional[Destination] = None
         self._reused = False
         self._interrupted = False
+        self._woken = threading.Event()  # set by `interrupt`: ends a wait before a busy server's retry
 
     def start(self) -> None:
         """Send the request (the ``auth`` flow's first version of it, when there is a flow).
@@ -284,6 +291,7 @@ class Call:
 
     def _read_response(self) -> Exchange:
         retried = False
+        waited = 0.0  # seconds spent waiting for a busy server (see _MAX_RETRY_AFTER)
         while True:
             conn, destination = self._conn, self._destination
             assert conn is not None and destination is not None
@@ -298,6 +306,16 @@ class Call:
                     continue
                 raise _no_response(self._request.method, self._request.url, self._timeout, exc,
                                    destination.proxy) from exc
+            delay = _busy_retry_delay(response)
+            if delay is not None and waited + delay <= self._timeout:
+                waited += delay
+                response.close()
+                conn.close()
+                if self._woken.wait(delay):
+                    raise HTTPError(f"{self._request.method} {self._request.url}: given up while the server was "
+                                    "busy (503)", status=0)
+                self._write(fresh=True)
+                continue
             return Exchange(self._pool, destination, conn, self._sock, response, self._request.method,
                             self._request.url)
 
@@ -311,6 +329,7 @@ class Call:
         with self._lock:
             self._interrupted = True  # so the broken connection is not mistaken for a stale one and retried
             sock = self._sock
+        self._woken.set()
         _shut_down(sock)
 
     def close(self) -> None:
@@ -318,6 +337,19 @@ class Call:
         self._close_flow()
         if self._conn is not None:
             self._conn.close()
+
+
+def _busy_retry_delay(response: http.client.HTTPResponse) -> Optional[float]:
+    """Seconds to wait before sending again a request that a busy server turned away (503 with a
+    ``Retry-After`` of at most `_MAX_RETRY_AFTER` seconds), or None: the answer is the caller's."""
+    if response.status != 503:
+        return None
+    value = (response.getheader("Retry-After") or "").strip()
+    if not (value.isascii() and value.isdigit()) or float(value) > _MAX_RETRY_AFTER:
+        return None  # absent, an HTTP date, or longer than a caller would want to wait unasked
+    import random
+
+    return float(value) * (1.0 + random.random())
 
 
 class ConnectionPool:

@@ -48,7 +48,11 @@ _MAX_HEADERS = 100
 #: Seconds a stream's watch of its connection may sleep without looking at ``released`` (see
 #: `_SocketResponder.wait_released`): where shutting down the reading side does not wake the watch.
 _STREAM_WATCH_INTERVAL = 5.0
-_CTRL_C_WAKE = 1.0  # seconds the accept loop may sleep without looking up (see _MCPHTTPServer.serve_forever)
+_CTRL_C_WAKE = 1.0
+#: Seconds a connection turned away with 503 stays open for its client to finish writing and read the answer;
+#: at most so many such connections at once (beyond, one is closed at once, as it always was).
+_TURNED_AWAY_LINGER = 2.0
+_MAX_TURNED_AWAY = 1024  # seconds the accept loop may sleep without looking up (see _MCPHTTPServer.serve_forever)
 _cached_date: Tuple[int, str] = (0, "")
 
 
@@ -689,6 +693,9 @@ class _MCPHTTPServer(ThreadingHTTPServer):
         self._slots = threading.BoundedSemaphore(max_connections)
         self._open_changed = threading.Condition()  # guards _open and draining
         self._open: Dict[socket.socket, bool] = {}  # each open connection -> whether a request is in progress
+        #: The keep-alive connections waiting for their next request, each with since when (guarded as _open):
+        #: the one idle longest is closed when every slot is taken (`_make_room`).
+        self._idle_since: Dict[socket.socket, float] = {}
         #: Set by `drain`: connections serve no further request, and every response says ``Connection: close``.
         self.draining = False
         # serve_forever() waits on the listening socket and on this pair, and shutdown() writes to the pair: so
@@ -697,6 +704,12 @@ class _MCPHTTPServer(ThreadingHTTPServer):
         self._stopping = threading.Event()
         self._stopped = threading.Event()  # set while serve_forever() is not running
         self._stopped.set()
+        #: Connections turned away with 503, each with when it is closed at the latest: the accepting thread
+        #: reads and drops what their clients still send until they close, so that closing does not reset a
+        #: connection whose client is still writing (which would lose it the 503 and its Retry-After).
+        #: Touched by the accepting thread only (serve_forever and what it calls), like _selector.
+        self._turned_away: Dict[socket.socket, float] = {}
+        self._selector: Optional[selectors.BaseSelector] = None
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
         super().__init__(address, _ConnectionHandler)
@@ -706,18 +719,31 @@ class _MCPHTTPServer(ThreadingHTTPServer):
         self._stopped.clear()
         try:
             with selectors.DefaultSelector() as selector:
+                self._selector = selector
                 selector.register(self, selectors.EVENT_READ)
                 selector.register(self._wake_reader, selectors.EVENT_READ)
                 while not self._stopping.is_set():
                     # `shutdown` wakes the select through the socket pair. The timeout is for Windows only,
-                    # where a select that waits forever cannot be interrupted by Ctrl-C.
-                    ready = selector.select(_CTRL_C_WAKE)
+                    # where a select that waits forever cannot be interrupted by Ctrl-C (and for the next
+                    # turned-away connection to close by its deadline).
+                    timeout = _CTRL_C_WAKE
+                    if self._turned_away:
+                        timeout = max(0.0, min(timeout, min(self._turned_away.values()) - time.monotonic()))
+                    ready = selector.select(timeout)
                     if self._stopping.is_set():
                         break
+                    for key, _ in ready:
+                        turned_away = key.fileobj
+                        if isinstance(turned_away, socket.socket) and turned_away in self._turned_away:
+                            self._drop_input(turned_away)
                     if any(key.fileobj is self for key, _ in ready):
                         self._handle_request_noblock()  # type: ignore[attr-defined]  # BaseServer's, untyped
+                    if self._turned_away:
+                        self._close_turned_away(time.monotonic())
                     self.service_actions()
         finally:
+            self._close_turned_away(None)
+            self._selector = None
             self._stopped.set()
 
     def request_stop(self) -> None:
@@ -745,6 +771,7 @@ class _MCPHTTPServer(ThreadingHTTPServer):
 
     def process_request(self, request: Any, client_address: Any) -> None:
         if not self._slots.acquire(blocking=False):
+            self._make_room()
             self._turn_away(request)
             return
         try:
@@ -760,16 +787,68 @@ class _MCPHTTPServer(ThreadingHTTPServer):
             self._slots.release()
 
     def _turn_away(self, request: socket.socket) -> None:
-        """Every connection thread is busy: answer 503 from the accepting thread, without blocking it."""
+        """Every connection thread is busy: answer 503 from the accepting thread, without blocking it.
+
+        The client may not have finished writing its request: the answer goes out, then the end of our
+        side (FIN), and the connection stays open, its input read and dropped by the accepting thread, until
+        the client closes it or `_TURNED_AWAY_LINGER` has passed. Closing at once would reset it under a
+        client still writing, which then sees a broken pipe instead of the 503 and its ``Retry-After``.
+        """
         body = error_body("Service Unavailable: too many connections")
         try:
             request.setblocking(False)
             request.send(b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
                          b"Retry-After: 1\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%b" % (len(body), body))
-            request.recv(65536)  # drain what has arrived, so that closing sends FIN rather than RST
+            request.shutdown(socket.SHUT_WR)
         except OSError:
-            pass
-        self.shutdown_request(request)
+            self.shutdown_request(request)
+            return
+        if self._selector is None or len(self._turned_away) >= _MAX_TURNED_AWAY:
+            try:
+                request.recv(65536)  # what has arrived: closing with unread input would reset at once
+            except OSError:
+                pass
+            self.shutdown_request(request)
+            return
+        self._turned_away[request] = time.monotonic() + _TURNED_AWAY_LINGER
+        self._selector.register(request, selectors.EVENT_READ)
+
+    def _make_room(self) -> None:
+        """Every slot is taken: close the keep-alive connection idle longest, if one waits for a next request,
+        so that the client just turned away finds a slot when it comes back (its 503 says after 1 s). Idle
+        connections of clients long gone must not keep active ones out; a client whose idle connection is
+        closed opens another (HTTP clients retry a request that met a closing keep-alive connection)."""
+        with self._open_changed:
+            if not self._idle_since:
+                return
+            idle = min(self._idle_since, key=self._idle_since.__getitem__)
+            del self._idle_since[idle]
+        _shut(idle)  # wakes its thread, waiting for a next request; it ends and gives its slot back
+
+    def _drop_input(self, request: socket.socket) -> None:
+        """Read what a turned-away client sent; close the connection once it has closed its side."""
+        try:
+            ended = not request.recv(65536)
+        except BlockingIOError:
+            return
+        except OSError:
+            ended = True
+        if ended:
+            self._forget_turned_away(request)
+
+    def _close_turned_away(self, now: Optional[float]) -> None:
+        """Close the turned-away connections whose time is up at ``now`` (all of them, for None)."""
+        for request in [sock for sock, deadline in self._turned_away.items() if now is None or deadline <= now]:
+            self._forget_turned_away(request)
+
+    def _forget_turned_away(self, request: socket.socket) -> None:
+        self._turned_away.pop(request, None)
+        if self._selector is not None:
+            try:
+                self._selector.unregister(request)
+            except (KeyError, ValueError):
+                pass
+        request.close()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         log.debug("mcplite HTTP: connection from %s failed", client_address, exc_info=True)
@@ -781,16 +860,19 @@ class _MCPHTTPServer(ThreadingHTTPServer):
     def request_started(self, sock: socket.socket) -> None:
         with self._open_changed:
             self._open[sock] = True
+            self._idle_since.pop(sock, None)
 
     def request_finished(self, sock: socket.socket) -> None:
         with self._open_changed:
             if sock in self._open:
                 self._open[sock] = False
+                self._idle_since[sock] = time.monotonic()
                 self._open_changed.notify_all()
 
     def connection_closed(self, sock: socket.socket) -> None:
         with self._open_changed:
             self._open.pop(sock, None)
+            self._idle_since.pop(sock, None)
             self._open_changed.notify_all()
 
     def drain(self, grace: float) -> bool:

@@ -188,3 +188,25 @@ def test_the_mcp_method_of_a_request_for_the_log(body: bytes, method: str):
     assert mcp_method_of(IncomingRequest("POST", "/mcp", "", {}, body)) == method
     headers: Dict[str, str] = {"mcp-method": "tools/call"}
     assert mcp_method_of(IncomingRequest("POST", "/mcp", "", headers, body)) == "tools/call"
+
+
+def test_a_peer_that_sends_junk_does_not_fill_the_log(caplog):
+    # A stdio server fed a million invalid frames used to write a WARNING line for each (685,905 lines in the
+    # reliability suite's long fuzz): the first 20 are logged, then one in 1,000, each one at DEBUG.
+    from mcplite.protocol.jsonrpc import InvalidMessage
+    from mcplite.session.endpoint import Session
+    from mcplite.transports.memory import memory_pair
+
+    ours, theirs = memory_pair()
+    session = Session(ours, name="junk")
+    caplog.set_level(logging.DEBUG, logger="mcplite")
+    for n in range(2500):
+        session.receive_invalid(InvalidMessage(-32700, f"Parse error {n}", respond=False))
+    session.close()
+    warnings = [record.getMessage() for record in caplog.records if record.levelno == logging.WARNING]
+    debug = [record for record in caplog.records if record.levelno == logging.DEBUG
+             and "invalid message" in record.getMessage()]
+    assert len(warnings) == 22
+    assert warnings[19].endswith("Parse error 19")
+    assert "2000 invalid messages from peer so far" in warnings[21] and warnings[21].endswith("Parse error 1999")
+    assert len(debug) == 2500 - 22

@@ -40,6 +40,12 @@ if TYPE_CHECKING:
     NotificationHandler = Callable[[str, Dict[str, Any]], None]
 
 
+#: How many invalid messages from a peer are each logged at WARNING, and then how seldom (see
+#: `Session.receive_invalid`); every one is logged at DEBUG.
+_INVALID_LOGGED = 20
+_INVALID_LOG_EVERY = 1000
+
+
 class RequestContext:
     """One incoming request while it is being handled: what the handler may know and do about it."""
 
@@ -180,6 +186,10 @@ class Session(MessageSink):
         self._deferred: Dict[RequestId, Tuple[RequestContext, Deferred]] = {}
         self._next_id = 0
         self._closed = False
+        #: Invalid messages received so far: each is logged until `_INVALID_LOGGED`, then one in
+        #: `_INVALID_LOG_EVERY` (a peer that sends junk must not fill the log). Unguarded: over HTTP two
+        #: threads may count at once, and only how much is logged depends on it.
+        self._invalid_count = 0
         # None until input_ended (the peer sends nothing more but still reads); from then on, the requests
         # whose answers are still owed. _drained is set when none are left, or when the connection ends.
         self._owed: Optional[Set[RequestId]] = None
@@ -432,7 +442,15 @@ class Session(MessageSink):
             self._accept_response(value, kind)
 
     def receive_invalid(self, exc: InvalidMessage, batch: Optional[_Batch] = None) -> None:
-        log.warning("%s: invalid message from peer: %s", self._name, exc)
+        self._invalid_count += 1
+        count = self._invalid_count
+        if count <= _INVALID_LOGGED:
+            log.warning("%s: invalid message from peer: %s", self._name, exc)
+        elif count % _INVALID_LOG_EVERY == 0:
+            log.warning("%s: %d invalid messages from peer so far (one in %d is logged); this one: %s",
+                        self._name, count, _INVALID_LOG_EVERY, exc)
+        else:
+            log.debug("%s: invalid message from peer: %s", self._name, exc)
         if not exc.respond:
             if exc.id is not None:  # an answer to one of our requests, broken: that request fails now
                 self.fail_request(exc.id, exc)

@@ -242,3 +242,43 @@ def test_more_concurrent_clients_than_connection_slots_are_all_answered() -> Non
         for client in clients:
             client.close()
     assert results == {0: 0, 1: 1, 2: 2, 3: 3}
+
+
+def test_a_connection_whose_get_stream_ended_serves_its_next_request() -> None:
+    # The stream's thread watches the connection while it waits; the watch must end without spoiling the
+    # connection, which HTTP/1.1 keeps alive for the client's next request (the conformance suite's client
+    # reuses it for the next scenario).
+    initialize = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}})
+
+    def post(sock: socket.socket, body: str, session: str = "") -> bytes:
+        extra = f"Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n" if session else ""
+        sock.sendall(f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                     f"Accept: application/json, text/event-stream\r\n{extra}Content-Length: {len(body)}\r\n\r\n"
+                     f"{body}".encode())
+        return read_until(sock, b"\r\n\r\n")
+
+    def read_until(sock: socket.socket, end: bytes) -> bytes:
+        data = b""
+        while end not in data:
+            chunk = sock.recv(65536)
+            assert chunk, f"connection closed after {data[:300]!r}"
+            data += chunk
+        return data
+
+    server = Server("reuse")
+    with serving(server) as http:
+        with socket.create_connection(("127.0.0.1", http.port), timeout=WAIT) as a, \
+                socket.create_connection(("127.0.0.1", http.port), timeout=WAIT) as b:
+            head = post(a, initialize)
+            session = next(line.split(b":", 1)[1].strip().decode() for line in head.split(b"\r\n")
+                           if line.lower().startswith(b"mcp-session-id:"))
+            read_until(a, b"}\n") if b"text/event-stream" in head else None
+            b.sendall(f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
+                      f"Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n\r\n".encode())
+            assert read_until(b, b"\r\n\r\n").startswith(b"HTTP/1.1 200")
+            a.sendall(f"DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nMcp-Session-Id: {session}\r\n"
+                      f"MCP-Protocol-Version: 2025-11-25\r\nContent-Length: 0\r\n\r\n".encode())
+            read_until(b, b"0\r\n\r\n")  # the session's end ends its GET stream, cleanly
+            time.sleep(0.3)  # as a client that comes back later: the server is already reading for it
+            assert post(b, initialize).startswith(b"HTTP/1.1 200")  # and its connection serves on

@@ -45,9 +45,6 @@ __all__ = [
 
 _MAX_LINE = 65536  # the longest request line or header line read
 _MAX_HEADERS = 100
-#: Seconds a stream's watch of its connection may sleep without looking at ``released`` (see
-#: `_SocketResponder.wait_released`): where shutting down the reading side does not wake the watch.
-_STREAM_WATCH_INTERVAL = 5.0
 _CTRL_C_WAKE = 1.0
 #: Seconds a connection turned away with 503 stays open for its client to finish writing and read the answer;
 #: at most so many such connections at once (beyond, one is closed at once, as it always was).
@@ -412,6 +409,8 @@ class _SocketResponder(Responder):
         self._sock: socket.socket = handler.connection
         self._head_only = handler.command == "HEAD"
         self._chunked = handler.request_version == "HTTP/1.1"
+        #: The writing end of the socket pair a `wait_released` in progress also watches (see `wake`).
+        self._waker: Optional[socket.socket] = None
 
     def _head(self, status: int, headers: Headers, framing: str) -> bytes:
         lines = [f"HTTP/1.1 {status} {reason_phrase(status)}\r\nServer: mcplite\r\nDate: {_http_date()}\r\n"]
@@ -451,17 +450,22 @@ class _SocketResponder(Responder):
     def wait_released(self, released: threading.Event) -> bool:
         """Wait for ``released`` while watching the connection: a client that closes it (EOF or a reset) is
         seen at once and answered False, so that its stream frees this thread and its connection slot now,
-        not at the next keep-alive write. `wake` makes the socket readable to end the watch when the stream
-        is released (shutting down its reading side: the stream was the connection's last response)."""
+        not at the next keep-alive write. `wake` ends the watch through a socket pair of this wait's own
+        (the connection itself must stay usable: the client may send its next request on it)."""
         sock = self._sock
-        while not released.is_set():
-            try:
-                readable = select.select([sock], [], [], _STREAM_WATCH_INTERVAL)[0]
-            except (OSError, ValueError):  # the socket is closed: nothing left to watch
-                break
-            if released.is_set():
-                return True
-            if readable:
+        try:
+            waker, self._waker = socket.socketpair()
+        except OSError:  # out of descriptors: wait as a server that cannot watch does
+            released.wait()
+            return True
+        try:
+            while not released.is_set():
+                try:
+                    readable = select.select([sock, waker], [], [])[0]
+                except (OSError, ValueError):  # the connection is closed: nothing left to watch
+                    break
+                if released.is_set() or sock not in readable:
+                    continue
                 try:
                     peeked = sock.recv(1, socket.MSG_PEEK)
                 except BlockingIOError:
@@ -471,14 +475,21 @@ class _SocketResponder(Responder):
                 if not peeked:
                     return False  # the client closed the connection
                 break  # it sent more (a next request): watching would spin; wait as the default does
+        finally:
+            writer, self._waker = self._waker, None
+            for end in (waker, writer):
+                if end is not None:
+                    end.close()
         released.wait()
         return True
 
     def wake(self) -> None:
-        try:
-            self._sock.shutdown(socket.SHUT_RD)
-        except OSError:
-            pass  # already closed
+        writer = self._waker
+        if writer is not None:
+            try:
+                writer.send(b"\0")
+            except OSError:
+                pass  # the wait has just ended and closed it
 
     @staticmethod
     def _frame(data: bytes) -> bytes:

@@ -35,6 +35,7 @@ A revision-dependent rule is read from the `versions` table (``batching``, ``pro
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
+import os
 import threading
 from urllib.parse import parse_qs
 
@@ -51,12 +52,12 @@ from . import HTTPOptions
 from .eventstore import InMemoryEventStore
 from .exchange import JSON_HEADERS, IncomingRequest, Reject, Responder, RouteHandler, error_body
 from .guards import RequestGuard, check_post_media, check_stream_accept
-from .sessions import SessionTable
-from .streams import SessionTransport
+from .sessions import SessionEntry, SessionTable
+from .streams import SSE_HEADERS, SessionTransport
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Mapping, Optional, Set
+    from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple
 
     from .. import HostedSession, SessionFactory
     from .eventstore import EventStore
@@ -64,6 +65,14 @@ if TYPE_CHECKING:
     Route = Callable[[IncomingRequest, Responder, Any], None]  # (request, responder, authenticate's claims)
 
 __all__ = ["HTTPApp"]
+
+#: Why sessions fail across processes, and the fixes: said by the 404 of an unknown session id and the warning a
+#: multi-process WSGI deployment logs.
+MULTIPROCESS_SESSIONS = (
+    "Sessions live in the memory of the process that created them, and this server runs several processes "
+    "(wsgi.multiprocess): route each session to its process (a proxy that maps the Mcp-Session-Id, with "
+    "session_id_prefix; see examples/deploy/nginx-sessions.conf), or run one process with threads "
+    "(gunicorn -w 1 --threads N), or serve stateless (stateless=True; revision 2026-07-28 needs no session)")
 
 
 class HTTPApp:
@@ -113,11 +122,19 @@ class HTTPApp:
         # GET streams and DELETE belong to sessions, which 2026-07-28 does not have: a server that speaks no
         # handshake revision answers them 405 (streamable-http.mdx, "Earlier Revisions").
         sessions = not self.stateless and any(is_supported(v, HANDSHAKE) for v in server.supported_versions)
+        #: Whether this app opens sessions at all (not stateless, and a handshake revision is spoken).
+        self.serves_sessions = sessions
         if settings.allow_get and sessions:
             mcp["GET"] = self._get
         if settings.allow_delete and sessions:
             mcp["DELETE"] = self._delete
         self._routes: Dict[str, Dict[str, Route]] = {self.path: mcp}
+        #: Set by an adapter whose server cannot hold a session open (a WSGI server that runs one request at a
+        #: time): the HTTP status and message that refuse every request that would open one.
+        self.session_refusal: Optional[Tuple[int, str]] = None
+        #: Set by an adapter that serves from several processes (``wsgi.multiprocess``): an unknown session id
+        #: is then most likely another process's, and the 404 says so.
+        self.multiprocess = False
         if settings.legacy_sse and sessions:
             self._routes[settings.sse_path.rstrip("/") or "/"] = {"GET": self._legacy_stream}
             self._routes[self.messages_path] = {"POST": self._legacy_post}
@@ -228,7 +245,7 @@ class HTTPApp:
             if self.stateless:
                 self._stateless_post(request, responder, messages, batch, claims, version)
                 return
-            entry = self.sessions.checkout(headers)
+            entry = self._checkout(headers)
             try:
                 self._require_version_header(entry.session, version)
                 self._deliver(entry.session, entry.transport, request, responder, messages, batch, claims)
@@ -287,6 +304,7 @@ class HTTPApp:
             finally:
                 session.close()
             return
+        self._check_sessions_possible(messages[0].get("id"))
         entry = self.sessions.open(legacy=False)
         try:
             self._deliver(entry.session, entry.transport, request, responder, messages, False, claims)
@@ -330,10 +348,16 @@ class HTTPApp:
 
     def _get(self, request: IncomingRequest, responder: Responder, claims: Any) -> None:
         check_stream_accept(request.headers)
-        entry = self.sessions.checkout(request.headers)
+        last_event_id = request.headers.get("last-event-id")
+        try:
+            entry = self._checkout(request.headers)
+        except Reject as exc:
+            if exc.status != 404 or last_event_id is None or not self._replay_stored(request, responder,
+                                                                                       last_event_id):
+                raise
+            return
         try:
             self._require_version_header(entry.session, self._version_header(request.headers))
-            last_event_id = request.headers.get("last-event-id")
             if last_event_id is not None:
                 out = entry.transport.resume(last_event_id, responder)
             else:
@@ -346,14 +370,58 @@ class HTTPApp:
         finally:
             self.sessions.checkin(entry)
 
+    def _replay_stored(self, request: IncomingRequest, responder: Responder, last_event_id: str) -> bool:
+        """Resume a stream of a session another process owns, from an event store the processes share.
+
+        The events the store holds after ``last_event_id`` are sent and the response ends: all of them if the
+        stream had ended; otherwise the client resumes again from its new last id. False (the caller answers
+        404) when the store is this process's own, or holds nothing of that stream.
+        """
+        store = self.event_store
+        session_id = request.headers.get("mcp-session-id")
+        stream_id, sep, seq = last_event_id.partition(":")
+        if store is None or not store.shared or session_id is None or not sep or not (seq.isascii()
+                                                                                    and seq.isdigit()):
+            return False
+        events = store.replay(session_id, stream_id, int(seq))
+        if events is None:
+            return False
+        body = b"".join(encode_event(data, id=f"{stream_id}:{n}") for n, data in events)
+        responder.start_stream(SSE_HEADERS + [("MCP-Session-Id", session_id)], body)
+        responder.end_stream()
+        return True
+
     def _delete(self, request: IncomingRequest, responder: Responder, claims: Any) -> None:
-        entry = self.sessions.checkout(request.headers)
+        entry = self._checkout(request.headers)
         try:
             self._require_version_header(entry.session, self._version_header(request.headers))
         finally:
             self.sessions.checkin(entry)
         entry.session.close()
         responder.respond(200, [], b"")
+
+    # ---- sessions, and the deployments that cannot keep them ---------------------------------------------
+    def _check_sessions_possible(self, request_id: Any) -> None:
+        """Refuse to open a session the adapter says this server cannot keep (`session_refusal`)."""
+        if self.session_refusal is not None:
+            status, message = self.session_refusal
+            raise Reject(status, message, INTERNAL_ERROR, id=request_id)
+
+    def _checkout(self, headers: Mapping[str, str]) -> SessionEntry:
+        session_id = headers.get("mcp-session-id")
+        if session_id is None:
+            raise Reject(400, "Bad Request: the MCP-Session-Id header is required")
+        return self._checkout_id(session_id, legacy=False)
+
+    def _checkout_id(self, session_id: str, *, legacy: bool) -> SessionEntry:
+        """`SessionTable.checkout_id`, whose 404 says, when several processes serve, where sessions live."""
+        try:
+            return self.sessions.checkout_id(session_id, legacy=legacy)
+        except Reject as exc:
+            if exc.status != 404 or not self.multiprocess:
+                raise
+            raise Reject(404, f"Session not found in this process (pid {os.getpid()}): it ended, expired, or "
+                         f"belongs to another process. {MULTIPROCESS_SESSIONS}", headers=exc.headers) from None
 
     def _version_header(self, headers: Mapping[str, str]) -> Optional[str]:
         version = headers.get("mcp-protocol-version")
@@ -369,6 +437,7 @@ class HTTPApp:
 
     # ---- legacy HTTP+SSE (2024-11-05) -------------------------------------------------------------------
     def _legacy_stream(self, request: IncomingRequest, responder: Responder, claims: Any) -> None:
+        self._check_sessions_possible(None)
         entry = self.sessions.open(legacy=True)
         try:
             assert entry.transport.session_id is not None
@@ -384,7 +453,7 @@ class HTTPApp:
         session_id = parse_qs(request.query).get("session_id", [None])[0]
         if session_id is None:
             raise Reject(400, "Bad Request: session_id is required")
-        entry = self.sessions.checkout_id(session_id, legacy=True)
+        entry = self._checkout_id(session_id, legacy=True)
         try:
             try:
                 value = jsonrpc.decode(request.body)

@@ -1,0 +1,176 @@
+"""Deployments under gunicorn, as users run them: what cannot work says so at once, with the fix; what can works.
+
+The app is ``examples/deploy/app.py`` (the README's), configured by environment variables:
+
+- the default stateful app on gunicorn's default sync worker: a session is refused at once (no hang), with
+  a 500 whose JSON-RPC error names ``--threads`` and ``stateless=True``; 2026-07-28 still works there;
+- with ``--threads 4``: sessions work, sampling and elicitation included;
+- ``-w 4`` stateless: calls spread over the workers;
+- ``-w 4`` with sessions: a session that reaches another worker gets a 404 that says where sessions live;
+- ``-w 4 --preload`` at 2026-07-28: the input-required rounds of one call are answered by different workers;
+  without ``--preload`` (each worker its own key) the warning is logged and a crossing round gets -32602.
+"""
+
+import json
+import time
+from http.client import HTTPConnection
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Set
+
+import pytest
+from support import WAIT, run_concurrently
+from support.servers import Served, gunicorn, python_env
+
+from mcplite import Client
+from mcplite.errors import MCPError, RPCError, SessionExpired
+
+APP = "examples.deploy.app:app"
+
+
+def accept(params: Dict[str, Any]) -> Dict[str, Any]:
+    return {"action": "accept", "content": {"ok": True}}
+
+
+def summarize(params: Dict[str, Any]) -> Dict[str, Any]:
+    return {"role": "assistant", "content": {"type": "text", "text": "short"}, "model": "test"}
+
+
+def client(served: Served, version: str, timeout: float = WAIT) -> Client:
+    return Client(served.url, protocol_version=version, timeout=timeout, elicitation=accept, sampling=summarize)
+
+
+@pytest.fixture
+def started(tmp_path: Path) -> Iterator[List[Served]]:
+    servers: List[Served] = []
+    yield servers
+    for served in servers:
+        served.stop()
+
+
+def start(started: List[Served], tmp_path: Path, args: List[str], name: str = "gunicorn", **env: str) -> Served:
+    served = gunicorn(tmp_path, APP, args, env=python_env(**env), name=name)
+    started.append(served)
+    return served
+
+
+def raw_initialize(served: Served) -> Any:
+    connection = HTTPConnection("127.0.0.1", served.port, timeout=WAIT)
+    try:
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+        connection.request("POST", "/mcp", body, {"Content-Type": "application/json",
+                                                  "Accept": "application/json, text/event-stream"})
+        response = connection.getresponse()
+        return response.status, json.loads(response.read())
+    finally:
+        connection.close()
+
+
+# ---- one sync worker: sessions cannot work, and say so ------------------------------------------------------
+def test_sessions_on_gunicorns_default_sync_worker_are_refused_at_once_with_the_fix(started: List[Served],
+                                                                                      tmp_path: Path) -> None:
+    served = start(started, tmp_path, [])  # gunicorn's defaults: one sync worker, one request at a time
+    began = time.monotonic()
+    status, body = raw_initialize(served)
+    assert status == 500
+    assert body["id"] == 1 and body["error"]["code"] == -32603
+    message = body["error"]["message"]
+    assert "one request at a time" in message and "--threads" in message and "stateless=True" in message
+    # mcplite's client, offered only a handshake revision, fails at once with the server's reason.
+    with pytest.raises(MCPError) as failure:
+        client(served, "2025-11-25").__enter__()
+    assert "--threads" in str(failure.value) or "--threads" in getattr(failure.value, "body", "")
+    assert time.monotonic() - began < 5
+    # Refused every time, logged once (per worker).
+    assert raw_initialize(served)[0] == 500
+    served.stop()
+    assert served.output().count("Sessions cannot work here") == 1
+
+
+def test_revision_2026_07_28_works_on_the_default_sync_worker(started: List[Served], tmp_path: Path) -> None:
+    served = start(started, tmp_path, [])
+    with client(served, "2026-07-28") as modern:
+        result = modern.call_tool("confirm_and_summarize", {"topic": "sync"})
+    assert result["structuredContent"]["summary"] == "short"
+
+
+def test_sessions_work_with_threads(started: List[Served], tmp_path: Path) -> None:
+    served = start(started, tmp_path, ["--threads", "4"])
+    with client(served, "2025-11-25") as session:
+        assert session.protocol_version == "2025-11-25"
+        result = session.call_tool("confirm_and_summarize", {"topic": "threads"})  # a sampling request mid-call
+    assert result["structuredContent"]["summary"] == "short"
+
+
+def test_stateless_calls_spread_over_four_sync_workers(started: List[Served], tmp_path: Path) -> None:
+    served = start(started, tmp_path, ["-w", "4"], STATELESS="1")
+
+    def calls(_: int) -> Set[int]:
+        with client(served, "2025-11-25") as stateless:
+            return {stateless.call_tool("whoami")["structuredContent"]["result"] for _ in range(25)}
+
+    pids = set().union(*run_concurrently(calls, range(4)))
+    assert len(pids) >= 2  # 100 calls from 4 concurrent clients, none failed
+
+
+def test_a_session_that_reaches_another_worker_is_told_where_sessions_live(started: List[Served],
+                                                                             tmp_path: Path) -> None:
+    served = start(started, tmp_path, ["-w", "2", "--threads", "4"])
+    failures: List[str] = []
+    for _ in range(10):  # a session whose next request lands on the other worker
+        try:
+            with client(served, "2025-11-25") as session:
+                for _ in range(10):
+                    session.call_tool("whoami")
+        except SessionExpired as exc:
+            failures.append(str(exc))
+            break
+    assert failures, "two workers without affinity kept every session"
+    assert "another process" in failures[0] and "session_id_prefix" in failures[0]
+    served.stop()
+    assert "Sessions live in the memory of the process" in served.output()
+
+
+# ---- 2026-07-28 across workers: the key that seals requestState must be shared ------------------------------
+def rounds_by_workers(served: Served, calls: int) -> List[Dict[str, Any]]:
+    def call(_: int) -> List[Dict[str, Any]]:
+        with client(served, "2026-07-28") as modern:
+            return [modern.call_tool("confirm_and_summarize", {"topic": "scale"})["structuredContent"]
+                    for _ in range(calls)]
+
+    return [result for results in run_concurrently(call, range(4)) for result in results]
+
+
+def test_input_rounds_cross_preloaded_workers(started: List[Served], tmp_path: Path) -> None:
+    served = start(started, tmp_path, ["-w", "4", "--preload"])
+    results = rounds_by_workers(served, 10)
+    assert len(results) == 40 and all(result["summary"] == "short" for result in results)
+    crossed = [r for r in results if len({r["asked_by"], r["sampled_by"], r["answered_by"]}) > 1]
+    assert crossed, "no call had its rounds answered by different workers"
+    assert len({r["answered_by"] for r in results}) >= 2
+    served.stop()
+    assert "requestState" not in served.output()  # shared key: no warning
+
+
+def test_input_rounds_cross_workers_with_a_configured_key(started: List[Served], tmp_path: Path) -> None:
+    served = start(started, tmp_path, ["-w", "3"], MCPLITE_STATE_KEYS="11" * 32)
+    results = rounds_by_workers(served, 6)
+    assert all(result["summary"] == "short" for result in results)
+    assert any(len({r["asked_by"], r["sampled_by"], r["answered_by"]}) > 1 for r in results)
+
+
+def test_workers_with_keys_of_their_own_warn_and_refuse_a_crossing_round(started: List[Served],
+                                                                           tmp_path: Path) -> None:
+    served = start(started, tmp_path, ["-w", "4"])  # no --preload, no MCPLITE_STATE_KEYS
+    refused: List[RPCError] = []
+    with client(served, "2026-07-28") as modern:
+        for _ in range(40):  # sync workers take each connection in turn: a round soon reaches another worker
+            try:
+                modern.call_tool("confirm_and_summarize", {"topic": "keys"})
+            except RPCError as exc:
+                refused.append(exc)
+                break
+    assert refused, "every round landed on the worker that sealed its state"
+    assert refused[0].code == -32602 and "Invalid or expired requestState" in str(refused[0])
+    served.stop()
+    assert "each with a key of its own for requestState" in served.output()

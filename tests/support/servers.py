@@ -183,7 +183,8 @@ def nginx(tmp: Path, config: str) -> Running:
     local = "\n".join(f"    {directive} {prefix / folder};" for directive, folder in (
         ("client_body_temp_path", "body"), ("proxy_temp_path", "proxy"), ("fastcgi_temp_path", "fastcgi"),
         ("uwsgi_temp_path", "uwsgi"), ("scgi_temp_path", "scgi")))
-    config = config.replace("http {", f"http {{\n{local}\n    access_log {prefix / 'access.log'};", 1)
+    assert "\nhttp {\n" in config
+    config = config.replace("\nhttp {\n", f"\nhttp {{\n{local}\n    access_log {prefix / 'access.log'};\n", 1)
     conf = prefix / "nginx.conf"
     conf.write_text(config)
     return Running("nginx", [binary, "-p", str(prefix), "-c", str(conf), "-g",

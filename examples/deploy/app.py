@@ -69,6 +69,14 @@ def confirm_and_summarize(topic: str, ctx: Context) -> Dict[str, Any]:
     return {"summary": text, "asked_by": asked_by, "sampled_by": sampled_by, "answered_by": os.getpid()}
 
 
+@server.tool
+def count(n: int, ctx: Context) -> int:
+    """Count to ``n``, reporting progress at each step: a streamed answer (SSE), events that can be resumed."""
+    for step in range(1, n + 1):
+        ctx.progress(step, n)
+    return n
+
+
 @server.resource("note://{name}")
 def note(name: str) -> str:
     """A note, as this process knows it."""

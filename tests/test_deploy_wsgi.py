@@ -19,7 +19,7 @@ from typing import Any, Dict, Iterator, List, Set
 
 import pytest
 from support import WAIT, run_concurrently
-from support.servers import Served, gunicorn, python_env
+from support.servers import Served, gunicorn, python_env, waitress
 
 from mcplite import Client
 from mcplite.errors import MCPError, RPCError, SessionExpired
@@ -100,6 +100,19 @@ def test_sessions_work_with_threads(started: List[Served], tmp_path: Path) -> No
         assert session.protocol_version == "2025-11-25"
         result = session.call_tool("confirm_and_summarize", {"topic": "threads"})  # a sampling request mid-call
     assert result["structuredContent"]["summary"] == "short"
+
+
+def test_sessions_work_under_waitress_with_threads_for_their_streams(started: List[Served], tmp_path: Path) -> None:
+    served = waitress(tmp_path, APP, ["--threads=12"])
+    started.append(served)
+
+    def session(index: int) -> str:
+        with client(served, "2025-11-25") as connected:
+            result = connected.call_tool("confirm_and_summarize", {"topic": str(index)})
+        return str(result["structuredContent"]["summary"])
+
+    # Each session holds a thread for its GET stream, and each call one more while it waits for the answer.
+    assert run_concurrently(session, range(4)) == ["short"] * 4
 
 
 def test_stateless_calls_spread_over_four_sync_workers(started: List[Served], tmp_path: Path) -> None:

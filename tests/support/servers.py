@@ -161,6 +161,20 @@ class Served:
         return self.running.output()
 
 
+def waitress(tmp: Path, app: str, args: Sequence[str], env: Optional[Dict[str, str]] = None) -> "Served":
+    """``waitress-serve ARGS APP`` on a fresh port of 127.0.0.1, once it answers."""
+    require_module("waitress")
+    port = free_port()
+    running = Running("waitress", [sys.executable, "-m", "waitress", f"--listen=127.0.0.1:{port}", *args, app],
+                      tmp / "waitress.log", env=env or python_env())
+    try:
+        running.wait_for_port(port)
+    except BaseException:
+        running.stop()
+        raise
+    return Served(running, port)
+
+
 def builtin_server(tmp: Path, name: str, env: Dict[str, str]) -> Served:
     """``python3 -m examples.deploy.app --port P``: the deployment example on mcplite's own threaded server."""
     port = free_port()

@@ -116,14 +116,17 @@ def test_sessions_work_under_waitress_with_threads_for_their_streams(started: Li
 
 
 def test_stateless_calls_spread_over_four_sync_workers(started: List[Served], tmp_path: Path) -> None:
-    served = start(started, tmp_path, ["-w", "4"], STATELESS="1")
+    served = start(started, tmp_path, ["-w", "4"], STATELESS="1", ACCESS_LOG="1", MCPLITE_STATE_KEYS="ab" * 32)
 
     def calls(_: int) -> Set[int]:
         with client(served, "2025-11-25") as stateless:
-            return {stateless.call_tool("whoami")["structuredContent"]["result"] for _ in range(25)}
+            return {stateless.call_tool("whoami")["structuredContent"]["result"] for _ in range(125)}
 
-    pids = set().union(*run_concurrently(calls, range(4)))
-    assert len(pids) >= 2  # 100 calls from 4 concurrent clients, none failed
+    pids = set().union(*run_concurrently(calls, range(8)))
+    assert len(pids) >= 2  # 1,000 calls from 8 concurrent clients, none failed
+    served.stop()
+    # The access log asked for reaches stderr under gunicorn too (gunicorn configures no root logger).
+    assert served.output().count('"POST /mcp" 200') >= 1000
 
 
 def test_a_session_that_reaches_another_worker_is_told_where_sessions_live(started: List[Served],

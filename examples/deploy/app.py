@@ -13,15 +13,15 @@ Several processes with sessions, behind nginx (``nginx-sessions.conf``), each na
 
     python3 -m examples.deploy.two_processes        # SESSION_ID_PREFIX=a- on :8001, b- on :8002
 
-The variables: ``STATELESS=1``; ``SESSION_ID_PREFIX`` (which process owns a session, for the proxy);
+The variables: ``STATELESS=1``; ``ACCESS_LOG=1`` (one line per request on stderr); ``SESSION_ID_PREFIX`` (which process owns a session, for the proxy);
 ``REDIS_URL`` (list changes and resource updates reach the clients of every process: `redis_bus`);
 ``EVENT_DB`` (a SQLite file where the processes of one host keep resumable stream events). Run it with the
-built-in server: ``python3 -m examples.deploy.app --port 8001``.
+built-in server: ``python3 -m examples.deploy.app --port 8001``. ``GET /healthz`` answers 200 for a readiness check.
 """
 
 import argparse
 import os
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from mcplite import Context, Server
 
@@ -91,10 +91,17 @@ def write_note(name: str, text: str) -> int:
     return os.getpid()
 
 
+def healthz(request: Any) -> Tuple[int, List[Tuple[str, str]], bytes]:
+    """GET /healthz (below the mount point, answered without ``authenticate``): the process is up."""
+    return 200, [("Content-Type", "text/plain")], b"ok\n"
+
+
 def options() -> Dict[str, Any]:
     """The HTTP options the environment asks for (see the module docstring)."""
     settings: Dict[str, Any] = {"stateless": os.environ.get("STATELESS", "") not in ("", "0"),
-                                "session_id_prefix": os.environ.get("SESSION_ID_PREFIX", "")}
+                                "session_id_prefix": os.environ.get("SESSION_ID_PREFIX", ""),
+                                "access_log": os.environ.get("ACCESS_LOG", "") not in ("", "0"),
+                                "routes": {"/healthz": healthz}}
     database: Optional[str] = os.environ.get("EVENT_DB")
     if database:
         from mcplite.wsgi import SQLiteEventStore

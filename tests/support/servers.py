@@ -101,14 +101,15 @@ class Running:
 
 
 def http_answers(port: int, path: str = "/healthz") -> bool:
-    """Whether an HTTP server on ``port`` answers a GET (any status): gunicorn's workers have booted."""
+    """Whether an HTTP server on ``port`` answers a GET with 200 (the example app's readiness route)."""
     from http.client import HTTPConnection
 
     connection = HTTPConnection("127.0.0.1", port, timeout=WAIT)
     try:
         connection.request("GET", path)
-        connection.getresponse().read()
-        return True
+        response = connection.getresponse()
+        response.read()
+        return response.status == 200
     except OSError:
         return False
     finally:

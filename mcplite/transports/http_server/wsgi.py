@@ -129,6 +129,11 @@ class WSGIApp:
         unknown session id is answered with why. Each problem is logged once.
         """
         http = self.http
+        if http.options.access_log:
+            # Asked for, so it must be seen: to stderr unless the application configured logging (gunicorn's
+            # own loggers are not the root's), as under Server.run. Here, not in __init__: by the first request
+            # the application has configured whatever it was going to.
+            use_stderr_by_default()
         problems: List[str] = []
         sessions = http.serves_sessions
         threaded = self.threaded if self.threaded is not None else environ.get("wsgi.multithread", False)

@@ -13,10 +13,11 @@ Several processes with sessions, behind nginx (``nginx-sessions.conf``), each na
 
     python3 -m examples.deploy.two_processes        # SESSION_ID_PREFIX=a- on :8001, b- on :8002
 
-The variables: ``STATELESS=1``; ``ACCESS_LOG=1`` (one line per request on stderr); ``SESSION_ID_PREFIX`` (which process owns a session, for the proxy);
-``REDIS_URL`` (list changes and resource updates reach the clients of every process: `redis_bus`);
-``EVENT_DB`` (a SQLite file where the processes of one host keep resumable stream events). Run it with the
-built-in server: ``python3 -m examples.deploy.app --port 8001``. ``GET /healthz`` answers 200 for a readiness check.
+The variables: ``STATELESS=1``; ``ACCESS_LOG=1`` (one line per request on stderr); ``SESSION_ID_PREFIX``
+(which process owns a session, for the proxy); ``REDIS_URL`` (list changes and resource updates reach the
+clients of every process: `redis_bus`); ``EVENT_DB`` (a SQLite file where the processes of one host keep
+resumable stream events). ``GET /healthz`` answers 200, for a readiness check. Run it with the built-in
+server: ``python3 -m examples.deploy.app --port 8001``.
 """
 
 import argparse

@@ -72,6 +72,7 @@ def test_sessions_on_gunicorns_default_sync_worker_are_refused_at_once_with_the_
     served = start(started, tmp_path, [])  # gunicorn's defaults: one sync worker, one request at a time
     began = time.monotonic()
     status, body = raw_initialize(served)
+    assert time.monotonic() - began < 2  # immediate (well under 1 s when the machine is idle), not a timeout
     assert status == 500
     assert body["id"] == 1 and body["error"]["code"] == -32603
     message = body["error"]["message"]

@@ -4,7 +4,7 @@ The modules, bottom up:
 
 - `exchange`: one request as the core sees it (`IncomingRequest`) and how the core answers (`Responder`);
 - `guards`: the checks before any route (Host, Origin, Accept, Content-Type, body size), and `LOOPBACK_HOSTS`;
-- `eventstore`: where resumable SSE events are kept;
+- `eventstore`: where resumable SSE events are kept; `sqlitestore`: in a SQLite file shared by processes;
 - `streams`: which response carries each outgoing message (`Stream`, `SessionTransport`), given a `StreamHost`;
 - `sessions`: the table of live sessions (checkout/checkin, idle expiry) and the housekeeping thread: the
   streams' `StreamHost`;

@@ -116,6 +116,22 @@ def test_sessions_work_under_waitress_with_threads_for_their_streams(started: Li
     assert run_concurrently(session, range(4)) == ["short"] * 4
 
 
+def test_streams_cannot_take_every_thread_with_max_streams(started: List[Served], tmp_path: Path) -> None:
+    # waitress with 4 threads: 4 sessions' GET streams would hold all 4, and every later request would wait
+    # (a call that waits for the client's answer holds one more). max_streams=2 refuses the other GET streams
+    # (503; the client goes on without one), leaving 2 threads for the requests.
+    served = waitress(tmp_path, APP, ["--threads=4"], env=python_env(MAX_STREAMS="2"))
+    started.append(served)
+
+    def session(index: int) -> int:
+        with client(served, "2025-11-25") as connected:
+            return len({connected.call_tool("whoami")["structuredContent"]["result"] for _ in range(20)})
+
+    assert run_concurrently(session, range(4)) == [1] * 4
+    served.stop()
+    assert served.output().count("(max_streams=2)") == 1  # said once
+
+
 def test_stateless_calls_spread_over_four_sync_workers(started: List[Served], tmp_path: Path) -> None:
     served = start(started, tmp_path, ["-w", "4"], STATELESS="1", ACCESS_LOG="1", MCPLITE_STATE_KEYS="ab" * 32)
 

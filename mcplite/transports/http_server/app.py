@@ -117,6 +117,10 @@ class HTTPApp:
         # session table does not hold, ended gracefully by `close`.
         self._listening_lock = threading.Lock()
         self._listening: Set[HostedSession] = set()
+        # Guards _open_streams and _streams_full_said: the long-lived streams holding a thread each (max_streams).
+        self._streams_lock = threading.Lock()
+        self._open_streams = 0
+        self._streams_full_said = False
         # The method table of each path: a path missing here is 404, a method missing is 405.
         mcp: Dict[str, Route] = {"POST": self._post}
         # GET streams and DELETE belong to sessions, which 2026-07-28 does not have: a server that speaks no
@@ -279,21 +283,26 @@ class HTTPApp:
         if listen:
             try:
                 check_stream_accept(request.headers)
+                self._hold_stream()
             except Reject as exc:
                 raise exc.answering(message["id"]) from None
-        transport = SessionTransport(self.sessions, None, modern=True, listen=listen)
-        session = self.sessions.new_session(transport)
-        session.expect_modern()
-        if listen:
-            with self._listening_lock:
-                self._listening.add(session)
         try:
-            self._deliver(session, transport, request, responder, [message], False, claims)
-        finally:
-            session.close()
+            transport = SessionTransport(self.sessions, None, modern=True, listen=listen)
+            session = self.sessions.new_session(transport)
+            session.expect_modern()
             if listen:
                 with self._listening_lock:
-                    self._listening.discard(session)
+                    self._listening.add(session)
+            try:
+                self._deliver(session, transport, request, responder, [message], False, claims)
+            finally:
+                session.close()
+                if listen:
+                    with self._listening_lock:
+                        self._listening.discard(session)
+        finally:
+            if listen:
+                self._release_stream()
 
     def _initialize(self, request: IncomingRequest, responder: Responder, messages: List[Any], claims: Any) -> None:
         if self.stateless:  # answered normally, by a session that is then forgotten
@@ -358,15 +367,19 @@ class HTTPApp:
             return
         try:
             self._require_version_header(entry.session, self._version_header(request.headers))
-            if last_event_id is not None:
-                out = entry.transport.resume(last_event_id, responder)
-            else:
-                out = entry.transport.standalone.attach(responder)
-            if out is not None:
-                assert out.released is not None
-                # The stream's whole life, by design. It is released when the session ends or expires, the
-                # server closes, or a keep-alive write finds the client gone (every keepalive_interval).
-                out.released.wait()
+            self._hold_stream()
+            try:
+                if last_event_id is not None:
+                    out = entry.transport.resume(last_event_id, responder)
+                else:
+                    out = entry.transport.standalone.attach(responder)
+                if out is not None:
+                    assert out.released is not None
+                    # The stream's whole life, by design. It is released when the session ends or expires, the
+                    # server closes, or a keep-alive write finds the client gone (every keepalive_interval).
+                    out.released.wait()
+            finally:
+                self._release_stream()
         finally:
             self.sessions.checkin(entry)
 
@@ -407,6 +420,28 @@ class HTTPApp:
             status, message = self.session_refusal
             raise Reject(status, message, INTERNAL_ERROR, id=request_id)
 
+    def _hold_stream(self) -> None:
+        """Count a long-lived stream about to hold this thread; 503 at ``max_streams`` (said once in the log)."""
+        limit = self.options.max_streams
+        with self._streams_lock:
+            full = limit is not None and self._open_streams >= limit
+            if not full:
+                self._open_streams += 1
+            say = full and not self._streams_full_said
+            if say:
+                self._streams_full_said = True
+        if full:
+            message = (f"Service Unavailable: {limit} streams are open, each holding one of this server's threads "
+                       f"(max_streams={limit}); raise the server's threads (gunicorn --threads, waitress "
+                       f"--threads) and max_streams with them")
+            if say:
+                log.warning("HTTP: %s", message)
+            raise Reject(503, message, INTERNAL_ERROR, headers=[("Retry-After", "5")])
+
+    def _release_stream(self) -> None:
+        with self._streams_lock:
+            self._open_streams -= 1
+
     def _checkout(self, headers: Mapping[str, str]) -> SessionEntry:
         session_id = headers.get("mcp-session-id")
         if session_id is None:
@@ -438,16 +473,20 @@ class HTTPApp:
     # ---- legacy HTTP+SSE (2024-11-05) -------------------------------------------------------------------
     def _legacy_stream(self, request: IncomingRequest, responder: Responder, claims: Any) -> None:
         self._check_sessions_possible(None)
-        entry = self.sessions.open(legacy=True)
+        self._hold_stream()
         try:
-            assert entry.transport.session_id is not None
-            endpoint = f"{request.script_name}{self.messages_path}?session_id={entry.transport.session_id}"
-            out = entry.transport.standalone.attach(responder, encode_event(endpoint, event="endpoint"))
-            assert out.released is not None
-            out.released.wait()  # released as the GET stream above is: session end, server close, dead client
+            entry = self.sessions.open(legacy=True)
+            try:
+                assert entry.transport.session_id is not None
+                endpoint = f"{request.script_name}{self.messages_path}?session_id={entry.transport.session_id}"
+                out = entry.transport.standalone.attach(responder, encode_event(endpoint, event="endpoint"))
+                assert out.released is not None
+                out.released.wait()  # released as the GET stream above is: session end, server close, dead client
+            finally:
+                self.sessions.checkin(entry)
+                entry.session.close()  # the stream is the connection: when it ends, so does the session
         finally:
-            self.sessions.checkin(entry)
-            entry.session.close()  # the stream is the connection: when it ends, so does the session
+            self._release_stream()
 
     def _legacy_post(self, request: IncomingRequest, responder: Responder, claims: Any) -> None:
         session_id = parse_qs(request.query).get("session_id", [None])[0]

@@ -16,8 +16,9 @@ Several processes with sessions, behind nginx (``nginx-sessions.conf``), each na
 The variables: ``STATELESS=1``; ``ACCESS_LOG=1`` (one line per request on stderr); ``SESSION_ID_PREFIX``
 (which process owns a session, for the proxy); ``REDIS_URL`` (list changes and resource updates reach the
 clients of every process: `redis_bus`); ``EVENT_DB`` (a SQLite file where the processes of one host keep
-resumable stream events); ``MAX_STREAMS`` (how many streams may hold a thread: below the server's threads). ``GET /healthz`` answers 200, for a readiness check. Run it with the built-in
-server: ``python3 -m examples.deploy.app --port 8001``.
+resumable stream events); ``MAX_STREAMS`` (how many streams may hold a thread: fewer than the server's
+threads). ``GET /healthz`` answers 200, for a readiness check. Run it with the built-in server:
+``python3 -m examples.deploy.app --port 8001``.
 """
 
 import argparse

@@ -92,7 +92,14 @@ def test_revision_2026_07_28_works_on_the_default_sync_worker(started: List[Serv
     served = start(started, tmp_path, [])
     with client(served, "2026-07-28") as modern:
         result = modern.call_tool("confirm_and_summarize", {"topic": "sync"})
-    assert result["structuredContent"]["summary"] == "short"
+        assert result["structuredContent"]["summary"] == "short"
+        # But a listen stream would hold the one thread for its lifetime: refused at once, with the fix.
+        began = time.monotonic()
+        with pytest.raises(MCPError) as failure:
+            modern.listen(tools=True)
+        assert time.monotonic() - began < 2
+        assert "one request at a time" in str(failure.value) and "--threads" in str(failure.value)
+        assert modern.call_tool("whoami")["structuredContent"]["result"] > 0  # and the server still serves
 
 
 def test_sessions_work_with_threads(started: List[Served], tmp_path: Path) -> None:

@@ -136,6 +136,8 @@ class HTTPApp:
         #: Set by an adapter whose server cannot hold a session open (a WSGI server that runs one request at a
         #: time): the HTTP status and message that refuse every request that would open one.
         self.session_refusal: Optional[Tuple[int, str]] = None
+        #: The same for every long-lived stream (a listen, where sessions are not refused already).
+        self.stream_refusal: Optional[Tuple[int, str]] = None
         #: Set by an adapter that serves from several processes (``wsgi.multiprocess``): an unknown session id
         #: is then most likely another process's, and the 404 says so.
         self.multiprocess = False
@@ -422,6 +424,9 @@ class HTTPApp:
 
     def _hold_stream(self) -> None:
         """Count a long-lived stream about to hold this thread; 503 at ``max_streams`` (said once in the log)."""
+        if self.stream_refusal is not None:
+            status, reason = self.stream_refusal
+            raise Reject(status, reason, INTERNAL_ERROR)
         limit = self.options.max_streams
         with self._streams_lock:
             full = limit is not None and self._open_streams >= limit

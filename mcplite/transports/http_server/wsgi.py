@@ -39,6 +39,12 @@ __all__ = ["WSGIApp", "wsgi_app", "SQLiteEventStore"]
 
 StartResponse = Callable[..., Callable[[bytes], Any]]
 
+#: Why a WSGI server that runs one request at a time cannot hold a ``subscriptions/listen`` stream open.
+SINGLE_THREAD_STREAMS = (
+    "Streams cannot work here: this WSGI server runs one request at a time (wsgi.multithread is false, e.g. "
+    "gunicorn's default sync worker), and a subscriptions/listen stream would hold that one thread for as long "
+    "as it lasts. Run threads (gunicorn --threads 8, which uses the gthread worker; waitress)")
+
 #: Why a WSGI server that runs one request at a time cannot open sessions, and the fixes.
 SINGLE_THREAD_SESSIONS = (
     "Sessions cannot work here: this WSGI server runs one request at a time (wsgi.multithread is false, e.g. "
@@ -137,8 +143,10 @@ class WSGIApp:
         problems: List[str] = []
         sessions = http.serves_sessions
         threaded = self.threaded if self.threaded is not None else environ.get("wsgi.multithread", False)
+        server = environ.get("SERVER_SOFTWARE", "this WSGI server")
+        if not threaded:  # a listen (2026-07-28) would hold the one thread too: refused when asked for
+            http.stream_refusal = (500, f"{SINGLE_THREAD_STREAMS} (server: {server})")
         if sessions and not threaded:
-            server = environ.get("SERVER_SOFTWARE", "this WSGI server")
             http.session_refusal = (500, f"{SINGLE_THREAD_SESSIONS} (server: {server})")
             problems.append(http.session_refusal[1])
         if environ.get("wsgi.multiprocess", False):

@@ -64,7 +64,7 @@ __all__ = ["Attachment", "Stream", "StreamHost", "SessionTransport", "SSE_HEADER
 _STANDALONE_STREAM = "0"  # the GET stream's id; a session's POST streams are numbered from 1
 #: The headers of every response that carries a stream (nginx: no buffering).
 SSE_HEADERS: Headers = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache, no-transform"),
-                         ("X-Accel-Buffering", "no")]
+                        ("X-Accel-Buffering", "no")]
 
 
 class Attachment:

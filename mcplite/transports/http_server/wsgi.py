@@ -103,7 +103,7 @@ class WSGIApp:
     def __init__(self, server: SessionFactory, *, threaded: Optional[bool] = None, **options: Any) -> None:
         self.http = HTTPApp(server, **options)
         self.threaded = threaded
-        self._deployment_checked = False  # the first request tells whether this server runs several processes
+        self._deployment_checked = False  # the first request tells what kind of server runs this app
 
     def __call__(self, environ: Dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         if not self._deployment_checked:
@@ -131,8 +131,9 @@ class WSGIApp:
         processes (``wsgi.multiprocess``). One request at a time (gunicorn's default sync worker) cannot hold a
         session: its GET stream, or a handler waiting for the client's answer to a sampling request, would hold
         the only thread forever. Such a server refuses to open sessions, at once and with the fix, rather than
-        hang (`SINGLE_THREAD_SESSIONS`). Several processes without affinity lose sessions between requests: an
-        unknown session id is answered with why. Each problem is logged once.
+        hang (`SINGLE_THREAD_SESSIONS`), and a listen likewise (`SINGLE_THREAD_STREAMS`). Several processes
+        without affinity lose sessions between requests: an unknown session id is answered with why. Each problem
+        is logged once.
         """
         http = self.http
         if http.options.access_log:

@@ -79,7 +79,7 @@ def test_input_rounds_cross_two_hosts_behind_nginx(tmp_path: Path, cleanup: List
     results = [result for batch in run_concurrently(calls, range(4)) for result in batch]
     assert len(results) == 40 and all(result["summary"] == "short" for result in results)
     assert any(len({r["asked_by"], r["sampled_by"], r["answered_by"]}) > 1 for r in results)
-    assert len({r["answered_by"] for r in results}) >= 3  # both hosts, and more than one worker of one
+    assert len({r["answered_by"] for r in results}) >= 2  # both hosts (nginx alternates)
 
 
 def start_two_processes(tmp_path: Path, cleanup: List[Any], env: Dict[str, str]) -> Front:

@@ -1,14 +1,19 @@
-"""Deployments under gunicorn, as users run them: what cannot work says so at once, with the fix; what can works.
+"""Deployments under gunicorn and waitress, as users run them: what cannot work says so at once, with the fix;
+what can, works.
 
 The app is ``examples/deploy/app.py`` (the README's), configured by environment variables:
 
 - the default stateful app on gunicorn's default sync worker: a session is refused at once (no hang), with
-  a 500 whose JSON-RPC error names ``--threads`` and ``stateless=True``; 2026-07-28 still works there;
-- with ``--threads 4``: sessions work, sampling and elicitation included;
-- ``-w 4`` stateless: calls spread over the workers;
-- ``-w 4`` with sessions: a session that reaches another worker gets a 404 that says where sessions live;
-- ``-w 4 --preload`` at 2026-07-28: the input-required rounds of one call are answered by different workers;
-  without ``--preload`` (each worker its own key) the warning is logged and a crossing round gets -32602.
+  a 500 whose JSON-RPC error names ``--threads`` and ``stateless=True``; 2026-07-28 works there, but a listen
+  is refused the same way;
+- ``--threads 4``, and waitress with threads: sessions work, sampling and elicitation included; waitress with
+  4 threads and ``max_streams=2`` is not stalled by four sessions' GET streams;
+- ``-w 4`` stateless: 1,000 calls from 8 clients spread over the workers, each in the access log;
+- ``-w 2`` with sessions: a request that reaches a process without the session gets a 404 saying where
+  sessions live;
+- ``-w 4 --preload`` and ``MCPLITE_STATE_KEYS`` at 2026-07-28: the input-required rounds of one call are
+  answered by different processes; without either (each worker its own key) the warning is logged and a
+  crossing round gets -32602.
 """
 
 import json

@@ -54,7 +54,8 @@ def fixture() -> Fixture:
 
 @pytest.fixture
 def wsgiref_server(fixture: Fixture) -> Iterator[WSGIRef]:
-    server = WSGIRef(wsgi_app(fixture.server, allowed_hosts=["127.0.0.1"]))
+    # threaded: wsgiref says wsgi.multithread is false even under ThreadingMixIn.
+    server = WSGIRef(wsgi_app(fixture.server, allowed_hosts=["127.0.0.1"], threaded=True))
     yield server
     server.shutdown()
 
@@ -105,7 +106,7 @@ def test_a_stream_cannot_be_closed_early_under_wsgi(client: RawClient) -> None:
 
 
 def test_security_checks_and_body_limit(fixture: Fixture) -> None:
-    server = WSGIRef(wsgi_app(fixture.server, allowed_hosts=["127.0.0.1"], max_body_size=100))
+    server = WSGIRef(wsgi_app(fixture.server, allowed_hosts=["127.0.0.1"], max_body_size=100, threaded=True))
     try:
         client = RawClient(server)  # type: ignore[arg-type]
         assert client.post(client.request("ping"), {"Host": "evil.example.com"}).status == 403
@@ -116,7 +117,7 @@ def test_security_checks_and_body_limit(fixture: Fixture) -> None:
 
 
 def test_the_legacy_endpoint_url_includes_the_mount_point(fixture: Fixture) -> None:
-    app = wsgi_app(fixture.server)
+    app = wsgi_app(fixture.server, threaded=True)  # run on a thread of the test's, beside the others
     written: List[bytes] = []
     endpoint_sent = threading.Event()
 

@@ -33,6 +33,7 @@ whether to send it again); and `cancel` closes the request's connection, which i
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
 import contextlib
+import json
 import threading
 import time
 from typing import (
@@ -608,9 +609,12 @@ class StreamableHTTP:
     # ---- ending -----------------------------------------------------------------------------------------
     def _expire(self, exchange: Exchange) -> SessionExpired:
         """The server answered 404 for our session: end everything; the error says to start a new one."""
+        body = exchange.error_text()
+        said = _error_message(body)  # a server may say why (mcplite: sessions that live in another process)
         error = SessionExpired(f"{exchange.method} {self._url}: HTTP 404: the server no longer knows session "
-                               f"{self.session_id!r}; start a new session", status=404,
-                               body=exchange.error_text(), headers=exchange.headers)
+                               f"{self.session_id!r}; start a new session" + (f" (the server says: {said})" if said
+                                                                              else ""),
+                               status=404, body=body, headers=exchange.headers)
         self._expired = True
         self._stop_streams()
         self._host.lost(error)
@@ -654,3 +658,14 @@ def _list(ids: AbstractSet[RequestId]) -> str:
 
 
 
+
+
+def _error_message(body: str) -> Optional[str]:
+    """The message of a JSON-RPC error body, or None when the body is not one."""
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return None
+    error = value.get("error") if isinstance(value, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return message if isinstance(message, str) and message else None

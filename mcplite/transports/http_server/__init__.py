@@ -4,7 +4,7 @@ The modules, bottom up:
 
 - `exchange`: one request as the core sees it (`IncomingRequest`) and how the core answers (`Responder`);
 - `guards`: the checks before any route (Host, Origin, Accept, Content-Type, body size), and `LOOPBACK_HOSTS`;
-- `eventstore`: where resumable SSE events are kept;
+- `eventstore`: where resumable SSE events are kept; `sqlitestore`: in a SQLite file shared by processes;
 - `streams`: which response carries each outgoing message (`Stream`, `SessionTransport`), given a `StreamHost`;
 - `sessions`: the table of live sessions (checkout/checkin, idle expiry) and the housekeeping thread: the
   streams' `StreamHost`;
@@ -66,12 +66,21 @@ class HTTPOptions:
         access_log: write one line per request to the ``mcplite.access`` logger (at INFO): client address when
             the adapter knows it, method, path, status, bytes sent, milliseconds, and the MCP method and session.
             Off by default; `Server.run` and `serve` send it to stderr unless logging was configured.
+        max_streams: how many long-lived streams (session GET streams, legacy ``/sse`` streams,
+            ``subscriptions/listen``) may be open at once, each holding a thread for its lifetime; beyond it one
+            is refused with 503 (None: no limit). Under a WSGI server with a fixed number of threads (gunicorn
+            ``--threads``, waitress) set it below that number, by as many as the requests you want served at
+            once, so that streams cannot take every thread and stall the server.
+        session_id_prefix: put before every session id this app mints (``Mcp-Session-Id``, and the legacy
+            transport's ``session_id``), so that a proxy in front of several server processes can route each
+            session to the process that owns it (``examples/deploy/nginx-sessions.conf``): letters, digits,
+            ``-``, ``_`` and ``.`` only, at most 64 characters. The random part stays 128 bits.
         require_version_header: refuse (400) a request without ``MCP-Protocol-Version`` in a session whose
             revision makes the header mandatory (2025-06-18 on). By default such a request is served under
             the session's negotiated revision, which the spec allows a server that knows it.
 
     Raises:
-        ValueError: a path that does not start with "/".
+        ValueError: a path that does not start with "/", or a ``session_id_prefix`` with other characters.
     """
 
     path: str = "/mcp"
@@ -95,9 +104,17 @@ class HTTPOptions:
     resumable: bool = True
     require_version_header: bool = False
     access_log: bool = False
+    session_id_prefix: str = ""
+    max_streams: Optional[int] = None
 
     def __post_init__(self) -> None:
         for name in ("path", "sse_path", "messages_path"):
             value = getattr(self, name)
             if not value.startswith("/"):
                 raise ValueError(f"{name} must start with '/': {value!r}")
+        if self.max_streams is not None and self.max_streams < 0:
+            raise ValueError(f"max_streams must be None or at least 0: {self.max_streams!r}")
+        prefix = self.session_id_prefix
+        if len(prefix) > 64 or not all(c.isascii() and (c.isalnum() or c in "-_.") for c in prefix):
+            raise ValueError(f"session_id_prefix may hold letters, digits, '-', '_' and '.' (at most 64): "
+                             f"{prefix!r}")

@@ -35,6 +35,7 @@ A revision-dependent rule is read from the `versions` table (``batching``, ``pro
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
+import os
 import threading
 from urllib.parse import parse_qs
 
@@ -51,12 +52,12 @@ from . import HTTPOptions
 from .eventstore import InMemoryEventStore
 from .exchange import JSON_HEADERS, IncomingRequest, Reject, Responder, RouteHandler, error_body
 from .guards import RequestGuard, check_post_media, check_stream_accept
-from .sessions import SessionTable
-from .streams import SessionTransport
+from .sessions import SessionEntry, SessionTable
+from .streams import SSE_HEADERS, SessionTransport
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Mapping, Optional, Set
+    from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple
 
     from .. import HostedSession, SessionFactory
     from .eventstore import EventStore
@@ -64,6 +65,15 @@ if TYPE_CHECKING:
     Route = Callable[[IncomingRequest, Responder, Any], None]  # (request, responder, authenticate's claims)
 
 __all__ = ["HTTPApp"]
+
+
+#: Why sessions fail across processes, and the fixes: said by the 404 of an unknown session id and the warning a
+#: multi-process WSGI deployment logs.
+MULTIPROCESS_SESSIONS = (
+    "Sessions live in the memory of the process that created them, and this server runs several processes "
+    "(wsgi.multiprocess): route each session to its process (a proxy that maps the Mcp-Session-Id, with "
+    "session_id_prefix; see examples/deploy/nginx-sessions.conf), or run one process with threads "
+    "(gunicorn -w 1 --threads N), or serve stateless (stateless=True; revision 2026-07-28 needs no session)")
 
 
 class HTTPApp:
@@ -110,16 +120,30 @@ class HTTPApp:
         # session table does not hold, ended gracefully by `close`.
         self._listening_lock = threading.Lock()
         self._listening: Set[HostedSession] = set()
+        # Guards _open_streams and _streams_full_said: the long-lived streams holding a thread each (max_streams).
+        self._streams_lock = threading.Lock()
+        self._open_streams = 0
+        self._streams_full_said = False
         # The method table of each path: a path missing here is 404, a method missing is 405.
         mcp: Dict[str, Route] = {"POST": self._post}
         # GET streams and DELETE belong to sessions, which 2026-07-28 does not have: a server that speaks no
         # handshake revision answers them 405 (streamable-http.mdx, "Earlier Revisions").
         sessions = not self.stateless and any(is_supported(v, HANDSHAKE) for v in server.supported_versions)
+        #: Whether this app opens sessions at all (not stateless, and a handshake revision is spoken).
+        self.serves_sessions = sessions
         if settings.allow_get and sessions:
             mcp["GET"] = self._get
         if settings.allow_delete and sessions:
             mcp["DELETE"] = self._delete
         self._routes: Dict[str, Dict[str, Route]] = {self.path: mcp}
+        #: Set by an adapter whose server cannot hold a session open (a WSGI server that runs one request at a
+        #: time): the HTTP status and message that refuse every request that would open one.
+        self.session_refusal: Optional[Tuple[int, str]] = None
+        #: The same for every long-lived stream (a listen, where sessions are not refused already).
+        self.stream_refusal: Optional[Tuple[int, str]] = None
+        #: Set by an adapter that serves from several processes (``wsgi.multiprocess``): an unknown session id
+        #: is then most likely another process's, and the 404 says so.
+        self.multiprocess = False
         if settings.legacy_sse and sessions:
             self._routes[settings.sse_path.rstrip("/") or "/"] = {"GET": self._legacy_stream}
             self._routes[self.messages_path] = {"POST": self._legacy_post}
@@ -254,7 +278,7 @@ class HTTPApp:
             if self.stateless:
                 self._stateless_post(request, responder, messages, batch, claims, version)
                 return
-            entry = self.sessions.checkout(headers)
+            entry = self._checkout(headers)
             try:
                 self._require_version_header(entry.session, version)
                 self._deliver(entry.session, entry.transport, request, responder, messages, batch, claims)
@@ -288,32 +312,33 @@ class HTTPApp:
         if listen:
             try:
                 check_stream_accept(request.headers)
-            except Reject as exc:
-                raise exc.answering(message["id"]) from None
-        if listen:
-            try:
                 self._refuse_while_draining()
+                self._hold_stream()
             except Reject as exc:
                 raise exc.answering(message["id"]) from None
-        transport = SessionTransport(self.sessions, None, modern=True, listen=listen)
-        session = self.sessions.new_session(transport)
-        session.expect_modern()
-        if listen:
-            with self._listening_lock:
-                self._listening.add(session)
-            if self.draining:  # the drain began after the check above, and may have missed this listen
-                with self._listening_lock:
-                    self._listening.discard(session)
-                session.close()
-                raise Reject(503, "Service Unavailable: the server is shutting down", id=message["id"],
-                             headers=[("Retry-After", "5")])
         try:
-            self._deliver(session, transport, request, responder, [message], False, claims)
-        finally:
-            session.close()
+            transport = SessionTransport(self.sessions, None, modern=True, listen=listen)
+            session = self.sessions.new_session(transport)
+            session.expect_modern()
             if listen:
                 with self._listening_lock:
-                    self._listening.discard(session)
+                    self._listening.add(session)
+                if self.draining:  # the drain began after the check above, and may have missed this listen
+                    with self._listening_lock:
+                        self._listening.discard(session)
+                    session.close()
+                    raise Reject(503, "Service Unavailable: the server is shutting down", id=message["id"],
+                                 headers=[("Retry-After", "5")])
+            try:
+                self._deliver(session, transport, request, responder, [message], False, claims)
+            finally:
+                session.close()
+                if listen:
+                    with self._listening_lock:
+                        self._listening.discard(session)
+        finally:
+            if listen:
+                self._release_stream()
 
     def _initialize(self, request: IncomingRequest, responder: Responder, messages: List[Any], claims: Any) -> None:
         if self.stateless:  # answered normally, by a session that is then forgotten
@@ -328,6 +353,7 @@ class HTTPApp:
             self._refuse_while_draining()
         except Reject as exc:
             raise exc.answering(messages[0]["id"]) from None
+        self._check_sessions_possible(messages[0].get("id"))
         entry = self.sessions.open(legacy=False)
         try:
             self._deliver(entry.session, entry.transport, request, responder, messages, False, claims)
@@ -372,28 +398,60 @@ class HTTPApp:
     def _get(self, request: IncomingRequest, responder: Responder, claims: Any) -> None:
         check_stream_accept(request.headers)
         self._refuse_while_draining()
-        entry = self.sessions.checkout(request.headers)
+        last_event_id = request.headers.get("last-event-id")
+        try:
+            entry = self._checkout(request.headers)
+        except Reject as exc:
+            if exc.status != 404 or last_event_id is None or not self._replay_stored(request, responder,
+                                                                                       last_event_id):
+                raise
+            return
         try:
             self._require_version_header(entry.session, self._version_header(request.headers))
-            last_event_id = request.headers.get("last-event-id")
-            if last_event_id is not None:
-                out = entry.transport.resume(last_event_id, responder)
-            else:
-                out = entry.transport.standalone.attach(responder)
-            if out is not None:
-                assert out.released is not None
-                if self.draining:  # the drain began after the check above, and may have missed this stream
-                    entry.transport.standalone.detach()
-                # The stream's whole life, by design. It is released when the session ends or expires, the
-                # server closes, or the client is seen to leave: at once where the adapter watches the
-                # connection (the stdlib server), else when a keep-alive write fails (every keepalive_interval).
-                if not responder.wait_released(out.released) and out.owner is not None:
-                    out.owner.client_gone(out)
+            self._hold_stream()
+            try:
+                if last_event_id is not None:
+                    out = entry.transport.resume(last_event_id, responder)
+                else:
+                    out = entry.transport.standalone.attach(responder)
+                if out is not None:
+                    assert out.released is not None
+                    if self.draining:  # the drain began after the check above, and may have missed this stream
+                        entry.transport.standalone.detach()
+                    # The stream's whole life, by design. It is released when the session ends or expires, the
+                    # server closes, or the client is seen to leave: at once where the adapter watches the
+                    # connection (the stdlib server), else when a keep-alive write fails (every
+                    # keepalive_interval).
+                    if not responder.wait_released(out.released) and out.owner is not None:
+                        out.owner.client_gone(out)
+            finally:
+                self._release_stream()
         finally:
             self.sessions.checkin(entry)
 
+    def _replay_stored(self, request: IncomingRequest, responder: Responder, last_event_id: str) -> bool:
+        """Resume a stream of a session another process owns, from an event store the processes share.
+
+        The events the store holds after ``last_event_id`` are sent and the response ends: all of them if the
+        stream had ended; otherwise the client resumes again from its new last id. False (the caller answers
+        404) when the store is this process's own, or holds nothing of that stream.
+        """
+        store = self.event_store
+        session_id = request.headers.get("mcp-session-id")
+        stream_id, sep, seq = last_event_id.partition(":")
+        if store is None or not store.shared or session_id is None or not sep or not (seq.isascii()
+                                                                                    and seq.isdigit()):
+            return False
+        events = store.replay(session_id, stream_id, int(seq))
+        if events is None:
+            return False
+        body = b"".join(encode_event(data, id=f"{stream_id}:{n}") for n, data in events)
+        responder.start_stream(SSE_HEADERS + [("MCP-Session-Id", session_id)], body)
+        responder.end_stream()
+        return True
+
     def _delete(self, request: IncomingRequest, responder: Responder, claims: Any) -> None:
-        entry = self.sessions.checkout(request.headers)
+        entry = self._checkout(request.headers)
         try:
             self._require_version_header(entry.session, self._version_header(request.headers))
         finally:
@@ -413,29 +471,87 @@ class HTTPApp:
                 and session.revision.protocol_version_header):
             raise Reject(400, "Bad Request: the MCP-Protocol-Version header is required")
 
+    # ---- sessions, and the deployments that cannot keep them ---------------------------------------------
+    def _check_sessions_possible(self, request_id: Any) -> None:
+        """Refuse to open a session the adapter says this server cannot keep (`session_refusal`)."""
+        if self.session_refusal is not None:
+            status, message = self.session_refusal
+            raise Reject(status, message, INTERNAL_ERROR, id=request_id)
+
+    def _hold_stream(self) -> None:
+        """Count a long-lived stream about to hold this thread; 503 at ``max_streams`` (said once in the log)."""
+        if self.stream_refusal is not None:
+            status, reason = self.stream_refusal
+            raise Reject(status, reason, INTERNAL_ERROR)
+        limit = self.options.max_streams
+        with self._streams_lock:
+            full = limit is not None and self._open_streams >= limit
+            if not full:
+                self._open_streams += 1
+            say = full and not self._streams_full_said
+            if say:
+                self._streams_full_said = True
+        if full:
+            message = (f"Service Unavailable: {limit} streams are open, each holding one of this server's threads "
+                       f"(max_streams={limit}); raise the server's threads (gunicorn --threads, waitress "
+                       f"--threads) and max_streams with them")
+            if say:
+                log.warning("HTTP: %s", message)
+            raise Reject(503, message, INTERNAL_ERROR, headers=[("Retry-After", "5")])
+
+    def _release_stream(self) -> None:
+        with self._streams_lock:
+            self._open_streams -= 1
+
+    def _checkout(self, headers: Mapping[str, str]) -> SessionEntry:
+        """`SessionTable.checkout`, whose 404 says, when several processes serve, where sessions live."""
+        try:
+            return self.sessions.checkout(headers)
+        except Reject as exc:
+            raise self._where_sessions_live(exc) from None
+
+    def _checkout_id(self, session_id: str, *, legacy: bool) -> SessionEntry:
+        """`SessionTable.checkout_id`, whose 404 says, when several processes serve, where sessions live."""
+        try:
+            return self.sessions.checkout_id(session_id, legacy=legacy)
+        except Reject as exc:
+            raise self._where_sessions_live(exc) from None
+
+    def _where_sessions_live(self, refusal: Reject) -> Reject:
+        """``refusal``, or, for a 404 where several processes serve, one that says where sessions live."""
+        if refusal.status != 404 or not self.multiprocess:
+            return refusal
+        return Reject(404, f"Session not found in this process (pid {os.getpid()}): it ended, expired, or "
+                      f"belongs to another process. {MULTIPROCESS_SESSIONS}", headers=refusal.headers)
+
     # ---- legacy HTTP+SSE (2024-11-05) -------------------------------------------------------------------
     def _legacy_stream(self, request: IncomingRequest, responder: Responder, claims: Any) -> None:
         self._refuse_while_draining()
-        entry = self.sessions.open(legacy=True)
+        self._check_sessions_possible(None)
+        self._hold_stream()
         try:
-            assert entry.transport.session_id is not None
-            endpoint = f"{request.script_name}{self.messages_path}?session_id={entry.transport.session_id}"
-            out = entry.transport.standalone.attach(responder, encode_event(endpoint, event="endpoint"))
-            assert out.released is not None
-            if self.draining:  # the drain began after the check above, and may have missed this session
-                entry.transport.standalone.detach()
-            # Released as the GET stream above is: session end, server close, a client seen to leave.
-            if not responder.wait_released(out.released):
-                entry.transport.standalone.client_gone(out)
+            entry = self.sessions.open(legacy=True)
+            try:
+                assert entry.transport.session_id is not None
+                endpoint = f"{request.script_name}{self.messages_path}?session_id={entry.transport.session_id}"
+                out = entry.transport.standalone.attach(responder, encode_event(endpoint, event="endpoint"))
+                assert out.released is not None
+                if self.draining:  # the drain began after the check above, and may have missed this session
+                    entry.transport.standalone.detach()
+                # Released as the GET stream above is: session end, server close, a client seen to leave.
+                if not responder.wait_released(out.released):
+                    entry.transport.standalone.client_gone(out)
+            finally:
+                self.sessions.checkin(entry)
+                entry.session.close()  # the stream is the connection: when it ends, so does the session
         finally:
-            self.sessions.checkin(entry)
-            entry.session.close()  # the stream is the connection: when it ends, so does the session
+            self._release_stream()
 
     def _legacy_post(self, request: IncomingRequest, responder: Responder, claims: Any) -> None:
         session_id = parse_qs(request.query).get("session_id", [None])[0]
         if session_id is None:
             raise Reject(400, "Bad Request: session_id is required")
-        entry = self.sessions.checkout_id(session_id, legacy=True)
+        entry = self._checkout_id(session_id, legacy=True)
         try:
             try:
                 value = jsonrpc.decode(request.body)

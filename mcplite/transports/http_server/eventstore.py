@@ -5,7 +5,8 @@ closed on purpose, reconnect with GET + ``Last-Event-ID`` and receive exactly th
 stream. The server numbers each stream's events itself (event id ``"<stream>:<seq>"``, seq 1, 2, ...) and
 hands every event to an `EventStore` before writing it to the socket, so an event is never lost between
 the two. The store only keeps and returns them; a deployment that wants replay to survive a restart or to
-work across processes puts them in Redis or a database by implementing the three methods.
+work across processes puts them in a database by implementing the three methods: `sqlitestore` does, for
+the processes of one host.
 """
 
 import abc
@@ -24,6 +25,10 @@ class EventStore(abc.ABC):
 
     Implementations must be thread-safe: every session's streams append from their own threads.
     """
+
+    #: Whether other server processes read the same events (`sqlitestore.SQLiteEventStore`): then a process
+    #: that does not know a session still answers a resume of one of its streams with what the store holds.
+    shared = False
 
     @abc.abstractmethod
     def append(self, session_id: str, stream_id: str, seq: int, data: str) -> None:

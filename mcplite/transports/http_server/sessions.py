@@ -69,6 +69,7 @@ class SessionTable(StreamHost):
         self.json_response = options.json_response
         self.sse_retry = options.sse_retry
         self.event_store = event_store
+        self.session_id_prefix = options.session_id_prefix  # says which process owns a session, to a proxy
         # Guards _sessions, _attachments, _housekeeper and every SessionEntry's busy and last_active.
         self._lock = threading.Lock()
         self._sessions: Dict[str, SessionEntry] = {}
@@ -90,7 +91,7 @@ class SessionTable(StreamHost):
         At the cap the longest-idle session is evicted to make room; 503 only when every session is in use.
         """
         self.expire_idle(self.clock())
-        session_id = secrets.token_hex(16)
+        session_id = self.session_id_prefix + secrets.token_hex(16)
         transport = SessionTransport(self, session_id, legacy=legacy)
         session = self.new_session(transport)
         entry = SessionEntry(session, transport, self.clock())

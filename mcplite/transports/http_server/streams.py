@@ -59,11 +59,12 @@ if TYPE_CHECKING:
     from .. import HostedSession
     from .eventstore import EventStore, StoredEvent
 
-__all__ = ["Attachment", "Stream", "StreamHost", "SessionTransport"]
+__all__ = ["Attachment", "Stream", "StreamHost", "SessionTransport", "SSE_HEADERS"]
 
 _STANDALONE_STREAM = "0"  # the GET stream's id; a session's POST streams are numbered from 1
-_SSE_HEADERS: Headers = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache, no-transform"),
-                         ("X-Accel-Buffering", "no")]
+#: The headers of every response that carries a stream (nginx: no buffering).
+SSE_HEADERS: Headers = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache, no-transform"),
+                        ("X-Accel-Buffering", "no")]
 
 
 class Attachment:
@@ -405,7 +406,7 @@ class SessionTransport(Transport):
 
     def sse_headers(self) -> Headers:
         """The headers of a response that carries a stream."""
-        return _SSE_HEADERS + self.session_headers()
+        return SSE_HEADERS + self.session_headers()
 
     def store(self, stream_id: str, seq: int, data: str) -> None:
         assert self.host.event_store is not None and self.session_id is not None

@@ -7,9 +7,13 @@ It is the same `HTTPApp` as the standard-library server, so it behaves the same 
 
 - A request's handler runs on the WSGI server's thread, and messages it streams (progress, sampling
   requests...) are sent with the ``write`` callable that ``start_response`` returns, at once. Streams stay
-  open for as long as a handler or a GET lasts, so use a threaded worker (gunicorn ``--threads`` or
-  ``gthread``, waitress) for sessions; a pre-fork server with several processes needs ``stateless=True``
-  (or sticky sessions), since sessions live in one process's memory.
+  open for as long as a handler or a GET lasts, so sessions need a threaded worker (gunicorn ``--threads``
+  or ``gthread``, waitress) with a thread for every open stream; a server that runs one request at a time
+  (``wsgi.multithread`` false: gunicorn's default sync worker) refuses to open sessions, on the first
+  request that would, with a 500 whose JSON-RPC error names the fixes. A pre-fork server with several
+  processes needs ``stateless=True``, revision 2026-07-28, or a proxy that routes each session to its
+  process (``session_id_prefix``, ``examples/deploy/``): sessions live in one process's memory, and there
+  an unknown session id's 404 says so.
 - A response cannot end before the application returns, so ``close_sse_stream`` does nothing (returns
   False) and the header / read timeouts are the WSGI server's own.
 
@@ -21,18 +25,33 @@ from __future__ import annotations  # annotations are not evaluated at import
 
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
-from ..._log import log
+from ..._log import log, use_stderr_by_default
 from ..http_messages import lower_case_headers
-from .app import HTTPApp
+from .app import MULTIPROCESS_SESSIONS, HTTPApp
 from .exchange import Headers, IncomingRequest, Responder, reason_phrase
+from .sqlitestore import SQLiteEventStore
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, spelt as in the rest of the package
 if TYPE_CHECKING:
     from .. import SessionFactory
 
-__all__ = ["WSGIApp", "wsgi_app"]
+__all__ = ["WSGIApp", "wsgi_app", "SQLiteEventStore"]
 
 StartResponse = Callable[..., Callable[[bytes], Any]]
+
+#: Why a WSGI server that runs one request at a time cannot hold a ``subscriptions/listen`` stream open.
+SINGLE_THREAD_STREAMS = (
+    "Streams cannot work here: this WSGI server runs one request at a time (wsgi.multithread is false, e.g. "
+    "gunicorn's default sync worker), and a subscriptions/listen stream would hold that one thread for as long "
+    "as it lasts. Run threads (gunicorn --threads 8, which uses the gthread worker; waitress)")
+
+#: Why a WSGI server that runs one request at a time cannot open sessions, and the fixes.
+SINGLE_THREAD_SESSIONS = (
+    "Sessions cannot work here: this WSGI server runs one request at a time (wsgi.multithread is false, e.g. "
+    "gunicorn's default sync worker), and a session's GET stream or a server-to-client request (sampling, "
+    "elicitation, roots) would hold that one thread forever. Run threads (gunicorn --threads 8, which uses the "
+    "gthread worker; waitress), or serve without sessions: wsgi_app(server, stateless=True), or clients at "
+    "revision 2026-07-28")
 
 
 class _WSGIResponder(Responder):
@@ -71,11 +90,20 @@ class _WSGIResponder(Responder):
 
 
 class WSGIApp:
-    """The WSGI callable. ``options`` are those of `HTTPApp`, the fields of `HTTPOptions` (path, stateless, ...)."""
+    """The WSGI callable. ``options`` are those of `HTTPApp`, the fields of `HTTPOptions` (path, stateless, ...).
 
-    def __init__(self, server: SessionFactory, **options: Any) -> None:
+    Args:
+        server: the `Server` to serve.
+        threaded: whether the WSGI server runs requests on several threads at once. None (the default) believes
+            its ``wsgi.multithread``; say True for a server that runs threads but says otherwise (``wsgiref``
+            with ``socketserver.ThreadingMixIn``), False to refuse sessions whatever it says.
+        **options: the fields of `HTTPOptions`.
+    """
+
+    def __init__(self, server: SessionFactory, *, threaded: Optional[bool] = None, **options: Any) -> None:
         self.http = HTTPApp(server, **options)
-        self._deployment_checked = False  # the first request tells whether this server runs several processes
+        self.threaded = threaded
+        self._deployment_checked = False  # the first request tells what kind of server runs this app
 
     def __call__(self, environ: Dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         if not self._deployment_checked:
@@ -97,11 +125,45 @@ class WSGIApp:
         return responder.body
 
     def _check_deployment(self, environ: Dict[str, Any]) -> None:
-        """Warn, once, of a setting that cannot work in a multi-process deployment (PEP 3333 ``wsgi.multiprocess``)."""
-        check = getattr(self.http.server, "multiprocess_warning", None)
-        problem = check() if check is not None and environ.get("wsgi.multiprocess") else None
-        if problem:
-            log.warning("mcplite WSGI: %s", problem)
+        """Learn from the first request what kind of server runs this app, and what cannot work on it.
+
+        PEP 3333 says whether the server runs requests on several threads (``wsgi.multithread``) and in several
+        processes (``wsgi.multiprocess``). One request at a time (gunicorn's default sync worker) cannot hold a
+        session: its GET stream, or a handler waiting for the client's answer to a sampling request, would hold
+        the only thread forever. Such a server refuses to open sessions, at once and with the fix, rather than
+        hang (`SINGLE_THREAD_SESSIONS`), and a listen likewise (`SINGLE_THREAD_STREAMS`). Several processes
+        without affinity lose sessions between requests: an unknown session id is answered with why. Each problem
+        is logged once.
+        """
+        http = self.http
+        if http.options.access_log:
+            # Asked for, so it must be seen: to stderr unless the application configured logging (gunicorn's
+            # own loggers are not the root's), as under Server.run. Here, not in __init__: by the first request
+            # the application has configured whatever it was going to.
+            use_stderr_by_default()
+        problems: List[str] = []
+        sessions = http.serves_sessions
+        threaded = self.threaded if self.threaded is not None else environ.get("wsgi.multithread", False)
+        server = environ.get("SERVER_SOFTWARE", "this WSGI server")
+        if not threaded:  # a listen (2026-07-28) would hold the one thread too: refused when asked for
+            http.stream_refusal = (500, f"{SINGLE_THREAD_STREAMS} (server: {server})")
+        if sessions and not threaded:
+            http.session_refusal = (500, f"{SINGLE_THREAD_SESSIONS} (server: {server})")
+            problems.append(http.session_refusal[1])
+        if environ.get("wsgi.multiprocess", False):
+            http.multiprocess = True
+            if sessions and http.session_refusal is None:
+                problems.append(MULTIPROCESS_SESSIONS)
+            check = getattr(http.server, "multiprocess_warning", None)
+            problem = check() if check is not None else None
+            if problem:
+                problems.append(problem)
+        if problems:
+            # The operator must see these even where the application configured no logging (gunicorn's own
+            # loggers are not the root's): a broken deployment goes to stderr by default, as under Server.run.
+            use_stderr_by_default()
+            for problem in problems:
+                log.warning("WSGI deployment: %s", problem)
 
     def _read_body(self, environ: Dict[str, Any]) -> Optional[bytes]:
         """The request body, or None when it is larger than allowed."""

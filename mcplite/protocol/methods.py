@@ -45,6 +45,9 @@ ROOTS_LIST_CHANGED = "notifications/roots/list_changed"
 # 2026-07-28
 SERVER_DISCOVER = "server/discover"
 SUBSCRIPTIONS_LISTEN = "subscriptions/listen"
+# The skills extension (io.modelcontextprotocol/skills, SEP-2640; its rules are protocol/skills.py).
+SKILLS_LIST = "skills/list"
+SKILLS_GET = "skills/get"
 SUBSCRIPTIONS_ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
 
 #: RFC 5424 severities, least severe first: a level's index is its rank.

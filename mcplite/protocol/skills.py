@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 
 from ..errors import SkillVerificationError
+from .methods import SKILLS_GET, SKILLS_LIST  # the extension's methods, named with the others
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
@@ -33,8 +34,6 @@ __all__ = [
 
 #: The extension's identifier, under ``capabilities.extensions``.
 EXTENSION = "io.modelcontextprotocol/skills"
-SKILLS_LIST = "skills/list"
-SKILLS_GET = "skills/get"
 DIRECTORY_READ = "resources/directory/read"
 #: The ``mimeType`` of a directory resource (a child of ``resources/directory/read`` that is a directory).
 DIRECTORY_MIME_TYPE = "inode/directory"

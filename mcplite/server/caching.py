@@ -18,7 +18,7 @@ per-resource overrides are read through a function the registry supplies, so tha
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
 from ..protocol import methods
-from ..protocol.skills import SKILLS_GET, SKILLS_LIST
+from ..protocol.methods import SKILLS_GET, SKILLS_LIST
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:

@@ -22,6 +22,10 @@ from mcplite import Client
 CONFIG = ROOT / "examples" / "deploy" / "nginx-sessions.conf"
 KEYS = "42" * 32
 
+#: For the tests that make many calls through real servers at once: far more than they take (a few
+#: seconds), for a CI machine busy with other work (10 s was once too short for 40 calls of 3 rounds each).
+BUSY_WAIT = 60.0
+
 
 def accept(params: Dict[str, Any]) -> Dict[str, Any]:
     return {"action": "accept", "content": {"ok": True}}
@@ -76,7 +80,7 @@ def test_input_rounds_cross_two_hosts_behind_nginx(tmp_path: Path, cleanup: List
             return [modern.call_tool("confirm_and_summarize", {"topic": "hosts"})["structuredContent"]
                     for _ in range(10)]
 
-    results = [result for batch in run_concurrently(calls, range(4)) for result in batch]
+    results = [result for batch in run_concurrently(calls, range(4), timeout=BUSY_WAIT) for result in batch]
     assert len(results) == 40 and all(result["summary"] == "short" for result in results)
     assert any(len({r["asked_by"], r["sampled_by"], r["answered_by"]}) > 1 for r in results)
     assert len({r["answered_by"] for r in results}) >= 2  # both hosts (nginx alternates)
@@ -118,7 +122,7 @@ def test_sessions_are_routed_to_their_process_by_nginx(tmp_path: Path, cleanup: 
             assert updates.get(timeout=WAIT) == uri  # on the session's GET stream, through nginx
         return session_id[:2]
 
-    prefixes = run_concurrently(session, range(8))
+    prefixes = run_concurrently(session, range(8), timeout=BUSY_WAIT)
     assert set(prefixes) == {"a-", "b-"}  # nginx spread the new sessions over both processes
 
 
@@ -135,7 +139,7 @@ def test_legacy_sse_sessions_are_routed_by_their_query_parameter(tmp_path: Path,
                 assert client.call_tool("whoami")["content"][0]["text"] == owner
             return int(owner)
 
-    assert len(set(run_concurrently(session, range(6)))) == 2
+    assert len(set(run_concurrently(session, range(6), timeout=BUSY_WAIT))) == 2
 
 
 def test_session_id_prefix_is_checked_and_used() -> None:

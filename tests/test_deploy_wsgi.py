@@ -33,6 +33,10 @@ from mcplite.errors import MCPError, RPCError, SessionExpired
 
 APP = "examples.deploy.app:app"
 
+#: For the tests that make many calls through real servers at once: far more than they take (a few
+#: seconds), for a CI machine busy with other work (10 s was once too short for 40 calls of 3 rounds each).
+BUSY_WAIT = 60.0
+
 
 def accept(params: Dict[str, Any]) -> Dict[str, Any]:
     return {"action": "accept", "content": {"ok": True}}
@@ -127,7 +131,7 @@ def test_sessions_work_under_waitress_with_threads_for_their_streams(started: Li
         return str(result["structuredContent"]["summary"])
 
     # Each session holds a thread for its GET stream, and each call one more while it waits for the answer.
-    assert run_concurrently(session, range(4)) == ["short"] * 4
+    assert run_concurrently(session, range(4), timeout=BUSY_WAIT) == ["short"] * 4
 
 
 def test_streams_cannot_take_every_thread_with_max_streams(started: List[Served], tmp_path: Path) -> None:
@@ -141,7 +145,7 @@ def test_streams_cannot_take_every_thread_with_max_streams(started: List[Served]
         with client(served, "2025-11-25") as connected:
             return len({connected.call_tool("whoami")["structuredContent"]["result"] for _ in range(20)})
 
-    assert run_concurrently(session, range(4)) == [1] * 4
+    assert run_concurrently(session, range(4), timeout=BUSY_WAIT) == [1] * 4
     served.stop()
     assert served.output().count("(max_streams=2)") == 1  # said once
 
@@ -153,7 +157,7 @@ def test_stateless_calls_spread_over_four_sync_workers(started: List[Served], tm
         with client(served, "2025-11-25") as stateless:
             return {stateless.call_tool("whoami")["structuredContent"]["result"] for _ in range(125)}
 
-    pids = set().union(*run_concurrently(calls, range(8)))
+    pids = set().union(*run_concurrently(calls, range(8), timeout=BUSY_WAIT))
     assert len(pids) >= 2  # 1,000 calls from 8 concurrent clients, none failed
     served.stop()
     # The access log asked for reaches stderr under gunicorn too (gunicorn configures no root logger).
@@ -228,7 +232,7 @@ def rounds_by_workers(served: Served, clients: int, calls: int) -> List[Dict[str
             return [modern.call_tool("confirm_and_summarize", {"topic": "scale"})["structuredContent"]
                     for _ in range(calls)]
 
-    return [result for results in run_concurrently(call, range(clients)) for result in results]
+    return [result for results in run_concurrently(call, range(clients), timeout=BUSY_WAIT) for result in results]
 
 
 def crossed(result: Dict[str, Any]) -> bool:

@@ -29,8 +29,8 @@ if __name__ == "__main__":
         if sys.argv[3] != "stateless":
             sys.exit("py_server.py: BENCH_WORKERS is for the stateless mode only (sessions live in one process)")
         here = os.path.dirname(os.path.abspath(__file__))
-        # uvicorn's own command line, as deployed (run from a script, its spawned workers re-run this one as
-        # __mp_main__ and die without a word).
+        # uvicorn's own command line, as users deploy it. (uvicorn.run("py_asgi:app", workers=N) called from
+        # here started workers that died at once without a message, in a trial; the command line works.)
         os.execv(sys.executable, [sys.executable, "-m", "uvicorn", "--workers", os.environ["BENCH_WORKERS"],
                                   "--host", "127.0.0.1", "--port", sys.argv[2], "--app-dir", here,
                                   "--log-level", "warning", "py_asgi:app"])

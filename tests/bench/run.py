@@ -37,7 +37,8 @@ workload only; its row of interest is the 8 concurrent clients'):
                         mcplite column: its built-in threaded server); gunicorn runs on this Python (the
                         clean venv has no gunicorn; left out with a note where gunicorn is not installed)
     python-sdk-uvicorn  py_client.py against py_server.py's app (py_asgi.py) on uvicorn with
-                        `SCALE_WORKERS` worker processes, beside the SDK in one process when it ran
+                        `SCALE_WORKERS` worker processes, beside the SDK in one process when it ran;
+                        uvicorn as deployed, whose --workers leaves Nagle's algorithm on (`SCALE_NOTE`)
 
 and, for one line after it (issue 13: what protocol_version="auto" costs against a server without 2026-07-28):
 
@@ -456,6 +457,11 @@ SCALE_COLUMNS = [("mcplite", "mcplite, 1 process"),
                  (SCALED_SDK, f"Python SDK, uvicorn --workers {SCALE_WORKERS}")]
 SCALE_RATIOS = [(SCALED_MCPLITE, "mcplite"), (SCALED_MCPLITE, SCALED_SDK), ("mcplite", "python-sdk")]
 SCALE_NAMES = {SCALED_MCPLITE, SCALED_SDK}
+#: Printed under the scale-out table: what its figures hold besides the servers' own speed.
+SCALE_NOTE = ("gunicorn's sync workers close the connection after every response (each call pays a TCP connect); "
+              "uvicorn --workers N (0.54) leaves Nagle's algorithm on for the connections its workers accept "
+              "(Kludex/uvicorn#3149), so each keep-alive request after the first waits for a delayed ACK (~40 ms); "
+              "one uvicorn process does not.")
 
 
 class Record:
@@ -704,7 +710,7 @@ def scale_table(names: Sequence[str], medians: Dict[str, Dict[str, float]],
     cells = ["protocol revision", "", *(", ".join(sorted(versions[name].get("http stateless", ()))) or "-"
                                         for name, _ in columns)]
     rows.append(cells + [""] * (len(header) - len(cells)))
-    return markdown(header, rows, text_after=0)
+    return [*markdown(header, rows, text_after=0), "", SCALE_NOTE]
 
 
 #: The scale-out table's short names, for its ratio headings.

@@ -29,6 +29,17 @@ stdio and HTTP workloads only:
                     --mode legacy | 2026-07-28), one after the other: a real peer, on stdio; its own cost per
                     call is so much larger than the server's that its ratio says little about the server
 
+and, for the scale-out table (issue 16: several processes behind one port, stateless, on the HTTP stateless
+workload only; its row of interest is the 8 concurrent clients'):
+
+    mcplite-gunicorn    mc_client.py against mc_server.py as a WSGI app (mc_wsgi.py) on gunicorn with
+                        `SCALE_WORKERS` sync workers (``--preload``), beside one mcplite process (the
+                        mcplite column: its built-in threaded server); gunicorn runs on this Python (the
+                        clean venv has no gunicorn; left out with a note where gunicorn is not installed)
+    python-sdk-uvicorn  py_client.py against py_server.py's app (py_asgi.py) on uvicorn with
+                        `SCALE_WORKERS` worker processes, beside the SDK in one process when it ran;
+                        uvicorn as deployed, whose --workers leaves Nagle's algorithm on (`SCALE_NOTE`)
+
 and, for one line after it (issue 13: what protocol_version="auto" costs against a server without 2026-07-28):
 
     mcplite-probe-pinned, mcplite-probe-auto
@@ -65,7 +76,8 @@ own); with era_client, on stdio, 2026-07-28 must reach 0.95x of 2025-11-25
 Exit status: 1 when a workload of mcplite, mcplite-eras or the floor failed (a wrong result, a crash, a
 timeout), or with ``--strict`` when mcplite misses a target of `TARGETS` or `ERA_TARGETS`; a peer that
 cannot be installed or run is reported and left out. A full run takes about 6 minutes on 2 busy cores;
-``--quick`` (CI) about 90 s.
+``--quick`` (CI) about 90 s, and about 35 s more for the scale-out table (measured: mcplite-gunicorn 3 s,
+python-sdk-uvicorn 31 s, most of it the SDK's client and its 4 workers' start on a loaded machine).
 
 Environment: as tests/interop/run.py (INTEROP_PY_SDK_VERSION, INTEROP_TS_SDK_VERSION, INTEROP_PYTHON,
 INTEROP_PEERS_DIR, INTEROP_TIMEOUT: the seconds one program may run).
@@ -163,6 +175,11 @@ def implementations(python: str, peer_python: str, node: str) -> Dict[str, Imple
                               ["env", "MCPLITE_BENCH_LEGACY_ONLY=1", python, here("mc_server.py")], [], [],
                               PROBE_WORKLOADS)
 
+    def scaled_out(name: str, client: List[str], server: List[str]) -> Implementation:
+        """``server`` run with ``BENCH_WORKERS``: several processes behind one port (stateless only)."""
+        return Implementation(name, client, ["env", f"BENCH_WORKERS={SCALE_WORKERS}", *server], [], [],
+                              SCALE_WORKLOADS)
+
     def sdk_by_era(era: str, mode: str) -> Implementation:
         return Implementation(f"python-sdk-{era}", [peer_python, here("py_client.py"), "--mode", mode],
                               [python, here("mc_server.py")], [], [], SDK_ERA_WORKLOADS)
@@ -183,6 +200,10 @@ def implementations(python: str, peer_python: str, node: str) -> Dict[str, Imple
         "python-sdk": in_python("python-sdk", peer_python, "py_client.py", "py_server.py",
                                 ("from mcp import Client, StdioServerParameters",
                                  "from mcp.server.mcpserver import MCPServer")),
+        "mcplite-gunicorn": scaled_out("mcplite-gunicorn", [python, here("mc_client.py")],
+                                       [sys.executable, here("mc_server.py")]),
+        "python-sdk-uvicorn": scaled_out("python-sdk-uvicorn", [peer_python, here("py_client.py")],
+                                         [peer_python, here("py_server.py")]),
         "python-sdk-handshake": sdk_by_era("handshake", "legacy"),
         "python-sdk-modern": sdk_by_era("modern", "2026-07-28"),
         "typescript-sdk": Implementation("typescript-sdk", [node, here("ts_client.mjs")], [node, here("ts_server.mjs")],
@@ -216,6 +237,10 @@ def install_peers(wanted: Sequence[str]) -> Tuple[List[str], List[str]]:
     ready, notes = [], []
     errors: Dict[str, Optional[str]] = {}  # peer -> why it cannot be installed (None: installed)
     for name in wanted:
+        if name == SCALED_MCPLITE and importlib.util.find_spec("gunicorn") is None:
+            print(f"bench: gunicorn is not installed for {sys.executable}: {name} left out", flush=True)
+            notes.append(f"gunicorn (NOT AVAILABLE for {name}: pip install gunicorn)")
+            continue
         peer = PEER_OF.get(name, name)
         if peer not in installs:
             ready.append(name)
@@ -421,6 +446,22 @@ SDK_ERA_WORKLOADS = SESSION_ERA_WORKLOADS = ("stdio",)
 #: What the probe of protocol_version="auto" costs against a server without 2026-07-28: a cold start each way.
 PROBE_WORKLOADS = ("cold start",)
 PROBE_PINNED, PROBE_AUTO = "mcplite-probe-pinned", "mcplite-probe-auto"
+#: The scale-out table's servers: worker processes behind one port, on the stateless HTTP workload only.
+SCALE_WORKERS = 4
+SCALE_WORKLOADS = ("http stateless",)
+SCALED_MCPLITE, SCALED_SDK = "mcplite-gunicorn", "python-sdk-uvicorn"
+#: Its columns: (implementation, heading), in order; and its ratios: (numerator, denominator).
+SCALE_COLUMNS = [("mcplite", "mcplite, 1 process"),
+                 (SCALED_MCPLITE, f"mcplite, gunicorn -w {SCALE_WORKERS} (sync)"),
+                 ("python-sdk", "Python SDK, 1 process"),
+                 (SCALED_SDK, f"Python SDK, uvicorn --workers {SCALE_WORKERS}")]
+SCALE_RATIOS = [(SCALED_MCPLITE, "mcplite"), (SCALED_MCPLITE, SCALED_SDK), ("mcplite", "python-sdk")]
+SCALE_NAMES = {SCALED_MCPLITE, SCALED_SDK}
+#: Printed under the scale-out table: what its figures hold besides the servers' own speed.
+SCALE_NOTE = ("gunicorn's sync workers close the connection after every response (each call pays a TCP connect); "
+              "uvicorn --workers N (0.54) leaves Nagle's algorithm on for the connections its workers accept "
+              "(Kludex/uvicorn#3149), so each keep-alive request after the first waits for a delayed ACK (~40 ms); "
+              "one uvicorn process does not.")
 
 
 class Record:
@@ -510,9 +551,10 @@ SHORT = {"floor": "floor", "mcplite": "mcplite", "mcplite-eras": "mcplite's serv
          "mcplite-probe-auto": "mcplite auto -> legacy-only server",
          "python-sdk": "Python SDK", "typescript-sdk": "TS SDK",
          "python-sdk-handshake": "Python SDK -> mcplite 2025-11-25",
-         "python-sdk-modern": "Python SDK -> mcplite 2026-07-28"}
+         "python-sdk-modern": "Python SDK -> mcplite 2026-07-28",
+         "mcplite-gunicorn": "mcplite gunicorn -w 4", "python-sdk-uvicorn": "Python SDK uvicorn --workers 4"}
 #: The implementations that are a peer's program with another server: the peer they need installed.
-PEER_OF = {"python-sdk-handshake": "python-sdk", "python-sdk-modern": "python-sdk"}
+PEER_OF = {"python-sdk-handshake": "python-sdk", "python-sdk-modern": "python-sdk", "python-sdk-uvicorn": "python-sdk"}
 
 
 class EraSide(NamedTuple):
@@ -646,6 +688,36 @@ def era_table(names: Sequence[str], record: Record) -> Tuple[List[str], List[str
     return markdown(header, rows), missed
 
 
+def scale_table(names: Sequence[str], medians: Dict[str, Dict[str, float]],
+                versions: Dict[str, Dict[str, Set[str]]]) -> List[str]:
+    """The scale-out table (stateless HTTP, several worker processes against one), or nothing when neither
+    scaled-out implementation ran; a ratio is higher-is-faster, its columns' short names in its heading."""
+    if not SCALE_NAMES & set(names):
+        return []
+    columns = [(name, heading) for name, heading in SCALE_COLUMNS if name in names]
+    ratios = [(top, bottom) for top, bottom in SCALE_RATIOS if top in names and bottom in names]
+    header = ["workload (stateless, JSON responses)", "unit", *(heading for _, heading in columns),
+              *(f"{SHORT_SCALE[top]}/{SHORT_SCALE[bottom]}" for top, bottom in ratios)]
+    rows: List[List[str]] = []
+    for row in ROWS:
+        if row.metric not in ("http_json_1", "http_json_8"):
+            continue
+        cells = [row.label, row.unit, *(number(medians[name].get(row.metric), row.unit) for name, _ in columns)]
+        for top, bottom in ratios:
+            ours, theirs = medians[top].get(row.metric), medians[bottom].get(row.metric)
+            cells.append(f"{ours / theirs:.2f}x" if ours is not None and theirs else "-")
+        rows.append(cells)
+    cells = ["protocol revision", "", *(", ".join(sorted(versions[name].get("http stateless", ()))) or "-"
+                                        for name, _ in columns)]
+    rows.append(cells + [""] * (len(header) - len(cells)))
+    return [*markdown(header, rows, text_after=0), "", SCALE_NOTE]
+
+
+#: The scale-out table's short names, for its ratio headings.
+SHORT_SCALE = {"mcplite": "mcplite 1", SCALED_MCPLITE: "mcplite gunicorn", "python-sdk": "SDK 1",
+               SCALED_SDK: "SDK uvicorn"}
+
+
 def probe_lines(names: Sequence[str], medians: Dict[str, Dict[str, float]]) -> List[str]:
     """One sentence: what ``protocol_version="auto"`` adds to a cold start against a legacy-only stdio server,
     beside the round trip of one call (the probe is one request the server refuses)."""
@@ -661,9 +733,10 @@ def probe_lines(names: Sequence[str], medians: Dict[str, Dict[str, float]]) -> L
             f"{auto - pinned:+.1f} ms{trip}."]
 
 
-def markdown(header: List[str], rows: List[List[str]]) -> List[str]:
-    """A Markdown table; the columns between the first two and the last two are numbers (right-aligned)."""
-    numeric = range(2, len(header) - 2)
+def markdown(header: List[str], rows: List[List[str]], text_after: int = 2) -> List[str]:
+    """A Markdown table; the columns between the first two and the last ``text_after`` are numbers
+    (right-aligned)."""
+    numeric = range(2, len(header) - text_after)
     widths = [max(len(cells[column]) for cells in [header, *rows]) for column in range(len(header))]
     rule = "|".join("-" * (width + 1) + (":" if column in numeric else "-") for column, width in enumerate(widths))
     lines = [" | ".join(cell.rjust(width) if column in numeric else cell.ljust(width)
@@ -752,8 +825,12 @@ def main(argv: Sequence[str]) -> int:
         run_rounds([every[name] for name in names], sizes, record)
 
     medians = record.medians()
-    main_names = [name for name in names if name not in ERA_NAMES and name not in (PROBE_PINNED, PROBE_AUTO)]
+    main_names = [name for name in names
+                  if name not in ERA_NAMES and name not in SCALE_NAMES and name not in (PROBE_PINNED, PROBE_AUTO)]
     lines, missed = table(main_names, medians, record.versions)
+    scale = scale_table(names, medians, record.versions)
+    if scale:
+        lines += ["", *scale]
     if any(name in ERA_NAMES for name in names):
         era_lines, era_missed = era_table(names, record)
         lines += ["", *era_lines]
@@ -782,7 +859,7 @@ def main(argv: Sequence[str]) -> int:
     if not args.quick:
         write_results(lines, about, " ".join(["python3 tests/bench/run.py", *argv]))
         print(f"bench: wrote {os.path.relpath(RESULTS, ROOT)}")
-    if any(name in record.failures for name in ("mcplite", "floor", "mcplite-eras")):
+    if any(name in record.failures for name in ("mcplite", "floor", "mcplite-eras", SCALED_MCPLITE)):
         print("bench: FAILED: a workload of mcplite or of the floor failed")
         return 1
     if args.strict and missed:

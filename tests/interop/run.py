@@ -1,6 +1,9 @@
 """Interoperability with the official MCP SDKs: their clients against our server, our client against theirs.
 
     python3 tests/interop/run.py          (from anywhere; CI runs it from the repository root)
+    python3 tests/interop/run.py --install-python-sdk
+                                          only install the Python SDK's venv (below) and exit: .ci/run does it
+                                          before pytest, whose tests/test_deploy_sdk.py drives deployments with it
 
 Installs the official Python SDK (PyPI ``mcp``, in a venv) and TypeScript SDK (npm
 ``@modelcontextprotocol/sdk`` 1.x, and the 2.x ``@modelcontextprotocol/client`` and ``@modelcontextprotocol/server``)
@@ -525,5 +528,18 @@ def main() -> int:
     return 1 if tally.failed else 0
 
 
+def install_python_sdk_only() -> int:
+    """``--install-python-sdk``: make .peers/py hold the pinned ``mcp`` (as `main` would), and nothing else."""
+    os.makedirs(PEERS, exist_ok=True)
+    version = os.environ.get("INTEROP_PY_SDK_VERSION") or PY_SDK_VERSION
+    error, done = install_py_sdk(version)
+    print(f"interop: install python-sdk mcp=={version}: {error or done}", flush=True)
+    return 1 if error else 0
+
+
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--install-python-sdk"]:
+        sys.exit(install_python_sdk_only())
+    if sys.argv[1:]:
+        sys.exit(f"usage: {sys.argv[0]} [--install-python-sdk]")
     sys.exit(main())

@@ -1,10 +1,10 @@
 """Tasks under load, from our own client against our own server: nothing lost, nothing leaked.
 
-- 1,000 tasks started at once from many threads (`Client.start_task`), in memory and over HTTP (the stdlib
-  server), in both forms (the 2026-07-28 extension and 2025-11-25 core tasks): every one ends ``completed``
-  with its own result, while the server's bounded task pool (``task_workers``) never grows past its bound
-  (the tasks queue for a thread). The store is capped at exactly 1,000: every one fits, none is refused, and
-  the 1,001st is refused with the store's clear error (the cap, not the pool, is what refuses).
+- 1,000 tasks started at once from 20 threads sharing 4 clients (`Client.start_task`), in memory and over
+  HTTP (the stdlib server), in both forms (the 2026-07-28 extension and 2025-11-25 core tasks): every one ends
+  ``completed`` with its own result, while the server's bounded task pool (``task_workers``) never grows past
+  its bound (the tasks queue for a thread). The store is capped at exactly 1,000: every one fits, none is
+  refused, and the 1,001st is refused with the store's clear error (the cap, not the pool, is what refuses).
 - Cancellation racing completion: tasks cancelled at random moments while they finish. Each ends in exactly
   one terminal state, the one the client saw (``completed`` with its own result, or ``cancelled``), the store
   agrees and never changes its mind, none is lost, and the threads of the run are gone once it is closed.
@@ -16,7 +16,7 @@ import random
 import sys
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
@@ -36,6 +36,7 @@ CORE = "2025-11-25"
 WIRES = [("memory", MODERN), ("memory", CORE), ("http", MODERN), ("http", CORE)]
 TASKS = 1000
 THREADS = 20
+CLIENTS = 4  # the threads share them: several at once on each connection, several connections
 WORKERS = 4  # the server's task pool: far fewer threads than tasks, so most of them queue
 
 
@@ -44,16 +45,16 @@ def pool_threads() -> List[threading.Thread]:
 
 
 @contextmanager
-def connected(wire: str, version: str, server: Any) -> Iterator[Client]:
-    """Our client on ``server``, in memory or over HTTP; the server's task pool is stopped afterwards."""
+def connected(wire: str, version: str, server: Any) -> Iterator[List[Client]]:
+    """`CLIENTS` clients of ours on ``server``, in memory or over HTTP (a session each); the server's task pool
+    is stopped afterwards."""
     try:
-        if wire == "memory":
-            with Client(server, protocol_version=version, timeout=WAIT) as client:
-                yield client
-        else:
-            with serving(server) as http:
-                with Client(http.url, protocol_version=version, timeout=WAIT) as client:
-                    yield client
+        with ExitStack() as stack:
+            if wire == "memory":
+                targets: List[Any] = [server] * CLIENTS
+            else:
+                targets = [stack.enter_context(serving(server)).url] * CLIENTS
+            yield [stack.enter_context(Client(target, protocol_version=version, timeout=WAIT)) for target in targets]
     finally:
         server.close_tasks()
 
@@ -78,9 +79,9 @@ def test_a_thousand_concurrent_tasks_all_complete_with_their_own_results(wire: s
     server = tasks_server.build(task_workers=WORKERS, task_poll_interval_ms=20,
                                 task_store=MemoryTaskStore(max_tasks=TASKS))
     peak = [0]
-    with no_thread_left(), connected(wire, version, server) as client:
+    with no_thread_left(), connected(wire, version, server) as clients:
         def start(first: int) -> List[Tuple[int, Task]]:
-            started = []
+            started, client = [], clients[first % CLIENTS]
             for n in range(first, TASKS, THREADS):
                 started.append((n, client.start_task("quick", {"n": n})))
                 peak[0] = max(peak[0], len(pool_threads()))
@@ -102,7 +103,7 @@ def test_a_thousand_concurrent_tasks_all_complete_with_their_own_results(wire: s
         assert 1 <= peak[0] <= WORKERS and len(pool_threads()) <= WORKERS  # bounded: the rest queued
         wait_until(lambda: server.tasks.running() == 0)
         with pytest.raises(RemoteError, match=f"{TASKS} tasks, its limit"):
-            client.start_task("quick", {"n": TASKS})
+            clients[0].start_task("quick", {"n": TASKS})
 
 
 RACERS = 300
@@ -113,10 +114,10 @@ def test_cancels_racing_completion_settle_each_task_once_as_the_client_saw_it(wi
     server = tasks_server.build(task_workers=WORKERS, task_poll_interval_ms=20)
     chance = random.Random(2663)
     plans = [(n, chance.uniform(0, 0.02), chance.uniform(0, 0.03)) for n in range(RACERS)]
-    with no_thread_left(), connected(wire, version, server) as client:
+    with no_thread_left(), connected(wire, version, server) as clients:
         def race(plan: Tuple[int, float, float]) -> Tuple[int, float, Task, str]:
             n, seconds, cancel_after = plan
-            task = client.start_task("sleepy", {"seconds": seconds})
+            task = clients[n % CLIENTS].start_task("sleepy", {"seconds": seconds})
             time.sleep(cancel_after)  # a random moment: before, during or after the handler's end
             task.cancel()
             status = task.wait(WAIT)

@@ -434,3 +434,50 @@ def test_a_task_belongs_to_the_principal_that_created_it() -> None:
         assert poll(wire, task_id, ended)["status"] == "completed"
     finally:
         wire.close()
+
+
+class CancelAfterTheHandler(MemoryTaskStore):
+    """A store that lets a task's handler settle the task before a ``tasks/cancel`` settles it, if the handler
+    can: the cancel's update (from a request thread) waits, at most `GRACE` s, for the handler's last one."""
+
+    GRACE = 0.5
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.handler_ended = threading.Event()
+
+    def update(self, task_id: str, change: Callable[[Any], Any], now: float) -> Any:
+        on_pool = threading.current_thread().name.startswith("mcplite-task")
+        if not on_pool:
+            self.handler_ended.wait(self.GRACE)
+        record = super().update(task_id, change, now)
+        if on_pool and record is not None and record.terminal:
+            self.handler_ended.set()
+        return record
+
+
+@pytest.mark.parametrize("version", ["extension", "core"])
+def test_a_handler_that_sees_the_cancel_cannot_complete_the_task_first(version: str) -> None:
+    """The cancel settles the task before the handler hears of it: what a handler returns once cancelled (sleepy's
+    "stopped") never becomes the result of a task that then reads completed (a race a stress test found)."""
+    store = CancelAfterTheHandler()
+    server = tasks_server.build(task_store=store)
+    wire = Memory(server)
+    try:
+        if version == "extension":
+            task_id = created(call(wire, "sleepy", {"seconds": WAIT}))
+        else:
+            wire.peer.initialize("2025-11-25")
+            task_id = result(wire.peer.request(10 ** 6, "tools/call", {"name": "sleepy", "arguments": {
+                "seconds": WAIT}, "task": {}}))["task"]["taskId"]
+        wait_until(lambda: server.tasks.store.get(task_id, time.time()).status_message == "halfway")
+        if version == "extension":
+            result(wire("tasks/cancel", {"taskId": task_id}, TASKS))
+        else:
+            assert result(wire.peer.request(10 ** 6 + 1, "tasks/cancel", {"taskId": task_id}))["status"] == "cancelled"
+        assert server.saw_cancel.wait(WAIT)  # type: ignore[attr-defined]
+        wait_until(lambda: server.tasks.running() == 0)
+        final = server.tasks.store.get(task_id, time.time())
+        assert final.status == "cancelled" and final.result is None, final
+    finally:
+        wire.close()

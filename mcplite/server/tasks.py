@@ -259,13 +259,16 @@ class TaskManager:
         """Cancel the task (``tasks/cancel``): ``cancelled`` at once unless it already ended; its handler sees
         ``ctx.cancelled`` (and one waiting for input is unwound)."""
         self.find(task_id, owner)
-        with self._lock:
-            live = self._live.get(task_id)
-        if live is not None:
-            live.cancelled.set()
         changed = self._change(task_id, lambda r: states.cancel(r, now=self.clock()))
         if changed is None:
             raise states.unknown_task(task_id)
+        # The flag only once the store says cancelled: a handler that saw it first could return (what it makes
+        # of a cancel) and settle the task completed before this cancel did, which would then find it ended.
+        with self._lock:
+            live = self._live.get(task_id)
+        if live is not None and changed.status == states.CANCELLED:
+            live.cancelled.set()
+            live.notify()  # a handler parked for input was woken by the change before the flag: again, with it
         return changed
 
     def wait_ended(self, task_id: str, owner: Optional[str], timeout: float) -> states.TaskRecord:

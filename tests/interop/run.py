@@ -4,6 +4,7 @@
     python3 tests/interop/run.py --install-python-sdk
                                           only install the Python SDK's venv (below) and exit: .ci/run does it
                                           before pytest, whose tests/test_deploy_sdk.py drives deployments with it
+    python3 tests/interop/run.py tasks    (only the tasks legs of task_legs.py, and the peers they need)
 
 Installs the official Python SDK (PyPI ``mcp``, in a venv) and TypeScript SDK (npm
 ``@modelcontextprotocol/sdk`` 1.x, and the 2.x ``@modelcontextprotocol/client`` and ``@modelcontextprotocol/server``)
@@ -29,6 +30,10 @@ Streamable HTTP and the legacy HTTP+SSE transport (`TRANSPORTS`):
                                    with its own checks: everything_client.py, everything.json)
     MCP Inspector CLI           -> mcplite server (inspector.py: @modelcontextprotocol/inspector --cli, one
                                    invocation per check)
+    typescript-sdk (tasks) client -> mcplite server (examples/everything_server.py; task_legs.py,
+                                   ts_tasks_client.mjs: the 1.x SDK's experimental tasks API, 2025-11-25 tasks)
+    mcplite CLI                 -> server-everything: ``python -m mcplite call simulate-research-query`` runs
+                                   its task to the report (task_legs.py)
     mcplite (auto) client       -> the reference time server, PyPI ``mcp-server-time`` in the Python SDK's venv,
                                    over stdio (server_time.py, time_client.py: its two tools' answers)
 
@@ -474,7 +479,12 @@ def run_pair(tally: Tally, transport: str, client: Side, server: Side, checks: L
     print(f"     {label}: {time.monotonic() - started:.1f} s", flush=True)
 
 
-def main() -> int:
+def main(argv: List[str]) -> int:
+    """Every pair, or with ``tasks`` only the tasks legs (task_legs.py) and the peers they need."""
+    if argv not in ([], ["tasks"]):
+        print(f"usage: {sys.argv[0]} [tasks | --install-python-sdk]", file=sys.stderr)
+        return 2
+    only_tasks = argv == ["tasks"]
     started = time.monotonic()
     tally = Tally()
     os.makedirs(PEERS, exist_ok=True)
@@ -487,11 +497,17 @@ def main() -> int:
                  ts2_version))
     peers = []
     for name, package, install, version in installs:
+        if only_tasks and name != "typescript-sdk":
+            continue
         error, done = install(version)
         tally.record(error is None, f"install {name} {package}", error or done)
         if error is None:
             peers.append(name)
 
+    import task_legs  # (imported here, as everything below)
+    if only_tasks:
+        task_legs.run(tally, peers)
+        return finish(tally, started)
     every = sides()
     ours = every["mcplite"]
     modern = expect_modern()
@@ -523,6 +539,12 @@ def main() -> int:
     if "python-sdk" in peers:  # the time server runs in the Python SDK's venv
         import server_time
         server_time.run(tally, py_version)
+    task_legs.run(tally, peers)
+    return finish(tally, started)
+
+
+def finish(tally: Tally, started: float) -> int:
+    """Print the run's time and tally; the exit status (1 if anything failed)."""
     print(f"interop: took {time.monotonic() - started:.1f} s", flush=True)
     print(f"interop: {tally.passed} passed, {tally.failed} failed, {tally.skipped} skipped", flush=True)
     return 1 if tally.failed else 0
@@ -540,6 +562,4 @@ def install_python_sdk_only() -> int:
 if __name__ == "__main__":
     if sys.argv[1:] == ["--install-python-sdk"]:
         sys.exit(install_python_sdk_only())
-    if sys.argv[1:]:
-        sys.exit(f"usage: {sys.argv[0]} [--install-python-sdk]")
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

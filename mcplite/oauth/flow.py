@@ -436,7 +436,9 @@ class BaseOAuth(abc.ABC):
         binding.metadata = metadata
         binding.legacy_defaults = legacy
         binding.resource = resource
-        binding.resource_scopes = [s for s in resource_scopes or [] if isinstance(s, str)]
+        # Anything but a list (a number, a string) says nothing usable about scopes: ignored, not fatal.
+        binding.resource_scopes = [s for s in resource_scopes if isinstance(s, str)] \
+            if isinstance(resource_scopes, list) else []
 
     def _discovery_request(self, url: str) -> HTTPRequest:
         # MCP-Protocol-Version on discovery: SHOULD in 2025-03-26, and harmless everywhere else.

@@ -247,6 +247,36 @@ def test_resource_metadata_scopes_supported_that_is_not_a_list_is_ignored(scopes
     assert call(canned_oauth(), network, MCP).status == 200
 
 
+@pytest.mark.parametrize("member", ["token_endpoint_auth_methods_supported", "dpop_signing_alg_values_supported",
+                                    "scopes_supported", "grant_types_supported"])
+@pytest.mark.parametrize("value", [5, 1.5, True, "none", {"a": 1}])
+def test_authorization_server_metadata_lists_of_the_wrong_type_are_ignored(member: str, value: Any) -> None:
+    # Found by oauth-fuzz: `method in supported` raised TypeError for a number where a list belongs.
+    network = canned_deployment(**{member: value})
+    assert call(canned_oauth(), network, MCP).status == 200
+
+
+@pytest.mark.parametrize("url", UNUSABLE_URLS)
+@pytest.mark.parametrize("member", ["authorization_endpoint", "token_endpoint"])
+def test_authorization_server_metadata_with_an_unusable_endpoint_is_refused(member: str, url: str) -> None:
+    # Found by oauth-fuzz: a bad port or an unclosed IPv6 bracket raised ValueError, not AuthError.
+    network = canned_deployment(**{member: url})
+    with pytest.raises(AuthError, match=member):
+        call(canned_oauth(), network, MCP)
+    assert all(sendable(request.url) for request in network.requests), network.calls()
+
+
+def test_resource_metadata_scopes_that_are_no_scope_tokens_are_not_requested() -> None:
+    # Found by oauth-fuzz: a lone surrogate among scopes_supported went into the token request's form, and
+    # encoding it raised UnicodeEncodeError.
+    network = canned_deployment()
+    network.routes[("GET", PRM_HEADER_URL)] = json_response(
+        200, {"resource": MCP, "authorization_servers": [ISSUER], "scopes_supported": ["\ud83d", "a b", "mcp"]})
+    authorize = CountingAuthorize(redirect_back())
+    assert call(canned_oauth(authorize=authorize), network, MCP).status == 200
+    assert authorize.scopes() == ["mcp"]
+
+
 def test_no_authorization_server_metadata_anywhere_is_an_error() -> None:
     network = canned_deployment()
     del network.routes[("GET", "https://auth.example.com/tenant1/.well-known/openid-configuration")]

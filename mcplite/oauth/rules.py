@@ -222,6 +222,29 @@ def check_protected_resource_metadata(document: Mapping[str, Any], server_url: s
                         "an http(s) URL; refusing to use it")
 
 
+#: Authorization server metadata members that are lists of strings (RFC 8414 §2, RFC 9449 §5.1).
+METADATA_LIST_MEMBERS = (
+    "scopes_supported", "response_types_supported", "grant_types_supported", "token_endpoint_auth_methods_supported",
+    "token_endpoint_auth_signing_alg_values_supported", "code_challenge_methods_supported",
+    "dpop_signing_alg_values_supported",
+)
+
+
+def without_malformed_lists(metadata: Mapping[str, Any]) -> Dict[str, Any]:
+    """``metadata`` with each of `METADATA_LIST_MEMBERS` that is not a list dropped (as if absent) and the
+    others reduced to their strings: what follows tests membership (``"none" in supported``), which a number
+    or a string in their place would break or fool."""
+    usable = dict(metadata)
+    for name in METADATA_LIST_MEMBERS:
+        if name in usable:
+            value = usable[name]
+            if isinstance(value, list):
+                usable[name] = [item for item in value if isinstance(item, str)]
+            else:
+                del usable[name]
+    return usable
+
+
 def check_metadata_issuer(metadata: Mapping[str, Any], issuer: str) -> None:
     """The metadata ``issuer`` must be identical to the issuer its URL was built from (RFC 8414 §3.3; MCP
     2026-07-28 authorization-server-discovery.mdx). Otherwise another server could pose as this one.

@@ -923,3 +923,30 @@ def test_real_server_cancel_reaches_the_handler(real_server):
         assert pending.cancel("changed my mind")
         assert real_server.events["cancelled"].wait(WAIT)
         assert text_of(client.call_tool("add", {"a": 1, "b": 1})) == "2"
+
+
+class InvalidInitializeAnswerServer(bs.MCPServer):
+    """Answers ``initialize`` with a JSON value that is no JSON-RPC message (``{}``), as a misconfigured
+    proxy or authorization front end might."""
+
+    def initialize(self, ex: bs.Exchange) -> None:
+        ex.send(200, b"{}", "application/json")
+
+
+def test_an_invalid_answer_to_initialize_is_an_error_not_a_deadlock() -> None:
+    # Found by the reliability suite's oauth-fuzz: the client answers an invalid message with an error, and
+    # that reply was sent from inside the first send, which holds the lock that chooses the transport mode:
+    # the thread waited on its own lock for ever. The reply cannot go anywhere before a session exists.
+    outcome: "queue.Queue[BaseException]" = queue.Queue()
+
+    def connect(url: str) -> None:
+        try:
+            with Client(url, timeout=1.0, protocol_version="2025-11-25"):
+                pass
+        except BaseException as exc:  # noqa: BLE001  (the test inspects it)
+            outcome.put(exc)
+
+    with InvalidInitializeAnswerServer() as server:
+        threading.Thread(target=connect, args=(server.url,), daemon=True).start()
+        raised = outcome.get(timeout=WAIT)
+    assert isinstance(raised, HTTPError) and "no response to request" in str(raised), repr(raised)

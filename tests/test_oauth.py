@@ -198,6 +198,85 @@ def test_resource_metadata_without_authorization_servers_is_refused() -> None:
         call(canned_oauth(), network, MCP)
 
 
+UNUSABLE_URLS = ["https://api.example.com/\ud800", "https://api.example.com/\u00e9", "//api.example.com/prm",
+                 "not a url", "ftp://api.example.com/prm", "https://[::1", "https://api.example.com:99999/prm",
+                 "https://api.example.com/a b"]
+
+
+def sendable(url: str) -> bool:
+    """What a request line can carry: an http(s) URL in visible ASCII, with a host and a valid port."""
+    if not (url.isascii() and url.isprintable() and " " not in url):
+        return False
+    try:
+        parts = urlsplit(url)
+        parts.port
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
+
+
+@pytest.mark.parametrize("url", UNUSABLE_URLS)
+def test_an_unusable_resource_metadata_url_in_the_challenge_is_never_requested(url: str) -> None:
+    # Found by the reliability suite's oauth-fuzz: such a URL went on a request line as it was, and the HTTP
+    # transport raised UnicodeEncodeError or ValueError, not an MCPError.
+    network = canned_deployment()
+    network.routes[("POST", MCP)] = protected_mcp(challenge=f'Bearer resource_metadata="{url}"')
+    network.routes[("GET", "https://api.example.com/.well-known/oauth-protected-resource/v1/mcp")] = (
+        network.routes.pop(("GET", PRM_HEADER_URL)))
+    assert call(canned_oauth(), network, MCP).status == 200
+    assert all(sendable(request.url) for request in network.requests), network.calls()
+
+
+@pytest.mark.parametrize("url", UNUSABLE_URLS)
+@pytest.mark.parametrize("member", ["authorization_servers", "resource"])
+def test_resource_metadata_naming_an_unusable_url_is_refused(member: str, url: str) -> None:
+    network = canned_deployment()
+    document = {"resource": MCP, "authorization_servers": [ISSUER]}
+    document[member] = [url] if member == "authorization_servers" else url
+    network.routes[("GET", PRM_HEADER_URL)] = json_response(200, document)
+    with pytest.raises(AuthError, match=member):
+        call(canned_oauth(), network, MCP)
+    assert all(sendable(request.url) for request in network.requests), network.calls()
+
+
+@pytest.mark.parametrize("scopes", [5, "mcp", {"a": 1}, None, True])
+def test_resource_metadata_scopes_supported_that_is_not_a_list_is_ignored(scopes: Any) -> None:
+    network = canned_deployment()
+    network.routes[("GET", PRM_HEADER_URL)] = json_response(
+        200, {"resource": MCP, "authorization_servers": [ISSUER], "scopes_supported": scopes})
+    assert call(canned_oauth(), network, MCP).status == 200
+
+
+@pytest.mark.parametrize("member", ["token_endpoint_auth_methods_supported", "dpop_signing_alg_values_supported",
+                                    "scopes_supported", "grant_types_supported"])
+@pytest.mark.parametrize("value", [5, 1.5, True, "none", {"a": 1}])
+def test_authorization_server_metadata_lists_of_the_wrong_type_are_ignored(member: str, value: Any) -> None:
+    # Found by oauth-fuzz: `method in supported` raised TypeError for a number where a list belongs.
+    network = canned_deployment(**{member: value})
+    assert call(canned_oauth(), network, MCP).status == 200
+
+
+@pytest.mark.parametrize("url", UNUSABLE_URLS)
+@pytest.mark.parametrize("member", ["authorization_endpoint", "token_endpoint"])
+def test_authorization_server_metadata_with_an_unusable_endpoint_is_refused(member: str, url: str) -> None:
+    # Found by oauth-fuzz: a bad port or an unclosed IPv6 bracket raised ValueError, not AuthError.
+    network = canned_deployment(**{member: url})
+    with pytest.raises(AuthError, match=member):
+        call(canned_oauth(), network, MCP)
+    assert all(sendable(request.url) for request in network.requests), network.calls()
+
+
+def test_resource_metadata_scopes_that_are_no_scope_tokens_are_not_requested() -> None:
+    # Found by oauth-fuzz: a lone surrogate among scopes_supported went into the token request's form, and
+    # encoding it raised UnicodeEncodeError.
+    network = canned_deployment()
+    network.routes[("GET", PRM_HEADER_URL)] = json_response(
+        200, {"resource": MCP, "authorization_servers": [ISSUER], "scopes_supported": ["\ud83d", "a b", "mcp"]})
+    authorize = CountingAuthorize(redirect_back())
+    assert call(canned_oauth(authorize=authorize), network, MCP).status == 200
+    assert authorize.scopes() == ["mcp"]
+
+
 def test_no_authorization_server_metadata_anywhere_is_an_error() -> None:
     network = canned_deployment()
     del network.routes[("GET", "https://auth.example.com/tenant1/.well-known/openid-configuration")]

@@ -13,7 +13,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Generator, List, Mapping, Optional, Sequence, Tuple, Union
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode
 
 from ..errors import AuthError
 from ..protocol import json_text
@@ -33,11 +33,13 @@ from .rules import (
     check_legacy_metadata_issuer,
     check_metadata_issuer,
     check_protected_resource_metadata,
+    is_http_url,
     legacy_default_endpoints,
     legacy_metadata_url,
     origin_of,
     protected_resource_metadata_urls,
     select_scopes,
+    without_malformed_lists,
 )
 from .storage import MemoryTokenStorage, TokenStorage
 
@@ -97,8 +99,7 @@ def endpoint_of(metadata: Mapping[str, Any], name: str, owner: str) -> str:
     value = metadata.get(name)
     if not isinstance(value, str):
         raise AuthError(f"{owner} has no {name}")
-    parts = urlsplit(value) if is_visible_ascii(value) else None
-    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
+    if not is_http_url(value):
         raise AuthError(f"{owner} gives a {name} that is not an http(s) URL: {_clip(value)!r}")
     return value
 
@@ -436,7 +437,10 @@ class BaseOAuth(abc.ABC):
         binding.metadata = metadata
         binding.legacy_defaults = legacy
         binding.resource = resource
-        binding.resource_scopes = [s for s in resource_scopes or [] if isinstance(s, str)]
+        # Anything but a list (a number, a string) says nothing usable about scopes: ignored, not fatal.
+        # Only scope tokens (RFC 6749 §3.3: visible ASCII, no space) can go into a request.
+        binding.resource_scopes = [s for s in resource_scopes if isinstance(s, str) and s and is_visible_ascii(s)] \
+            if isinstance(resource_scopes, list) else []
 
     def _discovery_request(self, url: str) -> HTTPRequest:
         # MCP-Protocol-Version on discovery: SHOULD in 2025-03-26, and harmless everywhere else.
@@ -474,7 +478,7 @@ class BaseOAuth(abc.ABC):
             document = yield from self._get_json(url, problems)
             if document is not None:
                 check_metadata_issuer(document, issuer)
-                return document
+                return without_malformed_lists(document)
         raise AuthError(f"no authorization server metadata found for {issuer}"
                         + (f" ({'; '.join(problems)})" if problems else ""))
 
@@ -492,7 +496,7 @@ class BaseOAuth(abc.ABC):
                 f"{server_url} has no protected resource metadata, and {legacy_metadata_url(server_url)} "
                 f"answered HTTP {response.status}" + (f" with a body that is {problem}" if problem else "")
             )
-        return check_legacy_metadata_issuer(document, server_url), document, False
+        return check_legacy_metadata_issuer(document, server_url), without_malformed_lists(document), False
 
     # -- the token endpoint -------------------------------------------------------------------------
 

@@ -130,15 +130,29 @@ def resource_matches(metadata_resource: str, server_url: str) -> bool:
     return path == prefix or path.startswith(prefix + "/")
 
 
+def is_http_url(value: Any) -> bool:
+    """True for an absolute http(s) URL with a host and a valid port, in visible ASCII: what can go on a
+    request line as it is. URLs taken from what servers send are checked with it before they are requested."""
+    if not isinstance(value, str) or not (value.isascii() and value.isprintable()) or " " in value:
+        return False
+    try:
+        parts = urlsplit(value)
+        parts.port  # raises ValueError for a port that is not a number in range
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
+
+
 def protected_resource_metadata_urls(server_url: str, challenge_url: Optional[str] = None) -> List[str]:
     """Where to look for RFC 9728 protected resource metadata, in order.
 
-    1. ``resource_metadata`` from the 401's ``WWW-Authenticate`` (2025-06-18 on);
+    1. ``resource_metadata`` from the 401's ``WWW-Authenticate`` (2025-06-18 on), unless it is no http(s)
+       URL (`is_http_url`): then it is skipped like an absent one;
     2. the path-specific well-known URL, when the server URL has a path (2025-11-25 on);
     3. the root well-known URL (2025-11-25 on).
     """
     origin, path = origin_of(server_url), path_of(server_url)
-    candidates = [challenge_url] if challenge_url else []
+    candidates = [challenge_url] if challenge_url is not None and is_http_url(challenge_url) else []
     if path:
         candidates.append(f"{origin}/.well-known/oauth-protected-resource{path}")
     candidates.append(f"{origin}/.well-known/oauth-protected-resource")
@@ -189,11 +203,12 @@ def check_protected_resource_metadata(document: Mapping[str, Any], server_url: s
     """Refuse protected resource metadata that is not about this server or names no authorization server.
 
     Raises:
-        AuthError: ``resource`` missing or not matching the server (RFC 9728 §3.3, RFC 8707), or an empty
-        ``authorization_servers`` (2025-06-18: MUST list at least one).
+        AuthError: ``resource`` missing or not matching the server (RFC 9728 §3.3, RFC 8707), an empty
+        ``authorization_servers`` (2025-06-18: MUST list at least one), or one listed that is not an http(s)
+        URL (`is_http_url`; its metadata URLs are built from it).
     """
     resource = document.get("resource")
-    if not isinstance(resource, str) or not resource_matches(resource, server_url):
+    if not isinstance(resource, str) or not is_http_url(resource) or not resource_matches(resource, server_url):
         raise AuthError(
             f"protected resource metadata is for {resource!r}, not {canonical_resource_uri(server_url)}; "
             "refusing to use it"
@@ -201,6 +216,33 @@ def check_protected_resource_metadata(document: Mapping[str, Any], server_url: s
     servers = document.get("authorization_servers")
     if not isinstance(servers, list) or not servers or not all(isinstance(s, str) for s in servers):
         raise AuthError("protected resource metadata lists no authorization_servers")
+    unusable = next((s for s in servers if not is_http_url(s)), None)
+    if unusable is not None:
+        raise AuthError(f"protected resource metadata lists authorization_servers {unusable[:80]!r}, which is not "
+                        "an http(s) URL; refusing to use it")
+
+
+#: Authorization server metadata members that are lists of strings (RFC 8414 §2, RFC 9449 §5.1).
+METADATA_LIST_MEMBERS = (
+    "scopes_supported", "response_types_supported", "grant_types_supported", "token_endpoint_auth_methods_supported",
+    "token_endpoint_auth_signing_alg_values_supported", "code_challenge_methods_supported",
+    "dpop_signing_alg_values_supported",
+)
+
+
+def without_malformed_lists(metadata: Mapping[str, Any]) -> Dict[str, Any]:
+    """``metadata`` with each of `METADATA_LIST_MEMBERS` that is not a list dropped (as if absent) and the
+    others reduced to their strings: what follows tests membership (``"none" in supported``), which a number
+    or a string in their place would break or fool."""
+    usable = dict(metadata)
+    for name in METADATA_LIST_MEMBERS:
+        if name in usable:
+            value = usable[name]
+            if isinstance(value, list):
+                usable[name] = [item for item in value if isinstance(item, str)]
+            else:
+                del usable[name]
+    return usable
 
 
 def check_metadata_issuer(metadata: Mapping[str, Any], issuer: str) -> None:

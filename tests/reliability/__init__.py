@@ -10,7 +10,7 @@ makes the same input, so a failure reproduces with the ``--only NAME --seed N`` 
 Modules: `harness` (settings, results, server processes, /proc readings), `frames` (seeded hostile input),
 `rawhttp` (HTTP by hand over raw sockets), `chaos` (the fault-injecting TCP proxy), `server` (the fixture
 server the scenarios run), `hostile_peer` (a stdio server that answers with hostile output), and the
-scenarios: `fuzz_stdio`, `fuzz_http`, `client_fuzz`, `resume`, `load`, `sessions`, `drain`, `death`,
+scenarios: `fuzz_stdio`, `fuzz_http`, `client_fuzz`, `oauth_fuzz`, `resume`, `load`, `sessions`, `drain`, `death`,
 `restart`, `churn`, `soak` (with the slow client) and `processes`. pytest does not collect this package
 (``tests/test_reliability.py`` checks its parts cheaply).
 """

@@ -9,12 +9,27 @@ import traceback
 from typing import List, Optional
 
 # The scenario modules register their scenarios when imported.
-from . import churn, client_fuzz, death, drain, fuzz_http, fuzz_stdio, load, processes, restart, resume, sessions, soak  # noqa: F401
+from . import (  # noqa: F401
+    churn,
+    client_fuzz,
+    death,
+    drain,
+    fuzz_http,
+    fuzz_stdio,
+    load,
+    oauth_fuzz,
+    processes,
+    restart,
+    resume,
+    sessions,
+    soak,
+)
 from .harness import SCENARIOS, Result, Run, Scenario
 
 #: The order scenarios run in: the fuzzers first (the cheapest way to find a crash), then faults, load,
 #: abandoned state, churn, and the two that take longest.
-RUN_ORDER = ("stdio-fuzz", "http-fuzz", "client-fuzz-stdio", "client-fuzz-http", "sse-resume", "http-load",
+RUN_ORDER = ("stdio-fuzz", "http-fuzz", "client-fuzz-stdio", "client-fuzz-http", "oauth-fuzz",
+             "sse-resume", "http-load",
              "stdio-load", "idle-sessions", "abandoned-streams", "sigterm-drain", "peer-death", "server-restart",
              "cancel-stdio", "cancel-http", "soak", "spawn-close", "slow-client")
 

@@ -28,7 +28,7 @@ import threading
 from typing import TYPE_CHECKING, Any, Dict, Hashable, Optional, Union
 
 from ..._log import log
-from ...errors import ConnectionClosed, HTTPError, MCPError
+from ...errors import ConnectionClosed, HTTPError, MCPError, TransportError
 from ...protocol.http_rules import Route
 from ...protocol.jsonrpc import InvalidMessage, encode_bytes
 from .. import MessageSink, Transport, deliver_invalid
@@ -125,6 +125,10 @@ class HTTPClientTransport(Transport):
         self._mode: Union[StreamableHTTP, LegacySSE, None] = None  # chosen by the first handshake-era send
         self._modern: Optional[StreamableHTTP] = None  # carries the 2026-07-28 messages; made by the first
         self._mode_lock = threading.Lock()  # serialises that choice
+        #: The thread that holds `_mode_lock` to send the first message (0: none). Delivering the answer to
+        #: that message can make the session send a reply (to an invalid message) on the same thread, which
+        #: must fail at once rather than wait on the lock its own thread holds.
+        self._opening_thread = 0
         self._lock = threading.Lock()  # guards _closed and _lost
         self._closed = False
         self._lost = False
@@ -188,9 +192,15 @@ class HTTPClientTransport(Transport):
             return
         mode = self._mode
         if mode is None:
+            if self._opening_thread == threading.get_ident():
+                raise TransportError("cannot send while the first exchange is still being answered")
             with self._mode_lock:
                 if self._mode is None:
-                    self._open(message, body, route)
+                    self._opening_thread = threading.get_ident()
+                    try:
+                        self._open(message, body, route)
+                    finally:
+                        self._opening_thread = 0
                     return
                 mode = self._mode
         mode.send(message, body, route)

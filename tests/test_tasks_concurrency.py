@@ -82,6 +82,7 @@ def test_a_thousand_concurrent_tasks_all_complete_with_their_own_results(wire: s
     server = tasks_server.build(task_workers=WORKERS, task_poll_interval_ms=20,
                                 task_store=MemoryTaskStore(max_tasks=TASKS))
     peak = [0]
+    earlier = set(pool_threads())
     with no_thread_left(), connected(wire, version, server) as clients:
         def start(first: int) -> List[Tuple[int, Task]]:
             started, client = [], clients[first % CLIENTS]

@@ -30,7 +30,8 @@ def write(path: Path, text: Any) -> Path:
     if isinstance(text, bytes):
         path.write_bytes(text)
     else:
-        path.write_text(text, encoding="utf-8", newline="")
+        with path.open("w", encoding="utf-8", newline="") as file:  # (write_text takes newline= from 3.10 on)
+            file.write(text)
     return path
 
 

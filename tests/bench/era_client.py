@@ -91,30 +91,6 @@ class TemplatePipe(Pipe):
         self.writer.write((CALL_TEMPLATES[self.era] % (i + 1, a, b)).encode())  # type: ignore[union-attr]
         self.writer.flush()  # type: ignore[union-attr]
 
-    def call(self, i: int) -> None:
-        self.send_call(i)
-        self.check(i, self.receive())
-
-    def pipelined_raw(self, count: int) -> Timed:
-        """`Pipe.pipelined_raw`, its requests written from the template."""
-        sent: Dict[int, float] = {}
-        latencies: List[float] = []
-        clock = time.perf_counter
-        started = clock()
-        for i in range(min(workload.WINDOW, count)):
-            sent[i] = clock()
-            self.send_call(i)
-        for answered in range(count):
-            response = self.receive()
-            i = response["id"] - 1
-            latencies.append(clock() - sent.pop(i))
-            self.check(i, response)
-            following = answered + workload.WINDOW
-            if following < count:
-                sent[following] = clock()
-                self.send_call(following)
-        return latencies, clock() - started
-
 
 class ModernPipe(TemplatePipe):
     era = "modern"

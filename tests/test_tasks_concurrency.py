@@ -82,11 +82,6 @@ def store_status(server: Any, task: Task) -> str:
 
 @pytest.mark.parametrize("wire,version", WIRES, ids=lambda value: str(value))
 def test_a_thousand_concurrent_tasks_all_complete_with_their_own_results(wire: str, version: str) -> None:
-    if wire == "http" and sys.version_info < (3, 11):
-        # Seen on 3.9 on 2026-11-26: over HTTP the thousand tasks did not finish within 60 s (on 3.11: about
-        # 5 s), as gunicorn's sync workers under 3.9 spent a minute in the kernel for 1,000 calls. Not
-        # understood yet: followed up in the next session rather than hidden in a longer timeout.
-        pytest.skip("1,000 tasks over HTTP stall on Python < 3.11: under investigation (see the comment)")
     server = tasks_server.build(task_workers=WORKERS, task_poll_interval_ms=20,
                                 task_store=MemoryTaskStore(max_tasks=TASKS))
     peak = [0]
@@ -123,8 +118,6 @@ RACERS = 300
 
 @pytest.mark.parametrize("wire,version", WIRES, ids=lambda value: str(value))
 def test_cancels_racing_completion_settle_each_task_once_as_the_client_saw_it(wire: str, version: str) -> None:
-    if wire == "http" and sys.version_info < (3, 11):
-        pytest.skip("tasks over HTTP stall on Python < 3.11: under investigation (see the test above)")
     server = tasks_server.build(task_workers=WORKERS, task_poll_interval_ms=20)
     chance = random.Random(2663)
     plans = [(n, chance.uniform(0, 0.02), chance.uniform(0, 0.03)) for n in range(RACERS)]

@@ -9,7 +9,7 @@ from typing import Any, Callable, Optional
 from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import TransportError
-from ..transports.http_messages import AuthFlow, HTTPRequest, HTTPResponse, lower_case_headers
+from ..transports.http_messages import AuthFlow, HTTPRequest, HTTPResponse, lower_case_headers, read_at_most
 
 __all__ = ["drive", "send_with_http_client", "DEFAULT_MAX_BODY_SIZE"]
 
@@ -76,7 +76,7 @@ def send_with_http_client(
     try:
         connection.request(request.method, target, body=request.body, headers=dict(request.headers))
         raw = connection.getresponse()
-        body = raw.read(max_body_size + 1)  # one byte more than allowed tells a body that is too long
+        body = read_at_most(raw, max_body_size + 1)  # one byte more than allowed tells a body that is too long
         declared = raw.getheader("Content-Length") or ""
         if declared.isdigit() and len(body) < min(int(declared), max_body_size + 1):  # read(n) does not raise
             raise http.client.IncompleteRead(body, int(declared) - len(body))

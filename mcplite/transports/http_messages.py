@@ -9,15 +9,19 @@
 - `ChecksRequests`: the other optional half, for a hook that needs the request's method and path too.
 - `lower_case_headers`: header fields as every HTTP message here holds them (lower-case names, repeated
   fields joined), the one normalisation of the client, the OAuth driver and the WSGI adapter.
+- `read_at_most`: a response body read up to a bound, the one way the client and the OAuth driver read one.
 
 This module imports nothing from the package, so every layer may use it.
 """
 
 import abc
-from typing import Any, Callable, Dict, Generator, Iterable, List, Mapping, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Generator, Iterable, List, Mapping, NamedTuple, Optional, Tuple
+
+if TYPE_CHECKING:  # the server side imports this module too, and never needs http.client
+    import http.client
 
 __all__ = ["HTTPRequest", "HTTPResponse", "AuthFlow", "HTTPRefusal", "PublishesRoutes", "ChecksRequests",
-           "lower_case_headers", "LOOPBACK_HOSTS", "LOOPBACK_HOSTNAMES"]
+           "lower_case_headers", "read_at_most", "LOOPBACK_HOSTS", "LOOPBACK_HOSTNAMES"]
 
 #: The loopback host names, as a ``Host`` header spells them: the server accepts these by default when bound
 #: to a loopback address, and their hosts are the loopback origins it accepts.
@@ -130,3 +134,33 @@ def lower_case_headers(pairs: Iterable[Tuple[str, str]]) -> Dict[str, str]:
         key = name.lower()
         joined[key] = f"{joined[key]}, {value}" if key in joined else value
     return joined
+
+
+#: What `read_at_most` asks the socket for at a time when the length is not known ahead.
+_READ_CHUNK = 64 * 1024
+
+
+def read_at_most(response: "http.client.HTTPResponse", size: int) -> bytes:
+    """Up to ``size`` bytes of ``response``'s body (fewer if it ends first), allocating only what arrives.
+
+    Not ``response.read(size)``: before Python 3.10, `http.client` allocates the whole ``size`` up front (a
+    zero-filled bytearray) and reads into it. With ``size`` a message bound of 64 MiB, every response cost a
+    64 MiB allocation, and mapping and zeroing it took some 50 ms of system time: a small tool call over HTTP
+    was sixty times slower on 3.9 than on 3.10. So a declared length that fits is read at once, and a body
+    of unknown length (chunked, or ended by the close) piece by piece as it comes.
+
+    Errors are `http.client`'s own (`OSError`, `http.client.HTTPException`); a body that ends before its
+    declared length is returned short, as ``read(n)`` does: the caller compares it with Content-Length.
+    """
+    remaining = response.length  # what is left of a declared Content-Length; None when chunked or unknown
+    if remaining is not None and remaining <= size:
+        return response.read(remaining)
+    parts: List[bytes] = []
+    got = 0
+    while got < size:
+        part = response.read1(min(_READ_CHUNK, size - got))
+        if not part:
+            break
+        parts.append(part)
+        got += len(part)
+    return b"".join(parts)

@@ -23,7 +23,7 @@ from ...errors import HTTPError, RemoteProtocolError
 from ...protocol.http_rules import EVENT_STREAM, MESSAGE_EVENT
 from ...protocol.jsonrpc import InvalidMessage, decode
 from ...protocol.sse import Event, SSEError, SSEParser
-from ..http_messages import AuthFlow, HTTPRequest, HTTPResponse, lower_case_headers
+from ..http_messages import AuthFlow, HTTPRequest, HTTPResponse, lower_case_headers, read_at_most
 
 __all__ = ["Destination", "plan_destination", "Exchange", "Call", "ConnectionPool", "deliver_event", "read_sse",
            "describe", "DEFAULT_MAX_BODY_SIZE"]
@@ -129,7 +129,7 @@ class Exchange:
                 self.close()
                 raise self._too_large(f"{int(declared)} bytes")
             try:
-                body = self._response.read(limit + 1)  # one byte more than allowed tells a body that is too long
+                body = read_at_most(self._response, limit + 1)  # one byte more than allowed tells a body that is too long
                 if declared.isdigit() and len(body) < int(declared):  # read(n) returns what came before the end
                     raise http.client.IncompleteRead(body, int(declared) - len(body))
             except (OSError, ValueError, http.client.HTTPException) as exc:
@@ -152,7 +152,7 @@ class Exchange:
         """Up to 64 KiB of the body as text, for an error message."""
         if self._body is None:
             try:
-                self._body = self._response.read(_MAX_ERROR_BODY)
+                self._body = read_at_most(self._response, _MAX_ERROR_BODY)
             except (OSError, ValueError, http.client.HTTPException):
                 self._body = b""
             self.release()

@@ -3,6 +3,7 @@ sockets on 127.0.0.1. Every wait has a timeout; the slow cases check how long fa
 
 import http.client
 import queue
+import re
 import shutil
 import socket
 import ssl
@@ -950,3 +951,18 @@ def test_an_invalid_answer_to_initialize_is_an_error_not_a_deadlock() -> None:
         threading.Thread(target=connect, args=(server.url,), daemon=True).start()
         raised = outcome.get(timeout=WAIT)
     assert isinstance(raised, HTTPError) and "no response to request" in str(raised), repr(raised)
+
+
+@pytest.mark.parametrize("url, reason", [
+    ("http://exa mple.com/mcp", "it holds a space or a control character"),
+    ("http://127.0.0.1:8000/m\tcp", "it holds a space or a control character"),
+    ("http://127.0.0.1:99999/mcp", "Port out of range"),
+    ("http://127.0.0.1:port/mcp", "not a usable http(s) URL"),
+    ("http://[::1/mcp", "Invalid IPv6 URL"),
+    ("http:///mcp", "not an http(s) URL"),
+])
+def test_a_url_that_cannot_be_sent_is_a_value_error_when_the_client_is_made(url: str, reason: str) -> None:
+    # Before: http.client's InvalidURL (not a ValueError) or a bare "Port out of range", at the first request.
+    with pytest.raises(ValueError, match=re.escape(reason)) as info:
+        Client(url)
+    assert repr(url) in str(info.value)

@@ -64,12 +64,20 @@ def plan_destination(url: str, proxies: Dict[str, str]) -> Destination:
     """How to reach ``url``, given the proxies by scheme (as `urllib.request.getproxies` returns them).
 
     Raises:
-        ValueError: ``url`` is not an http(s) URL with a host.
+        ValueError: ``url`` is not an http(s) URL with a host, or one that cannot be sent (a port out of range, a
+            bracket left open, a space or control character): said here, when the client is made, rather than
+            as `http.client`'s own exception at the first request.
     """
-    parts = urllib.parse.urlsplit(url)
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port  # parsed on access: raises for a port that is not a number in range
+    except ValueError as exc:  # "Invalid IPv6 URL", "Port out of range 0-65535"
+        raise ValueError(f"not a usable http(s) URL: {url!r}: {exc}") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"not an http(s) URL: {url!r}")
-    origin = Origin(parts.scheme, parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
+    if any(char <= " " or char == "\x7f" for char in url):
+        raise ValueError(f"not a usable http(s) URL: {url!r}: it holds a space or a control character")
+    origin = Origin(parts.scheme, parts.hostname, port or (443 if parts.scheme == "https" else 80))
     target = parts.path or "/"
     if parts.query:
         target += "?" + parts.query

@@ -471,12 +471,7 @@ class Client:
             return self._as_task(name, arguments, timeout, meta, raise_on_error)
         if result.get("resultType", "complete") != "complete":
             return result  # type: ignore[return-value]  # input_required="return"
-        if result.get("isError"):
-            if raise_on_error:
-                raise RemoteError(0, _result_text(result) or f"tool {name} failed", result)
-            return result  # type: ignore[return-value]
-        self._check_structured(name, result, timeout)
-        return result  # type: ignore[return-value]
+        return self._checked_tool_result(name, result, timeout, raise_on_error)
 
     # ---- tasks ----------------------------------------------------------------------------------------------
     def start_task(self, name: str, arguments: Optional[Dict[str, Any]] = None, *, ttl_ms: Optional[int] = None,
@@ -546,6 +541,12 @@ class Client:
         from .tasks import TASK_WAIT
 
         result: Dict[str, Any] = dict(self.start_task(name, arguments, timeout=timeout, meta=meta).result(TASK_WAIT))
+        return self._checked_tool_result(name, result, timeout, raise_on_error)
+
+    def _checked_tool_result(self, name: str, result: Dict[str, Any], timeout: Any,
+                             raise_on_error: bool) -> t.CallToolResult:
+        """A finished tool call's result as `call_tool` returns it, however it came (a call or a task): an
+        error result raised (``raise_on_error``) or returned as it is, else its structured content checked."""
         if result.get("isError"):
             if raise_on_error:
                 raise RemoteError(0, _result_text(result) or f"tool {name} failed", result)

@@ -27,6 +27,7 @@ from mcplite.errors import MCPError, RequestTimeout
 from .frames import call_rng, choose, encode, mutate
 from .harness import ROOT, Result, Run, scenario
 from .hostile_peer import VERDICTS
+from .rawhttp import incoming_requests, response
 
 #: Seconds a call waits when it will not be answered rightly (some are never answered on purpose), and when
 #: it will: a right answer may come after 70 KB of junk in 7-byte chunks, on a busy machine.
@@ -149,13 +150,6 @@ def _answer(message: Dict[str, Any]) -> bytes:
     return encode({"jsonrpc": "2.0", "id": message["id"], "result": {"content": [{"type": "text", "text": str(n)}]}})
 
 
-def _http(status: int, headers: List[Tuple[str, str]], body: bytes, *, length: bool = True) -> bytes:
-    lines = [f"HTTP/1.1 {status} X"] + [f"{name}: {value}" for name, value in headers]
-    if length:
-        lines.append(f"Content-Length: {len(body)}")
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
-
-
 class _HostileHTTP(socketserver.ThreadingTCPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -175,48 +169,30 @@ class _HostileHandler(socketserver.BaseRequestHandler):
     def handle(self) -> None:
         sock: socket.socket = self.request
         sock.settimeout(10)
-        buffer = b""
-        while True:
-            while b"\r\n\r\n" not in buffer:
-                chunk = sock.recv(65536)
-                if not chunk:
-                    return
-                buffer += chunk
-            head, _, buffer = buffer.partition(b"\r\n\r\n")
-            length = 0
-            for line in head.split(b"\r\n")[1:]:
-                name, _, value = line.partition(b":")
-                if name.strip().lower() == b"content-length":
-                    length = int(value)
-            while len(buffer) < length:
-                chunk = sock.recv(65536)
-                if not chunk:
-                    return
-                buffer += chunk
-            body, buffer = buffer[:length], buffer[length:]
-            if not self.respond(sock, head.split(b" ", 1)[0], body):
+        for method, _, _, body in incoming_requests(sock):
+            if not self.respond(sock, method, body):
                 return
 
-    def respond(self, sock: socket.socket, method: bytes, body: bytes) -> bool:
+    def respond(self, sock: socket.socket, method: str, body: bytes) -> bool:
         """Answer one request; False when the connection must end."""
-        if method != b"POST":
-            sock.sendall(_http(405 if method == b"GET" else 200, [], b""))
+        if method != "POST":
+            sock.sendall(response(405 if method == "GET" else 200, [], b""))
             return True
         message = json.loads(body)
         session = [("Mcp-Session-Id", _SESSION)]
         if "id" not in message:
-            sock.sendall(_http(202, [], b""))
+            sock.sendall(response(202, [], b""))
             return True
         if message["method"] == "initialize":
             initialized = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
                            "serverInfo": {"name": "hostile", "version": "1"}}
-            sock.sendall(_http(200, [("Content-Type", "application/json")] + session, encode(
+            sock.sendall(response(200, [("Content-Type", "application/json")] + session, encode(
                 {"jsonrpc": "2.0", "id": message["id"], "result": initialized})))
             return True
         if message["method"] != "tools/call":
             result: Any = {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]} \
                 if message["method"] == "tools/list" else {}
-            sock.sendall(_http(200, [("Content-Type", "application/json")], encode(
+            sock.sendall(response(200, [("Content-Type", "application/json")], encode(
                 {"jsonrpc": "2.0", "id": message["id"], "result": result})))
             return True
         rng = call_rng(self.hostile.seed, (message.get("params") or {}).get("arguments", {}).get("n"))
@@ -226,42 +202,43 @@ class _HostileHandler(socketserver.BaseRequestHandler):
         answer = _answer(message)
         sse = [("Content-Type", "text/event-stream")]
         if verdict == "right_json":
-            sock.sendall(_http(200, [("Content-Type", rng.choice(["application/json", "application/json; charset=utf-8",
-                                                                  "Application/JSON"]))], answer))
+            json_type = rng.choice(["application/json", "application/json; charset=utf-8", "Application/JSON"])
+            sock.sendall(response(200, [("Content-Type", json_type)], answer))
         elif verdict == "right_sse":
             events = b"".join(_sse_junk(rng) for _ in range(rng.randint(0, 4)))
             data = events + b"event: message\ndata: " + answer + b"\n\n"
             data = data.replace(b"\n", rng.choice([b"\n", b"\r\n", b"\r"]))
             if rng.random() < 0.5:
                 pieces = [data[at:at + 7] for at in range(0, len(data), 7)]
-                sock.sendall(_http(200, sse + [("Transfer-Encoding", "chunked")],
-                                   b"".join(b"%x\r\n%b\r\n" % (len(piece), piece) for piece in pieces) + b"0\r\n\r\n",
-                                   length=False))
+                chunked = b"".join(b"%x\r\n%b\r\n" % (len(piece), piece) for piece in pieces) + b"0\r\n\r\n"
+                sock.sendall(response(200, sse + [("Transfer-Encoding", "chunked")], chunked, length=False))
             else:
-                sock.sendall(_http(200, sse, data))
+                sock.sendall(response(200, sse, data))
         elif verdict == "mutated":
-            sock.sendall(mutate(rng, _http(200, rng.choice([sse, [("Content-Type", "application/json")]]),
-                                           b"data: " + answer + b"\n\n" if rng.random() < 0.5 else answer)))
+            sock.sendall(mutate(rng, response(200, rng.choice([sse, [("Content-Type", "application/json")]]),
+                                              b"data: " + answer + b"\n\n" if rng.random() < 0.5 else answer)))
             return False
         elif verdict == "error_status":
-            sock.sendall(_http(rng.choice([400, 403, 409, 500, 502, 503]), [("Content-Type", "application/json")],
-                               rng.choice([b"", b"{", encode({"jsonrpc": "2.0", "id": message["id"],
-                                                              "error": {"code": -32603, "message": "x"}})])))
+            status = rng.choice([400, 403, 409, 500, 502, 503])  # drawn first: a seed replays as before
+            body = rng.choice([b"", b"{", encode({"jsonrpc": "2.0", "id": message["id"],
+                                                   "error": {"code": -32603, "message": "x"}})])
+            sock.sendall(response(status, [("Content-Type", "application/json")], body))
         elif verdict == "wrong_type":
-            sock.sendall(_http(200, [("Content-Type", rng.choice(["text/html", "", "application/xml", "text/plain"]))],
-                               answer))
+            wrong_type = rng.choice(["text/html", "", "application/xml", "text/plain"])
+            sock.sendall(response(200, [("Content-Type", wrong_type)], answer))
         elif verdict == "bad_framing":
             spoiled = rng.choice([
-                _http(200, [("Content-Type", "application/json"), ("Content-Length", "99999")], answer, length=False),
-                _http(200, sse + [("Transfer-Encoding", "chunked")], b"zz\r\n" + answer, length=False),
-                _http(200, sse + [("Transfer-Encoding", "chunked")], b"5\r\ndata: " + answer, length=False),
+                response(200, [("Content-Type", "application/json"), ("Content-Length", "99999")], answer,
+                         length=False),
+                response(200, sse + [("Transfer-Encoding", "chunked")], b"zz\r\n" + answer, length=False),
+                response(200, sse + [("Transfer-Encoding", "chunked")], b"5\r\ndata: " + answer, length=False),
                 b"HTTP/1.1 200\r\n\r\n", b"HTTP/9 ok\r\n\r\n" + answer, b"garbage\r\n\r\n",
-                _http(200, [("Content-Type", "application/json"), ("X", "\x00\x01")], answer),
+                response(200, [("Content-Type", "application/json"), ("X", "\x00\x01")], answer),
             ])
             sock.sendall(spoiled)
             return False
         elif verdict == "wrong_shape":
-            sock.sendall(_http(200, [("Content-Type", "application/json")], encode({
+            sock.sendall(response(200, [("Content-Type", "application/json")], encode({
                 "jsonrpc": "2.0", "id": message["id"],
                 "result": rng.choice([None, [], "text", 5, {"content": "x"}, {"content": None}])})))
         elif verdict == "silent":
@@ -271,7 +248,7 @@ class _HostileHandler(socketserver.BaseRequestHandler):
 
 
 @scenario("client-fuzz-http", quick_timeout=120, long_timeout=900)
-def client_fuzz_http(run: Run) -> Result:
+def client_fuzzresponse(run: Run) -> Result:
     calls = run.size(800, 10_000)
     result = Result()
     server = _HostileHTTP(run.seed)

@@ -31,6 +31,7 @@ from mcplite.oauth import ClientCredentials, OAuth
 
 from .frames import call_rng, choose, encode, random_value
 from .harness import Result, Run, percentile, scenario
+from .rawhttp import incoming_requests, response
 
 #: The longest a flow may take, start to end, whatever it was served.
 FLOW_BOUND = 10.0
@@ -179,11 +180,6 @@ def spoil_challenge(rng: random.Random, mutation: str, metadata_url: str) -> Ans
 
 
 # ---- the server --------------------------------------------------------------------------------------------
-def _head(status: int, headers: List[Tuple[str, str]], length: int) -> bytes:
-    lines = [f"HTTP/1.1 {status} X"] + [f"{name}: {value}" for name, value in headers] + [f"Content-Length: {length}"]
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "replace")
-
-
 class OAuthFuzzServer(socketserver.ThreadingTCPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -212,28 +208,8 @@ class _Handler(socketserver.BaseRequestHandler):
     def handle(self) -> None:
         sock: socket.socket = self.request
         sock.settimeout(10)
-        buffer = b""
         try:
-            while True:
-                while b"\r\n\r\n" not in buffer:
-                    chunk = sock.recv(65536)
-                    if not chunk:
-                        return
-                    buffer += chunk
-                head, _, buffer = buffer.partition(b"\r\n\r\n")
-                lines = head.decode("latin-1").split("\r\n")
-                method, target = (lines[0].split(" ") + ["", ""])[:2]
-                headers = {}
-                for line in lines[1:]:
-                    name, _, value = line.partition(":")
-                    headers[name.strip().lower()] = value.strip()
-                length = int(headers.get("content-length", "0") or "0")
-                while len(buffer) < length:
-                    chunk = sock.recv(65536)
-                    if not chunk:
-                        return
-                    buffer += chunk
-                body, buffer = buffer[:length], buffer[length:]
+            for method, target, headers, body in incoming_requests(sock):
                 if not self.send(sock, self.route(method, target, headers, body)):
                     return
         except (ConnectionError, socket.timeout):
@@ -241,7 +217,7 @@ class _Handler(socketserver.BaseRequestHandler):
 
     def send(self, sock: socket.socket, answer: Answer) -> bool:
         """Send ``answer`` the way it says; False when the connection must end."""
-        data = _head(answer.status, answer.headers, len(answer.body)) + answer.body
+        data = response(answer.status, answer.headers, answer.body)
         if answer.how == "closed":
             sock.sendall(data[:random.Random(len(data)).randrange(len(data))])
             return False

@@ -1,15 +1,19 @@
-"""HTTP by hand over raw sockets, for requests no well-behaved client would send.
+"""HTTP by hand over raw sockets, for requests no well-behaved client would send, and answers no well-behaved
+server would.
 
 `exchange` sends bytes on a fresh connection, half-closes it (so a server waiting for more body sees the
 end at once rather than after its read timeout), and reads the response head. The socket is closed with
 a reset (SO_LINGER 0), so a hundred thousand connections leave no TIME_WAIT behind to exhaust the ports.
+
+For the hostile servers of the client fuzzers: `incoming_requests` reads a client's requests off a socket, and
+`response` builds the bytes of any answer, well-formed or not.
 """
 
 import json
 import socket
 import struct
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 #: The most of a response head `exchange` reads.
 MAX_HEAD = 64 * 1024
@@ -100,3 +104,38 @@ def json_body(value: Any) -> bytes:
     return json.dumps(value, separators=(",", ":")).encode()
 
 
+
+
+def response(status: int, headers: Sequence[Tuple[str, str]], body: bytes, *, length: bool = True) -> bytes:
+    """The bytes of one response; ``length`` adds a Content-Length for ``body`` (leave it out to lie)."""
+    lines = [f"HTTP/1.1 {status} X"] + [f"{name}: {value}" for name, value in headers]
+    if length:
+        lines.append(f"Content-Length: {len(body)}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "replace") + body
+
+
+def incoming_requests(sock: socket.socket) -> Iterator[Tuple[str, str, Dict[str, str], bytes]]:
+    """Each request a client sends on ``sock``, in order, as (method, target, headers with lower-case names,
+    body by its Content-Length), until the client closes. The clients here are ours: no chunked bodies."""
+    buffer = b""
+    while True:
+        while b"\r\n\r\n" not in buffer:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return
+            buffer += chunk
+        head, _, buffer = buffer.partition(b"\r\n\r\n")
+        lines: List[str] = head.decode("latin-1").split("\r\n")
+        method, target = (lines[0].split(" ") + ["", ""])[:2]
+        headers = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        length = int(headers.get("content-length", "0") or "0")
+        while len(buffer) < length:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return
+            buffer += chunk
+        body, buffer = buffer[:length], buffer[length:]
+        yield method, target, headers, body

@@ -19,9 +19,11 @@ import json
 import logging
 import os
 import threading
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, Optional
 
 import redis
+
+from mcplite.server.subscriptions import LocalEventBus
 
 log = logging.getLogger("mcplite.redis_bus")
 
@@ -39,9 +41,8 @@ class RedisEventBus:
     def __init__(self, url: str = "redis://127.0.0.1:6379/0", channel: str = "mcplite:events") -> None:
         self.url = url
         self.channel = channel
-        # Guards _subscribers: the server subscribes while the listening thread delivers.
-        self._lock = threading.Lock()
-        self._subscribers: List[Callable[[Event], None]] = []
+        # This process's subscribers: what arrives from Redis is published to them, as the default bus would.
+        self._local = LocalEventBus()
         self._stopping = threading.Event()
         self._redis: Optional[Any] = None
         self._thread: Optional[threading.Thread] = None
@@ -67,15 +68,7 @@ class RedisEventBus:
 
     def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
         """Call ``callback(event)`` for every event from now on, on the listening thread; returns how to stop."""
-        with self._lock:
-            self._subscribers.append(callback)
-
-        def unsubscribe() -> None:
-            with self._lock:
-                if callback in self._subscribers:
-                    self._subscribers.remove(callback)
-
-        return unsubscribe
+        return self._local.subscribe(callback)
 
     def close(self) -> None:
         """Stop listening (within a second) and close the connections."""
@@ -106,14 +99,5 @@ class RedisEventBus:
             except ValueError:
                 log.warning("Redis event bus: not an event on %s: %r", self.channel, message["data"][:200])
                 continue
-            self._deliver(event)
+            self._local.publish(event)
         pubsub.close()
-
-    def _deliver(self, event: Event) -> None:
-        with self._lock:
-            subscribers = list(self._subscribers)
-        for callback in subscribers:
-            try:
-                callback(event)
-            except Exception:  # one subscriber's failure must not keep the event from the others
-                log.exception("an event subscriber failed on %s", event.get("method"))

@@ -3,6 +3,7 @@
 import os
 import sys
 from pathlib import Path
+from typing import Any, Iterator, List
 
 import pytest
 from support import ROOT, RawPeer
@@ -38,3 +39,13 @@ def raw_pair():
     peer = RawPeer(theirs)
     yield ours, peer
     theirs.close()
+
+
+@pytest.fixture
+def cleanup() -> Iterator[List[Any]]:
+    """A list a test appends what it starts to (anything with ``stop()``: real servers, proxies); each is
+    stopped when the test ends, the last started first, whether it passed or not."""
+    started: List[Any] = []
+    yield started
+    for thing in reversed(started):
+        thing.stop()

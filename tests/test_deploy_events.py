@@ -13,7 +13,7 @@ import queue
 import sqlite3
 from http.client import HTTPConnection
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 import pytest
 from support import WAIT, wait_until
@@ -21,14 +21,6 @@ from support.servers import Served, builtin_server, gunicorn, python_env, redis_
 
 from mcplite import Client
 from mcplite.wsgi import SQLiteEventStore
-
-
-@pytest.fixture
-def cleanup() -> Iterator[List[Any]]:
-    started: List[Any] = []
-    yield started
-    for thing in reversed(started):
-        thing.stop()
 
 
 def test_a_listener_on_one_process_hears_a_change_made_through_another(tmp_path: Path, cleanup: List[Any]) -> None:

@@ -11,7 +11,7 @@ import queue
 import re
 import sys
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Set
+from typing import Any, Dict, List, Set
 
 import pytest
 from support import ROOT, WAIT, run_concurrently, wait_until
@@ -54,14 +54,6 @@ class Front:
 
     def stop(self) -> None:
         self.nginx.stop()
-
-
-@pytest.fixture
-def cleanup() -> Iterator[List[Any]]:
-    started: List[Any] = []
-    yield started
-    for thing in reversed(started):
-        thing.stop()
 
 
 def test_input_rounds_cross_two_hosts_behind_nginx(tmp_path: Path, cleanup: List[Any]) -> None:

@@ -545,8 +545,9 @@ class Client:
 
     def _checked_tool_result(self, name: str, result: Dict[str, Any], timeout: Any,
                              raise_on_error: bool) -> t.CallToolResult:
-        """A finished tool call's result as `call_tool` returns it, however it came (a call or a task): an
-        error result raised (``raise_on_error``) or returned as it is, else its structured content checked."""
+        """A finished tool call's result as `call_tool` returns it, however it came (a call, a started call
+        finished, a task): an error result raised (``raise_on_error``) or returned as it is, else its structured
+        content checked."""
         if result.get("isError"):
             if raise_on_error:
                 raise RemoteError(0, _result_text(result) or f"tool {name} failed", result)
@@ -634,13 +635,7 @@ class Client:
     def finish_tool_call(self, name: str, pending: PendingRequest, *, timeout: Any = DEFAULT,
                          raise_on_error: bool = False) -> t.CallToolResult:
         """Wait for a call from `start_tool_call` and check its result as `call_tool` does."""
-        result: Dict[str, Any] = pending.result(timeout)
-        if result.get("isError"):
-            if raise_on_error:
-                raise RemoteError(0, _result_text(result) or f"tool {name} failed", result)
-            return result  # type: ignore[return-value]
-        self._check_structured(name, result, timeout)
-        return result  # type: ignore[return-value]
+        return self._checked_tool_result(name, pending.result(timeout), timeout, raise_on_error)
 
     def _check_structured(self, name: str, result: Dict[str, Any], timeout: Any) -> None:
         revision = self.session.revision

@@ -164,7 +164,7 @@ def _encode_tailed(message: _TailedResponse) -> str:
     suffix = value.suffix if type(value) is TailedResult else None
     if suffix is None:  # changed since it was made
         return _encoder.encode(message)
-    text: str = _encoder.encode({"jsonrpc": message["jsonrpc"], "id": message["id"], "result": value.head})
+    text: str = _encoder.encode({**message, "result": value.head})
     return text[:-2] + suffix
 
 

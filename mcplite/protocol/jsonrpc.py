@@ -37,7 +37,7 @@ __all__ = [
     "REQUEST", "NOTIFICATION", "RESPONSE", "ERROR", "InvalidMessage",
     "request", "notification", "result", "error", "encode", "decode", "kind_of", "is_valid_id",
     "is_request", "request_ids", "response_ids", "id_in_use", "MAX_DEPTH", "MAX_NUMBER_LENGTH",
-    "too_large", "TailedResult",
+    "too_large", "TailedResult", "tailed_result", "tail_suffixes",
 ]
 
 # The four kinds of message, as returned by `kind_of`.
@@ -102,12 +102,13 @@ class TailedResult(dict):  # type: ignore[type-arg]
     """A result whose last members are also held as JSON text, for `encode` to append rather than encode.
 
     A 2026-07-28 server ends every result with the same members (``resultType`` and its ``_meta`` server
-    info: `server.results.shape_result`); encoding them for each answer was about a third of what that
-    revision's tool call cost the server beyond a 2025-11-25 one. To everything else this is a plain dict
-    with every member. Made by `tailed_result`: ``head`` holds the result's other members (read when the
-    answer is encoded); ``suffix`` is what `encode` appends to them, or None once the dict has been changed
-    (each changing method drops it: a changed result is encoded as any dict). The tail members' values must
-    not change in place: they are the server's, shared by its results.
+    info: `server.results.shape_result`); encoding them for each answer was some two fifths of what that
+    revision's tool call cost the server beyond a 2025-11-25 one (`tests/bench/profile_eras.py`). To
+    everything else this is a plain dict with every member. Made by `tailed_result`: ``head`` holds the
+    result's other members (read when the answer is encoded); ``suffix`` is what `encode` appends to them, or
+    None once the dict has been changed (each changing method drops it: a changed result is encoded as any
+    dict). The tail members' values must not change in place: they are the server's, shared by its results.
+    `result` makes a response of one that `encode` recognises.
     """
 
     __slots__ = ("head", "suffix")

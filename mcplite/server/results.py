@@ -13,8 +13,8 @@ import json
 
 from .. import content as c
 from ..errors import INVALID_PARAMS, RPCError
-from ..protocol import jsonrpc, methods
-from ..protocol.jsonrpc import tailed_result
+from ..protocol import methods
+from ..protocol.jsonrpc import tail_suffixes, tailed_result
 from ..protocol.methods import SERVER_INFO_KEY
 from .caching import CACHEABLE_METHODS
 
@@ -226,7 +226,7 @@ def _complete_tail(server: Any) -> Optional[CompleteTail]:
     info = server.info
     members = {"resultType": "complete", "_meta": {SERVER_INFO_KEY: info}}
     try:
-        suffixes = jsonrpc.tail_suffixes(members)
+        suffixes = tail_suffixes(members)
     except (TypeError, ValueError):
         return None
     tail: CompleteTail = (copy.deepcopy(info), members, *suffixes)

@@ -35,7 +35,7 @@ from mcplite.errors import (
     TransportError,
 )
 from mcplite.oauth import HTTPRequest, HTTPResponse, OAuth, drive, send_with_http_client
-from mcplite.protocol import jsonrpc
+from mcplite.protocol import json_text, jsonrpc
 from mcplite.protocol.jsonrpc import MAX_DEPTH, MAX_NUMBER_LENGTH, InvalidMessage
 from tests.support import ROOT
 from tests.support.http import ServerLoop
@@ -101,6 +101,27 @@ def test_what_is_not_portable_json_is_a_parse_error_naming_the_id(value, reason,
 ])
 def test_what_every_parser_agrees_on_is_read(text):
     assert jsonrpc.decode(text) == json.loads(text)
+
+
+def tightest_objects(depth: int, arrays: int = 0) -> str:
+    """Objects nested ``depth`` deep (the innermost ``arrays`` levels arrays) in the fewest characters."""
+    objects = depth - arrays
+    return '{"":' * (objects - 1) + ("{" if not arrays else '{"":' + "[" * arrays) + "]" * arrays + "}" * objects
+
+
+def test_nesting_without_arrays_is_bounded_from_the_shortest_text_that_can_break_it():
+    """`loads` counts no brackets in a text without ``[`` shorter than 5 * MAX_DEPTH + 2 characters (objects
+    alone cannot nest deeper in it): the shortest text that does is refused, the deepest that does not is read,
+    and a shorter text with arrays in it is counted."""
+    too_deep, deepest = tightest_objects(MAX_DEPTH + 1), tightest_objects(MAX_DEPTH)
+    assert len(too_deep) == 5 * MAX_DEPTH + 2 and "[" not in too_deep
+    for text, arrays in ((too_deep, 0), (tightest_objects(MAX_DEPTH + 1, arrays=60), 60)):
+        assert json_text.loads_leniently(text) is not None  # (deep, but within what Python's parser reads)
+        with pytest.raises(json_text.NotPortableJSON, match=f"nesting deeper than {MAX_DEPTH} levels"):
+            json_text.loads(text)
+        assert (len(text) < 5 * MAX_DEPTH + 2) == (arrays > 0)
+    assert json_text.loads(deepest) == json.loads(deepest)
+    assert json_text.loads(" " * 300 + deepest) == json.loads(deepest)
 
 
 def test_a_long_integer_id_within_the_bound_is_answered_exactly():

@@ -1,5 +1,7 @@
 """The JSON-RPC envelope: every way a message can be malformed gets the precise error."""
 
+import json
+
 import pytest
 
 from mcplite.protocol import jsonrpc
@@ -69,6 +71,47 @@ def test_encode_is_compact_single_line_utf8():
 def test_encode_refuses_values_json_cannot_carry():
     with pytest.raises(ValueError):
         jsonrpc.encode({"x": float("nan")})
+
+
+TAIL = {"resultType": "complete", "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s é", "version": "1"}}}
+
+
+def tailed(head, tail=TAIL):
+    with_members, alone = jsonrpc.tail_suffixes(tail)
+    return jsonrpc.tailed_result(head, tail, with_members if head else alone)
+
+
+@pytest.mark.parametrize("head", [{"content": [{"type": "text", "text": "é\n"}], "structuredContent": {"v": 1}},
+                                  {}, {"content": [], "s": "\ud800"}], ids=["members", "empty", "surrogate"])
+@pytest.mark.parametrize("id", [7, 'a"b', 2**70])
+def test_a_tailed_result_is_encoded_as_the_same_dict_would_be(head, id):
+    value = tailed(head)
+    assert value == {**head, **TAIL} and list(value) == [*head, *TAIL]
+    message, plain = jsonrpc.result(id, value), jsonrpc.result(id, dict(value))
+    assert message == plain
+    assert jsonrpc.encode(message) == jsonrpc.encode(plain)
+    assert jsonrpc.encode_bytes(message) == jsonrpc.encode_bytes(plain)
+    assert jsonrpc.decode(jsonrpc.encode_bytes(message)) == json.loads(jsonrpc.encode(plain))
+
+
+def test_a_tailed_result_with_a_tail_that_is_not_unicode_is_escaped_as_a_dict_is():
+    value = tailed({"a": 1}, {"resultType": "complete", "_meta": {"x": "\udc00"}})
+    plain = jsonrpc.result(1, dict(value))
+    assert jsonrpc.encode(jsonrpc.result(1, value)) == jsonrpc.encode(plain) == \
+        '{"jsonrpc":"2.0","id":1,"result":{"a":1,"resultType":"complete","_meta":{"x":"\\udc00"}}}'
+    assert jsonrpc.encode_bytes(jsonrpc.result(1, value)) == jsonrpc.encode_bytes(plain)
+
+
+@pytest.mark.parametrize("change", [
+    lambda value: value.__setitem__("content", ["changed"]), lambda value: value.__delitem__("content"),
+    lambda value: value.__ior__({"x": 1}), lambda value: value.clear(), lambda value: value.pop("resultType"),
+    lambda value: value.popitem(), lambda value: value.setdefault("x", 1), lambda value: value.update(x=1),
+], ids=["setitem", "delitem", "ior", "clear", "pop", "popitem", "setdefault", "update"])
+def test_a_changed_tailed_result_is_encoded_as_it_now_is(change):
+    value = tailed({"content": []})
+    change(value)
+    assert json.loads(jsonrpc.encode(jsonrpc.result(1, value)))["result"] == dict(value)
+    assert json.loads(jsonrpc.encode_bytes(jsonrpc.result(1, value)))["result"] == dict(value)
 
 
 def test_builders():

@@ -193,6 +193,36 @@ def test_results_are_shaped_per_revision(peer: RawPeer) -> None:
     assert own["resultType"] == "complete" and own["_meta"][SERVER_INFO]["name"] == "modern-test"
 
 
+def test_results_follow_the_server_info_as_it_changes() -> None:
+    """The members every result ends with are encoded once per server info, not once per result: a change
+    to the info, in place or whole, shows in the next result, and an info that is not JSON fails as before."""
+    server = make_server()
+    ours, theirs = memory_pair()
+    session = server.connect(theirs)
+    peer = RawPeer(ours)
+
+    def info(id: int) -> Any:
+        answer = modern(peer, id, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})
+        return answer["result"]["_meta"][SERVER_INFO] if "result" in answer else answer["error"]["code"]
+
+    try:
+        assert info(1) == info(2) == {"name": "modern-test", "version": "2.0"}
+        server.info["title"] = "Modern"
+        assert info(3) == {"name": "modern-test", "version": "2.0", "title": "Modern"}
+        server.info["icons"] = [{"src": "https://example.com/a.png"}]
+        assert info(4)["icons"] == [{"src": "https://example.com/a.png"}]
+        server.info["icons"][0]["sizes"] = ["48x48"]  # deep in the info
+        assert info(5)["icons"] == [{"src": "https://example.com/a.png", "sizes": ["48x48"]}]
+        server.info = {"name": "renamed", "version": "3.0"}
+        assert info(6) == {"name": "renamed", "version": "3.0"}
+        server.info["bad"] = float("nan")  # not JSON: the answer cannot be written, so it is an error
+        assert info(7) == -32603
+        del server.info["bad"]
+        assert info(8) == {"name": "renamed", "version": "3.0"}
+    finally:
+        session.close()
+
+
 def test_handshake_results_lose_the_modern_fields() -> None:
     ours, theirs = memory_pair()
     session = make_server().connect(theirs)

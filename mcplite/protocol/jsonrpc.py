@@ -37,7 +37,7 @@ __all__ = [
     "REQUEST", "NOTIFICATION", "RESPONSE", "ERROR", "InvalidMessage",
     "request", "notification", "result", "error", "encode", "decode", "kind_of", "is_valid_id",
     "is_request", "request_ids", "response_ids", "id_in_use", "MAX_DEPTH", "MAX_NUMBER_LENGTH",
-    "too_large",
+    "too_large", "TailedResult", "tailed_result", "tail_suffixes",
 ]
 
 # The four kinds of message, as returned by `kind_of`.
@@ -86,6 +86,8 @@ def notification(method: str, params: Optional[Dict[str, Any]] = None) -> Messag
 
 
 def result(id: RequestId, value: Dict[str, Any]) -> Message:
+    if type(value) is TailedResult:  # (defined below)
+        return _TailedResponse(jsonrpc="2.0", id=id, result=value)
     return {"jsonrpc": "2.0", "id": id, "result": value}
 
 
@@ -96,13 +98,84 @@ def error(id: Optional[RequestId], code: int, message: str, data: Any = None) ->
     return {"jsonrpc": "2.0", "id": id, "error": err}
 
 
+class TailedResult(dict):  # type: ignore[type-arg]
+    """A result whose last members are also held as JSON text, for `encode` to append rather than encode.
+
+    A 2026-07-28 server ends every result with the same members (``resultType`` and its ``_meta`` server
+    info: `server.results.shape_result`); encoding them for each answer was some two fifths of what that
+    revision's tool call cost the server beyond a 2025-11-25 one (`tests/bench/profile_eras.py`). To
+    everything else this is a plain dict with every member. Made by `tailed_result`: ``head`` holds the
+    result's other members (read when the answer is encoded); ``suffix`` is what `encode` appends to them, or
+    None once the dict has been changed (each changing method drops it: a changed result is encoded as any
+    dict). The tail members' values must not change in place: they are the server's, shared by its results.
+    `result` makes a response of one that `encode` recognises.
+    """
+
+    __slots__ = ("head", "suffix")
+    head: Dict[str, Any]
+    suffix: Optional[str]
+
+
+def _dropping_suffix(method: Any) -> Any:
+    """The dict's own ``method``, dropping the suffix first: the head would no longer be the other members."""
+    def changed(self: TailedResult, *args: Any, **kwargs: Any) -> Any:
+        self.suffix = None
+        return method(self, *args, **kwargs)
+    changed.__name__ = method.__name__
+    return changed
+
+
+# Every method that changes a dict in place (copies, ``|`` included, are plain dicts already).
+for _name in ("__setitem__", "__delitem__", "__ior__", "clear", "pop", "popitem", "setdefault", "update"):
+    setattr(TailedResult, _name, _dropping_suffix(getattr(dict, _name)))
+
+
+def tail_suffixes(tail: Dict[str, Any]) -> Tuple[str, str]:
+    """The suffixes that `tailed_result` takes for the members ``tail``: for a result with other members
+    (a comma first), and for one without. Their JSON text as `encode` writes it, then the ``}`` of the result
+    and of the message.
+
+    Raises:
+        ValueError, TypeError: ``tail`` is not JSON (as `encode` would).
+    """
+    text = _encoder.encode(tail)[1:] + "}"
+    return "," + text, text
+
+
+def tailed_result(head: Dict[str, Any], tail: Dict[str, Any], suffix: str) -> TailedResult:
+    """The result ``{**head, **tail}`` (``tail``'s keys not in ``head``, all strings), which `encode` writes as
+    ``head`` encoded with ``suffix`` (of `tail_suffixes`: the first when ``head`` has members) appended."""
+    made = TailedResult(head, **tail)  # (the dict's own constructor, in C)
+    made.head = head
+    made.suffix = suffix
+    return made
+
+
+class _TailedResponse(dict):  # type: ignore[type-arg]
+    """What `result` makes of a `TailedResult`: a response `encode` tells by its type alone, so that every
+    other message costs it one comparison. Never changed once made (as no message is)."""
+
+    __slots__ = ()
+
+
+def _encode_tailed(message: _TailedResponse) -> str:
+    """What `_encoder` writes for ``message``: its result's head encoded, the tail appended (before the last two
+    ``}``, the head's and the message's: ``result`` is the message's last member, see `result`)."""
+    value = message["result"]
+    suffix = value.suffix if type(value) is TailedResult else None
+    if suffix is None:  # changed since it was made
+        return _encoder.encode(message)
+    text: str = _encoder.encode({**message, "result": value.head})
+    return text[:-2] + suffix
+
+
 def encode(message: Union[Message, List[Message]]) -> str:
     """Compact JSON text with no newline in it (stdio frames on newlines; json escapes them in strings).
 
     The text is always valid Unicode, so that it can be written as UTF-8: a string that is not (a lone
     surrogate, which a peer can send as ``"\\ud800"``, valid JSON) is written as its ``\\u`` escape, as it came.
     """
-    text = _encoder.encode(message)
+    text = _encode_tailed(message) if type(message) is _TailedResponse else _encoder.encode(message)
     if text.isascii():  # (most messages: no surrogate can hide in ASCII text)
         return text
     try:
@@ -115,7 +188,7 @@ def encode(message: Union[Message, List[Message]]) -> str:
 def encode_bytes(message: Union[Message, List[Message]]) -> bytes:
     """`encode`, as UTF-8 bytes: what the transports write. One encoding on the common path; a message with a
     string that is not valid Unicode is written with escapes (see `encode`) rather than failing."""
-    text = _encoder.encode(message)
+    text = _encode_tailed(message) if type(message) is _TailedResponse else _encoder.encode(message)
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:

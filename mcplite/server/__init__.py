@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from ..transports import Transport
     from .context import ELICIT_TIMEOUT as ELICIT_TIMEOUT  # the elicitation default, as it was here
     from .context import Context
-    from .results import ToolResult
+    from .results import CompleteTail, ToolResult
     from .subscriptions import Connection, Event
     from .task_store import TaskStore
     from .tasks import TaskManager
@@ -149,6 +149,8 @@ class Server(Registry):
         self.info: Dict[str, Any] = {"name": name, "version": version,
                                      **drop_none(title=title, description=description, websiteUrl=website_url,
                                                  icons=icons)}
+        #: The members every complete 2026-07-28 result ends with, encoded once (`results.shape_result`).
+        self._complete_tail: Optional[CompleteTail] = None
         self.instructions = instructions
         self.max_workers = max_workers
         self.supported_versions = tuple(supported_versions)

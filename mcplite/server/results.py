@@ -8,21 +8,27 @@ opaque to the client and checked when they come back.
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
+import copy
 import json
 
 from .. import content as c
 from ..errors import INVALID_PARAMS, RPCError
 from ..protocol import methods
+from ..protocol.jsonrpc import tail_suffixes, tailed_result
 from ..protocol.methods import SERVER_INFO_KEY
 from .caching import CACHEABLE_METHODS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
+    from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
     from ..protocol import types as t
     from ..schema.functions import FunctionSchema
     from ..session import RequestContext
+
+    #: What `shape_result` adds to a complete result, as `jsonrpc.tailed_result` takes it: (a copy of the
+    #: server info it was made from, the members, their `jsonrpc.tail_suffixes`).
+    CompleteTail = Tuple[Dict[str, Any], Dict[str, Any], str, str]
 
 __all__ = ["ToolResult"]
 
@@ -193,7 +199,15 @@ def shape_result(result: Dict[str, Any], ctx: RequestContext, server: Any) -> Di
     """
     method = ctx.method
     if method not in CACHEABLE_METHODS and "resultType" not in result and "_meta" not in result:
-        # The common case (a tool's result, made for this request): one new dict, no lookups.
+        # The common case (a tool's result, made for this request): one new dict, no lookups, and the members
+        # added here encoded once per server rather than once per answer. Their values are the server's, shared
+        # by its results as server.info always was (a fresh _meta each time cost 1.6k instructions a request):
+        # whoever changes a result's _meta replaces it (as tasks do), never changes it in place.
+        tail = server._complete_tail
+        if tail is None or tail[0] != server.info:  # (a comparison in C: the info may have changed in place)
+            tail = _complete_tail(server)
+        if tail is not None:
+            return tailed_result(result, tail[1], tail[2] if result else tail[3])
         return {**result, "resultType": "complete", "_meta": {SERVER_INFO_KEY: server.info}}
     shaped = dict(result)
     result_type = shaped.setdefault("resultType", "complete")
@@ -206,6 +220,20 @@ def shape_result(result: Dict[str, Any], ctx: RequestContext, server: Any) -> Di
         if hints is not None:
             shaped["ttlMs"], shaped["cacheScope"] = hints
     return shaped
+
+
+def _complete_tail(server: Any) -> Optional[CompleteTail]:
+    """``server._complete_tail`` made again from ``server.info``; None when the info is not JSON (then the
+    result is a plain dict, whose encoding fails as it always did)."""
+    info = server.info
+    members = {"resultType": "complete", "_meta": {SERVER_INFO_KEY: info}}
+    try:
+        suffixes = tail_suffixes(members)
+    except (TypeError, ValueError):
+        return None
+    tail: CompleteTail = (copy.deepcopy(info), members, *suffixes)
+    server._complete_tail = tail  # replaced whole: a thread that read the one before still has a consistent one
+    return tail
 
 
 def strip_modern_fields(result: Dict[str, Any]) -> Dict[str, Any]:

@@ -114,19 +114,20 @@ class ServerSession(Session):
     def _accept_modern(self, msg: Message, batch: Optional[_Batch], inline: bool,
                        request_info: Optional[RequestInfo]) -> None:
         """An enveloped request: the `_meta` ladder, then its handler with the request's own revision."""
-        params = msg.get("params")
-        ctx = RequestContext(self, msg["id"], msg["method"], params if isinstance(params, dict) else {})
-        ctx.batch = batch
-        ctx.request_info = request_info
+        params = msg["params"]  # an object with a _meta object: what made `envelope.classify` say MODERN
+        ctx = RequestContext(self, msg["id"], msg["method"], params)
         if batch is not None:
+            ctx.batch = batch
             self._admit(ctx, inline, RPCError(INVALID_REQUEST, "Invalid Request: 2026-07-28 has no batches"))
             return
         last = self._last_envelope
-        if (last is not None and request_info is None and isinstance(params, dict) and params.get("_meta") == last[0]
-                and ctx.method not in envelope.REMOVED_METHODS):
-            ctx.envelope, ctx.revision = last[1], last[2]  # the same _meta as last time: the same verdict
-            self._admit(ctx, inline)
-            return
+        if request_info is None:
+            if last is not None and params["_meta"] == last[0] and ctx.method not in envelope.REMOVED_METHODS:
+                ctx.envelope, ctx.revision = last[1], last[2]  # the same _meta as last time: the same verdict
+                self._admit(ctx, inline)
+                return
+        else:
+            ctx.request_info = request_info
         if self.era == HANDSHAKE:
             self._admit(ctx, inline, RPCError(INVALID_REQUEST, "Invalid Request: this connection serves the "
                                               "handshake protocol era (it began with initialize)"))

@@ -14,8 +14,12 @@ program that forgot to close its connection. These threads are daemons.
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
-import queue
 import threading
+
+try:  # queue.SimpleQueue is this C class: imported from its own module, without queue's heapq and Queue classes
+    from _queue import SimpleQueue
+except ImportError:  # an interpreter without the C module
+    from queue import SimpleQueue
 
 from ._log import log
 
@@ -78,7 +82,7 @@ class DaemonPool:
     def __init__(self, limit: int, name: str) -> None:
         self._limit = limit
         self._name = name
-        self._jobs: "queue.SimpleQueue[Optional[Tuple[Callable[..., None], Tuple[Any, ...]]]]" = queue.SimpleQueue()
+        self._jobs: "SimpleQueue[Optional[Tuple[Callable[..., None], Tuple[Any, ...]]]]" = SimpleQueue()
         # Guards the counters and _stopped: whether a new job needs a new thread, and whether any will run it.
         self._lock = threading.Lock()
         self._threads = 0

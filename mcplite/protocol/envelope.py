@@ -46,7 +46,6 @@ from ..errors import (
 )
 from . import methods
 from .http_rules import PROTOCOL_VERSION_HEADER as VERSION_HEADER  # repeats _meta's version on HTTP
-from .mcp_headers import check_request_headers
 from .methods import (  # the reserved _meta keys: defined with the protocol's other string constants
     CLIENT_CAPABILITIES_KEY,
     CLIENT_INFO_KEY,
@@ -210,6 +209,9 @@ def read_envelope(method: str, params: Any, *, supported_modern: Collection[str]
                        {"supported": list(supported_all), "requested": version})
     # Rung 4: Mcp-Method and Mcp-Name against the body. The id only marks the message as a request.
     if headers is not None:
+        # Imported here: only HTTP requests have headers, and a stdio server need not load the header codec.
+        from .mcp_headers import check_request_headers
+
         mismatch = check_request_headers(headers, {"jsonrpc": "2.0", "id": 0, "method": method, "params": params})
         if mismatch is not None:
             raise mismatch

@@ -92,6 +92,7 @@ class DaemonPool:
 
     def submit(self, job: Callable[..., None], *args: Any) -> bool:
         """Run ``job(*args)`` on a pool thread; False (and nothing runs) once `shutdown` was called."""
+        started = 0  # the number of the thread to start for this job, if one is
         with self._lock:
             if self._stopped:
                 return False
@@ -99,9 +100,18 @@ class DaemonPool:
                 self._idle -= 1
             elif self._threads < self._limit:
                 self._threads += 1
-                threading.Thread(target=self._work, name=f"{self._name}-{self._threads}", daemon=True).start()
+                started = self._threads
             else:
                 self._backlog += 1
+        if started:
+            # Started outside the lock: Thread.start() waits for the new thread to run, which on a busy
+            # interpreter can take a GIL switch or more, and every other submit would wait behind it.
+            try:
+                threading.Thread(target=self._work, name=f"{self._name}-{started}", daemon=True).start()
+            except BaseException:  # no thread (RuntimeError: can't start new thread): the job is not queued
+                with self._lock:
+                    self._threads -= 1
+                raise
         self._jobs.put((job, args))
         return True
 

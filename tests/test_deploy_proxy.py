@@ -45,11 +45,7 @@ class Front:
             assert shipped in config
             config = config.replace(shipped, f"127.0.0.1:{port}")
         self.nginx = nginx(tmp, config)
-        try:
-            self.nginx.wait_for_port(self.port)
-        except BaseException:
-            self.nginx.stop()
-            raise
+        self.nginx.wait_for_port(self.port)  # (stops nginx if it never listens)
         self.url = f"http://127.0.0.1:{self.port}/mcp"
 
     def stop(self) -> None:

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence
 
 import pytest
 
@@ -77,18 +77,30 @@ class Running:
     def output(self) -> str:
         return self.log.read_text(errors="replace")
 
-    def wait_for_port(self, port: int) -> None:
-        """Wait until ``port`` accepts connections, failing at once if the process exits."""
-        def accepting() -> bool:
+    def wait_for(self, ready: Callable[[], bool], failure: str) -> None:
+        """Wait until ``ready()`` (bounded: ``failure`` is the message when it never is), failing at once if the
+        process exits; a process that did not become ready is stopped, so a failed start leaves nothing behind."""
+        def started() -> bool:
             if self.process.poll() is not None:
                 raise AssertionError(f"{self.name} exited with {self.process.returncode}:\n{self.output()}")
+            return ready()
+
+        try:
+            wait_until(started, 3 * WAIT, failure)
+        except BaseException:
+            self.stop()
+            raise
+
+    def wait_for_port(self, port: int) -> None:
+        """`wait_for` ``port`` to accept connections."""
+        def accepting() -> bool:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=WAIT).close()
                 return True
             except OSError:
                 return False
 
-        wait_until(accepting, 3 * WAIT, f"{self.name} did not listen on {port}")
+        self.wait_for(accepting, f"{self.name} did not listen on {port}")
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -132,18 +144,8 @@ def gunicorn(tmp: Path, app: str, args: Sequence[str], env: Optional[Dict[str, s
                           tmp / f"{name}.log", env=env or python_env(), pass_fds=[listener.fileno()])
     finally:
         listener.close()  # the server holds its own copy
-    served = Served(running, port)
-    try:
-        def booted() -> bool:
-            if running.process.poll() is not None:
-                raise AssertionError(f"{name} exited with {running.process.returncode}:\n{running.output()}")
-            return http_answers(port)
-
-        wait_until(booted, 3 * WAIT, f"{name} did not answer")
-    except BaseException:
-        running.stop()
-        raise
-    return served
+    running.wait_for(lambda: http_answers(port), f"{name} did not answer")
+    return Served(running, port)
 
 
 class Served:
@@ -168,11 +170,7 @@ def waitress(tmp: Path, app: str, args: Sequence[str], env: Optional[Dict[str, s
     port = free_port()
     running = Running("waitress", [sys.executable, "-m", "waitress", f"--listen=127.0.0.1:{port}", *args, app],
                       tmp / "waitress.log", env=env or python_env())
-    try:
-        running.wait_for_port(port)
-    except BaseException:
-        running.stop()
-        raise
+    running.wait_for_port(port)
     return Served(running, port)
 
 
@@ -181,11 +179,7 @@ def builtin_server(tmp: Path, name: str, env: Dict[str, str]) -> Served:
     port = free_port()
     running = Running(name, [sys.executable, "-m", "examples.deploy.app", "--port", str(port)], tmp / f"{name}.log",
                       env=python_env(**env))
-    try:
-        running.wait_for_port(port)
-    except BaseException:
-        running.stop()
-        raise
+    running.wait_for_port(port)
     return Served(running, port)
 
 
@@ -213,11 +207,7 @@ def redis_server(tmp: Path) -> "tuple[Running, int]":
     port = free_port()
     running = Running("redis-server", [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                                        "--appendonly", "no", "--dir", str(tmp)], tmp / "redis.log")
-    try:
-        running.wait_for_port(port)
-    except BaseException:
-        running.stop()
-        raise
+    running.wait_for_port(port)
     return running, port
 
 

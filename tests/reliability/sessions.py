@@ -16,7 +16,7 @@ write, 15 s by default), and the server's threads must come back to their baseli
 """
 
 import time
-from typing import Dict
+from typing import Dict, Tuple
 
 from mcplite import Client
 
@@ -27,14 +27,20 @@ from .rawhttp import exchange, json_body, request
 SPARE_THREADS = 10
 
 
+def warmed_server(run: Run) -> Tuple[HTTPServerProcess, int]:
+    """An HTTP server that has served one client (its lazily made threads and imports are there), and its
+    thread count once steady: the baseline the scenario's figures are compared with."""
+    server = HTTPServerProcess(run)
+    with Client(server.url, protocol_version="2025-11-25", timeout=30) as warm:
+        warm.ping()
+    return server, steady(lambda: thread_count(server.pid))
+
+
 @scenario("idle-sessions", quick_timeout=120, long_timeout=600)
 def idle_sessions(run: Run) -> Result:
     sessions = run.size(1_100, 5_000)
     result = Result()
-    server = HTTPServerProcess(run)
-    with Client(server.url, protocol_version="2025-11-25", timeout=30) as warm:
-        warm.ping()
-    baseline = steady(lambda: thread_count(server.pid))
+    server, baseline = warmed_server(run)
     rss_before = rss_kib(server.pid)
     statuses: Dict[str, int] = {}
     headers = [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")]
@@ -78,10 +84,7 @@ SERVED_WITHIN = 2.0
 def abandoned_streams(run: Run) -> Result:
     streams = run.size(300, 1_000)
     result = Result()
-    server = HTTPServerProcess(run)
-    with Client(server.url, protocol_version="2025-11-25", timeout=30) as warm:
-        warm.ping()
-    baseline = steady(lambda: thread_count(server.pid))
+    server, baseline = warmed_server(run)
     statuses: Dict[str, int] = {}
     for _ in range(streams):
         answer = exchange(server.port, request("GET", "/sse", [("Accept", "text/event-stream")]), 30)

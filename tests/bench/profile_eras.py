@@ -95,14 +95,18 @@ def run(era: str, count: int, profiler: Optional[cProfile.Profile] = None) -> fl
     elapsed = clock() - started
     if profiler is not None:
         profiler.disable()
-    answers = transport.sent[first:]
+    check_answers(era, transport.sent[first:], count)
+    session.close()
+    return elapsed / count * 1e6
+
+
+def check_answers(era: str, answers: List[bytes], count: int) -> None:
+    """Exits unless ``answers`` are the ``count`` right answers of ``era``, in order."""
     if len(answers) != count:
         raise SystemExit(f"profile_eras: {era}: {len(answers)} answers to {count} requests")
     check = era_client.check_modern if era == "modern" else check_response
     for i, answer in enumerate(answers):
         check(i, json.loads(answer))
-    session.close()
-    return elapsed / count * 1e6
 
 
 def growth(profiles: Dict[str, cProfile.Profile], top: int, count: int) -> List[str]:
@@ -141,12 +145,7 @@ def served_in_starmap(era: str, count: int) -> None:
         session.receive(jsonrpc.decode(data), inline=True)
 
     collections.deque(itertools.starmap(serve, ((data,) for data in lines)), maxlen=0)
-    answers = transport.sent[first:]
-    if len(answers) != count:
-        raise SystemExit(f"profile_eras: {era}: {len(answers)} answers to {count} requests")
-    check = era_client.check_modern if era == "modern" else check_response
-    for i, answer in enumerate(answers):
-        check(i, json.loads(answer))
+    check_answers(era, transport.sent[first:], count)
     session.close()
 
 

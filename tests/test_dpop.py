@@ -3,12 +3,13 @@ both servers, Bearer where DPoP is not offered) against a scripted network, the 
 ladder as a table, and our client talking DPoP to our server over real HTTP."""
 
 import json
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
+from typing import Any, Dict, List, Optional, Tuple
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 from oauth_server import Clock, OAuthTestServer, follow_authorization_redirect  # tests/ is on sys.path
 from support import WAIT
+from support.canned import Canned, Route, json_response, without_query
 
 from mcplite import Client, Context, Server, jose
 from mcplite.errors import AuthError
@@ -47,15 +48,6 @@ TOKEN_ENDPOINT = f"{ISSUER}/token"
 NOW = 1_800_000_000.0
 
 
-def json_response(status: int, value: Any, headers: Optional[Dict[str, str]] = None) -> HTTPResponse:
-    return HTTPResponse(status, {"content-type": "application/json", **(headers or {})}, json.dumps(value).encode())
-
-
-def without_query(url: str) -> str:
-    parts = urlsplit(url)
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
-
-
 def header(request: HTTPRequest, name: str) -> Optional[str]:
     return {k.lower(): v for k, v in request.headers.items()}.get(name.lower())
 
@@ -65,15 +57,11 @@ def decoded(proof: str) -> Tuple[Dict[str, Any], Dict[str, Any]]:
     return json.loads(jose.b64url_decode(head)), json.loads(jose.b64url_decode(payload))
 
 
-Route = Union[HTTPResponse, Callable[[HTTPRequest], HTTPResponse]]
-
-
-class Network:
+class Network(Canned):
     """A scripted deployment: an MCP server, its metadata and an authorization server that may offer DPoP."""
 
     def __init__(self, *, offer_dpop: bool = True, token_type: str = "DPoP", as_nonce: Optional[str] = None,
                  rs_nonce: Optional[str] = None, refresh: bool = False) -> None:
-        self.requests: List[HTTPRequest] = []
         self.token_type = token_type
         self.as_nonce = as_nonce
         self.rs_nonce = rs_nonce
@@ -85,20 +73,14 @@ class Network:
         }
         if offer_dpop:
             metadata["dpop_signing_alg_values_supported"] = ["ES256"]
-        self.routes: Dict[Tuple[str, str], Route] = {
+        routes: Dict[Tuple[str, str], Route] = {
             ("POST", MCP): self.mcp,
             ("GET", "https://api.example.com/.well-known/oauth-protected-resource/mcp"):
                 json_response(200, {"resource": MCP, "authorization_servers": [ISSUER]}),
             ("GET", f"{ISSUER}/.well-known/oauth-authorization-server"): json_response(200, metadata),
             ("POST", TOKEN_ENDPOINT): self.token,
         }
-
-    def __call__(self, request: HTTPRequest) -> HTTPResponse:
-        self.requests.append(request)
-        route = self.routes.get((request.method, without_query(request.url)))
-        if route is None:
-            return HTTPResponse(404, {}, b"")
-        return route(request) if callable(route) else route
+        super().__init__(routes)
 
     def token(self, request: HTTPRequest) -> HTTPResponse:
         proof = header(request, "dpop")

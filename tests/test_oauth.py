@@ -3,13 +3,12 @@ discovery, registration, PKCE/state/iss, token endpoint authentication, refresh,
 concurrency, client credentials and cross-app access. (The pure rules: test_oauth_rules.py; sockets and
 the browser: test_oauth_io.py; the server side: test_auth_http.py.)"""
 
-import json
 import logging
 import os
 import stat
 import threading
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
-from urllib.parse import urlsplit, urlunsplit
+from typing import Any, Callable, Dict, List, Optional, Tuple
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -24,40 +23,11 @@ from oauth_server import (  # tests/ is on sys.path under pytest's default impor
     jsonrpc_request, split_basic,
 )
 from support import WAIT, Background
+from support.canned import Canned, Route, json_response, without_query
 from support.keys import EC_PKCS8_PEM, RFC7515_RSA_JWK
 
 THREAD_TIMEOUT = WAIT
 REDIRECT_URI = "http://127.0.0.1:8976/callback"  # registered, never contacted: tests read the 302 itself
-
-
-def json_response(status: int, value: Any, headers: Optional[Dict[str, str]] = None) -> HTTPResponse:
-    return HTTPResponse(status, {"content-type": "application/json", **(headers or {})}, json.dumps(value).encode())
-
-
-def without_query(url: str) -> str:
-    parts = urlsplit(url)
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
-
-
-Route = Union[HTTPResponse, Callable[[HTTPRequest], HTTPResponse]]
-
-
-class Canned:
-    """A scripted network: a response per (method, URL without query), 404 for anything else."""
-
-    def __init__(self, routes: Dict[Tuple[str, str], Route]) -> None:
-        self.routes = routes
-        self.requests: List[HTTPRequest] = []
-
-    def __call__(self, request: HTTPRequest) -> HTTPResponse:
-        self.requests.append(request)
-        route = self.routes.get((request.method, without_query(request.url)))
-        if route is None:
-            return HTTPResponse(404, {}, b"")
-        return route(request) if callable(route) else route
-
-    def calls(self) -> List[str]:
-        return [f"{r.method} {without_query(r.url)}" for r in self.requests]
 
 
 def bearer_of(request: HTTPRequest) -> Optional[str]:

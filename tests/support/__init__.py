@@ -8,6 +8,7 @@
 - `peers`: `RawPeer`, the far end of an in-memory transport; `Recording`, a transport that remembers what it sent.
 - `results`: `text_of` and `result_text`.
 - `keys`: the private keys the JOSE and OAuth tests share.
+- `canned`: `Canned`, a scripted network of routes for the OAuth client's flows, and `json_response`.
 - `coverage_startup`: the ``sitecustomize`` that lets spawned Python processes measure coverage (see conftest).
 """
 

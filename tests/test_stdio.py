@@ -20,6 +20,7 @@ from mcplite import Client, ConnectionClosed, RequestCancelled, TransportError
 from mcplite.transports.stdio import StdioClientTransport
 
 from support import WAIT, Background, run_concurrently, text_of, wait_until
+from support.servers import pid_running
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 FIXTURE = str(FIXTURES / "stdio_server.py")
@@ -208,15 +209,6 @@ def test_an_orphan_holding_the_servers_pipes_does_not_hold_up_close():
             os.kill(pid, signal.SIGKILL)
 
 
-def running(pid: int) -> bool:
-    """True while ``pid`` runs: a zombie (an orphan that init has not reaped) does not count."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return stat.read().rpartition(b")")[2].split()[0] != b"Z"
-    except FileNotFoundError:
-        return False
-
-
 needs_proc = pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads process states from /proc")
 
 
@@ -229,7 +221,7 @@ def test_a_server_behind_a_wrapper_is_stopped_with_the_wrapper():
         server_pid = client.call_tool("pid")["structuredContent"]["result"]
         start = time.monotonic()
     elapsed = time.monotonic() - start
-    assert not running(server_pid)
+    assert not pid_running(server_pid)
     assert SHUTDOWN <= elapsed < 2 * SHUTDOWN + 1.0  # EOF ignored: one timeout, then SIGTERM to the group
 
 
@@ -239,10 +231,10 @@ def test_processes_a_server_started_are_ended_with_it():
     orphans = client.call_tool("orphan_pids")["structuredContent"]["result"]
     try:
         client.close()
-        assert not any(running(pid) for pid in orphans)
+        assert not any(pid_running(pid) for pid in orphans)
     finally:
         for pid in orphans:
-            if running(pid):
+            if pid_running(pid):
                 os.kill(pid, signal.SIGKILL)
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from support import ROOT, WAIT
+from support.servers import pid_running
 
 FIXTURE = str(Path(__file__).resolve().parent / "fixtures" / "stdio_server.py")
 
@@ -31,15 +32,6 @@ time.sleep({wait})
 """
 
 
-def running(pid: int) -> bool:
-    """True while ``pid`` runs: a zombie (an orphan its new parent has not reaped yet) does not count."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return stat.read().rpartition(b")")[2].split()[0] != b"Z"
-    except FileNotFoundError:
-        return False
-
-
 def server_of_a_killed_client(server_argv: list) -> tuple:
     """Start a client process on ``server_argv``, kill it once it is connected: (the server's pid, when it died)."""
     client = subprocess.Popen([sys.executable, "-c", CLIENT.format(wait=WAIT), *server_argv],
@@ -48,7 +40,7 @@ def server_of_a_killed_client(server_argv: list) -> tuple:
         assert client.stdout is not None
         line = client.stdout.readline()  # the client prints it once connected; WAIT bounds the client itself
         server_pid = int(line)
-        assert running(server_pid)
+        assert pid_running(server_pid)
     finally:
         client.send_signal(signal.SIGKILL)
         client.wait(WAIT)
@@ -60,7 +52,7 @@ def server_of_a_killed_client(server_argv: list) -> tuple:
 def wait_gone(pid: int, timeout: float) -> float:
     """Seconds until ``pid`` stops running, or fail after ``timeout`` (after killing it, to leave nothing)."""
     started = time.monotonic()
-    while running(pid):
+    while pid_running(pid):
         if time.monotonic() - started > timeout:
             os.kill(pid, signal.SIGKILL)
             pytest.fail(f"server {pid} outlived its killed client by {timeout} s")

@@ -211,6 +211,16 @@ def redis_server(tmp: Path) -> "tuple[Running, int]":
     return running, port
 
 
+def pid_running(pid: int) -> bool:
+    """True while process ``pid`` runs (Linux: from /proc): a zombie, an orphan its new parent has not reaped
+    yet, does not count."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rpartition(b")")[2].split()[0] != b"Z"  # the state, after "(comm)"
+    except FileNotFoundError:
+        return False
+
+
 def stop_all(servers: List[Running]) -> None:
     for server in reversed(servers):
         server.stop()

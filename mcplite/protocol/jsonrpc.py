@@ -159,14 +159,17 @@ class _TailedResponse(dict):  # type: ignore[type-arg]
 
 
 def _encode_tailed(message: _TailedResponse) -> str:
-    """What `_encoder` writes for ``message``: its result's head encoded, the tail appended (before the last two
-    ``}``, the head's and the message's: ``result`` is the message's last member, see `result`)."""
+    """What `_encoder` writes for ``message``: its members as `result` made them, the result's head encoded and
+    the tail appended in place of the head's ``}`` (the suffix closes the result and the message)."""
     value = message["result"]
     suffix = value.suffix if type(value) is TailedResult else None
     if suffix is None:  # changed since it was made
         return _encoder.encode(message)
-    text: str = _encoder.encode({**message, "result": value.head})
-    return text[:-2] + suffix
+    id = message["id"]
+    head: str = _encoder.encode(value.head)
+    # (an int's JSON is its str(), which costs less than the encoder; bool is not an int here)
+    return ('{"jsonrpc":"2.0","id":' + (str(id) if type(id) is int else _encoder.encode(id)) + ',"result":'
+            + head[:-1] + suffix)
 
 
 def encode(message: Union[Message, List[Message]]) -> str:

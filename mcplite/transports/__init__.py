@@ -109,8 +109,9 @@ class Transport(abc.ABC):
         """Close the connection (idempotent). The sink then gets ``connection_lost`` if it has not yet."""
 
 
-def deliver_bytes(data: bytes, sink: MessageSink) -> None:
-    """Decode one framed message and hand it to ``sink`` (the common path of the stream transports)."""
+def deliver_bytes(data: bytes, sink: MessageSink, decode: Callable[[bytes], Any] = decode) -> None:
+    """Decode one framed message and hand it to ``sink`` (the common path of the stream transports). ``decode``:
+    `jsonrpc.decode`, or a connection's `RepeatedMetaDecoder.decode`, which returns and raises the same."""
     try:
         value = decode(data)
     except InvalidMessage as exc:

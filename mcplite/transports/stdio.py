@@ -19,6 +19,7 @@ import threading
 from .._log import log
 from ..errors import ConnectionClosed, TransportError
 from ..protocol.jsonrpc import PEEK_SIZE, encode_bytes, too_large
+from ..protocol.repeated_meta import RepeatedMetaDecoder
 from . import MessageSink, Transport, deliver_bytes, deliver_invalid
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
@@ -91,6 +92,7 @@ class _LineChannel:
         error: Optional[BaseException] = None
         try:
             readline = self._reader.readline
+            decode = RepeatedMetaDecoder().decode  # this connection's: its requests' repeated _meta read once
             longest = self._max_line_size + 1  # the message and its newline
             while True:
                 line = readline(longest)
@@ -98,7 +100,7 @@ class _LineChannel:
                     break
                 if line.endswith(b"\n") or len(line) < longest:
                     if line.strip():
-                        _deliver(line, sink, self._name)
+                        _deliver(line, sink, self._name, decode)
                 else:
                     head, tail, line = line[:PEEK_SIZE], line[-PEEK_SIZE:], b""  # let the long start go now
                     if not self._skip_long_line(head, tail, sink):
@@ -173,11 +175,11 @@ class _LineChannel:
             self._thread.join(timeout)
 
 
-def _deliver(line: bytes, sink: MessageSink, name: str) -> None:
+def _deliver(line: bytes, sink: MessageSink, name: str, decode: Callable[[bytes], Any]) -> None:
     """One line to the sink. Whatever goes wrong in taking it is that message's problem: only the end of the
     input (or a read that fails) ends the reader, never an error raised while handling what was read."""
     try:
-        deliver_bytes(line, sink)
+        deliver_bytes(line, sink, decode)
     except Exception:
         log.exception("%s: a message could not be taken; reading on", name)
 

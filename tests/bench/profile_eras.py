@@ -5,12 +5,12 @@
 
 Where run.py's revision table says how much slower 2026-07-28 is end to end, this says why: it feeds
 mc_server.py's server, in this process, the same requests era_client.py sends (each era on a session of its
-own, connected as that era's client connects), as JSON lines decoded the way the stdio transport decodes
-them (`jsonrpc.decode`, as `transports.deliver_bytes` does), and has every handler run inline
-(``receive(..., inline=True)``) into a transport that encodes each answer as stdio does and keeps it. So
-the figure is the server's own Python path per request: decoding, the lifecycle or the ``_meta`` ladder,
-the handler, result shaping, encoding; not the pool, the pipes or the scheduler, which cost the same in both
-eras and make up most of a real round trip (see the CPU rows of run.py's revision table).
+own, connected as that era's client connects), as compact JSON lines decoded the way the stdio transport
+decodes them (by a `RepeatedMetaDecoder` per session, as its reader has one per connection), and has every
+handler run inline (``receive(..., inline=True)``) into a transport that encodes each answer as stdio does
+and keeps it. So the figure is the server's own Python path per request: decoding, the lifecycle or the
+``_meta`` ladder, the handler, result shaping, encoding; not the pool, the pipes or the scheduler, which cost
+the same in both eras and make up most of a real round trip (see the CPU rows of run.py's revision table).
 
 It prints the median microseconds per request of each era over R alternating repeats and their ratio; with
 ``--profile``, a cProfile of each era and the TOP functions whose own time grew most from one to the other.
@@ -30,7 +30,7 @@ import pstats
 import statistics
 import sys
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.dirname(os.path.dirname(HERE)), HERE]  # mcplite from this tree; mc_server, era_client
@@ -40,6 +40,7 @@ from floor_client import INITIALIZE, INITIALIZED, call_message, check_response  
 from mc_server import server  # noqa: E402
 
 from mcplite.protocol import jsonrpc  # noqa: E402
+from mcplite.protocol.repeated_meta import RepeatedMetaDecoder  # noqa: E402
 from mcplite.transports import Transport  # noqa: E402
 
 ERAS = era_client.ERAS
@@ -62,18 +63,20 @@ class Capture(Transport):
 
 
 def line(message: Dict[str, Any]) -> bytes:
-    return json.dumps(message).encode() + b"\n"
+    return json.dumps(message, separators=(",", ":")).encode() + b"\n"  # compact, as clients write it
 
 
-def connected(era: str) -> Tuple[Capture, Any]:
-    """A started session of ``server`` whose client has connected as ``era``'s client does."""
+def connected(era: str) -> Tuple[Capture, Any, Callable[[bytes], Any]]:
+    """A started session of ``server`` whose client has connected as ``era``'s client does, and the decoder of
+    its lines."""
     transport = Capture()
     session = server.create_session(transport)
     session.start()
+    decode = RepeatedMetaDecoder().decode  # (stdio's reader has one per connection)
     opening: List[Dict[str, Any]] = [era_client.DISCOVER] if era == "modern" else [INITIALIZE, INITIALIZED]
     for message in opening:
-        session.receive(jsonrpc.decode(line(message)), inline=True)
-    return transport, session
+        session.receive(decode(line(message)), inline=True)
+    return transport, session, decode
 
 
 def requests(era: str, count: int) -> List[bytes]:
@@ -83,7 +86,7 @@ def requests(era: str, count: int) -> List[bytes]:
 
 def run(era: str, count: int, profiler: Optional[cProfile.Profile] = None) -> float:
     """Microseconds per request over ``count`` requests of ``era`` on a fresh session; every answer checked."""
-    transport, session = connected(era)
+    transport, session, decode = connected(era)
     lines = requests(era, count)
     first = len(transport.sent)
     clock = time.thread_time  # CPU time of this thread: preemption by other processes does not count
@@ -91,7 +94,7 @@ def run(era: str, count: int, profiler: Optional[cProfile.Profile] = None) -> fl
         profiler.enable()
     started = clock()
     for data in lines:
-        session.receive(jsonrpc.decode(data), inline=True)
+        session.receive(decode(data), inline=True)
     elapsed = clock() - started
     if profiler is not None:
         profiler.disable()
@@ -137,12 +140,12 @@ def served_in_starmap(era: str, count: int) -> None:
     import collections
     import itertools
 
-    transport, session = connected(era)
+    transport, session, decode = connected(era)
     lines = requests(era, count)
     first = len(transport.sent)
 
     def serve(data: bytes) -> None:
-        session.receive(jsonrpc.decode(data), inline=True)
+        session.receive(decode(data), inline=True)
 
     collections.deque(itertools.starmap(serve, ((data,) for data in lines)), maxlen=0)
     check_answers(era, transport.sent[first:], count)

@@ -1,0 +1,112 @@
+"""Decoding a stream of requests that end with the same ``_meta``: its text parsed once. Pure: no I/O.
+
+A 2026-07-28 client puts the same envelope on every request it sends (protocol version, client capabilities,
+client info), and, as the official SDKs and mcplite write it, last: ``..."_meta":{...}}}``. Parsing those
+couple of hundred bytes again for every request was most of what a 2026-07-28 ``tools/call`` cost the server
+beyond a 2025-11-25 one (``tests/bench/profile_eras.py``). `RepeatedMetaDecoder.decode` gives exactly what
+`jsonrpc.decode` gives for every input, and reads a repeated envelope's text only once.
+
+How, and why it is exact. Once a connection has sent two requests in a row whose texts end with the same
+``"_meta":RAW}}`` (RAW a small JSON object, parsed and checked by itself then, under every rule of
+`json_text`), a line ``P"_meta":RAW}}`` is decoded as ``P"_meta":"N"}}``, where ``N`` is a random nonce of
+this decoder's that never leaves it, and is used only when that parses and its ``params._meta`` is ``N``:
+
+- the replaced text is a complete JSON value (RAW), so where the shorter text parses, the original parses to
+  the same value but for that one member, and breaks no rule the shorter one keeps: RAW broke none, nests at
+  most `_MAX_BRACKETS` deep below the two objects around it, and every other token is the same;
+- the member holding ``N`` is the one whose text was replaced: the suffix can only be read as tokens, a
+  member's name and value (``P`` cannot end inside a string, or the quote before ``_meta`` would end the
+  string and ``_meta`` not parse; nor before a value, or the ``:`` after ``"_meta"`` would not parse), and no
+  peer can write ``N`` anywhere else without knowing it.
+
+Anything else (no learned suffix, another ending, a shorter text that does not parse or puts ``N`` elsewhere)
+is decoded whole, as `jsonrpc.decode` always did, errors included: the fallback is the only path that raises.
+Each request gets a dict of its own for ``_meta``; the values in it (the capabilities and client info
+objects) are shared with the connection's earlier requests, as the session's cached envelope verdict
+(`session.server`) already shares them: code that reads a request never changes them in place.
+"""
+
+from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
+
+import os
+
+from .jsonrpc import InvalidMessage, decode
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
+if TYPE_CHECKING:
+    from typing import Any, Dict, Optional
+
+__all__ = ["RepeatedMetaDecoder"]
+
+_KEY = b'"_meta"'
+#: The largest envelope text the decoder learns (bytes): real ones are 150 to 400.
+_MAX_RAW = 2048
+#: At most this many ``{`` and ``[`` in a learned envelope, which bounds how deep it nests (see the docstring).
+_MAX_BRACKETS = 16
+
+
+class RepeatedMetaDecoder:
+    """`jsonrpc.decode` for one connection's lines, reading a ``_meta`` that repeats only once (see above).
+
+    One per connection, used by its reader thread alone (no lock). ``decode(line)`` takes one framed message,
+    its line ending included or not, and returns or raises exactly what ``jsonrpc.decode(line)`` does.
+    """
+
+    __slots__ = ("_suffix", "_stand_in", "_stand_in_text", "_meta", "_candidate")
+
+    def __init__(self) -> None:
+        #: The learned ending (``"_meta":RAW}}`` and the line end), or None; its text with RAW replaced by
+        #: the nonce; and RAW's value.
+        self._suffix: Optional[bytes] = None
+        self._stand_in = os.urandom(16).hex()  # (os, not secrets: no more to import at start-up)
+        self._stand_in_text = b""
+        self._meta: Dict[str, Any] = {}
+        #: The ending of the last line decoded whole that could be learned: learned when the next one repeats it.
+        self._candidate: Optional[bytes] = None
+
+    def decode(self, line: bytes) -> Any:
+        suffix = self._suffix
+        if suffix is not None and line.endswith(suffix):
+            try:
+                value = decode(line[:-len(suffix)] + self._stand_in_text)
+            except InvalidMessage:
+                value = None  # decoded whole below, for the error the original text deserves
+            if type(value) is dict:
+                params = value.get("params")
+                if type(params) is dict and params.get("_meta") == self._stand_in:
+                    params["_meta"] = dict(self._meta)
+                    return value
+        value = decode(line)
+        if type(value) is dict:
+            params = value.get("params")
+            if type(params) is dict and type(params.get("_meta")) is dict:
+                self._consider(line)
+        return value
+
+    def _consider(self, line: bytes) -> None:
+        """Learn ``line``'s ending if the last line decoded whole ended the same way (one parse of RAW, not one
+        per request of a client whose ``_meta`` changes every time)."""
+        end = len(line)
+        while end and line[end - 1] in b" \t\r\n":
+            end -= 1
+        start = line.rfind(_KEY, 0, end)
+        if start < 0 or line[end - 2:end] != b"}}":
+            return
+        ending = line[start:]
+        if ending != self._candidate:
+            self._candidate = ending
+            return
+        raw = line[start + len(_KEY):end - 2].lstrip()
+        if not raw.startswith(b":"):
+            return
+        raw = raw[1:]
+        if len(raw) > _MAX_RAW or raw.count(b"{") + raw.count(b"[") > _MAX_BRACKETS:
+            return
+        try:
+            meta = decode(raw)
+        except InvalidMessage:
+            return
+        if type(meta) is not dict:
+            return
+        self._suffix, self._meta = ending, meta
+        self._stand_in_text = _KEY + b':"' + self._stand_in.encode("ascii") + b'"' + line[end - 2:]

@@ -1,0 +1,199 @@
+"""RepeatedMetaDecoder: a repeated ``_meta`` is parsed once, and every line decodes exactly as jsonrpc.decode
+decodes it, whatever a hostile peer writes around the learned ending."""
+
+import json
+import random
+
+import pytest
+
+from mcplite.protocol import jsonrpc, repeated_meta
+from mcplite.protocol.jsonrpc import InvalidMessage
+from mcplite.protocol.repeated_meta import RepeatedMetaDecoder
+
+META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+        "io.modelcontextprotocol/clientInfo": {"name": "é client", "version": "1"}}
+META_TEXT = json.dumps(META, ensure_ascii=False, separators=(",", ":")).encode()
+ENDING = b'"_meta":' + META_TEXT + b"}}\n"
+
+
+def request(i, params=b'"name":"add","arguments":{"a":1,"b":2},'):
+    return b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{' % i + params + ENDING
+
+
+def outcome(decode, line):
+    """What ``decode(line)`` gives: ("value", v) or ("error", code, message, id, respond)."""
+    try:
+        return ("value", decode(line))
+    except InvalidMessage as exc:
+        return ("error", exc.code, str(exc), exc.id, exc.respond)
+
+
+class Recording:
+    """jsonrpc.decode, keeping each text it was given: which parses the decoder made."""
+
+    def __init__(self):
+        self.texts = []
+
+    def __call__(self, data):
+        self.texts.append(bytes(data))
+        return jsonrpc.decode(data)
+
+
+@pytest.fixture
+def parses(monkeypatch):
+    recording = Recording()
+    monkeypatch.setattr(repeated_meta, "decode", recording)
+    return recording.texts
+
+
+def learned():
+    decoder = RepeatedMetaDecoder()
+    for i in (1, 2):
+        decoder.decode(request(i))
+    return decoder
+
+
+def test_the_second_repeat_is_learned_and_later_lines_parse_without_the_envelope_text(parses):
+    decoder = RepeatedMetaDecoder()
+    first = decoder.decode(request(1))
+    assert parses == [request(1)]  # once: nothing to compare it with yet
+    second = decoder.decode(request(2))
+    assert parses[1:] == [request(2), META_TEXT]  # the repeat: the envelope parsed by itself, once
+    del parses[:]
+    third = decoder.decode(request(3))
+    assert len(parses) == 1 and META_TEXT not in parses[0] and b'"_meta":"' in parses[0]
+    for i, value in enumerate((first, second, third), 1):
+        assert value == jsonrpc.decode(request(i))
+        assert value["params"]["_meta"] == META
+
+
+def test_every_request_has_a_meta_dict_of_its_own():
+    decoder = learned()
+    one, two = decoder.decode(request(3)), decoder.decode(request(4))
+    assert one["params"]["_meta"] is not two["params"]["_meta"]
+    one["params"]["_meta"]["progressToken"] = 1
+    del one["params"]["_meta"]["io.modelcontextprotocol/clientInfo"]
+    assert decoder.decode(request(5))["params"]["_meta"] == META
+
+
+def test_a_meta_that_changes_every_time_is_never_learned(parses):
+    decoder = RepeatedMetaDecoder()
+    for i in range(5):
+        meta = {**META, "progressToken": i}
+        line = b'{"jsonrpc":"2.0","id":%d,"method":"ping","params":{"_meta":%s}}\n' % (i, json.dumps(meta).encode())
+        assert decoder.decode(line) == jsonrpc.decode(line)
+    assert len(parses) == 5  # one parse a line: no envelope parsed apart, no second try
+
+
+@pytest.mark.parametrize("ending", [b"}}", b"}}\r\n", b"}}  \n"], ids=["bare", "crlf", "spaces"])
+def test_line_endings_are_learned_as_they_come(ending, parses):
+    decoder = RepeatedMetaDecoder()
+    lines = [request(i)[:-3] + ending for i in range(4)]
+    values = [decoder.decode(line) for line in lines]
+    assert values == [jsonrpc.decode(line) for line in lines]
+    assert META_TEXT not in parses[-1]
+
+
+def test_spaced_json_and_a_meta_that_is_the_only_member_are_learned_too(parses):
+    decoder = RepeatedMetaDecoder()
+    lines = [json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/list", "params": {"_meta": META}}).encode()
+             + b"\n" for i in range(4)]
+    assert [decoder.decode(line) for line in lines] == [jsonrpc.decode(line) for line in lines]
+    assert json.dumps(META).encode() not in parses[-1]
+
+
+# Lines that end with the learned ending but are not what they seem: each must decode (or fail) exactly as
+# jsonrpc.decode says, with the same error text, id and respond.
+HOSTILE_PREFIXES = [
+    b'',                                                                     # the ending alone
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":"inside a string ',  # the ending inside a string
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":"ends in a backslash\\',
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":',                  # "_meta" where a value goes
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":["a",',                  # in an array
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"_meta":{"other":1},',  # a duplicate, earlier
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"_meta":"',             # an open string before it
+    b'{"jsonrpc":"2.0","id":1,"result":{',                                   # an answer's result
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"p":{',                 # one level deeper
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"n":NaN,',
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"n":1e400,',
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"n":' + b"9" * 5000 + b',',
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"s":"\xff",',            # not UTF-8
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"s":"\xc3',              # cut inside a character
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"s":"\\ud800",',         # a lone surrogate, escaped
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"d":' + b"[" * 125 + b"]" * 125 + b',',
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"d":' + b"[" * 126 + b"]" * 126 + b',',
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"d":' + b"[" * 127 + b"]" * 127 + b',',
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"big":"' + b"x" * 20000 + b'","f":1e999,',
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"big":"' + b"x" * 20000 + b'",',
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":1}} {"params":{',   # two values
+    b'{"jsonrpc":"2.0","id":1,"method":"x"}, "params":{',
+    b'[{"jsonrpc":"2.0","id":1,"method":"x","params":{',                      # a batch, cut
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":1,',
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":1 , ',
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":1,,',
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":1',                  # no comma
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":1}, "x":{',          # params is not the last member
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":1},"params":{',      # a second params, last
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":1,"_meta\\u0022":1,',
+    b'   {"jsonrpc":"2.0","id":1,"method":"x","params":{',                     # leading whitespace
+    b'{"jsonrpc":"2.0","id":1.5,"method":"x","params":{',                     # an invalid id
+    b'{"jsonrpc":"2.0","id":true,"method":"x","params":{',
+]
+
+
+@pytest.mark.parametrize("prefix", HOSTILE_PREFIXES, ids=range(len(HOSTILE_PREFIXES)))
+def test_a_line_ending_as_learned_decodes_exactly_as_jsonrpc_decode_says(prefix):
+    decoder = learned()
+    line = prefix + ENDING
+    assert outcome(decoder.decode, line) == outcome(jsonrpc.decode, line)
+    # and the decoder is as good as before for the next request
+    assert decoder.decode(request(9)) == jsonrpc.decode(request(9))
+
+
+@pytest.mark.parametrize("meta_text", [
+    b'{"a":1.5e300,"b":[1,2,{"c":null}],"d":"\\u00e9\\ud83d\\ude00"}',
+    b' { "a" : 1 } ',
+    b'{"a":' + b"[" * 17 + b"]" * 17 + b'}',      # too deep to learn: decoded whole, each time
+    b'{"a":"' + b"y" * 3000 + b'"}',                # too long to learn
+    b'[1,2]',                                        # not an object: not learned
+    b'"text"',
+    b'{"a":1}}',                                     # not JSON by itself
+], ids=["values", "spaced", "deep", "long", "array", "string", "unbalanced"])
+def test_unusual_envelopes_decode_as_they_always_did(meta_text):
+    decoder = RepeatedMetaDecoder()
+    for i in range(5):
+        line = b'{"jsonrpc":"2.0","id":%d,"method":"x","params":{"a":1,"_meta":' % i + meta_text + b'}}\n'
+        assert outcome(decoder.decode, line) == outcome(jsonrpc.decode, line)
+
+
+def test_each_decoder_has_a_stand_in_of_its_own():
+    assert RepeatedMetaDecoder()._stand_in != RepeatedMetaDecoder()._stand_in
+
+
+def test_random_damage_anywhere_in_a_line_decodes_as_jsonrpc_decode_says():
+    """Thousands of lines, each a learned request with bytes changed, cut or added (often near the ending,
+    where the decoder's own work is): the decoder and jsonrpc.decode agree on every one."""
+    rng = random.Random(20261126)
+    alphabet = b'{}[]",:\\ \n0123456789.eE-+tfnul_ametax\xc3\xa9\xff'
+    decoder = learned()
+    base = request(7)
+    agreed = fast = 0
+    for _ in range(4000):
+        line = bytearray(base)
+        for _ in range(rng.randint(1, 3)):
+            where = rng.choice((rng.randrange(len(line) - len(ENDING)), rng.randrange(len(line)),
+                                len(line) - len(ENDING) + rng.randrange(-8, 8)))
+            where = max(0, min(len(line) - 1, where))
+            action = rng.randrange(3)
+            if action == 0:
+                line[where] = rng.choice(alphabet)
+            elif action == 1:
+                del line[where]
+            else:
+                line.insert(where, rng.choice(alphabet))
+        data = bytes(line)
+        fast += data.endswith(ENDING)
+        assert outcome(decoder.decode, data) == outcome(jsonrpc.decode, data), data
+        agreed += 1
+    assert agreed == 4000 and fast > 1500  # many took the decoder's own path

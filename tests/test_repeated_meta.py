@@ -197,3 +197,20 @@ def test_random_damage_anywhere_in_a_line_decodes_as_jsonrpc_decode_says():
         assert outcome(decoder.decode, data) == outcome(jsonrpc.decode, data), data
         agreed += 1
     assert agreed == 4000 and fast > 1500  # many took the decoder's own path
+
+
+def test_answers_that_end_with_the_same_result_meta_are_learned_too(parses):
+    server_meta = b'{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}'
+    decoder = RepeatedMetaDecoder()
+    lines = [b'{"jsonrpc":"2.0","id":%d,"result":{"content":[],"resultType":"complete","_meta":%s}}\n'
+             % (i, server_meta) for i in range(4)]
+    values = [decoder.decode(line) for line in lines]
+    assert values == [jsonrpc.decode(line) for line in lines]
+    assert server_meta not in parses[-1]
+    assert values[2]["result"]["_meta"] is not values[3]["result"]["_meta"]
+    # a request with that ending, and an answer whose params hold something else, are decoded exactly too
+    for line in (b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"_meta":%s}}\n' % server_meta,
+                 b'{"jsonrpc":"2.0","id":1,"params":{"_meta":1},"result":{"_meta":%s}}\n' % server_meta,
+                 b'{"jsonrpc":"2.0","id":1,"params":[],"result":{"_meta":%s}}\n' % server_meta,
+                 b'{"jsonrpc":"2.0","id":1,"result":[{"_meta":%s}}\n' % server_meta):
+        assert outcome(decoder.decode, line) == outcome(jsonrpc.decode, line)

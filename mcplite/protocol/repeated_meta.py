@@ -3,13 +3,15 @@
 A 2026-07-28 client puts the same envelope on every request it sends (protocol version, client capabilities,
 client info), and, as the official SDKs and mcplite write it, last: ``..."_meta":{...}}}``. Parsing those
 couple of hundred bytes again for every request was most of what a 2026-07-28 ``tools/call`` cost the server
-beyond a 2025-11-25 one (``tests/bench/profile_eras.py``). `RepeatedMetaDecoder.decode` gives exactly what
+beyond a 2025-11-25 one (``tests/bench/profile_eras.py``). A 2026-07-28 server's results end the same way
+(``_meta`` with its server info), for the client's reader. `RepeatedMetaDecoder.decode` gives exactly what
 `jsonrpc.decode` gives for every input, and reads a repeated envelope's text only once.
 
 How, and why it is exact. Once a connection has sent two requests in a row whose texts end with the same
 ``"_meta":RAW}}`` (RAW a small JSON object, parsed and checked by itself then, under every rule of
 `json_text`), a line ``P"_meta":RAW}}`` is decoded as ``P"_meta":"N"}}``, where ``N`` is a random nonce of
-this decoder's that never leaves it, and is used only when that parses and its ``params._meta`` is ``N``:
+this decoder's that never leaves it, and is used only when that parses and its ``params._meta`` (or, in an
+answer, ``result._meta``) is ``N``:
 
 - the replaced text is a complete JSON value (RAW), so where the shorter text parses, the original parses to
   the same value but for that one member, and breaks no rule the shorter one keeps: RAW broke none, nests at
@@ -21,9 +23,9 @@ this decoder's that never leaves it, and is used only when that parses and its `
 
 Anything else (no learned suffix, another ending, a shorter text that does not parse or puts ``N`` elsewhere)
 is decoded whole, as `jsonrpc.decode` always did, errors included: the fallback is the only path that raises.
-Each request gets a dict of its own for ``_meta``; the values in it (the capabilities and client info
-objects) are shared with the connection's earlier requests, as the session's cached envelope verdict
-(`session.server`) already shares them: code that reads a request never changes them in place.
+Each message gets a dict of its own for ``_meta``; the values in it (the capabilities, client and server
+info objects) are shared with the connection's earlier messages, as the server session's cached envelope
+verdict (`session.server`) already shares them: code that reads a message never changes them in place.
 """
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
@@ -72,14 +74,14 @@ class RepeatedMetaDecoder:
             except InvalidMessage:
                 value = None  # decoded whole below, for the error the original text deserves
             if type(value) is dict:
-                params = value.get("params")
-                if type(params) is dict and params.get("_meta") == self._stand_in:
-                    params["_meta"] = dict(self._meta)
+                holder = value.get("params") or value.get("result")  # (a request's, or an answer's)
+                if type(holder) is dict and holder.get("_meta") == self._stand_in:
+                    holder["_meta"] = dict(self._meta)
                     return value
         value = decode(line)
         if type(value) is dict:
-            params = value.get("params")
-            if type(params) is dict and type(params.get("_meta")) is dict:
+            holder = value.get("params") or value.get("result")
+            if type(holder) is dict and type(holder.get("_meta")) is dict:
                 self._consider(line)
         return value
 

@@ -92,7 +92,7 @@ class _LineChannel:
         error: Optional[BaseException] = None
         try:
             readline = self._reader.readline
-            decode = RepeatedMetaDecoder().decode  # this connection's: its requests' repeated _meta read once
+            decode = RepeatedMetaDecoder().decode  # this connection's: a _meta that repeats is read once
             longest = self._max_line_size + 1  # the message and its newline
             while True:
                 line = readline(longest)

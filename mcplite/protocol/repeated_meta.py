@@ -1,4 +1,4 @@
-"""Decoding a stream of requests that end with the same ``_meta``: its text parsed once. Pure: no I/O.
+"""Decoding a connection's messages that end with the same ``_meta``: its text parsed once. Pure: no I/O.
 
 A 2026-07-28 client puts the same envelope on every request it sends (protocol version, client capabilities,
 client info), and, as the official SDKs and mcplite write it, last: ``..."_meta":{...}}}``. Parsing those
@@ -7,7 +7,7 @@ beyond a 2025-11-25 one (``tests/bench/profile_eras.py``). A 2026-07-28 server's
 (``_meta`` with its server info), for the client's reader. `RepeatedMetaDecoder.decode` gives exactly what
 `jsonrpc.decode` gives for every input, and reads a repeated envelope's text only once.
 
-How, and why it is exact. Once a connection has sent two requests in a row whose texts end with the same
+How, and why it is exact. Once a connection has sent two messages in a row whose texts end with the same
 ``"_meta":RAW}}`` (RAW a small JSON object, parsed and checked by itself then, under every rule of
 `json_text`), a line ``P"_meta":RAW}}`` is decoded as ``P"_meta":"N"}}``, where ``N`` is a random nonce of
 this decoder's that never leaves it, and is used only when that parses and its ``params._meta`` (or, in an
@@ -92,8 +92,8 @@ class RepeatedMetaDecoder:
         while end and line[end - 1] in b" \t\r\n":
             end -= 1
         start = line.rfind(_KEY, 0, end)
-        if start < 0 or line[end - 2:end] != b"}}":
-            return
+        if start < 0 or end - start > _MAX_RAW + 16 or line[end - 2:end] != b"}}":
+            return  # (nor is a long ending kept as the candidate)
         ending = line[start:]
         if ending != self._candidate:
             self._candidate = ending

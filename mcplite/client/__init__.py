@@ -34,6 +34,7 @@ from ..session.pending import DEFAULT_TIMEOUT, PendingRequest
 from ..transports import Transport
 from .cache import ResultCache, cache_key
 from .callbacks import InputCallbacks
+from .rounds import run_rounds  # (small; imported in _rounds, per call, it cost ~2k instructions a call)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
@@ -579,8 +580,6 @@ class Client:
         gets one item per request sent."""
         if input_required not in ("answer", "return"):
             raise ValueError(f"input_required must be 'answer' or 'return', not {input_required!r}")
-        from .rounds import run_rounds
-
         if input_responses is not None:
             params["inputResponses"] = input_responses
         if request_state is not None:

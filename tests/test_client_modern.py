@@ -15,9 +15,11 @@ import pytest
 from mcplite import Client, Context, Server
 from mcplite.client.listen import GRACEFUL, LOCAL
 from mcplite.errors import LocalProtocolError, RemoteError, RemoteProtocolError, RequestTimeout
+from mcplite.protocol import jsonrpc
 from mcplite.protocol.replay import Elicit, ListRoots, Sample
+from mcplite.transports.memory import memory_pair
 
-from support import WAIT, wait_until
+from support import WAIT, Recording, wait_until
 
 MODERN = "2026-07-28"
 CONFIRM = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
@@ -288,3 +290,42 @@ def test_an_unknown_result_type_is_a_protocol_error_and_a_missing_one_is_complet
                 assert call.join()["content"][0]["text"] == outcome
     finally:
         client.close()
+
+
+def test_the_envelope_is_encoded_once_and_every_request_is_written_as_its_plain_dict_would_be():
+    """The client appends its envelope's text (`jsonrpc.tailed_result`) instead of encoding it per request: the
+    bytes on the wire are those of the same request built as plain dicts, whatever else its _meta holds."""
+    server = make_server()
+    client_end, server_end = memory_pair()
+    server.connect(server_end)
+    recording = Recording(client_end)
+    with Client(recording, timeout=WAIT) as client:
+        assert client.protocol_version == MODERN
+        progress: List[Any] = []
+        assert client.call_tool("plain", {"a": 2})["structuredContent"] == {"result": 4}
+        client.call_tool("plain", {"a": 3}, meta={"note": "mine"})
+        client.call_tool("plain", {"a": 4}, progress=lambda *args: progress.append(args))
+        client.list_tools()
+        client.ping()
+        client.set_logging_level("debug")  # a new envelope: encoded again
+        client.call_tool("plain", {"a": 5})
+    requests = [m for m in recording.sent if isinstance(m, dict) and "id" in m and "method" in m]
+    assert len(requests) >= 6
+    assert sum(type(m) is not dict for m in requests) >= 3  # written with the envelope's text appended
+    for message in requests:
+        plain = json_copy(message)
+        assert jsonrpc.encode_bytes(message) == jsonrpc.encode_bytes(plain)
+        assert plain["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == MODERN
+    calls = [m["params"] for m in requests if m["method"] == "tools/call"]
+    assert calls[1]["_meta"]["note"] == "mine" and "progressToken" in calls[2]["_meta"]
+    assert calls[-1]["_meta"]["io.modelcontextprotocol/logLevel"] == "debug"
+    assert "io.modelcontextprotocol/logLevel" not in calls[0]["_meta"]
+
+
+def json_copy(value: Any) -> Any:
+    """``value`` rebuilt of plain dicts and lists, in the same order."""
+    if isinstance(value, dict):
+        return {key: json_copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [json_copy(item) for item in value]
+    return value

@@ -94,6 +94,20 @@ def test_a_tailed_result_is_encoded_as_the_same_dict_would_be(head, id):
     assert jsonrpc.decode(jsonrpc.encode_bytes(message)) == json.loads(jsonrpc.encode(plain))
 
 
+@pytest.mark.parametrize("head", [{"name": "add", "arguments": {"a": "é\n"}}, {}], ids=["members", "empty"])
+@pytest.mark.parametrize("method", ["tools/call", 'a "quoted" méthode\n'])
+@pytest.mark.parametrize("id", [7, 'a"b', 2**70])
+def test_tailed_params_are_encoded_as_the_same_dict_would_be(head, method, id):
+    tail = {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "x": ["\ud800", 1.5]}}
+    value = tailed(head, tail)
+    message, plain = jsonrpc.request(id, method, value), jsonrpc.request(id, method, dict(value))
+    assert message == plain and list(message) == list(plain)
+    assert jsonrpc.encode(message) == jsonrpc.encode(plain)
+    assert jsonrpc.encode_bytes(message) == jsonrpc.encode_bytes(plain)
+    value["arguments"] = {}  # changed after it was made: encoded as it now is
+    assert json.loads(jsonrpc.encode(message))["params"] == dict(value)
+
+
 def test_a_tailed_result_with_a_tail_that_is_not_unicode_is_escaped_as_a_dict_is():
     value = tailed({"a": 1}, {"resultType": "complete", "_meta": {"x": "\udc00"}})
     plain = jsonrpc.result(1, dict(value))

@@ -51,6 +51,8 @@ ERROR = "error"
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 # The same, escaping everything beyond ASCII: for the rare message holding a string that is not valid Unicode.
 _ascii_encoder = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+#: What `_encoder` writes for a str (ensure_ascii=False), without its per-call set-up.
+_encode_string = json.encoder.encode_basestring
 
 
 class InvalidMessage(RemoteProtocolError):
@@ -72,6 +74,8 @@ class InvalidMessage(RemoteProtocolError):
 
 
 def request(id: RequestId, method: str, params: Optional[Dict[str, Any]] = None) -> Message:
+    if type(params) is TailedResult:  # (defined below)
+        return _TailedMessage(jsonrpc="2.0", id=id, method=method, params=params)
     msg: Message = {"jsonrpc": "2.0", "id": id, "method": method}
     if params is not None:
         msg["params"] = params
@@ -87,7 +91,7 @@ def notification(method: str, params: Optional[Dict[str, Any]] = None) -> Messag
 
 def result(id: RequestId, value: Dict[str, Any]) -> Message:
     if type(value) is TailedResult:  # (defined below)
-        return _TailedResponse(jsonrpc="2.0", id=id, result=value)
+        return _TailedMessage(jsonrpc="2.0", id=id, result=value)
     return {"jsonrpc": "2.0", "id": id, "result": value}
 
 
@@ -103,12 +107,13 @@ class TailedResult(dict):  # type: ignore[type-arg]
 
     A 2026-07-28 server ends every result with the same members (``resultType`` and its ``_meta`` server
     info: `server.results.shape_result`); encoding them for each answer was some two fifths of what that
-    revision's tool call cost the server beyond a 2025-11-25 one (`tests/bench/profile_eras.py`). To
+    revision's tool call cost the server beyond a 2025-11-25 one (`tests/bench/profile_eras.py`). A
+    2026-07-28 client ends every request's params the same way (its ``_meta`` envelope: `session.client`). To
     everything else this is a plain dict with every member. Made by `tailed_result`: ``head`` holds the
     result's other members (read when the answer is encoded); ``suffix`` is what `encode` appends to them, or
     None once the dict has been changed (each changing method drops it: a changed result is encoded as any
     dict). The tail members' values must not change in place: they are the server's, shared by its results.
-    `result` makes a response of one that `encode` recognises.
+    `result` makes a response of one, and `request` a request, that `encode` recognises.
     """
 
     __slots__ = ("head", "suffix")
@@ -151,25 +156,33 @@ def tailed_result(head: Dict[str, Any], tail: Dict[str, Any], suffix: str) -> Ta
     return made
 
 
-class _TailedResponse(dict):  # type: ignore[type-arg]
-    """What `result` makes of a `TailedResult`: a response `encode` tells by its type alone, so that every
-    other message costs it one comparison. Never changed once made (as no message is)."""
+class _TailedMessage(dict):  # type: ignore[type-arg]
+    """What `result` or `request` makes of a `TailedResult`: a message `encode` tells by its type alone, so that
+    every other message costs it one comparison. Its members are those `result` or `request` gave it, in that
+    order (the `TailedResult` last); never changed once made (as no message is)."""
 
     __slots__ = ()
 
 
-def _encode_tailed(message: _TailedResponse) -> str:
-    """What `_encoder` writes for ``message``: its members as `result` made them, the result's head encoded and
-    the tail appended in place of the head's ``}`` (the suffix closes the result and the message)."""
-    value = message["result"]
+def _encode_tailed(message: _TailedMessage) -> str:
+    """What `_encoder` writes for ``message``: its members as `result` or `request` made them, the last one's head
+    encoded and its tail appended in place of the head's ``}`` (the suffix closes it and the message)."""
+    answer = "result" in message
+    value = message["result"] if answer else message["params"]
     suffix = value.suffix if type(value) is TailedResult else None
     if suffix is None:  # changed since it was made
         return _encoder.encode(message)
     id = message["id"]
+    # (an int's JSON is its str(), a str's is encode_basestring's: both cost less than the encoder's call)
+    start = '{"jsonrpc":"2.0","id":' + (str(id) if type(id) is int else _encoder.encode(id))
+    if answer:
+        start += ',"result":'
+    else:
+        method = message["method"]
+        start += ',"method":' + (_encode_string(method) if type(method) is str else _encoder.encode(method)) + \
+            ',"params":'
     head: str = _encoder.encode(value.head)
-    # (an int's JSON is its str(), which costs less than the encoder; bool is not an int here)
-    return ('{"jsonrpc":"2.0","id":' + (str(id) if type(id) is int else _encoder.encode(id)) + ',"result":'
-            + head[:-1] + suffix)
+    return start + head[:-1] + suffix
 
 
 def encode(message: Union[Message, List[Message]]) -> str:
@@ -178,7 +191,7 @@ def encode(message: Union[Message, List[Message]]) -> str:
     The text is always valid Unicode, so that it can be written as UTF-8: a string that is not (a lone
     surrogate, which a peer can send as ``"\\ud800"``, valid JSON) is written as its ``\\u`` escape, as it came.
     """
-    text = _encode_tailed(message) if type(message) is _TailedResponse else _encoder.encode(message)
+    text = _encode_tailed(message) if type(message) is _TailedMessage else _encoder.encode(message)
     if text.isascii():  # (most messages: no surrogate can hide in ASCII text)
         return text
     try:
@@ -191,7 +204,7 @@ def encode(message: Union[Message, List[Message]]) -> str:
 def encode_bytes(message: Union[Message, List[Message]]) -> bytes:
     """`encode`, as UTF-8 bytes: what the transports write. One encoding on the common path; a message with a
     string that is not valid Unicode is written with escapes (see `encode`) rather than failing."""
-    text = _encode_tailed(message) if type(message) is _TailedResponse else _encoder.encode(message)
+    text = _encode_tailed(message) if type(message) is _TailedMessage else _encoder.encode(message)
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:

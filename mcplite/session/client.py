@@ -19,7 +19,7 @@ from ..transports import Transport
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
-    from typing import Any, Dict, Mapping, Optional
+    from typing import Any, Dict, Mapping, Optional, Tuple
 
     from ..protocol.jsonrpc import RequestId
     from ..protocol.lifecycle import Lifecycle
@@ -49,6 +49,11 @@ class ClientSession(Session):
         # The envelope stamped on every request once modern (see `adopt`), None before. Replaced whole, never
         # mutated: a sender reads it once, without the lock.
         self._envelope: Optional[Dict[str, Any]] = None
+        #: ``(envelope, {"_meta": envelope}, suffix with other params, suffix alone)``: the envelope encoded once
+        #: (`jsonrpc.tailed_result`), for the `_envelope` it was made from (replaced whole, never changed), or
+        #: None when none was made or the envelope is not JSON. Written by whichever thread sends first after a
+        #: change; a thread that read the one before still has a consistent tuple.
+        self._envelope_tail: Optional[Tuple[Dict[str, Any], Dict[str, Any], str, str]] = None
         self._client_info: Dict[str, Any] = {}
         self._capabilities: Dict[str, Any] = {}
         self._log_level: Optional[str] = None
@@ -179,11 +184,27 @@ class ClientSession(Session):
         # 2026-07-28: the envelope under the caller's own _meta keys, and the headers that mirror the body.
         params = dict(params) if params else {}
         own = params.get("_meta")
-        params["_meta"] = {**envelope, **own} if own else envelope
+        tail = self._envelope_tail if not own else None
+        if tail is None or tail[0] is not envelope:
+            tail = None if own else self._tail_of(envelope)
+        if tail is not None:  # the envelope alone: its text appended when the request is encoded
+            params = jsonrpc.tailed_result(params, tail[1], tail[2] if params else tail[3])
+        else:
+            params["_meta"] = {**envelope, **own} if own else envelope
         # Mirrored headers are HTTP's alone: a stream transport (stdio, memory) would compute them for nothing.
         return super().send_request(method, params, progress=progress, related_request_id=related_request_id,
                                     headers=_mirrored_headers(method, params, headers) if self._transport.wants_route
                                     else headers)
+
+    def _tail_of(self, envelope: Dict[str, Any]) -> Optional[Tuple[Dict[str, Any], Dict[str, Any], str, str]]:
+        """`_envelope_tail` made again for ``envelope``; None (and a request encoded whole) when it is not JSON."""
+        members = {"_meta": envelope}
+        try:
+            tail = (envelope, members, *jsonrpc.tail_suffixes(members))
+        except (TypeError, ValueError):
+            return None
+        self._envelope_tail = tail
+        return tail
 
     def _send_at(self, at: Any, method: str, params: Dict[str, Any]) -> PendingRequest:
         """Send one request routed as revision ``at`` speaks, whatever the session speaks (the probe)."""

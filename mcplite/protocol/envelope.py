@@ -59,7 +59,7 @@ from .methods import (  # the reserved _meta keys: defined with the protocol's o
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
-    from typing import Any, Collection, Dict, Iterable, Mapping, Optional, Tuple, Union
+    from typing import Any, Callable, Collection, Dict, Iterable, Mapping, Optional, Tuple, Union
 
 __all__ = [
     "META_PREFIX", "PROTOCOL_VERSION_KEY", "CLIENT_INFO_KEY", "CLIENT_CAPABILITIES_KEY", "LOG_LEVEL_KEY",
@@ -209,10 +209,7 @@ def read_envelope(method: str, params: Any, *, supported_modern: Collection[str]
                        {"supported": list(supported_all), "requested": version})
     # Rung 4: Mcp-Method and Mcp-Name against the body. The id only marks the message as a request.
     if headers is not None:
-        # Imported here: only HTTP requests have headers, and a stdio server need not load the header codec.
-        from .mcp_headers import check_request_headers
-
-        mismatch = check_request_headers(headers, {"jsonrpc": "2.0", "id": 0, "method": method, "params": params})
+        mismatch = (_check_request_headers or _header_checker())(headers, {"jsonrpc": "2.0", "id": 0, "method": method, "params": params})
         if mismatch is not None:
             raise mismatch
     # Rung 6: methods this revision no longer has.
@@ -263,3 +260,17 @@ def missing_capabilities_error(required: Union[Mapping[str, Any], Iterable[str]]
     names = ", ".join(sorted(capabilities))
     return RPCError(MISSING_REQUIRED_CLIENT_CAPABILITY, f"Missing required client capability: {names}",
                     {"requiredCapabilities": capabilities})
+
+
+#: `mcp_headers.check_request_headers`, bound by the first request with headers: only HTTP requests have them,
+#: and a stdio server need not load the header codec. (Bound once, not imported in `read_envelope`: an import
+#: statement run per request costs some 7k instructions.)
+_check_request_headers: Optional[Callable[..., Optional[RPCError]]] = None
+
+
+def _header_checker() -> Callable[..., Optional[RPCError]]:
+    global _check_request_headers
+    from .mcp_headers import check_request_headers
+
+    _check_request_headers = check_request_headers
+    return check_request_headers

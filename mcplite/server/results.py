@@ -104,12 +104,19 @@ def error_result(message: str) -> Dict[str, Any]:
 def _to_jsonable(value: Any) -> Any:
     """`schema.to_jsonable`, for the results that are neither text nor an output schema's structured value.
 
-    Imported here rather than at the top, where it would load `schema` (and `typing`) with the server: by
-    the time a handler returns, its registration has imported `schema` already, so this costs a lookup.
+    Bound on first use rather than imported at the top, where it would load `schema` (and `typing`) with the
+    server (by the time a handler returns, its registration has imported `schema` already); and once, not per
+    result: an import statement costs some 7k instructions each time it runs.
     """
-    from ..schema.functions import to_jsonable
+    global _bound_to_jsonable
+    if _bound_to_jsonable is None:
+        from ..schema.functions import to_jsonable
 
-    return to_jsonable(value)
+        _bound_to_jsonable = to_jsonable
+    return _bound_to_jsonable(value)
+
+
+_bound_to_jsonable: Optional[Callable[[Any], Any]] = None
 
 
 # ---- handler values -> results ------------------------------------------------------------------------

@@ -235,12 +235,25 @@ class ClientSession(Session):
         super()._check_outgoing_request(method)
 
 
+#: `protocol.mcp_headers`, loaded by the first request that mirrors its headers (2026-07-28 only: a handshake
+#: client never loads it). Bound once rather than imported in `_mirrored_headers`: an import statement run per
+#: request costs some 7k instructions.
+_mcp_headers: Any = None
+
+
+def _load_mcp_headers() -> Any:
+    global _mcp_headers
+    from ..protocol import mcp_headers
+
+    _mcp_headers = mcp_headers
+    return mcp_headers
+
+
 def _mirrored_headers(method: str, params: Dict[str, Any],
                       extra: Optional[Mapping[str, str]]) -> Dict[str, str]:
     """``Mcp-Method`` and ``Mcp-Name`` for a request (its ``MCP-Protocol-Version`` comes with its route), and
     the caller's extra headers (``Mcp-Param-*``)."""
-    from ..protocol import mcp_headers  # (2026-07-28 only: a handshake client never loads it)
-
+    mcp_headers = _mcp_headers or _load_mcp_headers()
     headers = {mcp_headers.METHOD_HEADER: method}
     field = mcp_headers.NAME_FIELDS.get(method)
     if field is not None:

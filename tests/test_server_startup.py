@@ -102,6 +102,45 @@ def test_importing_the_client_loads_nothing_of_the_server_side() -> None:
     assert [name for name in unwanted if name in loaded] == []
 
 
+SERVER_ONLY_SCRIPT = '''
+import sys
+sys.path.insert(0, ROOT)  # run with -S: no site, so nothing has imported threading already
+def loaded():
+    return " ".join(sorted(name for name in sys.modules if name.startswith("mcplite") or name == "threading"))
+from mcplite import Server
+print(loaded())
+server = Server("startup")
+print(loaded())
+'''
+
+#: Everything ``from mcplite import Server`` may load of the package: the class, its base `Registry`, and what
+#: the package itself loads. Not threading, not the session layer, not the 2026-07-28 machinery.
+SERVER_IMPORT = ["mcplite", "mcplite._log", "mcplite.errors", "mcplite.protocol", "mcplite.protocol.methods",
+                 "mcplite.protocol.versions", "mcplite.server", "mcplite.server.registry"]
+#: What building a `Server` adds: its parts (event bus and connections, listen streams, caching hints, the
+#: requestState key ring) and threading for their locks. The session layer waits for the first connection.
+SERVER_PARTS = ["mcplite.protocol.mrtr", "mcplite.server.caching", "mcplite.server.listen",
+                "mcplite.server.subscriptions", "threading"]
+
+
+def test_importing_the_server_loads_the_class_and_building_one_its_parts_not_the_session_layer() -> None:
+    completed = subprocess.run([sys.executable, "-S", "-c", f"ROOT = {ROOT!r}\n{SERVER_ONLY_SCRIPT}"],
+                               capture_output=True, text=True, timeout=WAIT * 3)
+    assert completed.returncode == 0, completed.stderr
+    imported, built = (line.split() for line in completed.stdout.splitlines())
+    assert imported == SERVER_IMPORT
+    assert built == sorted(SERVER_IMPORT + SERVER_PARTS)
+
+
+def test_the_servers_default_state_ttl_is_the_protocols() -> None:
+    """`Server` spells mrtr.DEFAULT_TTL as a literal, so that its signature does not import mrtr with the class."""
+    from mcplite import Server
+    from mcplite.protocol.mrtr import DEFAULT_TTL
+
+    assert inspect.signature(Server).parameters["state_ttl"].default == DEFAULT_TTL
+    assert Server("ttl").state_ttl == DEFAULT_TTL
+
+
 def test_a_server_with_ordinary_handlers_imports_no_heavy_module() -> None:
     script = f"HEAVY = {HEAVY_MODULES!r}\n{SERVER_SCRIPT}"
     completed = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True,

@@ -13,7 +13,6 @@ from __future__ import annotations  # annotations are not evaluated at import: a
 
 import os
 import re
-import threading
 
 from .._log import log
 from ..protocol import methods
@@ -167,6 +166,8 @@ class Registry:
     def __init__(self, connections: Connections, page_size: Optional[int] = None) -> None:
         self._connections = connections  # who hears list_changed
         self.page_size = page_size  # items per page of a list result (None: everything in one page)
+        import threading  # with the first registry built, not with the class: `Server` imports this module
+
         # Guards replacing the catalogs below (registrations may come from any thread); readers need none.
         self._lock = threading.Lock()
         self._tools: Dict[str, ToolEntry] = {}

@@ -7,15 +7,19 @@ imported, and the light paths give what the heavy ones would.
 """
 
 import inspect
+import logging
 import os
+import re
 import subprocess
 import sys
 from typing import Any, Callable, List, Tuple
 
 import pytest
 
+from mcplite import Server
 from mcplite.schema.functions import _NO_DEFAULT, _signature, function_schema
 from mcplite.schema.validation import ValidationError, validate
+from mcplite.server.registry import _follows_naming_rules
 
 from support import WAIT
 
@@ -102,6 +106,45 @@ def test_importing_the_client_loads_nothing_of_the_server_side() -> None:
     assert [name for name in unwanted if name in loaded] == []
 
 
+SERVER_ONLY_SCRIPT = '''
+import sys
+sys.path.insert(0, ROOT)  # run with -S: no site, so nothing has imported threading, re or json already
+import os  # but site imports os in every ordinary start-up
+already = set(sys.modules)
+from mcplite import Server
+print(" ".join(sorted(name for name in sys.modules if name not in already)))
+server = Server("startup")
+print(" ".join(sorted(name for name in sys.modules if name.startswith("mcplite") or name == "threading")))
+'''
+
+#: Everything ``from mcplite import Server`` may load: the class, its base `Registry`, what the package itself
+#: loads, and `__future__` (``from __future__ import annotations`` imports it). Not threading, re or json, not
+#: the session layer, not the 2026-07-28 machinery.
+SERVER_IMPORT = ["__future__", "mcplite", "mcplite._log", "mcplite.errors", "mcplite.protocol",
+                 "mcplite.protocol.methods", "mcplite.protocol.versions", "mcplite.server", "mcplite.server.registry"]
+#: What building a `Server` adds: its parts (event bus and connections, listen streams, caching hints, the
+#: requestState key ring) and threading for their locks. The session layer waits for the first connection.
+SERVER_PARTS = ["mcplite.protocol.mrtr", "mcplite.server.caching", "mcplite.server.listen",
+                "mcplite.server.subscriptions", "threading"]
+
+
+def test_importing_the_server_loads_the_class_and_building_one_its_parts_not_the_session_layer() -> None:
+    completed = subprocess.run([sys.executable, "-S", "-c", f"ROOT = {ROOT!r}\n{SERVER_ONLY_SCRIPT}"],
+                               capture_output=True, text=True, timeout=WAIT * 3)
+    assert completed.returncode == 0, completed.stderr
+    imported, built = (line.split() for line in completed.stdout.splitlines())
+    assert imported == SERVER_IMPORT
+    assert built == sorted(SERVER_IMPORT[1:] + SERVER_PARTS)
+
+
+def test_the_servers_default_state_ttl_is_the_protocols() -> None:
+    """`Server` spells mrtr.DEFAULT_TTL as a literal, so that its signature does not import mrtr with the class."""
+    from mcplite.protocol.mrtr import DEFAULT_TTL
+
+    assert inspect.signature(Server).parameters["state_ttl"].default == DEFAULT_TTL
+    assert Server("ttl").state_ttl == DEFAULT_TTL
+
+
 def test_a_server_with_ordinary_handlers_imports_no_heavy_module() -> None:
     script = f"HEAVY = {HEAVY_MODULES!r}\n{SERVER_SCRIPT}"
     completed = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True,
@@ -171,6 +214,26 @@ def test_docstrings_are_cleaned_as_inspect_cleans_them() -> None:
     schema = function_schema(tabbed)
     assert schema.description == "Forecast.\n\nDetails."
     assert schema.parameters[0].description == "the city, in full."
+
+
+TOOL_NAMES = ["add", "a", "A.b-c_9", "x" * 128, "x" * 129, "", "add numbers", "add\n", "\nadd", "tool/call", "café",
+              "add\x00", "-", "..", "add\t"]
+
+
+@pytest.mark.parametrize("name", TOOL_NAMES, ids=[repr(name) for name in TOOL_NAMES])
+def test_tool_names_are_checked_as_the_specs_pattern_checks_them(name: str) -> None:
+    """The registry checks names without compiling a regular expression, and fully: no newline after the end."""
+    assert _follows_naming_rules(name) == bool(re.fullmatch(r"[A-Za-z0-9_.\-]{1,128}", name))
+
+
+def test_a_tool_name_against_the_rules_is_registered_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    server = Server("names")
+    with caplog.at_level(logging.WARNING, logger="mcplite"):
+        server.add_tool(lambda: "ok", name="add numbers")
+        server.add_tool(lambda: "ok", name="add_numbers")
+    assert [record.getMessage() for record in caplog.records] == [
+        "tool name 'add numbers' does not follow the spec's naming rules ([A-Za-z0-9_.-], 1-128)"]
+    assert sorted(server._tools) == ["add numbers", "add_numbers"]
 
 
 # --- the rare uses that import their module on first use ------------------------------------------------

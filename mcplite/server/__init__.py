@@ -22,35 +22,32 @@ process subscribed to the bus sends it to its handshake connections (list change
 the subscribers of the URI) and to its listen streams whose filter names it. ``Server(event_bus=...)``
 replaces the default in-process bus for a deployment of several processes.
 
-Only this module, `registry`, `subscriptions` and `listen` load with the server: `handlers` loads with the
-first request, and `context`, `results` and `schema` (which needs `typing`) with the first registration, so a
-process that imports Server only to, say, print its version does not pay for them.
+Only this module and `registry` load with the class; each other part loads when it is first needed, so a
+process that imports Server only to, say, print its version does not pay for them (tests/test_server_startup.py
+holds the list): `subscriptions`, `listen`, `caching`, `mrtr` and `threading` when a Server is built (its
+parts), the session layer with its first connection (`create_session`), `handlers` (and the 2026-07-28
+envelope rules) with the first request, and `context`, `results` and `schema` (which needs `typing`) with the
+first registration.
 """
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
 import os
-import threading
 
 from ..errors import METHOD_NOT_FOUND, RPCError
 from ..protocol import methods
-from ..protocol.envelope import MODERN_ONLY_METHODS
-from ..protocol.mrtr import DEFAULT_TTL, STATE_KEYS_ENV, StateKeys
 from ..protocol.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS, negotiate, revision
-from ..session.endpoint import Deferred
-from ..session.server import ServerSession
-from .caching import CachePolicy
-from .listen import Listens
 from .registry import Registry, drop_none
-from .subscriptions import Connections
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Type, Union
 
     from ..protocol import types as t
-    from ..protocol.mrtr import StateCodec
+    from ..protocol.mrtr import StateCodec, StateKeys
     from ..session import RequestContext
+    from ..session.endpoint import Deferred
+    from ..session.server import ServerSession
     from ..transports import Transport
     from .context import ELICIT_TIMEOUT as ELICIT_TIMEOUT  # the elicitation default, as it was here
     from .context import Context
@@ -128,12 +125,20 @@ class Server(Registry):
                  page_size: Optional[int] = None, max_workers: int = 16,
                  supported_versions: Sequence[str] = MODERN_VERSIONS + HANDSHAKE_VERSIONS,
                  state_keys: Union[StateKeys, Sequence[bytes], str, None] = None,
-                 state_codec: Optional[StateCodec] = None, state_ttl: float = DEFAULT_TTL,
+                 state_codec: Optional[StateCodec] = None, state_ttl: float = 3600,  # mrtr.DEFAULT_TTL
                  bind_principal: Optional[Callable[[Any], Optional[str]]] = None, cache_ttl_ms: int = 0,
                  cache_scope: str = "private", list_ttl_ms: Optional[int] = None,
                  list_scope: Optional[str] = None, max_listens: int = 1024, event_bus: Any = None,
                  task_store: Optional[TaskStore] = None, task_workers: int = 8,
                  task_ttl_ms: Optional[int] = 3_600_000, task_poll_interval_ms: int = 500) -> None:
+        # Imported here rather than at the top: a server's parts load when one is built, not with the class
+        # (see the module docstring).
+        import threading
+
+        from .caching import CachePolicy
+        from .listen import Listens
+        from .subscriptions import Connections
+
         super().__init__(Connections(event_bus), page_size)
         #: The key ring that seals and opens ``requestState`` (2026-07-28 input rounds); see `state_keys_source`.
         self.state_keys, self.state_keys_source = _state_keys(state_keys)
@@ -243,7 +248,7 @@ class Server(Registry):
         """A session serving this server over ``transport``, not yet started (transports call this)."""
         holder: List[Connection] = []
         session: ServerSession
-        session = ServerSession(
+        session = (_server_session or _session_layer())(
             transport, initialize_result=self._initialize_result, supported_versions=self.supported_versions,
             handle_request=lambda ctx: self._handle(holder[0], ctx),
             handle_notification=lambda method, params: self._notification(session, method, params),
@@ -308,10 +313,10 @@ class Server(Registry):
     # ---- method table -----------------------------------------------------------------------------------
     def _handle(self, connection: Connection, ctx: RequestContext) -> Union[Dict[str, Any], Deferred]:
         handler = (_METHODS if _METHODS is not None else _method_table()).get(ctx.method)
-        if handler is None or (ctx.envelope is None and ctx.method in MODERN_ONLY_METHODS):
+        if handler is None:
             raise RPCError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
         result = handler(self, connection, ctx)
-        if isinstance(result, Deferred):  # answered later (a listen), with a result its handler shaped
+        if not isinstance(result, dict):  # a `Deferred`: answered later (a listen), with a result its handler shaped
             return result
         revision = ctx.revision
         if revision is not None and revision.result_type:
@@ -330,6 +335,8 @@ class Server(Registry):
 
 def _state_keys(keys: Union[StateKeys, Sequence[bytes], str, None]) -> Tuple[StateKeys, str]:
     """The key ring a server was given, and where it came from ("argument", the variable's name, "ephemeral")."""
+    from ..protocol.mrtr import STATE_KEYS_ENV, StateKeys  # a part of the server: loaded when one is built
+
     if isinstance(keys, StateKeys):
         return keys, "argument"
     if isinstance(keys, str):
@@ -363,6 +370,19 @@ def _results() -> Any:
     return results
 
 
+#: `session.server.ServerSession`, bound by the first connection any server makes: the session layer (and
+#: `threading`) loads with it, not with the server. Stateless HTTP makes a session per request: one global read.
+_server_session: Optional[Type[ServerSession]] = None
+
+
+def _session_layer() -> Type[ServerSession]:
+    global _server_session
+    from ..session.server import ServerSession as session_class
+
+    _server_session = session_class
+    return session_class
+
+
 #: Request method -> its handler; set by the first request any server answers (see `_method_table`).
 _METHODS: Optional[Dict[str, Handler]] = None
 
@@ -374,12 +394,13 @@ def _method_table() -> Dict[str, Handler]:
     global is atomic, so no lock is needed.
     """
     global _METHODS
+    from ..protocol.envelope import MODERN_ONLY_METHODS
     from . import handlers, listen, subscriptions, tasks
 
     def on_connection(handle: Callable[[Connection, RequestContext], Dict[str, Any]]) -> Handler:
         return lambda server, connection, ctx: handle(connection, ctx)
 
-    _METHODS = {
+    table: Dict[str, Handler] = {
         methods.SERVER_DISCOVER: handlers.discover,
         methods.TOOLS_LIST: handlers.list_tools,
         methods.TOOLS_CALL: handlers.call_tool,
@@ -399,7 +420,20 @@ def _method_table() -> Dict[str, Handler]:
         "resources/directory/read": _skills_handler("read_directory"),
         **tasks.METHODS,
     }
-    return _METHODS
+    for method in MODERN_ONLY_METHODS:
+        table[method] = _modern_only(table[method])
+    _METHODS = table
+    return table
+
+
+def _modern_only(handle: Handler) -> Handler:
+    """``handle``, for enveloped (2026-07-28) requests only: to a request without an envelope (the handshake
+    era), a method that exists only from 2026-07-28 is unknown."""
+    def modern_only(server: Registry, connection: Connection, ctx: RequestContext) -> Union[Dict[str, Any], Deferred]:
+        if ctx.envelope is None:
+            raise RPCError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
+        return handle(server, connection, ctx)
+    return modern_only
 
 
 def _skills_handler(name: str) -> Handler:

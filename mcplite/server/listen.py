@@ -20,8 +20,8 @@ the thread of the POST holds the response open (the response is the stream). ``S
 caps the listens open at once: beyond it, a listen is refused with ``-32603`` before any acknowledgement.
 
 Each `Server` has a `Listens` registry (``server.listens``), subscribed to its event bus next to the
-handshake connections (`subscriptions`). This module loads with the server, so it keeps its imports light:
-`results` is imported by the first listen.
+handshake connections (`subscriptions`). This module loads with every server built, so it keeps its imports
+light: `results` and the session layer's `Deferred` are imported by the first listen.
 """
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
@@ -32,7 +32,6 @@ from .._log import log
 from ..errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, RPCError
 from ..protocol import methods
 from ..protocol.methods import SUBSCRIPTION_ID_KEY
-from ..session.endpoint import Deferred
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
@@ -40,6 +39,7 @@ if TYPE_CHECKING:
 
     from ..protocol.jsonrpc import RequestId
     from ..session import RequestContext, ServerSession
+    from ..session.endpoint import Deferred
     from .registry import Registry
     from .subscriptions import Connection, Event
 
@@ -196,6 +196,7 @@ def listen(server: Registry, connection: Connection, ctx: RequestContext) -> Def
     revision = ctx.revision
     if revision is None or not revision.listen:
         raise RPCError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
+    from ..session.endpoint import Deferred
     from .results import shape_result
 
     info: Any = server  # a Server: its capabilities, its listens, its info

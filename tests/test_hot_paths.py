@@ -4,16 +4,20 @@ An ``import`` or ``from ... import`` inside a function costs some 7-10k instruct
 relative from-import of a plain module even formats an AttributeError for its missing ``__path__``), more than
 a whole JSON encoding of an answer. Modules loaded on first use bind what they need once (see
 `session.client._load_mcp_headers`, `server.results._to_jsonable`). Every import statement executed during
-the calls is recorded through ``builtins.__import__``, whichever thread runs it (client, reader, handler).
+the calls is recorded through ``builtins.__import__``, whichever thread runs it (client, reader, handler),
+when mcplite's own code runs it: the standard library has its own (the HTTP server's ``Date`` header, made
+afresh once a second, runs an ``import time`` in `email.utils`).
 """
 
 import builtins
 import collections
+import os
 import sys
 from typing import Any, Callable, Dict, Iterator
 
 import pytest
 
+import mcplite
 from mcplite import Client, Server
 from mcplite.http_server import HTTPServerThread
 
@@ -61,14 +65,18 @@ def calls(client: Client) -> None:
         client.ping()
 
 
+PACKAGE = os.path.dirname(os.path.abspath(mcplite.__file__)) + os.sep
+
+
 def imports_during(work: Callable[[], None]) -> "collections.Counter[Any]":
-    """Where import statements ran while ``work()`` did, and how often."""
+    """Where in mcplite import statements ran while ``work()`` did, and how often."""
     seen: "collections.Counter[Any]" = collections.Counter()
     original = builtins.__import__
 
     def recording(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
         caller = sys._getframe(1)
-        seen[(caller.f_code.co_filename, caller.f_lineno, name)] += 1
+        if caller.f_code.co_filename.startswith(PACKAGE):
+            seen[(caller.f_code.co_filename, caller.f_lineno, name)] += 1
         return original(name, globals, locals, fromlist, level)
 
     builtins.__import__ = recording

@@ -16,12 +16,11 @@ import sys
 from typing import Any, Callable, Dict, Iterator
 
 import pytest
+from support import WAIT
 
 import mcplite
 from mcplite import Client, Server
 from mcplite.http_server import HTTPServerThread
-
-from support import WAIT
 
 
 def make_server() -> Server:

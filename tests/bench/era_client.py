@@ -20,7 +20,10 @@ difference between the eras is what the server does, little diluted by the clien
 client costs about as much per call as the server does). Both eras are connected at once (on stdio two
 server processes of the same program, one per era, a connection's era being fixed; over HTTP the one
 server run.py started) and their calls alternate in blocks of `BLOCK` calls, in the order ABBA..., so that
-the drift of a shared machine, which moves a whole run by 20% here, falls on both eras alike.
+the drift of a shared machine, which moves a whole run by 20% here, falls on both eras alike. On stdio the
+calls are also spread over `PAIRS` pairs of server processes, each era's started first in half of them: what
+one process happens to get moves its figures by up to 10% (an A/A run, one era against itself on one pair of
+processes, came out between 0.91x and 1.21x; on four pairs, between 0.96x and 1.06x).
 
 ``--client session`` (stdio only) puts mcplite's own JSON-RPC endpoint in the client's place instead: a bare
 ``mcplite.session.endpoint.Session`` (no lifecycle) over ``StdioClientTransport``, calls from threads as
@@ -129,14 +132,16 @@ def cpu_ns(pid: int) -> int:
     return total
 
 
+Samples = Dict[str, Dict[str, Any]]  # era -> {"latencies": [...], "elapsed": seconds, "cpu_ns": server CPU}
+
+
 def interleaved(measure: Dict[str, Callable[[int], Timed]], count: int, servers: Optional[Dict[str, int]] = None,
-                block_calls: int = BLOCK) -> Dict[str, Dict[str, Any]]:
+                block_calls: int = BLOCK, into: Optional[Samples] = None) -> Samples:
     """``count`` calls of each era, in blocks of ``block_calls`` taken in turns (ABBA...): ``measure[era](n)``
-    makes ``n`` calls and times them. The figures of each era over all its blocks; with ``servers`` (era -> the pid
-    of its server process), also ``server_cpu_us``, the server's CPU time per call."""
-    latencies: Dict[str, List[float]] = {era: [] for era in ERAS}
-    elapsed = dict.fromkeys(ERAS, 0.0)
-    cpu = dict.fromkeys(ERAS, 0)
+    makes ``n`` calls and times them. Their samples (added to ``into``'s, when given); with ``servers`` (era ->
+    the pid of its server process), the CPU time the servers spent on them too. `report` makes figures of them."""
+    samples: Samples = into if into is not None else {
+        era: {"latencies": [], "elapsed": 0.0, "cpu_ns": 0} for era in ERAS}
     blocks = max(1, count // block_calls)
     for block in range(blocks):
         size = count // blocks + (1 if block < count % blocks else 0)
@@ -144,14 +149,20 @@ def interleaved(measure: Dict[str, Callable[[int], Timed]], count: int, servers:
             before = cpu_ns(servers[era]) if servers else 0
             times, seconds = measure[era](size)
             if servers:
-                cpu[era] += cpu_ns(servers[era]) - before
-            latencies[era] += times
-            elapsed[era] += seconds
-    report = {era: workload.figures(latencies[era], elapsed[era]) for era in ERAS}
-    if servers:
-        for era in ERAS:
-            report[era]["server_cpu_us"] = cpu[era] / 1000.0 / max(1, len(latencies[era]))
-    return report
+                samples[era]["cpu_ns"] += cpu_ns(servers[era]) - before
+            samples[era]["latencies"] += times
+            samples[era]["elapsed"] += seconds
+    return samples
+
+
+def report(samples: Samples) -> Dict[str, Dict[str, Any]]:
+    """The figures of each era over all its samples; ``server_cpu_us``, the server's CPU time per call, where
+    the servers' CPU time was taken."""
+    figures = {era: workload.figures(taken["latencies"], taken["elapsed"]) for era, taken in samples.items()}
+    for era, taken in samples.items():
+        if taken["cpu_ns"]:
+            figures[era]["server_cpu_us"] = taken["cpu_ns"] / 1000.0 / max(1, len(taken["latencies"]))
+    return figures
 
 
 def one_by_one(call: Callable[[int], None]) -> Callable[[int], Timed]:
@@ -205,7 +216,7 @@ def run_http(args: workload.Args) -> None:
     versions = {era: connection.initialize() for era, connection in single.items()}
     for connection in single.values():
         warm_up(connection.call)
-    sequential = interleaved({era: one_by_one(single[era].call) for era in ERAS}, args.sequential)
+    sequential = report(interleaved({era: one_by_one(single[era].call) for era in ERAS}, args.sequential))
     crowds = {era: [kinds[era](args.url) for _ in range(args.clients)] for era in ERAS}
     for crowd in crowds.values():
         for connection in crowd:
@@ -216,7 +227,7 @@ def run_http(args: workload.Args) -> None:
         calls: List[Callable[[int], None]] = [connection.call for connection in crowds[era]]
         return lambda count: workload.threaded_raw(calls, max(1, count // len(calls)))
 
-    concurrent = interleaved({era: concurrently(era) for era in ERAS}, args.clients * args.per_client)
+    concurrent = report(interleaved({era: concurrently(era) for era in ERAS}, args.clients * args.per_client))
     workload.emit(eras={era: {"version": versions[era], "sequential": sequential[era],
                               "concurrent": concurrent[era]} for era in ERAS})
 
@@ -272,24 +283,62 @@ def main() -> None:
             workload.fail("era_client.py: --client session is for stdio")
         run_http(args)
         return
-    pipes: Dict[str, Any] = ({era: SessionPipe(args.server, era) for era in ERAS} if client == "session" else
-                             {"handshake": TemplatePipe(args.server), "modern": ModernPipe(args.server)})
-    versions = {era: pipe.initialize() for era, pipe in pipes.items()}
-    for pipe in pipes.values():
-        pipe.call(0)
-    if args.mode == "hold":
-        workload.hold(versions["modern"])
-    elif args.mode == "stdio":
+    if args.mode in ("cold", "hold"):  # connect both eras, call once; hold: then wait to be measured
+        pipes = connected(args.server, client)
+        if args.mode == "hold":
+            workload.hold(pipes["modern"].version)
+        close(pipes)
+        return
+    # The calls are spread over `PAIRS` pairs of server processes, one pair after the other: what one process
+    # happens to get (its core, its hash seed, its memory layout) moves its figures by as much as 10% on a
+    # shared machine (an A/A run of one era against itself, one pair: 0.91x to 1.21x), and would otherwise
+    # fall on one era alone.
+    sequential: Optional[Samples] = None
+    in_flight: Optional[Samples] = None
+    versions: Dict[str, str] = {}
+    for pair in range(PAIRS):
+        # Each era's process is started first in half the pairs: the one started second has come out faster
+        # in an A/A run (both processes serving the same era), by 5% with 8 calls in flight.
+        pipes = connected(args.server, client, first=ERAS[pair % 2])
+        versions = {era: pipe.version for era, pipe in pipes.items()}
         for pipe in pipes.values():
             warm_up(pipe.call)
         servers = {era: pipe.process.pid for era, pipe in pipes.items()}
-        sequential = interleaved({era: one_by_one(pipe.call) for era, pipe in pipes.items()}, args.sequential,
-                                 servers)
+        sequential = interleaved({era: one_by_one(pipe.call) for era, pipe in pipes.items()},
+                                 share(args.sequential, pair), servers, into=sequential)
         # Threaded callers (--client session) get blocks of several calls each.
-        in_flight = interleaved({era: pipe.pipelined_raw for era, pipe in pipes.items()}, args.in_flight, servers,
-                                BLOCK if client == "raw" else BLOCK * workload.WINDOW)
-        workload.emit(eras={era: {"version": versions[era], "sequential": sequential[era],
-                                  "in_flight": in_flight[era]} for era in ERAS})
+        in_flight = interleaved({era: pipe.pipelined_raw for era, pipe in pipes.items()}, share(args.in_flight, pair),
+                                servers, BLOCK if client == "raw" else BLOCK * workload.WINDOW, into=in_flight)
+        close(pipes)
+    assert sequential is not None and in_flight is not None
+    sequential_figures, in_flight_figures = report(sequential), report(in_flight)
+    workload.emit(eras={era: {"version": versions[era], "sequential": sequential_figures[era],
+                              "in_flight": in_flight_figures[era]} for era in ERAS})
+
+
+#: Pairs of server processes (one per era) that a stdio run's calls are spread over (see `main`).
+PAIRS = 4
+
+
+def share(count: int, pair: int) -> int:
+    """Pair ``pair``'s share of ``count`` calls."""
+    return count // PAIRS + (1 if pair < count % PAIRS else 0)
+
+
+def connected(server: List[str], client: str, first: str = ERAS[0]) -> Dict[str, Any]:
+    """One server process per era, ``first``'s started first, each connected as its era's client connects
+    (``pipe.version`` says the revision it agreed to) and called once."""
+    kinds = {"handshake": TemplatePipe, "modern": ModernPipe}
+    pipes: Dict[str, Any] = {}
+    for era in sorted(ERAS, key=lambda era: era != first):
+        pipes[era] = SessionPipe(server, era) if client == "session" else kinds[era](server)
+    for era in ERAS:
+        pipes[era].version = pipes[era].initialize()
+        pipes[era].call(0)
+    return pipes
+
+
+def close(pipes: Dict[str, Any]) -> None:
     for pipe in pipes.values():
         pipe.close()
 

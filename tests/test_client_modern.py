@@ -307,6 +307,8 @@ def test_the_envelope_is_encoded_once_and_every_request_is_written_as_its_plain_
         client.call_tool("plain", {"a": 4}, progress=lambda *args: progress.append(args))
         client.list_tools()
         client.ping()
+        client.request("tools/list", {"_meta": {}})  # an empty _meta of the caller's: the envelope alone
+        client.request("tools/list", {"_meta": None})
         client.set_logging_level("debug")  # a new envelope: encoded again
         client.call_tool("plain", {"a": 5})
     requests = [m for m in recording.sent if isinstance(m, dict) and "id" in m and "method" in m]
@@ -315,6 +317,7 @@ def test_the_envelope_is_encoded_once_and_every_request_is_written_as_its_plain_
     for message in requests:
         plain = json_copy(message)
         assert jsonrpc.encode_bytes(message) == jsonrpc.encode_bytes(plain)
+        assert jsonrpc.encode(message).count('"_meta"') == 1
         assert plain["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == MODERN
     calls = [m["params"] for m in requests if m["method"] == "tools/call"]
     assert calls[1]["_meta"]["note"] == "mine" and "progressToken" in calls[2]["_meta"]

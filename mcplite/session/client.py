@@ -183,7 +183,7 @@ class ClientSession(Session):
                                         headers=headers)
         # 2026-07-28: the envelope under the caller's own _meta keys, and the headers that mirror the body.
         params = dict(params) if params else {}
-        own = params.get("_meta")
+        own = params.pop("_meta", None)  # (an empty one too: the envelope takes its place)
         tail = self._envelope_tail if not own else None
         if tail is None or tail[0] is not envelope:
             tail = None if own else self._tail_of(envelope)

@@ -209,7 +209,8 @@ def read_envelope(method: str, params: Any, *, supported_modern: Collection[str]
                        {"supported": list(supported_all), "requested": version})
     # Rung 4: Mcp-Method and Mcp-Name against the body. The id only marks the message as a request.
     if headers is not None:
-        mismatch = (_check_request_headers or _header_checker())(headers, {"jsonrpc": "2.0", "id": 0, "method": method, "params": params})
+        check_headers = _check_request_headers or _header_checker()
+        mismatch = check_headers(headers, {"jsonrpc": "2.0", "id": 0, "method": method, "params": params})
         if mismatch is not None:
             raise mismatch
     # Rung 6: methods this revision no longer has.

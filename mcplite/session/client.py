@@ -184,13 +184,16 @@ class ClientSession(Session):
         # 2026-07-28: the envelope under the caller's own _meta keys, and the headers that mirror the body.
         params = dict(params) if params else {}
         own = params.pop("_meta", None)  # (an empty one too: the envelope takes its place)
-        tail = self._envelope_tail if not own else None
-        if tail is None or tail[0] is not envelope:
-            tail = None if own else self._tail_of(envelope)
-        if tail is not None:  # the envelope alone: its text appended when the request is encoded
-            params = jsonrpc.tailed_result(params, tail[1], tail[2] if params else tail[3])
-        else:
-            params["_meta"] = {**envelope, **own} if own else envelope
+        if own:
+            params["_meta"] = {**envelope, **own}
+        else:  # the envelope alone: its text, encoded once, is appended when the request is encoded
+            tail = self._envelope_tail
+            if tail is None or tail[0] is not envelope:
+                tail = self._tail_of(envelope)
+            if tail is not None:
+                params = jsonrpc.tailed_result(params, tail[1], tail[2] if params else tail[3])
+            else:
+                params["_meta"] = envelope
         # Mirrored headers are HTTP's alone: a stream transport (stdio, memory) would compute them for nothing.
         return super().send_request(method, params, progress=progress, related_request_id=related_request_id,
                                     headers=_mirrored_headers(method, params, headers) if self._transport.wants_route

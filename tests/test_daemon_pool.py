@@ -45,7 +45,7 @@ def test_an_idle_thread_is_reused_rather_than_a_new_one_started() -> None:
         for _ in range(10):  # one at a time: each finds the thread of the one before idle
             pool.submit(done.release)
             assert done.acquire(timeout=WAIT)
-            wait_until(lambda: pool._idle == 1)
+            wait_until(lambda: len(pool._idle) == 1)
         assert len(pool_threads("pool-reuse")) == 1
     finally:
         pool.shutdown()
@@ -78,3 +78,106 @@ def test_submit_after_shutdown_runs_nothing() -> None:
     ran = threading.Event()
     assert pool.submit(ran.set) is False
     assert not ran.wait(0.05)
+
+
+def test_a_job_goes_to_the_thread_that_went_idle_last() -> None:
+    # Hand-off by name: the other idle thread sleeps on (a steady stream of one-at-a-time jobs, as a stdio
+    # client sends, keeps one warm thread instead of waking a different one each time).
+    pool = DaemonPool(2, "pool-lifo")
+    release = {"first": threading.Event(), "second": threading.Event()}
+    ran_on: List[str] = []
+
+    def hold(which: str) -> None:
+        release[which].wait(WAIT)
+
+    try:
+        pool.submit(hold, "first")
+        pool.submit(hold, "second")  # a second thread: the first is busy
+        wait_until(lambda: len(pool_threads("pool-lifo")) == 2)
+        for idle, which in enumerate(("first", "second"), 1):  # the first job's thread goes idle first
+            release[which].set()
+            wait_until(lambda: len(pool._idle) == idle)
+        done = threading.Event()
+
+        def where() -> None:
+            ran_on.append(threading.current_thread().name)
+            done.set()
+
+        for _ in range(5):  # each finds the same thread idle last
+            done.clear()
+            pool.submit(where)
+            assert done.wait(WAIT)
+            wait_until(lambda: len(pool._idle) == 2)
+        assert ran_on == ["pool-lifo-2"] * 5  # the thread started for "second", which went idle last
+    finally:
+        for event in release.values():
+            event.set()
+        pool.shutdown()
+    wait_until(lambda: not pool_threads("pool-lifo"))
+
+
+def test_jobs_beyond_the_limit_run_in_the_order_they_came() -> None:
+    pool = DaemonPool(1, "pool-order")
+    gate = threading.Event()
+    ran: List[int] = []
+    finished = threading.Event()
+
+    def job(n: int) -> None:
+        ran.append(n)  # one thread: no lock needed
+        if n == 10:
+            finished.set()
+
+    try:
+        pool.submit(gate.wait, WAIT)
+        for n in range(1, 11):
+            pool.submit(job, n)
+        gate.set()
+        assert finished.wait(WAIT)
+        assert ran == list(range(1, 11))
+    finally:
+        gate.set()
+        pool.shutdown()
+    wait_until(lambda: not pool_threads("pool-order"))
+
+
+def test_a_failing_job_is_logged_and_its_thread_runs_the_next(caplog: pytest.LogCaptureFixture) -> None:
+    pool = DaemonPool(1, "pool-fail")
+    ran = threading.Event()
+
+    def fail() -> None:
+        raise RuntimeError("boom")
+
+    try:
+        pool.submit(fail)
+        wait_until(lambda: len(pool._idle) == 1)
+        pool.submit(ran.set)
+        assert ran.wait(WAIT)
+        assert len(pool_threads("pool-fail")) == 1
+        assert any("a job failed" in record.getMessage() for record in caplog.records)
+    finally:
+        pool.shutdown()
+    wait_until(lambda: not pool_threads("pool-fail"))
+
+
+def test_shutdown_ends_idle_threads_and_lets_busy_ones_finish_the_queue() -> None:
+    pool = DaemonPool(1, "pool-drain")
+    gate = threading.Event()
+    ran: List[int] = []
+    try:
+        pool.submit(gate.wait, WAIT)
+        for n in range(3):
+            pool.submit(ran.append, n)
+        pool.shutdown()  # the three queued jobs still run, then the thread ends
+        assert pool.submit(ran.append, 99) is False
+        gate.set()
+        wait_until(lambda: not pool_threads("pool-drain"))
+        assert ran == [0, 1, 2]
+    finally:
+        gate.set()
+    idle = DaemonPool(2, "pool-idle-end")
+    done = threading.Event()
+    idle.submit(done.set)
+    assert done.wait(WAIT)
+    wait_until(lambda: len(idle._idle) == 1)
+    idle.shutdown()
+    wait_until(lambda: not pool_threads("pool-idle-end"))

@@ -173,16 +173,15 @@ def _encode_tailed(message: _TailedMessage) -> str:
     if suffix is None:  # changed since it was made
         return _encoder.encode(message)
     id = message["id"]
-    # (an int's JSON is its str(), a str's is encode_basestring's: both cost less than the encoder's call)
-    start = '{"jsonrpc":"2.0","id":' + (str(id) if type(id) is int else _encoder.encode(id))
-    if answer:
-        start += ',"result":'
-    else:
-        method = message["method"]
-        start += ',"method":' + (_encode_string(method) if type(method) is str else _encoder.encode(method)) + \
-            ',"params":'
+    # (an int's JSON is its str(): that costs less than the encoder's call)
+    id_text = str(id) if type(id) is int else _encoder.encode(id)
     head: str = _encoder.encode(value.head)
-    return start + head[:-1] + suffix
+    # Each built in one go (f-strings join their parts once): the head's "}" left out, the suffix closing both.
+    if answer:
+        return f'{{"jsonrpc":"2.0","id":{id_text},"result":{head[:-1]}{suffix}'
+    method = message["method"]
+    method_text = _encode_string(method) if type(method) is str else _encoder.encode(method)
+    return f'{{"jsonrpc":"2.0","id":{id_text},"method":{method_text},"params":{head[:-1]}{suffix}'
 
 
 def encode(message: Union[Message, List[Message]]) -> str:

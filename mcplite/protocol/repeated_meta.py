@@ -76,7 +76,7 @@ class RepeatedMetaDecoder:
             if type(value) is dict:
                 holder = value.get("params") or value.get("result")  # (a request's, or an answer's)
                 if type(holder) is dict and holder.get("_meta") == self._stand_in:
-                    holder["_meta"] = dict(self._meta)
+                    holder["_meta"] = self._meta.copy()
                     return value
         value = decode(line)
         if type(value) is dict:

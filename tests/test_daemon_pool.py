@@ -1,7 +1,8 @@
 """`mcplite._sync.DaemonPool`: threads started as jobs need them, up to the limit, then reused."""
 
 import threading
-from typing import List
+from contextlib import contextmanager
+from typing import Iterator, List
 
 import pytest
 from support import WAIT, wait_until
@@ -13,8 +14,18 @@ def pool_threads(name: str) -> List[threading.Thread]:
     return [thread for thread in threading.enumerate() if thread.name.startswith(name + "-")]
 
 
+@contextmanager
+def running(limit: int, name: str) -> Iterator[DaemonPool]:
+    """A pool, shut down when the block ends; once it ended well, its threads are gone before the test goes on."""
+    pool = DaemonPool(limit, name)
+    try:
+        yield pool
+    finally:
+        pool.shutdown()
+    wait_until(lambda: not pool_threads(name))
+
+
 def test_jobs_beyond_the_limit_wait_for_a_thread_and_all_run() -> None:
-    pool = DaemonPool(3, "pool-limit")
     gate = threading.Event()
     ran: List[int] = []
     lock = threading.Lock()  # guards ran
@@ -24,31 +35,27 @@ def test_jobs_beyond_the_limit_wait_for_a_thread_and_all_run() -> None:
         with lock:
             ran.append(n)
 
-    try:
-        for n in range(20):
-            assert pool.submit(job, n)
-        assert len(pool_threads("pool-limit")) == 3  # three busy threads; seventeen jobs queued
-        gate.set()
-        wait_until(lambda: len(ran) == 20)
-        assert sorted(ran) == list(range(20))
-        assert len(pool_threads("pool-limit")) == 3  # reused, never more
-    finally:
-        gate.set()
-        pool.shutdown()
-    wait_until(lambda: not pool_threads("pool-limit"))
+    with running(3, "pool-limit") as pool:
+        try:
+            for n in range(20):
+                assert pool.submit(job, n)
+            assert len(pool_threads("pool-limit")) == 3  # three busy threads; seventeen jobs queued
+            gate.set()
+            wait_until(lambda: len(ran) == 20)
+            assert sorted(ran) == list(range(20))
+            assert len(pool_threads("pool-limit")) == 3  # reused, never more
+        finally:
+            gate.set()
 
 
 def test_an_idle_thread_is_reused_rather_than_a_new_one_started() -> None:
-    pool = DaemonPool(4, "pool-reuse")
     done = threading.Semaphore(0)
-    try:
+    with running(4, "pool-reuse") as pool:
         for _ in range(10):  # one at a time: each finds the thread of the one before idle
             pool.submit(done.release)
             assert done.acquire(timeout=WAIT)
             wait_until(lambda: len(pool._idle) == 1)
         assert len(pool_threads("pool-reuse")) == 1
-    finally:
-        pool.shutdown()
 
 
 def test_a_thread_that_cannot_start_fails_the_submit_and_leaves_the_pool_usable(
@@ -83,41 +90,34 @@ def test_submit_after_shutdown_runs_nothing() -> None:
 def test_a_job_goes_to_the_thread_that_went_idle_last() -> None:
     # Hand-off by name: the other idle thread sleeps on (a steady stream of one-at-a-time jobs, as a stdio
     # client sends, keeps one warm thread instead of waking a different one each time).
-    pool = DaemonPool(2, "pool-lifo")
     release = {"first": threading.Event(), "second": threading.Event()}
     ran_on: List[str] = []
+    done = threading.Event()
 
-    def hold(which: str) -> None:
-        release[which].wait(WAIT)
+    def where() -> None:
+        ran_on.append(threading.current_thread().name)
+        done.set()
 
-    try:
-        pool.submit(hold, "first")
-        pool.submit(hold, "second")  # a second thread: the first is busy
-        wait_until(lambda: len(pool_threads("pool-lifo")) == 2)
-        for idle, which in enumerate(("first", "second"), 1):  # the first job's thread goes idle first
-            release[which].set()
-            wait_until(lambda: len(pool._idle) == idle)
-        done = threading.Event()
-
-        def where() -> None:
-            ran_on.append(threading.current_thread().name)
-            done.set()
-
-        for _ in range(5):  # each finds the same thread idle last
-            done.clear()
-            pool.submit(where)
-            assert done.wait(WAIT)
-            wait_until(lambda: len(pool._idle) == 2)
-        assert ran_on == ["pool-lifo-2"] * 5  # the thread started for "second", which went idle last
-    finally:
-        for event in release.values():
-            event.set()
-        pool.shutdown()
-    wait_until(lambda: not pool_threads("pool-lifo"))
+    with running(2, "pool-lifo") as pool:
+        try:
+            pool.submit(release["first"].wait, WAIT)
+            pool.submit(release["second"].wait, WAIT)  # a second thread: the first is busy
+            wait_until(lambda: len(pool_threads("pool-lifo")) == 2)
+            for idle, which in enumerate(("first", "second"), 1):  # the first job's thread goes idle first
+                release[which].set()
+                wait_until(lambda: len(pool._idle) == idle)
+            for _ in range(5):  # each finds the same thread idle last
+                done.clear()
+                pool.submit(where)
+                assert done.wait(WAIT)
+                wait_until(lambda: len(pool._idle) == 2)
+            assert ran_on == ["pool-lifo-2"] * 5  # the thread started for "second", which went idle last
+        finally:
+            for event in release.values():
+                event.set()
 
 
 def test_jobs_beyond_the_limit_run_in_the_order_they_came() -> None:
-    pool = DaemonPool(1, "pool-order")
     gate = threading.Event()
     ran: List[int] = []
     finished = threading.Event()
@@ -127,36 +127,31 @@ def test_jobs_beyond_the_limit_run_in_the_order_they_came() -> None:
         if n == 10:
             finished.set()
 
-    try:
-        pool.submit(gate.wait, WAIT)
-        for n in range(1, 11):
-            pool.submit(job, n)
-        gate.set()
-        assert finished.wait(WAIT)
-        assert ran == list(range(1, 11))
-    finally:
-        gate.set()
-        pool.shutdown()
-    wait_until(lambda: not pool_threads("pool-order"))
+    with running(1, "pool-order") as pool:
+        try:
+            pool.submit(gate.wait, WAIT)
+            for n in range(1, 11):
+                pool.submit(job, n)
+            gate.set()
+            assert finished.wait(WAIT)
+            assert ran == list(range(1, 11))
+        finally:
+            gate.set()
 
 
 def test_a_failing_job_is_logged_and_its_thread_runs_the_next(caplog: pytest.LogCaptureFixture) -> None:
-    pool = DaemonPool(1, "pool-fail")
     ran = threading.Event()
 
     def fail() -> None:
         raise RuntimeError("boom")
 
-    try:
+    with running(1, "pool-fail") as pool:
         pool.submit(fail)
         wait_until(lambda: len(pool._idle) == 1)
         pool.submit(ran.set)
         assert ran.wait(WAIT)
         assert len(pool_threads("pool-fail")) == 1
         assert any("a job failed" in record.getMessage() for record in caplog.records)
-    finally:
-        pool.shutdown()
-    wait_until(lambda: not pool_threads("pool-fail"))
 
 
 def test_shutdown_ends_idle_threads_and_lets_busy_ones_finish_the_queue() -> None:

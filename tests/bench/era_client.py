@@ -112,6 +112,8 @@ class ModernPipe(TemplatePipe):
 ERAS = ("handshake", "modern")
 #: Calls in one block: the eras take turns block by block (a couple of milliseconds each).
 BLOCK = 25
+#: Pairs of server processes (one per era) that a stdio run's calls are spread over (see `main`).
+PAIRS = 4
 Timed = Tuple[List[float], float]  # latencies, and the seconds the calls took
 
 
@@ -144,7 +146,7 @@ def interleaved(measure: Dict[str, Callable[[int], Timed]], count: int, servers:
         era: {"latencies": [], "elapsed": 0.0, "cpu_ns": 0} for era in ERAS}
     blocks = max(1, count // block_calls)
     for block in range(blocks):
-        size = count // blocks + (1 if block < count % blocks else 0)
+        size = share(count, blocks, block)
         for era in (ERAS if block % 2 == 0 else ERAS[::-1]):
             before = cpu_ns(servers[era]) if servers else 0
             times, seconds = measure[era](size)
@@ -163,6 +165,11 @@ def report(samples: Samples) -> Dict[str, Dict[str, Any]]:
         if taken["cpu_ns"]:
             figures[era]["server_cpu_us"] = taken["cpu_ns"] / 1000.0 / max(1, len(taken["latencies"]))
     return figures
+
+
+def share(count: int, parts: int, part: int) -> int:
+    """Part ``part``'s share of ``count`` calls split into ``parts`` parts (the first ones take the remainder)."""
+    return count // parts + (1 if part < count % parts else 0)
 
 
 def one_by_one(call: Callable[[int], None]) -> Callable[[int], Timed]:
@@ -305,24 +312,16 @@ def main() -> None:
             warm_up(pipe.call)
         servers = {era: pipe.process.pid for era, pipe in pipes.items()}
         sequential = interleaved({era: one_by_one(pipe.call) for era, pipe in pipes.items()},
-                                 share(args.sequential, pair), servers, into=sequential)
+                                 share(args.sequential, PAIRS, pair), servers, into=sequential)
         # Threaded callers (--client session) get blocks of several calls each.
-        in_flight = interleaved({era: pipe.pipelined_raw for era, pipe in pipes.items()}, share(args.in_flight, pair),
-                                servers, BLOCK if client == "raw" else BLOCK * workload.WINDOW, into=in_flight)
+        in_flight = interleaved({era: pipe.pipelined_raw for era, pipe in pipes.items()},
+                                share(args.in_flight, PAIRS, pair), servers,
+                                BLOCK if client == "raw" else BLOCK * workload.WINDOW, into=in_flight)
         close(pipes)
     assert sequential is not None and in_flight is not None
     sequential_figures, in_flight_figures = report(sequential), report(in_flight)
     workload.emit(eras={era: {"version": versions[era], "sequential": sequential_figures[era],
                               "in_flight": in_flight_figures[era]} for era in ERAS})
-
-
-#: Pairs of server processes (one per era) that a stdio run's calls are spread over (see `main`).
-PAIRS = 4
-
-
-def share(count: int, pair: int) -> int:
-    """Pair ``pair``'s share of ``count`` calls."""
-    return count // PAIRS + (1 if pair < count % PAIRS else 0)
 
 
 def connected(server: List[str], client: str, first: str = ERAS[0]) -> Dict[str, Any]:

@@ -97,7 +97,9 @@ class Served:
         try:
             socket.create_connection((self.host, self.port), timeout=WAIT).close()
             return True
-        except ConnectionRefusedError:
+        except (ConnectionRefusedError, ConnectionResetError):
+            # Reset: the connection reached the listening socket's queue just as the server closed it, so
+            # it was never accepted.
             return False
 
     def stop(self, signum: int) -> float:

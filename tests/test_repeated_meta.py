@@ -151,6 +151,17 @@ def test_a_line_ending_as_learned_decodes_exactly_as_jsonrpc_decode_says(prefix)
     assert decoder.decode(request(9)) == jsonrpc.decode(request(9))
 
 
+@pytest.mark.parametrize("kind", [bytearray, memoryview])
+@pytest.mark.parametrize("prefix", [request(9)[:-len(ENDING)], *HOSTILE_PREFIXES[:8]], ids=range(9))
+def test_a_line_that_is_not_bytes_decodes_exactly_as_jsonrpc_decode_says(prefix, kind):
+    # Only bytes give back the very line when removesuffix finds no ending; any other type would seem cut.
+    # The first prefix is a request's own; without the ending, appending the stand-in would complete it.
+    decoder = learned()
+    for line in (prefix + ENDING, prefix):
+        assert outcome(decoder.decode, kind(line)) == outcome(jsonrpc.decode, line)
+    assert decoder.decode(request(10)) == jsonrpc.decode(request(10))
+
+
 @pytest.mark.parametrize("meta_text", [
     b'{"a":1.5e300,"b":[1,2,{"c":null}],"d":"\\u00e9\\ud83d\\ude00"}',
     b' { "a" : 1 } ',

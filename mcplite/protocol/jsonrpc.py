@@ -176,12 +176,14 @@ def _encode_tailed(message: _TailedMessage) -> str:
     # (an int's JSON is its str(): that costs less than the encoder's call)
     id_text = str(id) if type(id) is int else _encoder.encode(id)
     head: str = _encoder.encode(value.head)
-    # Each built in one go (f-strings join their parts once): the head's "}" left out, the suffix closing both.
+    # Each built in one go (f-strings join their parts once): the head's "}" left out, the suffix closing both
+    # (removesuffix, not a slice: one call, where a slice builds a slice object and takes three more steps).
+    head = head.removesuffix("}")
     if answer:
-        return f'{{"jsonrpc":"2.0","id":{id_text},"result":{head[:-1]}{suffix}'
+        return f'{{"jsonrpc":"2.0","id":{id_text},"result":{head}{suffix}'
     method = message["method"]
     method_text = _encode_string(method) if type(method) is str else _encoder.encode(method)
-    return f'{{"jsonrpc":"2.0","id":{id_text},"method":{method_text},"params":{head[:-1]}{suffix}'
+    return f'{{"jsonrpc":"2.0","id":{id_text},"method":{method_text},"params":{head}{suffix}'
 
 
 def encode(message: Union[Message, List[Message]]) -> str:

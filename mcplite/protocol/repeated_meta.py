@@ -51,7 +51,8 @@ class RepeatedMetaDecoder:
     """`jsonrpc.decode` for one connection's lines, reading a ``_meta`` that repeats only once (see above).
 
     One per connection, used by its reader thread alone (no lock). ``decode(line)`` takes one framed message,
-    its line ending included or not, and returns or raises exactly what ``jsonrpc.decode(line)`` does.
+    its line ending included or not, and returns or raises exactly what ``jsonrpc.decode(line)`` does; a line
+    that is not ``bytes`` (a bytearray, a memoryview) is always decoded whole.
     """
 
     __slots__ = ("_suffix", "_stand_in", "_stand_in_text", "_meta", "_candidate")
@@ -68,9 +69,13 @@ class RepeatedMetaDecoder:
 
     def decode(self, line: bytes) -> Any:
         suffix = self._suffix
-        if suffix is not None and line.endswith(suffix):
+        # removesuffix gives back the very line when it does not end so (bytes exactly: what the transports
+        # read), and checks and cuts in one call: endswith and a slice cost twice as much, in time and in the
+        # interpreter's code a request runs through (tests/bench/profile_eras.py; callgrind's cache simulation).
+        before = line.removesuffix(suffix) if suffix is not None and type(line) is bytes else line
+        if before is not line:
             try:
-                value = decode(line[:-len(suffix)] + self._stand_in_text)
+                value = decode(before + self._stand_in_text)
             except InvalidMessage:
                 value = None  # decoded whole below, for the error the original text deserves
             if type(value) is dict:
@@ -81,7 +86,7 @@ class RepeatedMetaDecoder:
         value = decode(line)
         if type(value) is dict:
             holder = value.get("params") or value.get("result")
-            if type(holder) is dict and type(holder.get("_meta")) is dict:
+            if type(holder) is dict and type(holder.get("_meta")) is dict and type(line) is bytes:
                 self._consider(line)
         return value
 

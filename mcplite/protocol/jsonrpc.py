@@ -177,7 +177,8 @@ def _encode_tailed(message: _TailedMessage) -> str:
     id_text = str(id) if type(id) is int else _encoder.encode(id)
     head: str = _encoder.encode(value.head)
     # Each built in one go (f-strings join their parts once): the head's "}" left out, the suffix closing both
-    # (removesuffix, not a slice: one call, where a slice builds a slice object and takes three more steps).
+    # (removesuffix, not a slice: fewer instructions, and no slice object, which nothing else in an answer's path
+    # builds, so fewer cache misses).
     head = head.removesuffix("}")
     if answer:
         return f'{{"jsonrpc":"2.0","id":{id_text},"result":{head}{suffix}'

@@ -69,9 +69,9 @@ class RepeatedMetaDecoder:
 
     def decode(self, line: bytes) -> Any:
         suffix = self._suffix
-        # removesuffix gives back the very line when it does not end so (bytes exactly: what the transports
-        # read), and checks and cuts in one call: endswith and a slice cost twice as much, in time and in the
-        # interpreter's code a request runs through (tests/bench/profile_eras.py; callgrind's cache simulation).
+        # removesuffix checks and cuts in one call, and gives back the very line when it does not end so (for
+        # bytes exactly: what the transports read). endswith and a slice took 1.8x the instructions, through
+        # code no other step of a request runs (argument parsing, a slice object), so with more cache misses.
         before = line.removesuffix(suffix) if suffix is not None and type(line) is bytes else line
         if before is not line:
             try:

@@ -2,7 +2,7 @@
 
 import threading
 from contextlib import contextmanager
-from typing import Iterator, List
+from typing import Iterable, Iterator, List
 
 import pytest
 from support import WAIT, wait_until
@@ -15,12 +15,15 @@ def pool_threads(name: str) -> List[threading.Thread]:
 
 
 @contextmanager
-def running(limit: int, name: str) -> Iterator[DaemonPool]:
-    """A pool, shut down when the block ends; once it ended well, its threads are gone before the test goes on."""
+def running(limit: int, name: str, gates: Iterable[threading.Event] = ()) -> Iterator[DaemonPool]:
+    """A pool, shut down when the block ends, ``gates`` set first (so that jobs waiting on them end, whatever
+    failed); once it ended well, its threads are gone before the test goes on."""
     pool = DaemonPool(limit, name)
     try:
         yield pool
     finally:
+        for gate in gates:
+            gate.set()
         pool.shutdown()
     wait_until(lambda: not pool_threads(name))
 
@@ -35,17 +38,14 @@ def test_jobs_beyond_the_limit_wait_for_a_thread_and_all_run() -> None:
         with lock:
             ran.append(n)
 
-    with running(3, "pool-limit") as pool:
-        try:
-            for n in range(20):
-                assert pool.submit(job, n)
-            assert len(pool_threads("pool-limit")) == 3  # three busy threads; seventeen jobs queued
-            gate.set()
-            wait_until(lambda: len(ran) == 20)
-            assert sorted(ran) == list(range(20))
-            assert len(pool_threads("pool-limit")) == 3  # reused, never more
-        finally:
-            gate.set()
+    with running(3, "pool-limit", [gate]) as pool:
+        for n in range(20):
+            assert pool.submit(job, n)
+        assert len(pool_threads("pool-limit")) == 3  # three busy threads; seventeen jobs queued
+        gate.set()
+        wait_until(lambda: len(ran) == 20)
+        assert sorted(ran) == list(range(20))
+        assert len(pool_threads("pool-limit")) == 3  # reused, never more
 
 
 def test_an_idle_thread_is_reused_rather_than_a_new_one_started() -> None:
@@ -98,23 +98,19 @@ def test_a_job_goes_to_the_thread_that_went_idle_last() -> None:
         ran_on.append(threading.current_thread().name)
         done.set()
 
-    with running(2, "pool-lifo") as pool:
-        try:
-            pool.submit(release["first"].wait, WAIT)
-            pool.submit(release["second"].wait, WAIT)  # a second thread: the first is busy
-            wait_until(lambda: len(pool_threads("pool-lifo")) == 2)
-            for idle, which in enumerate(("first", "second"), 1):  # the first job's thread goes idle first
-                release[which].set()
-                wait_until(lambda: len(pool._idle) == idle)
-            for _ in range(5):  # each finds the same thread idle last
-                done.clear()
-                pool.submit(where)
-                assert done.wait(WAIT)
-                wait_until(lambda: len(pool._idle) == 2)
-            assert ran_on == ["pool-lifo-2"] * 5  # the thread started for "second", which went idle last
-        finally:
-            for event in release.values():
-                event.set()
+    with running(2, "pool-lifo", release.values()) as pool:
+        pool.submit(release["first"].wait, WAIT)
+        pool.submit(release["second"].wait, WAIT)  # a second thread: the first is busy
+        wait_until(lambda: len(pool_threads("pool-lifo")) == 2)
+        for idle, which in enumerate(("first", "second"), 1):  # the first job's thread goes idle first
+            release[which].set()
+            wait_until(lambda: len(pool._idle) == idle)
+        for _ in range(5):  # each finds the same thread idle last
+            done.clear()
+            pool.submit(where)
+            assert done.wait(WAIT)
+            wait_until(lambda: len(pool._idle) == 2)
+        assert ran_on == ["pool-lifo-2"] * 5  # the thread started for "second", which went idle last
 
 
 def test_jobs_beyond_the_limit_run_in_the_order_they_came() -> None:
@@ -127,16 +123,13 @@ def test_jobs_beyond_the_limit_run_in_the_order_they_came() -> None:
         if n == 10:
             finished.set()
 
-    with running(1, "pool-order") as pool:
-        try:
-            pool.submit(gate.wait, WAIT)
-            for n in range(1, 11):
-                pool.submit(job, n)
-            gate.set()
-            assert finished.wait(WAIT)
-            assert ran == list(range(1, 11))
-        finally:
-            gate.set()
+    with running(1, "pool-order", [gate]) as pool:
+        pool.submit(gate.wait, WAIT)
+        for n in range(1, 11):
+            pool.submit(job, n)
+        gate.set()
+        assert finished.wait(WAIT)
+        assert ran == list(range(1, 11))
 
 
 def test_a_failing_job_is_logged_and_its_thread_runs_the_next(caplog: pytest.LogCaptureFixture) -> None:

@@ -12,6 +12,9 @@ does, and refuses, with `NotPortableJSON` naming the rule:
 
 Integers are otherwise exact, whatever their size (beyond 2**53 too, where a JavaScript peer would round).
 `jsonrpc.decode` (every message, on every transport) and the OAuth client's documents read JSON through here.
+
+`encoder` is the writing side's `json.JSONEncoder.encode` without the set-up it repeats for every call
+(every answer, every tool's text content is written through one).
 """
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
@@ -24,9 +27,10 @@ from itertools import compress
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional
+    from typing import Any, Callable, Dict, List, Optional, Tuple
 
-__all__ = ["MAX_DEPTH", "MAX_NUMBER_LENGTH", "NotPortableJSON", "loads", "loads_leniently", "leading_members"]
+__all__ = ["MAX_DEPTH", "MAX_NUMBER_LENGTH", "NotPortableJSON", "loads", "loads_leniently", "leading_members",
+           "encoder"]
 
 #: The deepest nesting of arrays and objects `loads` accepts (serde_json's default; .NET's is 64). Real MCP
 #: messages stay well under 30, JSON Schemas included.
@@ -73,10 +77,34 @@ def _clip(token: str, limit: int = 40) -> str:
 # reader's own int() refuses the long ones, for nothing on the common path. parse_float runs for every fraction;
 # a large text does without it and has its floats checked by the walk that checks its nesting (`_inspect`),
 # which costs less than a Python call per float.
+def _reader(decoder: json.JSONDecoder) -> Callable[[str], Any]:
+    """``decoder.decode``, for less: its scanner called directly (what ``decode`` calls, in C, through two Python
+    frames and two regular-expression matches: 4k of the 20k instructions a short request cost to parse).
+
+    Exact: a text the scanner reads whole, up to JSON whitespace (what ``decode`` skips after the value), is what
+    ``decode`` returns; anything else (leading whitespace, a value that does not start or that is followed by
+    more) is handed to ``decode`` itself, for the same value or the same error.
+    """
+    # (scan_once: what JSONDecoder.__init__ makes of it, json.scanner's C scanner; typeshed leaves it out)
+    scan: Callable[[str, int], Tuple[Any, int]] = decoder.scan_once  # type: ignore[attr-defined]
+    whole = decoder.decode
+
+    def read(text: str) -> Any:
+        try:
+            value, end = scan(text, 0)
+        except StopIteration:  # no value at the start (or, nested, where one was expected): decode says which
+            return whole(text)
+        if end != len(text) and text[end:].strip(" \t\n\r"):
+            return whole(text)  # (its "Extra data")
+        return value
+
+    return read
+
+
 _DECODERS = {
-    (check_ints, check_floats): json.JSONDecoder(parse_int=_parse_int if check_ints else None,
-                                                 parse_float=_parse_float if check_floats else None,
-                                                 parse_constant=_parse_constant).decode
+    (check_ints, check_floats): _reader(json.JSONDecoder(parse_int=_parse_int if check_ints else None,
+                                                         parse_float=_parse_float if check_floats else None,
+                                                         parse_constant=_parse_constant))
     for check_ints in (False, True) for check_floats in (False, True)
 }
 _int_digits_limit = getattr(sys, "get_int_max_str_digits", None)  # 3.11+
@@ -197,3 +225,36 @@ def leading_members(text: str) -> Dict[str, Any]:
         if separator is None:
             return members
         pos = separator.end()
+
+
+def encoder(*, ensure_ascii: bool, separators: Tuple[str, str] = (",", ":"),
+            allow_nan: bool = False) -> Callable[[Any], str]:
+    """``json.JSONEncoder(ensure_ascii=..., separators=..., allow_nan=...).encode``, for less.
+
+    ``JSONEncoder.encode`` builds a new C encoder for every call (its arguments parsed, a closure made, a dict
+    for the circular-reference check): about 11k of the 31k instructions a short answer took to encode. This
+    builds one, once, with no circular-reference check, and joins what it writes: the same text, and the same
+    errors for what is not JSON (TypeError, or ValueError for NaN when ``allow_nan`` is false). A value that
+    holds itself, which the check would have caught, recurses until RecursionError instead; then the value
+    is encoded again by ``encode`` itself, which raises its ValueError ("Circular reference detected").
+    Keeping no state, it is shared by every thread (a check's dict could not be: where Python code runs in the
+    middle of a value, a thread writing the same shared object would take the other's mark for a cycle). Where
+    Python has no C encoder (``json.encoder.c_make_encoder`` None), this is ``encode`` itself.
+    """
+    whole = json.JSONEncoder(ensure_ascii=ensure_ascii, separators=separators, allow_nan=allow_nan)
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return whole.encode
+    strings = json.encoder.encode_basestring_ascii if ensure_ascii else json.encoder.encode_basestring
+    item_separator, key_separator = separators
+    # The arguments JSONEncoder.iterencode passes, with None for the markers: no circular-reference check.
+    chunks = make(None, whole.default, strings, None, key_separator, item_separator, False, False, allow_nan)
+    join = "".join
+
+    def encode(value: Any) -> str:
+        try:
+            return join(chunks(value, 0))
+        except RecursionError:
+            return whole.encode(value)  # a cycle: its own error; or nested too deep for either: RecursionError
+
+    return encode

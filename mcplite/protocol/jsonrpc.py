@@ -46,12 +46,12 @@ NOTIFICATION = "notification"
 RESPONSE = "response"
 ERROR = "error"
 
-# One encoder and decoder for the process: building them per call costs more than the encoding itself.
-# allow_nan=False because NaN/Infinity are not JSON and other peers' parsers reject them.
-_encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+# One encoder for the process (`json_text.encoder`: built once, not per call). allow_nan=False because
+# NaN/Infinity are not JSON and other peers' parsers reject them.
+_encode = json_text.encoder(ensure_ascii=False)
 # The same, escaping everything beyond ASCII: for the rare message holding a string that is not valid Unicode.
-_ascii_encoder = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False)
-#: What `_encoder` writes for a str (ensure_ascii=False), without its per-call set-up.
+_encode_ascii = json_text.encoder(ensure_ascii=True)
+#: What `_encode` writes for a str, without its call.
 _encode_string = json.encoder.encode_basestring
 
 
@@ -143,7 +143,7 @@ def tail_suffixes(tail: Dict[str, Any]) -> Tuple[str, str]:
     Raises:
         ValueError, TypeError: ``tail`` is not JSON (as `encode` would).
     """
-    text = _encoder.encode(tail)[1:] + "}"
+    text = _encode(tail)[1:] + "}"
     return "," + text, text
 
 
@@ -165,17 +165,17 @@ class _TailedMessage(dict):  # type: ignore[type-arg]
 
 
 def _encode_tailed(message: _TailedMessage) -> str:
-    """What `_encoder` writes for ``message``: its members as `result` or `request` made them, the last one's head
+    """What `_encode` writes for ``message``: its members as `result` or `request` made them, the last one's head
     encoded and its tail appended in place of the head's ``}`` (the suffix closes it and the message)."""
     answer = "result" in message
     value = message["result"] if answer else message["params"]
     suffix = value.suffix if type(value) is TailedResult else None
     if suffix is None:  # changed since it was made
-        return _encoder.encode(message)
+        return _encode(message)
     id = message["id"]
     # (an int's JSON is its str(): that costs less than the encoder's call)
-    id_text = str(id) if type(id) is int else _encoder.encode(id)
-    head: str = _encoder.encode(value.head)
+    id_text = str(id) if type(id) is int else _encode(id)
+    head: str = _encode(value.head)
     # Each built in one go (f-strings join their parts once): the head's "}" left out, the suffix closing both
     # (removesuffix, not a slice: fewer instructions, and no slice object, which nothing else in an answer's path
     # builds, so fewer cache misses).
@@ -183,7 +183,7 @@ def _encode_tailed(message: _TailedMessage) -> str:
     if answer:
         return f'{{"jsonrpc":"2.0","id":{id_text},"result":{head}{suffix}'
     method = message["method"]
-    method_text = _encode_string(method) if type(method) is str else _encoder.encode(method)
+    method_text = _encode_string(method) if type(method) is str else _encode(method)
     return f'{{"jsonrpc":"2.0","id":{id_text},"method":{method_text},"params":{head}{suffix}'
 
 
@@ -193,24 +193,24 @@ def encode(message: Union[Message, List[Message]]) -> str:
     The text is always valid Unicode, so that it can be written as UTF-8: a string that is not (a lone
     surrogate, which a peer can send as ``"\\ud800"``, valid JSON) is written as its ``\\u`` escape, as it came.
     """
-    text = _encode_tailed(message) if type(message) is _TailedMessage else _encoder.encode(message)
+    text = _encode_tailed(message) if type(message) is _TailedMessage else _encode(message)
     if text.isascii():  # (most messages: no surrogate can hide in ASCII text)
         return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return _ascii_encoder.encode(message)
+        return _encode_ascii(message)
     return text
 
 
 def encode_bytes(message: Union[Message, List[Message]]) -> bytes:
     """`encode`, as UTF-8 bytes: what the transports write. One encoding on the common path; a message with a
     string that is not valid Unicode is written with escapes (see `encode`) rather than failing."""
-    text = _encode_tailed(message) if type(message) is _TailedMessage else _encoder.encode(message)
+    text = _encode_tailed(message) if type(message) is _TailedMessage else _encode(message)
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
-        return _ascii_encoder.encode(message).encode("ascii")
+        return _encode_ascii(message).encode("ascii")
 
 
 def decode(data: Union[bytes, str]) -> Any:

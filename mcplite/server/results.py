@@ -9,11 +9,10 @@ opaque to the client and checked when they come back.
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
 import copy
-import json
 
 from .. import content as c
 from ..errors import INVALID_PARAMS, RPCError
-from ..protocol import methods
+from ..protocol import json_text, methods
 from ..protocol.jsonrpc import tail_suffixes, tailed_result
 from ..protocol.methods import SERVER_INFO_KEY
 from .caching import CACHEABLE_METHODS
@@ -36,9 +35,10 @@ __all__ = ["ToolResult"]
 _CONTENT_KEYS = {"text": "text", "image": "data", "audio": "data", "resource": "resource", "resource_link": "uri"}
 #: The spec's cap on completion values per response.
 MAX_COMPLETIONS = 100
-#: A structured result's text content, as json.dumps(value, ensure_ascii=False) writes it; json.dumps
-#: would build a new encoder for every call because ensure_ascii is not its default.
-_json_text = json.JSONEncoder(ensure_ascii=False).encode
+#: A structured result's text content, as json.dumps(value, ensure_ascii=False) writes it (json.dumps would
+#: build a new encoder for every call because ensure_ascii is not its default; JSONEncoder.encode a new C
+#: encoder: `json_text.encoder`).
+_json_text = json_text.encoder(ensure_ascii=False, separators=(", ", ": "), allow_nan=True)
 
 
 class ToolResult(dict):  # type: ignore[type-arg]

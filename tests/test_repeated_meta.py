@@ -77,6 +77,31 @@ def test_every_request_has_a_meta_dict_of_its_own():
     assert decoder.decode(request(5))["params"]["_meta"] == META
 
 
+def test_later_metas_hold_the_very_values_of_the_message_it_was_learned_from():
+    """So a server session comparing each request's ``_meta`` with the one it kept of that message (its envelope
+    verdict, `session.server`) finds the same objects and compares no nested dict or string."""
+    decoder = RepeatedMetaDecoder()
+    decoder.decode(request(1))
+    learned_from = decoder.decode(request(2))["params"]["_meta"]
+    later = decoder.decode(request(3))["params"]["_meta"]
+    assert later == learned_from and later is not learned_from
+    assert all(later[key] is learned_from[key] for key in META)
+
+
+def test_an_ending_meta_that_is_not_the_params_one_is_learned_as_its_own_text():
+    """A line whose last ``"_meta":RAW}}`` belongs to another member than ``params``: RAW is learned, as parsed
+    by itself, and lines ending so keep decoding exactly as jsonrpc.decode says."""
+    def line(i):
+        return (b'{"jsonrpc":"2.0","id":%d,"method":"m","params":{"_meta":{"a":1}},"x":{' % i + ENDING)
+
+    decoder = RepeatedMetaDecoder()
+    for i in (1, 2, 3, 4):
+        value = decoder.decode(line(i))
+        assert value == jsonrpc.decode(line(i)) and value["params"]["_meta"] == {"a": 1}
+        assert value["x"]["_meta"] == META
+    assert decoder._meta == META
+
+
 def test_a_meta_that_changes_every_time_is_never_learned(parses):
     decoder = RepeatedMetaDecoder()
     for i in range(5):

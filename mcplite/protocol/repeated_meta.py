@@ -87,12 +87,13 @@ class RepeatedMetaDecoder:
         if type(value) is dict:
             holder = value.get("params") or value.get("result")
             if type(holder) is dict and type(holder.get("_meta")) is dict and type(line) is bytes:
-                self._consider(line)
+                self._consider(line, holder["_meta"])
         return value
 
-    def _consider(self, line: bytes) -> None:
+    def _consider(self, line: bytes, meta_read: Dict[str, Any]) -> None:
         """Learn ``line``'s ending if the last line decoded whole ended the same way (one parse of RAW, not one
-        per request of a client whose ``_meta`` changes every time)."""
+        per request of a client whose ``_meta`` changes every time). ``meta_read``: the ``_meta`` its message
+        was given."""
         end = len(line)
         while end and line[end - 1] in b" \t\r\n":
             end -= 1
@@ -115,5 +116,10 @@ class RepeatedMetaDecoder:
             return
         if type(meta) is not dict:
             return
+        if meta == meta_read:
+            # The same values as the message learned from (most often the one whose envelope the server session
+            # keeps, `session.server`): so the session's comparison of each later ``_meta`` with its own finds
+            # the very same objects, and compares no nested dict or string.
+            meta = dict(meta_read)
         self._suffix, self._meta = ending, meta
         self._stand_in_text = _KEY + b':"' + self._stand_in.encode("ascii") + b'"' + line[end - 2:]

@@ -71,12 +71,6 @@ def _clip(token: str, limit: int = 40) -> str:
     return token if len(token) <= limit else token[:limit] + "..."
 
 
-# Python's own reader, with the hooks that refuse what is not portable JSON, in four versions. parse_constant only
-# runs for NaN/Infinity, which are rare. parse_int runs for every integer, so it is left out where the interpreter
-# bounds integer conversion itself at no more than MAX_NUMBER_LENGTH digits (3.11+, the default): then the C
-# reader's own int() refuses the long ones, for nothing on the common path. parse_float runs for every fraction;
-# a large text does without it and has its floats checked by the walk that checks its nesting (`_inspect`),
-# which costs less than a Python call per float.
 def _reader(decoder: json.JSONDecoder) -> Callable[[str], Any]:
     """``decoder.decode``, for less: its scanner called directly (what ``decode`` calls, in C, through two Python
     frames and two regular-expression matches: 4k of the 20k instructions a short request cost to parse).
@@ -101,6 +95,12 @@ def _reader(decoder: json.JSONDecoder) -> Callable[[str], Any]:
     return read
 
 
+# Python's own reader, with the hooks that refuse what is not portable JSON, in four versions. parse_constant only
+# runs for NaN/Infinity, which are rare. parse_int runs for every integer, so it is left out where the interpreter
+# bounds integer conversion itself at no more than MAX_NUMBER_LENGTH digits (3.11+, the default): then the C
+# reader's own int() refuses the long ones, for nothing on the common path. parse_float runs for every fraction;
+# a large text does without it and has its floats checked by the walk that checks its nesting (`_inspect`),
+# which costs less than a Python call per float.
 _DECODERS = {
     (check_ints, check_floats): _reader(json.JSONDecoder(parse_int=_parse_int if check_ints else None,
                                                          parse_float=_parse_float if check_floats else None,

@@ -75,7 +75,7 @@ class InvalidMessage(RemoteProtocolError):
 
 def request(id: RequestId, method: str, params: Optional[Dict[str, Any]] = None) -> Message:
     if type(params) is TailedResult:  # (defined below)
-        tailed = _TailedMessage()  # (filled item by item: keyword arguments cost a third more)
+        tailed = _TailedMessage()  # (filled item by item: keyword arguments cost a quarter more)
         tailed["jsonrpc"], tailed["id"], tailed["method"], tailed["params"] = "2.0", id, method, params
         return tailed
     msg: Message = {"jsonrpc": "2.0", "id": id, "method": method}

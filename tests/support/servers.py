@@ -217,7 +217,7 @@ def pid_running(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat", "rb") as stat:
             return stat.read().rpartition(b")")[2].split()[0] != b"Z"  # the state, after "(comm)"
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # gone; or reaped between the open and the read (ESRCH)
         return False
 
 

@@ -17,10 +17,11 @@ TEXTS = [
 ]
 
 
-def outcome(read, text):
+def outcome(call, argument):
+    """What ``call(argument)`` gives: ("value", what it returned), or the type and message of what it raised."""
     try:
-        return "value", read(text)
-    except ValueError as exc:
+        return "value", call(argument)
+    except (TypeError, ValueError) as exc:
         return type(exc).__name__, str(exc)
 
 
@@ -63,19 +64,12 @@ VALUES = [
 ]
 
 
-def encoded(encode, value):
-    try:
-        return "text", encode(value)
-    except (TypeError, ValueError) as exc:
-        return type(exc).__name__, str(exc)
-
-
 @pytest.mark.parametrize("ensure_ascii", [False, True])
 @pytest.mark.parametrize("separators, allow_nan", [((",", ":"), False), ((", ", ": "), True)])
 @pytest.mark.parametrize("value", VALUES, ids=range(len(VALUES)))
 def test_the_encoder_writes_and_refuses_what_json_encoder_does(value, ensure_ascii, separators, allow_nan):
     options = {"ensure_ascii": ensure_ascii, "separators": separators, "allow_nan": allow_nan}
-    assert encoded(json_text.encoder(**options), value) == encoded(json.JSONEncoder(**options).encode, value)
+    assert outcome(json_text.encoder(**options), value) == outcome(json.JSONEncoder(**options).encode, value)
 
 
 def test_a_value_that_holds_itself_gets_the_circular_reference_error():

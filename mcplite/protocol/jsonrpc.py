@@ -113,8 +113,7 @@ class TailedResult(dict):  # type: ignore[type-arg]
     info: `server.results.shape_result`); encoding them for each answer was some two fifths of what that
     revision's tool call cost the server beyond a 2025-11-25 one (`tests/bench/profile_eras.py`). A
     2026-07-28 client ends every request's params the same way (its ``_meta`` envelope: `session.client`). To
-    everything else this is a plain dict with every member. Made by `tailed_result` (on the server's path for
-    every tool's answer, by `server.results.shape_result` the same way, inline): ``head`` holds the
+    everything else this is a plain dict with every member. Made by `tailed_result`: ``head`` holds the
     result's other members (read when the answer is encoded); ``suffix`` is what `encode` appends to them, or
     None once the dict has been changed (each changing method drops it: a changed result is encoded as any
     dict). The tail members' values must not change in place: they are the server's, shared by its results.
@@ -178,17 +177,17 @@ def _encode_tailed(message: _TailedMessage) -> str:
     if suffix is None:  # changed since it was made
         return _encode(message)
     id = message["id"]
-    if type(id) is not int:  # (an int's JSON is what an f-string writes of it: its str(), without a call)
-        id = _encode(id)
+    # An int's JSON is what an f-string writes of it (its str(), without a call); else, encoded.
+    id_text = id if type(id) is int else _encode(id)
     # Each built in one go (f-strings join their parts once): the head's "}" left out, the suffix closing both
     # (removesuffix, not a slice: fewer instructions, and no slice object, which nothing else in an answer's path
     # builds, so fewer cache misses).
     head = _encode(value.head).removesuffix("}")
     if answer:
-        return f'{{"jsonrpc":"2.0","id":{id},"result":{head}{suffix}'
+        return f'{{"jsonrpc":"2.0","id":{id_text},"result":{head}{suffix}'
     method = message["method"]
     method_text = _encode_string(method) if type(method) is str else _encode(method)
-    return f'{{"jsonrpc":"2.0","id":{id},"method":{method_text},"params":{head}{suffix}'
+    return f'{{"jsonrpc":"2.0","id":{id_text},"method":{method_text},"params":{head}{suffix}'
 
 
 def encode(message: Union[Message, List[Message]]) -> str:

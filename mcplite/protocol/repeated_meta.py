@@ -119,7 +119,8 @@ class RepeatedMetaDecoder:
         if meta == meta_read:
             # The same values as the message learned from (most often the one whose envelope the server session
             # keeps, `session.server`): so the session's comparison of each later ``_meta`` with its own finds
-            # the very same objects, and compares no nested dict or string.
+            # the very same objects, and compares no nested dict or string. (A copy of the dict: that one is the
+            # message's, which its reader may change.)
             meta = dict(meta_read)
         self._suffix, self._meta = ending, meta
         self._stand_in_text = _KEY + b':"' + self._stand_in.encode("ascii") + b'"' + line[end - 2:]

@@ -13,7 +13,7 @@ import copy
 from .. import content as c
 from ..errors import INVALID_PARAMS, RPCError
 from ..protocol import json_text, methods
-from ..protocol.jsonrpc import TailedResult, tail_suffixes
+from ..protocol.jsonrpc import tail_suffixes, tailed_result
 from ..protocol.methods import SERVER_INFO_KEY
 from .caching import CACHEABLE_METHODS
 
@@ -35,9 +35,8 @@ __all__ = ["ToolResult"]
 _CONTENT_KEYS = {"text": "text", "image": "data", "audio": "data", "resource": "resource", "resource_link": "uri"}
 #: The spec's cap on completion values per response.
 MAX_COMPLETIONS = 100
-#: A structured result's text content, as json.dumps(value, ensure_ascii=False) writes it (json.dumps would
-#: build a new encoder for every call because ensure_ascii is not its default; JSONEncoder.encode a new C
-#: encoder: `json_text.encoder`).
+#: A structured result's text content, as json.dumps(value, ensure_ascii=False) writes it, with an encoder built
+#: once (`json_text.encoder`) rather than one per call.
 _json_text = json_text.encoder(ensure_ascii=False, separators=(", ", ": "), allow_nan=True)
 
 
@@ -214,12 +213,7 @@ def shape_result(result: Dict[str, Any], ctx: RequestContext, server: Any) -> Di
         if tail is None or tail[0] != server.info:  # (a comparison in C: the info may have changed in place)
             tail = _complete_tail(server)
         if tail is not None:
-            # `jsonrpc.tailed_result`, inline: its call and frame were 400 of the 5,200 instructions this
-            # path cost beyond a 2025-11-25 answer (tests/bench/profile_eras.py under callgrind).
-            tailed = TailedResult(result, **tail[1])
-            tailed.head = result
-            tailed.suffix = tail[2] if result else tail[3]
-            return tailed
+            return tailed_result(result, tail[1], tail[2] if result else tail[3])
         return {**result, "resultType": "complete", "_meta": {SERVER_INFO_KEY: server.info}}
     shaped = dict(result)
     result_type = shaped.setdefault("resultType", "complete")

@@ -9,6 +9,7 @@ import pytest
 from mcplite.protocol import jsonrpc, repeated_meta
 from mcplite.protocol.jsonrpc import InvalidMessage
 from mcplite.protocol.repeated_meta import RepeatedMetaDecoder
+from mcplite.transports import Transport
 
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
@@ -86,6 +87,49 @@ def test_later_metas_hold_the_very_values_of_the_message_it_was_learned_from():
     later = decoder.decode(request(3))["params"]["_meta"]
     assert later == learned_from and later is not learned_from
     assert all(later[key] is learned_from[key] for key in META)
+
+
+class Kept(Transport):
+    """A stream transport for a server session that keeps what it is sent."""
+
+    def __init__(self):
+        self.sent = []
+
+    def start(self, sink):
+        pass
+
+    def send(self, message, route=None):
+        self.sent.append(jsonrpc.encode(message))
+
+    def close(self):
+        pass
+
+
+@pytest.mark.parametrize("discover_ending", [ENDING, b'"_meta": ' + META_TEXT + b"}}\n"],
+                         ids=["same-ending", "spaced-ending"])
+def test_the_server_session_keeps_the_values_the_decoder_hands_out(discover_ending):
+    """Whichever request the decoder learned the envelope from (``server/discover``, when it ends as the calls
+    do; else the second call), the session's kept envelope ends up holding the same values, so that comparing
+    each later request's ``_meta`` with it stops at identical objects. Before, after a discover that did not
+    end like the calls, the session kept the first call's values and the decoder handed out the second's."""
+    from mcplite import Server
+
+    server = Server("kept")
+    server.tool(lambda a, b: a + b, name="add")
+    transport = Kept()
+    session = server.create_session(transport)
+    session.start()
+    decoder = RepeatedMetaDecoder()
+    session.receive(decoder.decode(b'{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{'
+                                   + discover_ending), inline=True)
+    for i in range(1, 6):
+        message = decoder.decode(request(i))
+        session.receive(message, inline=True)
+    kept = session._last_envelope[0]
+    assert kept == META
+    assert all(kept[key] is message["params"]["_meta"][key] for key in META)
+    assert [json.loads(text)["result"]["content"][0]["text"] for text in transport.sent[1:]] == ["3"] * 5
+    session.close()
 
 
 def test_an_ending_meta_that_is_not_the_params_one_is_learned_as_its_own_text():

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from mcplite.protocol import jsonrpc
 from mcplite.errors import INVALID_REQUEST, PARSE_ERROR
+from mcplite.protocol import jsonrpc
 from mcplite.protocol.jsonrpc import ERROR, NOTIFICATION, REQUEST, RESPONSE, InvalidMessage
 
 
@@ -76,19 +76,23 @@ def test_encode_refuses_values_json_cannot_carry():
 TAIL = {"resultType": "complete", "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s é", "version": "1"}}}
 
 
-def tailed(head, tail=TAIL):
+def suffix_for(head, tail):
     with_members, alone = jsonrpc.tail_suffixes(tail)
-    return jsonrpc.tailed_result(head, tail, with_members if head else alone)
+    return with_members if head else alone
+
+
+def tailed(head, tail=TAIL):
+    return jsonrpc.tailed_result(head, tail, suffix_for(head, tail))
 
 
 @pytest.mark.parametrize("head", [{"content": [{"type": "text", "text": "é\n"}], "structuredContent": {"v": 1}},
                                   {}, {"content": [], "s": "\ud800"}], ids=["members", "empty", "surrogate"])
-@pytest.mark.parametrize("id", [7, 'a"b', 2**70])
-def test_a_tailed_result_is_encoded_as_the_same_dict_would_be(head, id):
-    value = tailed(head)
-    assert value == {**head, **TAIL} and list(value) == [*head, *TAIL]
-    message, plain = jsonrpc.result(id, value), jsonrpc.result(id, dict(value))
-    assert message == plain
+@pytest.mark.parametrize("id", [7, -3, 'a"b', 2**70])
+def test_a_tailed_answer_is_the_answer_it_stands_for_and_is_encoded_as_that_would_be(head, id):
+    message = jsonrpc.tailed_answer(id, head, TAIL, suffix_for(head, TAIL))
+    plain = jsonrpc.result(id, {**head, **TAIL})
+    assert type(message) is jsonrpc.TailedMessage and type(message["result"]) is dict
+    assert message == plain and list(message) == list(plain) and list(message["result"]) == [*head, *TAIL]
     assert jsonrpc.encode(message) == jsonrpc.encode(plain)
     assert jsonrpc.encode_bytes(message) == jsonrpc.encode_bytes(plain)
     assert jsonrpc.decode(jsonrpc.encode_bytes(message)) == json.loads(jsonrpc.encode(plain))
@@ -108,12 +112,22 @@ def test_tailed_params_are_encoded_as_the_same_dict_would_be(head, method, id):
     assert json.loads(jsonrpc.encode(message))["params"] == dict(value)
 
 
-def test_a_tailed_result_with_a_tail_that_is_not_unicode_is_escaped_as_a_dict_is():
-    value = tailed({"a": 1}, {"resultType": "complete", "_meta": {"x": "\udc00"}})
-    plain = jsonrpc.result(1, dict(value))
-    assert jsonrpc.encode(jsonrpc.result(1, value)) == jsonrpc.encode(plain) == \
+def test_a_tailed_answer_with_a_tail_that_is_not_unicode_is_escaped_as_a_dict_is():
+    tail = {"resultType": "complete", "_meta": {"x": "\udc00"}}
+    message = jsonrpc.tailed_answer(1, {"a": 1}, tail, suffix_for({"a": 1}, tail))
+    plain = jsonrpc.result(1, {"a": 1, **tail})
+    assert jsonrpc.encode(message) == jsonrpc.encode(plain) == \
         '{"jsonrpc":"2.0","id":1,"result":{"a":1,"resultType":"complete","_meta":{"x":"\\udc00"}}}'
-    assert jsonrpc.encode_bytes(jsonrpc.result(1, value)) == jsonrpc.encode_bytes(plain)
+    assert jsonrpc.encode_bytes(message) == jsonrpc.encode_bytes(plain)
+
+
+def test_a_tailed_result_answered_is_an_ordinary_answer():
+    """`result` no longer treats a `TailedResult` apart (answers are made whole: `tailed_answer`); one given to it
+    is encoded as the dict it is."""
+    value = tailed({"a": 1})
+    message = jsonrpc.result(1, value)
+    assert type(message) is dict
+    assert jsonrpc.encode(message) == jsonrpc.encode(jsonrpc.result(1, dict(value)))
 
 
 @pytest.mark.parametrize("change", [
@@ -121,11 +135,11 @@ def test_a_tailed_result_with_a_tail_that_is_not_unicode_is_escaped_as_a_dict_is
     lambda value: value.__ior__({"x": 1}), lambda value: value.clear(), lambda value: value.pop("resultType"),
     lambda value: value.popitem(), lambda value: value.setdefault("x", 1), lambda value: value.update(x=1),
 ], ids=["setitem", "delitem", "ior", "clear", "pop", "popitem", "setdefault", "update"])
-def test_a_changed_tailed_result_is_encoded_as_it_now_is(change):
+def test_changed_tailed_params_are_encoded_as_they_now_are(change):
     value = tailed({"content": []})
     change(value)
-    assert json.loads(jsonrpc.encode(jsonrpc.result(1, value)))["result"] == dict(value)
-    assert json.loads(jsonrpc.encode_bytes(jsonrpc.result(1, value)))["result"] == dict(value)
+    assert json.loads(jsonrpc.encode(jsonrpc.request(1, "m", value)))["params"] == dict(value)
+    assert json.loads(jsonrpc.encode_bytes(jsonrpc.request(1, "m", value)))["params"] == dict(value)
 
 
 def test_builders():

@@ -13,14 +13,15 @@ import threading
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
+from support import WAIT, RawPeer, wait_until
+from support.http import serving
+from support.raw_http import ModernClient, RawClient, envelope
 
 from mcplite import Context, Server
 from mcplite.protocol import jsonrpc
 from mcplite.protocol.versions import HANDSHAKE_VERSIONS
+from mcplite.transports import Transport
 from mcplite.transports.memory import memory_pair
-from support import WAIT, RawPeer, wait_until
-from support.http import serving
-from support.raw_http import ModernClient, RawClient, envelope
 
 MODERN = "2026-07-28"
 ALL_VERSIONS = [MODERN, *HANDSHAKE_VERSIONS]
@@ -219,6 +220,44 @@ def test_results_follow_the_server_info_as_it_changes() -> None:
         assert info(7) == -32603
         del server.info["bad"]
         assert info(8) == {"name": "renamed", "version": "3.0"}
+    finally:
+        session.close()
+
+
+class Kept(Transport):
+    """A stream transport that keeps the messages it is given, as they are."""
+
+    def __init__(self) -> None:
+        self.sent: List[Any] = []
+
+    def start(self, sink: Any) -> None:
+        pass
+
+    def send(self, message: Any, route: Any = None) -> None:
+        self.sent.append(message)
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_common_answer_is_made_whole_with_its_members_encoded_once() -> None:
+    """A tool's answer is the answer `jsonrpc.tailed_answer` makes (its members appended as text when it is
+    written); a cacheable method's, or one whose handler set resultType or _meta itself, is shaped as a dict.
+    Both are what the wire shows (the other tests read them through transports that encode them)."""
+    kept = Kept()
+    session = make_server().create_session(kept)
+    session.start()
+    try:
+        for id, method, params in [(1, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}}),
+                                   (2, "tools/list", {}), (3, "prompts/get", {"name": "whole_result"})]:
+            session.receive(jsonrpc.request(id, method, {**params, "_meta": envelope()}), inline=True)
+        answers = {message["id"]: message for message in kept.sent if "id" in message}
+        assert type(answers[1]) is jsonrpc.TailedMessage
+        assert type(answers[2]) is dict and type(answers[3]) is dict
+        for answer in answers.values():
+            assert json.loads(jsonrpc.encode(answer)) == answer
+            assert answer["result"]["resultType"] == "complete"
+            assert answer["result"]["_meta"][SERVER_INFO] == {"name": "modern-test", "version": "2.0"}
     finally:
         session.close()
 

@@ -37,7 +37,7 @@ __all__ = [
     "REQUEST", "NOTIFICATION", "RESPONSE", "ERROR", "InvalidMessage",
     "request", "notification", "result", "error", "encode", "decode", "kind_of", "is_valid_id",
     "is_request", "request_ids", "response_ids", "id_in_use", "MAX_DEPTH", "MAX_NUMBER_LENGTH",
-    "too_large", "TailedResult", "tailed_result", "tail_suffixes",
+    "too_large", "TailedResult", "tailed_result", "tail_suffixes", "TailedMessage", "tailed_answer",
 ]
 
 # The four kinds of message, as returned by `kind_of`.
@@ -75,8 +75,9 @@ class InvalidMessage(RemoteProtocolError):
 
 def request(id: RequestId, method: str, params: Optional[Dict[str, Any]] = None) -> Message:
     if type(params) is TailedResult:  # (defined below)
-        tailed = _TailedMessage()  # (filled item by item: keyword arguments cost a quarter more)
+        tailed = TailedMessage()  # (filled item by item: keyword arguments cost a quarter more)
         tailed["jsonrpc"], tailed["id"], tailed["method"], tailed["params"] = "2.0", id, method, params
+        tailed.id, tailed.method, tailed.value, tailed.suffix = id, method, params, None
         return tailed
     msg: Message = {"jsonrpc": "2.0", "id": id, "method": method}
     if params is not None:
@@ -92,10 +93,6 @@ def notification(method: str, params: Optional[Dict[str, Any]] = None) -> Messag
 
 
 def result(id: RequestId, value: Dict[str, Any]) -> Message:
-    if type(value) is TailedResult:  # (defined below)
-        tailed = _TailedMessage()  # (as in `request`)
-        tailed["jsonrpc"], tailed["id"], tailed["result"] = "2.0", id, value
-        return tailed
     return {"jsonrpc": "2.0", "id": id, "result": value}
 
 
@@ -107,17 +104,15 @@ def error(id: Optional[RequestId], code: int, message: str, data: Any = None) ->
 
 
 class TailedResult(dict):  # type: ignore[type-arg]
-    """A result whose last members are also held as JSON text, for `encode` to append rather than encode.
+    """Params whose last members are also held as JSON text, for `encode` to append rather than encode.
 
-    A 2026-07-28 server ends every result with the same members (``resultType`` and its ``_meta`` server
-    info: `server.results.shape_result`); encoding them for each answer was some two fifths of what that
-    revision's tool call cost the server beyond a 2025-11-25 one (`tests/bench/profile_eras.py`). A
-    2026-07-28 client ends every request's params the same way (its ``_meta`` envelope: `session.client`). To
-    everything else this is a plain dict with every member. Made by `tailed_result`: ``head`` holds the
-    result's other members (read when the answer is encoded); ``suffix`` is what `encode` appends to them, or
-    None once the dict has been changed (each changing method drops it: a changed result is encoded as any
-    dict). The tail members' values must not change in place: they are the server's, shared by its results.
-    `result` makes a response of one, and `request` a request, that `encode` recognises.
+    A 2026-07-28 client ends every request's params with the same members (its ``_meta`` envelope:
+    `session.client`). To everything else this is a plain dict with every member. Made by `tailed_result`:
+    ``head`` holds the other members (read when the request is encoded); ``suffix`` is what `encode` appends to
+    them, or None once the dict has been changed (each changing method drops it: changed params are encoded as
+    any dict). The tail members' values must not change in place: they are shared by the client's requests.
+    `request` makes a request of one that `encode` recognises. (A server's answers end the same way, and are
+    made whole instead: `tailed_answer`.)
     """
 
     __slots__ = ("head", "suffix")
@@ -140,9 +135,9 @@ for _name in ("__setitem__", "__delitem__", "__ior__", "clear", "pop", "popitem"
 
 
 def tail_suffixes(tail: Dict[str, Any]) -> Tuple[str, str]:
-    """The suffixes that `tailed_result` takes for the members ``tail``: for a result with other members
-    (a comma first), and for one without. Their JSON text as `encode` writes it, then the ``}`` of the result
-    and of the message.
+    """The suffixes that `tailed_result` and `tailed_answer` take for the members ``tail``: for a result with
+    other members (a comma first), and for one without. Their JSON text as `encode` writes it, then the ``}`` of
+    the result and of the message.
 
     Raises:
         ValueError, TypeError: ``tail`` is not JSON (as `encode` would).
@@ -160,32 +155,58 @@ def tailed_result(head: Dict[str, Any], tail: Dict[str, Any], suffix: str) -> Ta
     return made
 
 
-class _TailedMessage(dict):  # type: ignore[type-arg]
-    """What `result` or `request` makes of a `TailedResult`: a message `encode` tells by its type alone, so that
-    every other message costs it one comparison. Its members are those `result` or `request` gave it, in that
-    order (the `TailedResult` last); never changed once made (as no message is)."""
+class TailedMessage(dict):  # type: ignore[type-arg]
+    """A message that ends with members held as JSON text, which `encode` tells by its type alone (every other
+    message costs it one comparison): an answer made by `tailed_answer`, or a request `request` made of a
+    `TailedResult`. To everything else, a plain message; never changed once made (as no message is).
 
-    __slots__ = ()
+    What `encode` needs is also in its slots (read as attributes: ``in`` and ``[]`` on a dict subclass go
+    through Python-level method lookups, which the rest of a request's path never runs): ``id``; ``method``,
+    None for an answer; ``value``, the answer's result without the members (its head) or the request's
+    `TailedResult`; and ``suffix``, the answer's members as text (a request's is its `TailedResult`'s).
+    """
+
+    __slots__ = ("id", "method", "value", "suffix")
+    id: Any
+    method: Optional[str]
+    value: Dict[str, Any]
+    suffix: Optional[str]
 
 
-def _encode_tailed(message: _TailedMessage) -> str:
-    """What `_encode` writes for ``message``: its members as `result` or `request` made them, the last one's head
-    encoded and its tail appended in place of the head's ``}`` (the suffix closes it and the message)."""
-    answer = "result" in message
-    value = message["result"] if answer else message["params"]
-    suffix = value.suffix if type(value) is TailedResult else None
-    if suffix is None:  # changed since it was made
-        return _encode(message)
-    id = message["id"]
+def tailed_answer(id: RequestId, head: Dict[str, Any], members: Dict[str, Any], suffix: str) -> TailedMessage:
+    """The answer ``{"jsonrpc": "2.0", "id": id, "result": {**head, **members}}`` (``members``' keys not in
+    ``head``), which `encode` writes as ``head`` encoded with ``suffix`` (of `tail_suffixes`: the first when
+    ``head`` has members) in place of its ``}``.
+
+    A 2026-07-28 server ends every result with the same members (``resultType`` and its ``_meta`` server info:
+    `server.results.shape_answer`). Encoding them for each answer, then wrapping the result in a
+    `TailedResult` and that in a message, was most of what that revision's tool call cost the server beyond a
+    2025-11-25 one (`tests/bench/profile_eras.py`); the answer is made whole here instead, in one step.
+    """
+    made = TailedMessage()  # (filled item by item, as in `request`)
+    made["jsonrpc"], made["id"], made["result"] = "2.0", id, {**head, **members}
+    made.id, made.method, made.value, made.suffix = id, None, head, suffix
+    return made
+
+
+def _encode_tailed(message: TailedMessage) -> str:
+    """What `_encode` writes for ``message``: its members as `tailed_answer` or `request` made them, the last
+    one's head encoded and its tail appended in place of the head's ``}`` (the suffix closes it and the message)."""
+    id = message.id
     # An int's JSON is what an f-string writes of it (its str(), without a call); else, encoded.
     id_text = id if type(id) is int else _encode(id)
+    method = message.method
     # Each built in one go (f-strings join their parts once): the head's "}" left out, the suffix closing both
     # (removesuffix, not a slice: fewer instructions, and no slice object, which nothing else in an answer's path
     # builds, so fewer cache misses).
-    head = _encode(value.head).removesuffix("}")
-    if answer:
-        return f'{{"jsonrpc":"2.0","id":{id_text},"result":{head}{suffix}'
-    method = message["method"]
+    if method is None:  # an answer
+        head = _encode(message.value).removesuffix("}")
+        return f'{{"jsonrpc":"2.0","id":{id_text},"result":{head}{message.suffix}'
+    params = message.value  # a request's TailedResult
+    suffix = params.suffix  # type: ignore[attr-defined]
+    if suffix is None:  # changed since it was made
+        return _encode(message)
+    head = _encode(params.head).removesuffix("}")  # type: ignore[attr-defined]
     method_text = _encode_string(method) if type(method) is str else _encode(method)
     return f'{{"jsonrpc":"2.0","id":{id_text},"method":{method_text},"params":{head}{suffix}'
 
@@ -196,7 +217,7 @@ def encode(message: Union[Message, List[Message]]) -> str:
     The text is always valid Unicode, so that it can be written as UTF-8: a string that is not (a lone
     surrogate, which a peer can send as ``"\\ud800"``, valid JSON) is written as its ``\\u`` escape, as it came.
     """
-    text = _encode_tailed(message) if type(message) is _TailedMessage else _encode(message)
+    text = _encode_tailed(message) if type(message) is TailedMessage else _encode(message)
     if text.isascii():  # (most messages: no surrogate can hide in ASCII text)
         return text
     try:
@@ -209,7 +230,7 @@ def encode(message: Union[Message, List[Message]]) -> str:
 def encode_bytes(message: Union[Message, List[Message]]) -> bytes:
     """`encode`, as UTF-8 bytes: what the transports write. One encoding on the common path; a message with a
     string that is not valid Unicode is written with escapes (see `encode`) rather than failing."""
-    text = _encode_tailed(message) if type(message) is _TailedMessage else _encode(message)
+    text = _encode_tailed(message) if type(message) is TailedMessage else _encode(message)
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:

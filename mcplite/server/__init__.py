@@ -154,7 +154,7 @@ class Server(Registry):
         self.info: Dict[str, Any] = {"name": name, "version": version,
                                      **drop_none(title=title, description=description, websiteUrl=website_url,
                                                  icons=icons)}
-        #: The members every complete 2026-07-28 result ends with, encoded once (`results.shape_result`).
+        #: The members every complete 2026-07-28 result ends with, encoded once (`results.shape_answer`).
         self._complete_tail: Optional[CompleteTail] = None
         self.instructions = instructions
         self.max_workers = max_workers
@@ -312,6 +312,8 @@ class Server(Registry):
 
     # ---- method table -----------------------------------------------------------------------------------
     def _handle(self, connection: Connection, ctx: RequestContext) -> Union[Dict[str, Any], Deferred]:
+        """The session's `handle_request`: the result of ``ctx``'s handler in the shape of its revision, a
+        `Deferred`, or, for most 2026-07-28 requests, the whole answer (`results.shape_answer`)."""
         handler = (_METHODS if _METHODS is not None else _method_table()).get(ctx.method)
         if handler is None:
             raise RPCError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
@@ -320,7 +322,7 @@ class Server(Registry):
             return result
         revision = ctx.revision
         if revision is not None and revision.result_type:
-            return (_shape_result or _results().shape_result)(result, ctx, self)
+            return (_shape_answer or _results().shape_answer)(result, ctx, self)
         if "resultType" in result or "ttlMs" in result:  # a handler's 2026-07-28 fields, on an older revision
             from .results import strip_modern_fields
 
@@ -358,15 +360,15 @@ def default_principal(auth: Any) -> Optional[str]:
     return "|".join(parts) if any(parts) else None
 
 
-#: `results.shape_result`, bound by the first 2026-07-28 result (results loads with the handlers by then).
-_shape_result: Optional[Callable[[Dict[str, Any], RequestContext, Server], Dict[str, Any]]] = None
+#: `results.shape_answer`, bound by the first 2026-07-28 result (results loads with the handlers by then).
+_shape_answer: Optional[Callable[[Dict[str, Any], RequestContext, Server], Dict[str, Any]]] = None
 
 
 def _results() -> Any:
-    global _shape_result
+    global _shape_answer
     from . import results
 
-    _shape_result = results.shape_result
+    _shape_answer = results.shape_answer
     return results
 
 

@@ -13,19 +13,19 @@ import copy
 from .. import content as c
 from ..errors import INVALID_PARAMS, RPCError
 from ..protocol import json_text, methods
-from ..protocol.jsonrpc import tail_suffixes, tailed_result
+from ..protocol.jsonrpc import TailedMessage, tail_suffixes, tailed_answer
 from ..protocol.methods import SERVER_INFO_KEY
 from .caching import CACHEABLE_METHODS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+    from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
     from ..protocol import types as t
     from ..schema.functions import FunctionSchema
     from ..session import RequestContext
 
-    #: What `shape_result` adds to a complete result, as `jsonrpc.tailed_result` takes it: (a copy of the
+    #: What `shape_answer` adds to a complete result, as `jsonrpc.tailed_answer` takes it: (a copy of the
     #: server info it was made from, the members, their `jsonrpc.tail_suffixes`).
     CompleteTail = Tuple[Dict[str, Any], Dict[str, Any], str, str]
 
@@ -195,6 +195,26 @@ def completion_result(values: Any) -> Dict[str, Any]:
 _MODERN_FIELDS = ("resultType", "ttlMs", "cacheScope")
 
 
+def shape_answer(result: Dict[str, Any], ctx: RequestContext, server: Any) -> Union[Dict[str, Any], TailedMessage]:
+    """What a request of a revision with ``result_type`` (2026-07-28) is answered with, for a handler's result:
+    `shape_result`'s result, or, in the common case, the whole answer to send (`jsonrpc.tailed_answer`).
+
+    The common case is a result made for this request (a tool's, whose handler built it or returned a dict) of
+    a method that is not cacheable and that does not set ``resultType`` or ``_meta`` itself: it only gains the
+    members every complete result of this server ends with, encoded once per server rather than once per
+    answer. Their values are the server's, shared by its answers as ``server.info`` always was (a fresh
+    ``_meta`` each time cost 1.6k instructions a request): whoever changes an answer's ``_meta`` replaces it,
+    never changes it in place.
+    """
+    if ctx.method not in CACHEABLE_METHODS and "resultType" not in result and "_meta" not in result:
+        tail = server._complete_tail
+        if tail is None or tail[0] != server.info:  # (a comparison in C: the info may have changed in place)
+            tail = _complete_tail(server)
+        if tail is not None:
+            return tailed_answer(ctx.id, result, tail[1], tail[2] if result else tail[3])
+    return shape_result(result, ctx, server)
+
+
 def shape_result(result: Dict[str, Any], ctx: RequestContext, server: Any) -> Dict[str, Any]:
     """A handler's result as a request of a revision with ``result_type`` (2026-07-28) receives it.
 
@@ -204,17 +224,6 @@ def shape_result(result: Dict[str, Any], ctx: RequestContext, server: Any) -> Di
     dict of its own (a whole `GetPromptResult`), which must not change under it.
     """
     method = ctx.method
-    if method not in CACHEABLE_METHODS and "resultType" not in result and "_meta" not in result:
-        # The common case (a tool's result, made for this request): one new dict, no lookups, and the members
-        # added here encoded once per server rather than once per answer. Their values are the server's, shared
-        # by its results as server.info always was (a fresh _meta each time cost 1.6k instructions a request):
-        # whoever changes a result's _meta replaces it (as tasks do), never changes it in place.
-        tail = server._complete_tail
-        if tail is None or tail[0] != server.info:  # (a comparison in C: the info may have changed in place)
-            tail = _complete_tail(server)
-        if tail is not None:
-            return tailed_result(result, tail[1], tail[2] if result else tail[3])
-        return {**result, "resultType": "complete", "_meta": {SERVER_INFO_KEY: server.info}}
     shaped = dict(result)
     result_type = shaped.setdefault("resultType", "complete")
     meta = shaped.get("_meta")
@@ -230,7 +239,7 @@ def shape_result(result: Dict[str, Any], ctx: RequestContext, server: Any) -> Di
 
 def _complete_tail(server: Any) -> Optional[CompleteTail]:
     """``server._complete_tail`` made again from ``server.info``; None when the info is not JSON (then the
-    result is a plain dict, whose encoding fails as it always did)."""
+    result is shaped as any other, and its encoding fails as it always did)."""
     info = server.info
     members = {"resultType": "complete", "_meta": {SERVER_INFO_KEY: info}}
     try:

@@ -148,7 +148,8 @@ class Session(MessageSink):
     Args:
         transport: the connection; `start()` begins reading from it.
         handle_request: runs on the handler pool for every request from the peer that the session does
-            not answer itself; returns the result dict (or a `Deferred`, to answer later) or raises `RPCError`.
+            not answer itself; returns the result dict (or a `Deferred`, to answer later, or the whole answer
+            already made, as a `jsonrpc.TailedMessage`) or raises `RPCError`.
         handle_notification: runs on the dispatcher thread, in arrival order, for every notification
             that the session does not consume itself.
         max_workers: size of the handler pool (concurrent requests from the peer).
@@ -570,7 +571,8 @@ class Session(MessageSink):
                     held = result
                     self._defer(ctx, held)  # it stays in flight: `_defer` decides
                     return
-                response = jsonrpc.result(ctx.id, result)
+                # (an answer made whole: what a 2026-07-28 server answers most requests with, `jsonrpc.tailed_answer`)
+                response = result if type(result) is jsonrpc.TailedMessage else jsonrpc.result(ctx.id, result)
             except RPCError as exc:
                 response = jsonrpc.error(ctx.id, exc.code, exc.message, exc.data)
             except Exception as exc:

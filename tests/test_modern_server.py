@@ -47,6 +47,15 @@ def make_server(**options: Any) -> Server:
         return {"version": ctx.protocol_version, "client": ctx.client_info, "caps": ctx.client_capabilities}
 
     @server.tool
+    def poke_meta(ctx: Context) -> List[str]:
+        """Change the request's _meta as the handler sees it, and say what it held."""
+        meta = ctx.meta
+        held = sorted(meta)
+        meta.clear()
+        meta["poked"] = True
+        return held
+
+    @server.tool
     def wait_for_cancel(ctx: Context) -> str:
         """Block until the request is cancelled (or released by the test)."""
         ctx.cancelled.wait(WAIT)
@@ -162,6 +171,16 @@ def test_a_repeated_envelope_is_read_once_and_any_change_is_read_again(peer: Raw
     assert error_of(peer.request(8, "tools/list", {"_meta": {**envelope(), "io.modelcontextprotocol/logLevel": 1}})
                     )[0] == -32602
     assert modern(peer, 9, "tools/list")["result"]["resultType"] == "complete"
+
+
+def test_a_handler_that_changes_its_meta_changes_no_other_request(peer: RawPeer) -> None:
+    """Over a stream, the requests that repeat an envelope share its dict (`protocol.repeated_meta`); a handler's
+    `Context.meta` is its own copy."""
+    keys = sorted(envelope())
+    for id in range(1, 6):
+        assert modern(peer, id, "tools/call", {"name": "poke_meta"})["result"]["structuredContent"] == \
+            {"result": keys}
+    assert modern(peer, 6, "tools/call", {"name": "whoami"})["result"]["structuredContent"]["caps"] == {}
 
 
 def test_logs_only_at_the_requests_level_and_progress_only_with_a_token(peer: RawPeer) -> None:

@@ -69,24 +69,30 @@ def test_the_second_repeat_is_learned_and_later_lines_parse_without_the_envelope
         assert value["params"]["_meta"] == META
 
 
-def test_every_request_has_a_meta_dict_of_its_own():
-    decoder = learned()
-    one, two = decoder.decode(request(3)), decoder.decode(request(4))
-    assert one["params"]["_meta"] is not two["params"]["_meta"]
-    one["params"]["_meta"]["progressToken"] = 1
-    del one["params"]["_meta"]["io.modelcontextprotocol/clientInfo"]
-    assert decoder.decode(request(5))["params"]["_meta"] == META
-
-
-def test_later_metas_hold_the_very_values_of_the_message_it_was_learned_from():
-    """So a server session comparing each request's ``_meta`` with the one it kept of that message (its envelope
-    verdict, `session.server`) finds the same objects and compares no nested dict or string."""
+def test_requests_that_repeat_the_envelope_share_the_dict_of_the_request_it_was_learned_from():
+    """So the server session, which keeps the ``_meta`` of the request it accepted (`session.server`), tells each
+    later repeat by identity: no copy and no comparison per request."""
     decoder = RepeatedMetaDecoder()
-    decoder.decode(request(1))
+    first = decoder.decode(request(1))["params"]["_meta"]
     learned_from = decoder.decode(request(2))["params"]["_meta"]
-    later = decoder.decode(request(3))["params"]["_meta"]
-    assert later == learned_from and later is not learned_from
-    assert all(later[key] is learned_from[key] for key in META)
+    later = [decoder.decode(request(i))["params"]["_meta"] for i in (3, 4)]
+    assert first == learned_from == META and first is not learned_from
+    assert later[0] is learned_from and later[1] is learned_from
+
+
+def test_answers_that_repeat_the_meta_each_have_a_dict_of_their_own():
+    """A client hands each result to its caller, who may change it: an answer's ``_meta`` is its own dict (with
+    the learned values), and changing one changes no later answer."""
+    server_meta = b'{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}'
+    decoder = RepeatedMetaDecoder()
+    lines = [b'{"jsonrpc":"2.0","id":%d,"result":{"content":[],"_meta":%s}}\n' % (i, server_meta)
+             for i in range(5)]
+    metas = [decoder.decode(line)["result"]["_meta"] for line in lines[:4]]
+    assert metas[2] is not metas[3] and metas[2]["io.modelcontextprotocol/serverInfo"] is \
+        metas[3]["io.modelcontextprotocol/serverInfo"]
+    metas[3]["progressToken"] = 1
+    del metas[3]["io.modelcontextprotocol/serverInfo"]
+    assert decoder.decode(lines[4]) == jsonrpc.decode(lines[4])
 
 
 class Kept(Transport):
@@ -107,11 +113,11 @@ class Kept(Transport):
 
 @pytest.mark.parametrize("discover_ending", [ENDING, b'"_meta": ' + META_TEXT + b"}}\n"],
                          ids=["same-ending", "spaced-ending"])
-def test_the_server_session_keeps_the_values_the_decoder_hands_out(discover_ending):
+def test_the_server_session_keeps_the_dict_the_decoder_hands_out(discover_ending):
     """Whichever request the decoder learned the envelope from (``server/discover``, when it ends as the calls
-    do; else the second call), the session's kept envelope ends up holding the same values, so that comparing
-    each later request's ``_meta`` with it stops at identical objects. Before, after a discover that did not
-    end like the calls, the session kept the first call's values and the decoder handed out the second's."""
+    do; else the second call), the session's kept envelope ends up being the dict the decoder hands out, so
+    that each later request is told by identity. (At first the session kept the first call's own values, and
+    after a discover that did not end like the calls, compared every later request's down to its strings.)"""
     from mcplite import Server
 
     server = Server("kept")
@@ -126,8 +132,7 @@ def test_the_server_session_keeps_the_values_the_decoder_hands_out(discover_endi
         message = decoder.decode(request(i))
         session.receive(message, inline=True)
     kept = session._last_envelope[0]
-    assert kept == META
-    assert all(kept[key] is message["params"]["_meta"][key] for key in META)
+    assert kept == META and kept is message["params"]["_meta"]
     assert [json.loads(text)["result"]["content"][0]["text"] for text in transport.sent[1:]] == ["3"] * 5
     session.close()
 

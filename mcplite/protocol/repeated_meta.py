@@ -23,9 +23,13 @@ answer, ``result._meta``) is ``N``:
 
 Anything else (no learned suffix, another ending, a shorter text that does not parse or puts ``N`` elsewhere)
 is decoded whole, as `jsonrpc.decode` always did, errors included: the fallback is the only path that raises.
-Each message gets a dict of its own for ``_meta``; the values in it (the capabilities, client and server
-info objects) are shared with the connection's earlier messages, as the server session's cached envelope
-verdict (`session.server`) already shares them: code that reads a message never changes them in place.
+
+What a repeated ``_meta`` decodes to is shared. A request's is the learned dict itself, the same object in
+every request that repeated it (the one the request it was learned from was given): so the server session,
+which keeps the envelope it last accepted (`session.server`), tells a repeat by identity, and neither copies
+nor compares a dict per request. Code that reads a request never changes its ``_meta``: the server hands its
+handlers a copy (`Context.meta`). An answer's ``_meta`` is a dict of its own, since a client hands results to
+its caller, who may change them; the values in it (the server info) are shared all the same.
 """
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
@@ -79,21 +83,26 @@ class RepeatedMetaDecoder:
             except InvalidMessage:
                 value = None  # decoded whole below, for the error the original text deserves
             if type(value) is dict:
-                holder = value.get("params") or value.get("result")  # (a request's, or an answer's)
-                if type(holder) is dict and holder.get("_meta") == self._stand_in:
-                    holder["_meta"] = self._meta.copy()
+                params = value.get("params")
+                if type(params) is dict and params.get("_meta") == self._stand_in:
+                    params["_meta"] = self._meta  # a request's: the learned dict itself (see the module docstring)
+                    return value
+                result = value.get("result")
+                if type(result) is dict and result.get("_meta") == self._stand_in:
+                    result["_meta"] = self._meta.copy()  # an answer's: a dict of its own
                     return value
         value = decode(line)
         if type(value) is dict:
-            holder = value.get("params") or value.get("result")
+            params = value.get("params")
+            holder = params or value.get("result")
             if type(holder) is dict and type(holder.get("_meta")) is dict and type(line) is bytes:
-                self._consider(line, holder["_meta"])
+                self._consider(line, holder["_meta"], holder is params)
         return value
 
-    def _consider(self, line: bytes, meta_read: Dict[str, Any]) -> None:
+    def _consider(self, line: bytes, meta_read: Dict[str, Any], request: bool) -> None:
         """Learn ``line``'s ending if the last line decoded whole ended the same way (one parse of RAW, not one
         per request of a client whose ``_meta`` changes every time). ``meta_read``: the ``_meta`` its message
-        was given."""
+        was given, in its params (``request``) or its result."""
         end = len(line)
         while end and line[end - 1] in b" \t\r\n":
             end -= 1
@@ -117,10 +126,9 @@ class RepeatedMetaDecoder:
         if type(meta) is not dict:
             return
         if meta == meta_read:
-            # The same values as the message learned from (most often the one whose envelope the server session
-            # keeps, `session.server`): so the session's comparison of each later ``_meta`` with its own finds
-            # the very same objects, and compares no nested dict or string. (A copy of the dict: that one is the
-            # message's, which its reader may change.)
-            meta = dict(meta_read)
+            # A request's very dict, for every later repeat (see the module docstring): the server session keeps
+            # it when this request is the first to repeat the envelope it accepted, and tells the later ones by
+            # identity. An answer's values, in a dict of the decoder's own (that one is the caller's).
+            meta = meta_read if request else dict(meta_read)
         self._suffix, self._meta = ending, meta
         self._stand_in_text = _KEY + b':"' + self._stand_in.encode("ascii") + b'"' + line[end - 2:]

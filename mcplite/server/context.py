@@ -120,8 +120,9 @@ class Context:
 
     @property
     def meta(self) -> Dict[str, Any]:
-        """The request's ``_meta``."""
-        return self._request.meta
+        """The request's ``_meta``: a copy, yours to change (the request's own may be shared with the requests
+        after it on the connection that repeat it: `protocol.repeated_meta`)."""
+        return dict(self._request.meta)
 
     # ---- notifications tied to this request -------------------------------------------------------------
     def progress(self, progress: float, total: Optional[float] = None, message: Optional[str] = None) -> None:

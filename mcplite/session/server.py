@@ -57,10 +57,10 @@ class ServerSession(Session):
         self._supported_versions = supported_versions or HANDSHAKE_VERSIONS
         self._modern_versions = tuple(v for v in self._supported_versions if revision(v).era == MODERN)
         #: The last envelope the ladder accepted on this stream connection, once it is pinned modern, as
-        #: (a copy of its ``_meta``, the `Envelope`, its `Revision`, whether the copy is still the ladder's):
-        #: a client stamps the same ``_meta`` on every request, and one dict comparison (in C) is much cheaper
-        #: than the ladder. Never used for a request that came with HTTP headers (their rungs must run).
-        #: Reader thread only.
+        #: (its ``_meta``: a copy, or the next request's own, the `Envelope`, its `Revision`, whether the first
+        #: is still the ladder's copy): a client stamps the same ``_meta`` on every request, and one dict
+        #: comparison (in C), or identity, is much cheaper than the ladder. Never used for a request that came
+        #: with HTTP headers (their rungs must run). Reader thread only.
         self._last_envelope: Optional[Tuple[Dict[str, Any], envelope.Envelope, Any, bool]] = None
         self._handshake_versions = tuple(v for v in self._supported_versions if revision(v).era == HANDSHAKE)
         #: The protocol era this connection speaks: None until its first deciding request (see the module
@@ -123,15 +123,16 @@ class ServerSession(Session):
             return
         last = self._last_envelope
         if request_info is None:
-            if last is not None and params["_meta"] == last[0] and ctx.method not in envelope.REMOVED_METHODS:
+            meta = params["_meta"]
+            if last is not None and (meta is last[0] or meta == last[0]) and \
+                    ctx.method not in envelope.REMOVED_METHODS:
                 ctx.envelope, ctx.revision = last[1], last[2]  # the same _meta as last time: the same verdict
                 if last[3]:
-                    # Keep this request's values instead, once. The stream's decoder (`RepeatedMetaDecoder`)
-                    # learns a repeated _meta from the second request that ends with it, not the first, and
-                    # gives every later request that one's values: with the same objects on both sides, the
-                    # comparison above stops at each value's identity instead of comparing the client info's
-                    # strings (some 300 instructions a request in a real stdio server, callgrind).
-                    self._last_envelope = (dict(params["_meta"]), last[1], last[2], False)
+                    # Keep this request's dict instead, once. The stream's decoder (`RepeatedMetaDecoder`) learns
+                    # a repeated _meta from the second request that ends with it, not the first, and gives every
+                    # later request that one's very dict: kept here, each later repeat is told by identity,
+                    # without the dict comparison (code that every other request's path leaves cold).
+                    self._last_envelope = (meta, last[1], last[2], False)
                 self._admit(ctx, inline)
                 return
         else:

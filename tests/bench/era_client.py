@@ -30,6 +30,13 @@ processes, came out between 0.91x and 1.21x; on four pairs, between 0.96x and 1.
 mcplite's Client makes them; what the eras' difference becomes behind a client that costs as much as
 mcplite's does.
 
+``--client equalized`` (stdio only) is the raw client with its reading made the same in both eras: the
+2025-11-25 client reads each answer as long as a 2026-07-28 one, the members every 2026-07-28 result ends
+with (``resultType`` and the ``_meta`` server info, as ``server/discover`` showed them) spliced in before it
+parses it (`EqualizedPipe`). A 2026-07-28 answer is some 100 bytes longer, which the raw client pays for in
+parsing them (9.5k instructions more a call, callgrind: more than the server's whole difference between the
+eras); what is left between the eras is the server's, and the pipe's few more bytes.
+
 On stdio each era's figures also say how much CPU its server process spent per call (``server_cpu_us``, from
 the kernel's per-thread run time, /proc/PID/task/*/schedstat, nanoseconds): the cost of the server's path
 without the scheduling noise that latency and throughput carry on a shared machine.
@@ -102,13 +109,31 @@ class TemplatePipe(Pipe):
         self.writer.flush()  # type: ignore[union-attr]
 
 
+class EqualizedPipe(TemplatePipe):
+    """``--client equalized``: the 2025-11-25 client, each answer read with `tail` spliced in before the result's
+    closing brace, so that it parses as much as the 2026-07-28 client does."""
+
+    tail = b""  # set by `connected`, from the 2026-07-28 server's ``server/discover`` answer
+
+    def receive(self) -> Dict[str, Any]:
+        line = self.reader.readline()  # type: ignore[union-attr]
+        if line.endswith(b"}}\n"):  # (the result's brace and the answer's: as mcplite writes every answer)
+            line = line[:-3] + self.tail + line[-3:]
+        answer: Dict[str, Any] = json.loads(line)
+        return answer
+
+
 class ModernPipe(TemplatePipe):
     era = "modern"
     end = CALL_ENDS[era]
+    #: The ``_meta`` of its ``server/discover`` answer: the server info every result carries.
+    server_meta: Any = None
 
     def initialize(self) -> str:
         self.send(DISCOVER)
-        return discovered(self.receive())
+        answer = self.receive()
+        self.server_meta = ((answer or {}).get("result") or {}).get("_meta")
+        return discovered(answer)
 
     def message(self, i: int) -> Dict[str, Any]:
         return modern_message(i)
@@ -292,12 +317,12 @@ def main() -> None:
     client = "raw"
     if argv[:1] == ["--client"]:
         client, argv = argv[1], argv[2:]
-    if client not in ("raw", "session"):
-        workload.fail(f"era_client.py: unknown --client {client!r}: raw or session")
+    if client not in ("raw", "session", "equalized"):
+        workload.fail(f"era_client.py: unknown --client {client!r}: raw, session or equalized")
     args = workload.parse(argv)
     if args.mode == "http":
         if client != "raw":
-            workload.fail("era_client.py: --client session is for stdio")
+            workload.fail(f"era_client.py: --client {client} is for stdio")
         run_http(args)
         return
     if args.mode in ("cold", "hold"):  # connect both eras, call once; hold: then wait to be measured
@@ -326,7 +351,7 @@ def main() -> None:
         # Threaded callers (--client session) get blocks of several calls each.
         in_flight = interleaved({era: pipe.pipelined_raw for era, pipe in pipes.items()},
                                 share(args.in_flight, PAIRS, pair), servers,
-                                BLOCK if client == "raw" else BLOCK * workload.WINDOW, into=in_flight)
+                                BLOCK if client != "session" else BLOCK * workload.WINDOW, into=in_flight)
         close(pipes)
     assert sequential is not None and in_flight is not None
     sequential_figures, in_flight_figures = report(sequential), report(in_flight)
@@ -337,12 +362,16 @@ def main() -> None:
 def connected(server: List[str], client: str, first: str = ERAS[0]) -> Dict[str, Any]:
     """One server process per era, ``first``'s started first, each connected as its era's client connects
     (``pipe.version`` says the revision it agreed to) and called once."""
-    kinds = {"handshake": TemplatePipe, "modern": ModernPipe}
+    kinds = {"handshake": EqualizedPipe if client == "equalized" else TemplatePipe, "modern": ModernPipe}
     pipes: Dict[str, Any] = {}
     for era in sorted(ERAS, key=lambda era: era != first):
         pipes[era] = SessionPipe(server, era) if client == "session" else kinds[era](server)
     for era in ERAS:
         pipes[era].version = pipes[era].initialize()
+    if client == "equalized":
+        meta = json.dumps(pipes["modern"].server_meta, ensure_ascii=False, separators=(",", ":"))
+        pipes["handshake"].tail = b',"resultType":"complete","_meta":' + meta.encode()
+    for era in ERAS:
         pipes[era].call(0)
     return pipes
 

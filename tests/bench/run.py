@@ -24,6 +24,11 @@ stdio and HTTP workloads only:
     mcplite-eras-session
                     the same on stdio, with a bare mcplite Session (JSON-RPC, no lifecycle) as the client
                     (era_client.py --client session): the difference behind a client as costly as mcplite's
+    mcplite-eras-equalized
+                    the same on stdio, with the raw client reading as much in both eras (era_client.py
+                    --client equalized: the 2025-11-25 answers parsed with a 2026-07-28 result's members
+                    spliced in): what is left of the difference when the client's parsing of the longer
+                    2026-07-28 answers is taken out, the server's own; unscored, beside the scored pair
     python-sdk-handshake, python-sdk-modern
                     mc_server.py driven by the official Python SDK's client pinned to each era (py_client.py
                     --mode legacy | 2026-07-28), one after the other: a real peer, on stdio; its own cost per
@@ -195,6 +200,10 @@ def implementations(python: str, peer_python: str, node: str) -> Dict[str, Imple
         "mcplite-eras-session": Implementation("mcplite-eras-session",
                                                [python, here("era_client.py"), "--client", "session"],
                                                [python, here("mc_server.py")], [], [], SESSION_ERA_WORKLOADS),
+        "mcplite-eras-equalized": Implementation("mcplite-eras-equalized",
+                                                 [python, here("era_client.py"), "--client", "equalized"],
+                                                 [python, here("mc_server.py")], [], [], SESSION_ERA_WORKLOADS,
+                                                 passes=ERA_PASSES),
         "mcplite-probe-pinned": against_legacy("mcplite-probe-pinned", "2025-11-25"),
         "mcplite-probe-auto": against_legacy("mcplite-probe-auto", "auto"),
         "python-sdk": in_python("python-sdk", peer_python, "py_client.py", "py_server.py",
@@ -547,6 +556,7 @@ TARGETS: Dict[str, List[Tuple[str, float]]] = {
 }
 SHORT = {"floor": "floor", "mcplite": "mcplite", "mcplite-eras": "mcplite's server in both eras",
          "mcplite-eras-session": "the same, mcplite's Session as the client",
+         "mcplite-eras-equalized": "the same, the raw client reading as much in both eras",
          "mcplite-probe-pinned": "mcplite 2025-11-25 -> legacy-only server",
          "mcplite-probe-auto": "mcplite auto -> legacy-only server",
          "python-sdk": "Python SDK", "typescript-sdk": "TS SDK",
@@ -575,6 +585,8 @@ class EraPair(NamedTuple):
 
 ERA_BASE, ERA_MEASURED = "2025-11-25", "2026-07-28"
 ERA_PAIRS = [EraPair("era_client", EraSide("mcplite-eras", "handshake/"), EraSide("mcplite-eras", "modern/"), True),
+             EraPair("era_client, reading equalized", EraSide("mcplite-eras-equalized", "handshake/"),
+                     EraSide("mcplite-eras-equalized", "modern/"), False),
              EraPair("Session client", EraSide("mcplite-eras-session", "handshake/"),
                      EraSide("mcplite-eras-session", "modern/"), False),
              EraPair("Python SDK", EraSide("python-sdk-handshake", ""), EraSide("python-sdk-modern", ""), False)]

@@ -13,14 +13,13 @@ import threading
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
-from support import WAIT, RawPeer, wait_until
+from support import WAIT, Kept, RawPeer, wait_until
 from support.http import serving
 from support.raw_http import ModernClient, RawClient, envelope
 
 from mcplite import Context, Server
 from mcplite.protocol import jsonrpc
 from mcplite.protocol.versions import HANDSHAKE_VERSIONS
-from mcplite.transports import Transport
 from mcplite.transports.memory import memory_pair
 
 MODERN = "2026-07-28"
@@ -241,22 +240,6 @@ def test_results_follow_the_server_info_as_it_changes() -> None:
         assert info(8) == {"name": "renamed", "version": "3.0"}
     finally:
         session.close()
-
-
-class Kept(Transport):
-    """A stream transport that keeps the messages it is given, as they are."""
-
-    def __init__(self) -> None:
-        self.sent: List[Any] = []
-
-    def start(self, sink: Any) -> None:
-        pass
-
-    def send(self, message: Any, route: Any = None) -> None:
-        self.sent.append(message)
-
-    def close(self) -> None:
-        pass
 
 
 def test_the_common_answer_is_made_whole_with_its_members_encoded_once() -> None:

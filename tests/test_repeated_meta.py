@@ -5,11 +5,11 @@ import json
 import random
 
 import pytest
+from support import Kept
 
 from mcplite.protocol import jsonrpc, repeated_meta
 from mcplite.protocol.jsonrpc import InvalidMessage
 from mcplite.protocol.repeated_meta import RepeatedMetaDecoder
-from mcplite.transports import Transport
 
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
@@ -95,22 +95,6 @@ def test_answers_that_repeat_the_meta_each_have_a_dict_of_their_own():
     assert decoder.decode(lines[4]) == jsonrpc.decode(lines[4])
 
 
-class Kept(Transport):
-    """A stream transport for a server session that keeps what it is sent."""
-
-    def __init__(self):
-        self.sent = []
-
-    def start(self, sink):
-        pass
-
-    def send(self, message, route=None):
-        self.sent.append(jsonrpc.encode(message))
-
-    def close(self):
-        pass
-
-
 @pytest.mark.parametrize("discover_ending", [ENDING, b'"_meta": ' + META_TEXT + b"}}\n"],
                          ids=["same-ending", "spaced-ending"])
 def test_the_server_session_keeps_the_dict_the_decoder_hands_out(discover_ending):
@@ -133,7 +117,8 @@ def test_the_server_session_keeps_the_dict_the_decoder_hands_out(discover_ending
         session.receive(message, inline=True)
     kept = session._last_envelope[0]
     assert kept == META and kept is message["params"]["_meta"]
-    assert [json.loads(text)["result"]["content"][0]["text"] for text in transport.sent[1:]] == ["3"] * 5
+    assert [json.loads(jsonrpc.encode(answer))["result"]["content"][0]["text"] for answer in transport.sent[1:]] == \
+        ["3"] * 5
     session.close()
 
 

@@ -5,7 +5,8 @@
 - `http`: `serving` (the one harness for our HTTP server), `ServerLoop` (a test's own socketserver, stopped at
   once), `Fixture` (a server whose tools exercise the HTTP transports).
 - `raw_http`: `RawClient`, a Streamable HTTP client by hand, with `Reply` and `EventReader`.
-- `peers`: `RawPeer`, the far end of an in-memory transport; `Recording`, a transport that remembers what it sent.
+- `peers`: `RawPeer`, the far end of an in-memory transport; `Recording`, a transport that remembers what it sent;
+  `Kept`, one that goes nowhere and keeps what it is given.
 - `results`: `text_of` and `result_text`.
 - `keys`: the private keys the JOSE and OAuth tests share.
 - `canned`: `Canned`, a scripted network of routes for the OAuth client's flows, and `json_response`.
@@ -14,11 +15,12 @@
 
 from pathlib import Path
 
-from .peers import RawPeer, Recording
+from .peers import Kept, RawPeer, Recording
 from .results import result_text, text_of
 from .threads import Background, run_concurrently
 from .wait import WAIT, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
-__all__ = ["ROOT", "WAIT", "Background", "RawPeer", "Recording", "result_text", "run_concurrently", "text_of", "wait_until"]
+__all__ = ["ROOT", "WAIT", "Background", "Kept", "RawPeer", "Recording", "result_text", "run_concurrently", "text_of",
+           "wait_until"]

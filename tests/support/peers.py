@@ -62,6 +62,23 @@ class RawPeer(MessageSink):
         return answer
 
 
+class Kept(Transport):
+    """A stream transport that goes nowhere and keeps every message it is given, as it is: for a session fed
+    by the test itself (``session.receive(..., inline=True)``), whose answers are then read from ``sent``."""
+
+    def __init__(self) -> None:
+        self.sent: List[Any] = []
+
+    def start(self, sink: MessageSink) -> None:
+        pass
+
+    def send(self, message: Any, route: "Optional[Route]" = None) -> None:
+        self.sent.append(message)
+
+    def close(self) -> None:
+        pass
+
+
 class Recording(Transport):
     """Wraps a transport and remembers every message the client sent through it."""
 

@@ -46,15 +46,6 @@ def make_server(**options: Any) -> Server:
         return {"version": ctx.protocol_version, "client": ctx.client_info, "caps": ctx.client_capabilities}
 
     @server.tool
-    def poke_meta(ctx: Context) -> List[str]:
-        """Change the request's _meta as the handler sees it, and say what it held."""
-        meta = ctx.meta
-        held = sorted(meta)
-        meta.clear()
-        meta["poked"] = True
-        return held
-
-    @server.tool
     def wait_for_cancel(ctx: Context) -> str:
         """Block until the request is cancelled (or released by the test)."""
         ctx.cancelled.wait(WAIT)
@@ -170,16 +161,6 @@ def test_a_repeated_envelope_is_read_once_and_any_change_is_read_again(peer: Raw
     assert error_of(peer.request(8, "tools/list", {"_meta": {**envelope(), "io.modelcontextprotocol/logLevel": 1}})
                     )[0] == -32602
     assert modern(peer, 9, "tools/list")["result"]["resultType"] == "complete"
-
-
-def test_a_handler_that_changes_its_meta_changes_no_other_request(peer: RawPeer) -> None:
-    """Over a stream, the requests that repeat an envelope share its dict (`protocol.repeated_meta`); a handler's
-    `Context.meta` is its own copy."""
-    keys = sorted(envelope())
-    for id in range(1, 6):
-        assert modern(peer, id, "tools/call", {"name": "poke_meta"})["result"]["structuredContent"] == \
-            {"result": keys}
-    assert modern(peer, 6, "tools/call", {"name": "whoami"})["result"]["structuredContent"]["caps"] == {}
 
 
 def test_logs_only_at_the_requests_level_and_progress_only_with_a_token(peer: RawPeer) -> None:
@@ -316,6 +297,25 @@ def test_stdio_serves_both_eras(tmp_path: Any) -> None:
     assert answers[1]["result"]["supportedVersions"] == [MODERN]
     assert answers[2]["result"]["content"] == [{"type": "text", "text": "hi"}]
     assert answers[3]["error"]["code"] == -32022
+    assert completed.returncode == 0, completed.stderr
+
+
+def test_a_handler_that_changes_its_meta_changes_no_other_request_over_stdio(tmp_path: Any) -> None:
+    """A stdio server's requests that repeat an envelope share its dict (`protocol.repeated_meta`, its session
+    tells them by identity); a handler's `Context.meta` is a copy of its own, whatever it does to it."""
+    script = tmp_path / "server.py"
+    script.write_text("from typing import List\nfrom mcplite import Context, Server\nserver = Server('poke')\n"
+                      "@server.tool\ndef poke_meta(ctx: Context) -> List[str]:\n    'Change _meta; say what it held.'\n"
+                      "    meta = ctx.meta\n    held = sorted(meta)\n    meta.clear()\n    meta['poked'] = True\n"
+                      "    return held\n"
+                      "server.run()\n")
+    calls = [jsonrpc.request(id, "tools/call", {"name": "poke_meta", "_meta": envelope()}) for id in range(2, 8)]
+    lines = [jsonrpc.request(1, "server/discover", {"_meta": envelope()}), *calls]
+    completed = subprocess.run([sys.executable, str(script)], input="".join(jsonrpc.encode(m) + "\n" for m in lines),
+                               capture_output=True, text=True, timeout=WAIT * 2, env=_env_with_repo())
+    answers = {m["id"]: m for m in map(json.loads, completed.stdout.splitlines())}
+    for id in range(2, 8):  # the later ones read the envelope's text once, as one dict
+        assert answers[id]["result"]["structuredContent"] == {"result": sorted(envelope())}, id
     assert completed.returncode == 0, completed.stderr
 
 

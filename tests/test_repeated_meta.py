@@ -69,15 +69,39 @@ def test_the_second_repeat_is_learned_and_later_lines_parse_without_the_envelope
         assert value["params"]["_meta"] == META
 
 
-def test_requests_that_repeat_the_envelope_share_the_dict_of_the_request_it_was_learned_from():
-    """So the server session, which keeps the ``_meta`` of the request it accepted (`session.server`), tells each
-    later repeat by identity: no copy and no comparison per request."""
+def test_every_request_has_a_meta_dict_of_its_own_by_default():
+    decoder = learned()
+    one, two = decoder.decode(request(3)), decoder.decode(request(4))
+    assert one["params"]["_meta"] is not two["params"]["_meta"]
+    one["params"]["_meta"]["progressToken"] = 1
+    del one["params"]["_meta"]["io.modelcontextprotocol/clientInfo"]
+    assert decoder.decode(request(5))["params"]["_meta"] == META
+
+
+def test_later_metas_hold_the_very_values_of_the_message_it_was_learned_from():
+    """So a server session comparing each request's ``_meta`` with the one it kept of that message (its envelope
+    verdict, `session.server`) finds the same objects and compares no nested dict or string."""
     decoder = RepeatedMetaDecoder()
+    decoder.decode(request(1))
+    learned_from = decoder.decode(request(2))["params"]["_meta"]
+    later = decoder.decode(request(3))["params"]["_meta"]
+    assert later == learned_from and later is not learned_from
+    assert all(later[key] is learned_from[key] for key in META)
+
+
+def test_shared_requests_that_repeat_the_envelope_get_the_dict_of_the_request_it_was_learned_from():
+    """``share_requests`` (a server's stdio reader): so the server session, which keeps the ``_meta`` of the
+    request it accepted (`session.server`), tells each later repeat by identity: no copy and no comparison per
+    request. Notifications that end the same way still get a dict each."""
+    decoder = RepeatedMetaDecoder(share_requests=True)
     first = decoder.decode(request(1))["params"]["_meta"]
     learned_from = decoder.decode(request(2))["params"]["_meta"]
     later = [decoder.decode(request(i))["params"]["_meta"] for i in (3, 4)]
     assert first == learned_from == META and first is not learned_from
     assert later[0] is learned_from and later[1] is learned_from
+    notification = b'{"jsonrpc":"2.0","method":"notifications/x","params":{' + ENDING
+    notified = decoder.decode(notification)
+    assert notified == jsonrpc.decode(notification) and notified["params"]["_meta"] is not learned_from
 
 
 def test_answers_that_repeat_the_meta_each_have_a_dict_of_their_own():
@@ -109,7 +133,7 @@ def test_the_server_session_keeps_the_dict_the_decoder_hands_out(discover_ending
     transport = Kept()
     session = server.create_session(transport)
     session.start()
-    decoder = RepeatedMetaDecoder()
+    decoder = RepeatedMetaDecoder(share_requests=True)  # (as a stdio server's reader)
     session.receive(decoder.decode(b'{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{'
                                    + discover_ending), inline=True)
     for i in range(1, 6):

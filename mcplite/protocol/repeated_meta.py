@@ -24,12 +24,14 @@ answer, ``result._meta``) is ``N``:
 Anything else (no learned suffix, another ending, a shorter text that does not parse or puts ``N`` elsewhere)
 is decoded whole, as `jsonrpc.decode` always did, errors included: the fallback is the only path that raises.
 
-What a repeated ``_meta`` decodes to is shared. A request's is the learned dict itself, the same object in
-every request that repeated it (the one the request it was learned from was given): so the server session,
-which keeps the envelope it last accepted (`session.server`), tells a repeat by identity, and neither copies
-nor compares a dict per request. Code that reads a request never changes its ``_meta``: the server hands its
-handlers a copy (`Context.meta`). An answer's ``_meta`` is a dict of its own, since a client hands results to
-its caller, who may change them; the values in it (the server info) are shared all the same.
+What a repeated ``_meta`` decodes to is shared. Each message gets a dict of its own for it, whose values (the
+capabilities, client and server info objects) are those of the message it was learned from. A decoder made
+with ``share_requests`` (a server's stdio reader) goes further for requests: a request's ``_meta`` is the
+learned dict itself, the same object in every request that repeated it (the one the request it was learned
+from was given), so that the server session, which keeps the envelope it last accepted (`session.server`),
+tells a repeat by identity, and neither copies nor compares a dict per request. There, code that reads a
+request never changes its ``_meta``: the server hands its handlers a copy (`Context.meta`). Elsewhere
+(notifications, answers, a client's reader, whose caller is handed what it reads) a dict each.
 """
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
@@ -56,12 +58,14 @@ class RepeatedMetaDecoder:
 
     One per connection, used by its reader thread alone (no lock). ``decode(line)`` takes one framed message,
     its line ending included or not, and returns or raises exactly what ``jsonrpc.decode(line)`` does; a line
-    that is not ``bytes`` (a bytearray, a memoryview) is always decoded whole.
+    that is not ``bytes`` (a bytearray, a memoryview) is always decoded whole. ``share_requests``: requests
+    that repeat the learned ``_meta`` all get the one dict (see above).
     """
 
-    __slots__ = ("_suffix", "_stand_in", "_stand_in_text", "_meta", "_candidate")
+    __slots__ = ("_suffix", "_stand_in", "_stand_in_text", "_meta", "_candidate", "_share")
 
-    def __init__(self) -> None:
+    def __init__(self, share_requests: bool = False) -> None:
+        self._share = share_requests
         #: The learned ending (``"_meta":RAW}}`` and the line end), or None; its text with RAW replaced by
         #: the nonce; and RAW's value.
         self._suffix: Optional[bytes] = None
@@ -85,7 +89,8 @@ class RepeatedMetaDecoder:
             if type(value) is dict:
                 params = value.get("params")
                 if type(params) is dict and params.get("_meta") == self._stand_in:
-                    params["_meta"] = self._meta  # a request's: the learned dict itself (see the module docstring)
+                    # A request's, where shared: the learned dict itself (see the module docstring).
+                    params["_meta"] = self._meta if self._share and "id" in value else self._meta.copy()
                     return value
                 result = value.get("result")
                 if type(result) is dict and result.get("_meta") == self._stand_in:
@@ -96,13 +101,13 @@ class RepeatedMetaDecoder:
             params = value.get("params")
             holder = params or value.get("result")
             if type(holder) is dict and type(holder.get("_meta")) is dict and type(line) is bytes:
-                self._consider(line, holder["_meta"], holder is params)
+                self._consider(line, holder["_meta"], self._share and holder is params and "id" in value)
         return value
 
-    def _consider(self, line: bytes, meta_read: Dict[str, Any], request: bool) -> None:
+    def _consider(self, line: bytes, meta_read: Dict[str, Any], shared: bool) -> None:
         """Learn ``line``'s ending if the last line decoded whole ended the same way (one parse of RAW, not one
         per request of a client whose ``_meta`` changes every time). ``meta_read``: the ``_meta`` its message
-        was given, in its params (``request``) or its result."""
+        was given; ``shared``: a request's, on a decoder that shares requests' ``_meta``."""
         end = len(line)
         while end and line[end - 1] in b" \t\r\n":
             end -= 1
@@ -126,9 +131,11 @@ class RepeatedMetaDecoder:
         if type(meta) is not dict:
             return
         if meta == meta_read:
-            # A request's very dict, for every later repeat (see the module docstring): the server session keeps
-            # it when this request is the first to repeat the envelope it accepted, and tells the later ones by
-            # identity. An answer's values, in a dict of the decoder's own (that one is the caller's).
-            meta = meta_read if request else dict(meta_read)
+            # A shared request's very dict, for every later repeat (see the module docstring): the server session
+            # keeps it when this request is the first to repeat the envelope it accepted, and tells the later
+            # ones by identity. Otherwise its values, in a dict of the decoder's own (that one is the message's),
+            # so that a session comparing each later _meta with one it kept of this message finds the same
+            # objects.
+            meta = meta_read if shared else dict(meta_read)
         self._suffix, self._meta = ending, meta
         self._stand_in_text = _KEY + b':"' + self._stand_in.encode("ascii") + b'"' + line[end - 2:]

@@ -63,8 +63,9 @@ class _LineChannel:
     """
 
     def __init__(self, reader: IO[bytes], writer: IO[bytes], name: str, *, owns_reader: bool = False,
-                 max_line_size: int = DEFAULT_MAX_LINE_SIZE) -> None:
+                 max_line_size: int = DEFAULT_MAX_LINE_SIZE, share_request_meta: bool = False) -> None:
         self._max_line_size = max_line_size
+        self._share_request_meta = share_request_meta  # (see `RepeatedMetaDecoder`: a server's reader)
         self._reader = reader
         self._owns_reader = owns_reader
         self._writer = writer
@@ -92,7 +93,8 @@ class _LineChannel:
         error: Optional[BaseException] = None
         try:
             readline = self._reader.readline
-            decode = RepeatedMetaDecoder().decode  # this connection's: a _meta that repeats is read once
+            # This connection's: a _meta that repeats is read once.
+            decode = RepeatedMetaDecoder(self._share_request_meta).decode
             longest = self._max_line_size + 1  # the message and its newline
             while True:
                 line = readline(longest)
@@ -471,7 +473,9 @@ class StdioServerTransport(Transport):
     def start(self, sink: MessageSink) -> None:
         stdin = self._stdin if self._stdin is not None else sys.stdin.buffer
         stdout = self._stdout if self._stdout is not None else self._take_stdout()
-        self._channel = _LineChannel(stdin, stdout, "stdio-server", max_line_size=self.max_line_size)
+        # A server's requests that repeat their envelope share its dict: its session tells them by identity.
+        self._channel = _LineChannel(stdin, stdout, "stdio-server", max_line_size=self.max_line_size,
+                                     share_request_meta=True)
         # A client may close our stdin and still read stdout (``printf '...' | server``): answer first.
         self._channel.start(sink, lambda: None, answer_after_eof=True)
 

@@ -72,7 +72,7 @@ def connected(era: str) -> Tuple[Capture, Any, Callable[[bytes], Any]]:
     transport = Capture()
     session = server.create_session(transport)
     session.start()
-    decode = RepeatedMetaDecoder().decode  # (stdio's reader has one per connection)
+    decode = RepeatedMetaDecoder(share_requests=True).decode  # (as a stdio server's reader, one per connection)
     opening: List[Dict[str, Any]] = [era_client.DISCOVER] if era == "modern" else [INITIALIZE, INITIALIZED]
     for message in opening:
         session.receive(decode(line(message)), inline=True)

@@ -75,8 +75,8 @@ class RequestContext:
 
     @property
     def meta(self) -> Dict[str, Any]:
-        """The request's ``_meta``, to read only: over a stream, one that repeats the last request's is the same
-        dict (`protocol.repeated_meta`)."""
+        """The request's ``_meta``, to read only: on a stdio server, the requests that repeat an envelope share
+        one dict (`protocol.repeated_meta`)."""
         meta = self.params.get("_meta")
         return meta if isinstance(meta, dict) else {}
 

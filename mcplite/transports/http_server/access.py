@@ -1,10 +1,11 @@
 """The HTTP access log: one line per request answered, on the ``mcplite.access`` logger (``access_log=True``).
 
-    127.0.0.1 "POST /mcp" 200 312B 1.4ms tools/call session=5f2c...
+    127.0.0.1 "POST /mcp" 200 312B 1.4ms tools/call session=5f2c1a9b...
 
 The address (when the adapter knows it), the request's method and path, the status, the bytes of body sent, the
 time from the request's arrival to the end of its response, the MCP method (its ``Mcp-Method`` header, or the
-first ``"method"`` of the body) and the session id. A streamed response is logged when it ends, with status 200
+first ``"method"`` of the body) and the session id's first characters (`_log.session_label`: the whole id
+is a credential, and stays out of logs). A streamed response is logged when it ends, with status 200
 and the bytes of every event; one the client left is logged with the bytes sent until then. Works the same under
 every adapter (the built-in server, WSGI), since it wraps the `Responder` the adapter gives `HTTPApp`.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations  # annotations are not evaluated at import: a
 import re
 import time
 
-from ..._log import access_log
+from ..._log import access_log, session_label
 from .exchange import IncomingRequest, Responder
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
@@ -74,4 +75,4 @@ class AccessRecorder(Responder):
         access_log.info('%s "%s %s" %s %dB %.1fms %s%s', request.remote or "-", request.method,
                         request.script_name + request.path, self._status if self._status is not None else "-",
                         self._sent, (time.monotonic() - self._started) * 1000, mcp_method_of(request),
-                        f" session={session}" if session else "")
+                        f" session={session_label(session)}" if session else "")

@@ -23,8 +23,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run t
 if TYPE_CHECKING:
     from typing import Any, Optional
 
-__all__ = ["log", "access_log", "use_stderr_by_default", "session_label", "redact_session_ids", "LOGGER_NAME", "ACCESS_LOGGER_NAME",
-           "SESSION_LABEL_CHARS"]
+__all__ = ["log", "access_log", "use_stderr_by_default", "session_label", "redact_session_ids", "LOGGER_NAME",
+           "ACCESS_LOGGER_NAME", "SESSION_LABEL_CHARS"]
 
 LOGGER_NAME = "mcplite"
 ACCESS_LOGGER_NAME = "mcplite.access"

@@ -23,7 +23,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run t
 if TYPE_CHECKING:
     from typing import Any, Optional
 
-__all__ = ["log", "access_log", "use_stderr_by_default", "LOGGER_NAME", "ACCESS_LOGGER_NAME"]
+__all__ = ["log", "access_log", "use_stderr_by_default", "session_label", "redact_session_ids", "LOGGER_NAME",
+           "ACCESS_LOGGER_NAME", "SESSION_LABEL_CHARS"]
 
 LOGGER_NAME = "mcplite"
 ACCESS_LOGGER_NAME = "mcplite.access"
@@ -53,6 +54,30 @@ class _LazyLogger:
             package = _package_logger()
             logger = self._logger = package if self._name == LOGGER_NAME else logging.getLogger(self._name)
         return getattr(logger, name)
+
+
+#: How many characters of a session id the logs show: enough to tell sessions apart, too few to use one.
+SESSION_LABEL_CHARS = 8
+
+
+def session_label(session_id: str) -> str:
+    """A session id as every log line shows it: its first `SESSION_LABEL_CHARS` characters and ``...``.
+
+    A session id is a bearer secret (whoever sends it is heard as that session, until it checks who is
+    calling), and logs are read by more people than the server's clients; the rest of the id stays out of them.
+    Characters outside visible ASCII are shown as ``?`` (the id may be a client's invention)."""
+    shown = "".join(c if "!" <= c <= "~" else "?" for c in session_id[:SESSION_LABEL_CHARS])
+    return shown + "..." if len(session_id) > SESSION_LABEL_CHARS else shown
+
+
+def redact_session_ids(text: str) -> str:
+    """``text`` (a request line, a URL) with each ``session_id=<id>`` of the legacy HTTP+SSE endpoint cut to its
+    `session_label`."""
+    if "session_id=" not in text:
+        return text
+    import re
+
+    return re.sub(r"session_id=([^&\s\"]*)", lambda match: "session_id=" + session_label(match.group(1)), text)
 
 
 log: Any = _LazyLogger(LOGGER_NAME)

@@ -326,15 +326,34 @@ def open_state(token: Any, *, keys: StateKeys, method: str, target: str, argumen
             raise InvalidRequestState(f"the codec refused it: {type(exc).__name__}: {exc}") from None
         verified_by: Optional[_Key] = None
     else:
+        if not token.isascii():  # our tokens are base64url and dots; the MAC is computed over ASCII
+            raise InvalidRequestState("not ASCII")
         encoded, verified_by = _verify(token, keys)
+    payload = _read_payload(encoded)
     try:
-        payload = json.loads(encoded)
-    except (ValueError, TypeError):
+        return _check(payload, verified_by, keys=keys, method=method, target=target, arguments=arguments,
+                      audience=audience, principal=principal, now=now)
+    except InvalidRequestState:
+        raise
+    except (ValueError, TypeError, KeyError, RecursionError) as exc:  # a shape no check foresaw: still a refusal
+        raise InvalidRequestState(f"malformed: {type(exc).__name__}") from None
+
+
+def _read_payload(encoded: Any) -> Dict[str, Any]:
+    """The payload object, read with the strict reader (`json_text.loads`: no NaN, no 1e400, bounded nesting
+    and numbers), from UTF-8 bytes (or the str a codec may return); `InvalidRequestState` for anything else."""
+    from .json_text import loads
+
+    try:
+        text = encoded.decode("utf-8") if isinstance(encoded, (bytes, bytearray)) else encoded
+        if not isinstance(text, str):
+            raise TypeError(f"a {type(text).__name__}")
+        payload = loads(text)
+    except (ValueError, TypeError, RecursionError):  # UnicodeDecodeError and NotPortableJSON are ValueErrors
         raise InvalidRequestState("the payload is not JSON") from None
     if not isinstance(payload, dict):
         raise InvalidRequestState("the payload is not an object")
-    return _check(payload, verified_by, keys=keys, method=method, target=target, arguments=arguments,
-                  audience=audience, principal=principal, now=now)
+    return payload
 
 
 def _verify(token: str, keys: StateKeys) -> Tuple[bytes, _Key]:
@@ -368,7 +387,7 @@ def _verify(token: str, keys: StateKeys) -> Tuple[bytes, _Key]:
 
 def _check(payload: Dict[str, Any], verified_by: Optional[_Key], *, keys: StateKeys, method: str, target: str,
            arguments: Any, audience: str, principal: Optional[str], now: float) -> Dict[str, Any]:
-    if payload.get("v") != _FORMAT:
+    if type(payload.get("v")) is not int or payload.get("v") != _FORMAT:  # not True, which == 1
         raise InvalidRequestState(f"payload format {payload.get('v')!r}, not {_FORMAT}")
     kid = payload.get("kid")
     key = keys._find(kid) if isinstance(kid, str) else None

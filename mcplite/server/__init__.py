@@ -34,7 +34,7 @@ from __future__ import annotations  # annotations are not evaluated at import: a
 
 import os
 
-from ..errors import METHOD_NOT_FOUND, RPCError
+from ..errors import INVALID_REQUEST, METHOD_NOT_FOUND, RPCError
 from ..protocol import methods
 from ..protocol.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS, negotiate, revision
 from .registry import Registry, drop_none
@@ -93,8 +93,12 @@ class Server(Registry):
         state_codec: replaces the HMAC signature of ``requestState`` (``seal(bytes) -> str``,
             ``unseal(str) -> bytes``), e.g. to encrypt it; the state is signed, not encrypted, by default.
         state_ttl: seconds a ``requestState`` stays valid.
-        bind_principal: ``auth -> str or None``: who a state is bound to, from what the HTTP ``authenticate``
-            hook returned (default: ``iss``, ``sub`` and ``client_id``/``azp`` of token claims).
+        bind_principal: ``auth -> str or None``: who a request comes from, from what the HTTP ``authenticate``
+            hook returned: the owner of the sessions, tasks and ``requestState`` it makes, which no other
+            principal may use. Default: `default_principal` (an object's ``principal`` attribute, else the
+            token claims ``iss`` with ``sub``, ``username`` or ``client_id``/``azp``). None for an
+            authenticated request means it names nobody: its tasks and ``requestState`` are refused (-32600)
+            rather than shared with every other such caller.
         supported_versions: protocol revisions to accept, newest first (default: all we implement, both eras;
             without a modern one the server speaks only the handshake era, without a handshake one only 2026-07-28).
         cache_ttl_ms, cache_scope: the caching hints of revision 2026-07-28 (``ttlMs``, ``cacheScope``) on the
@@ -190,6 +194,19 @@ class Server(Registry):
         return ("this server runs in several processes, each with a key of its own for requestState: a "
                 "2026-07-28 input round that reaches another worker will be refused (-32602). Set "
                 "Server(state_keys=...) or MCPLITE_STATE_KEYS, or build the app before forking (gunicorn --preload)")
+
+    def owner_of(self, auth: Any) -> Optional[str]:
+        """Who owns the tasks and ``requestState`` of a request whose ``authenticate`` hook returned ``auth``.
+
+        What `bind_principal` finds in ``auth``; None for a request that is not authenticated (``auth`` is
+        None, as on stdio): owner-less. Raises `RPCError` -32600 when it is authenticated but `bind_principal`
+        finds nobody in ``auth``: pooling such callers as one would show each the others' tasks."""
+        principal = self.bind_principal(auth)
+        if principal is None and auth is not None:
+            raise RPCError(INVALID_REQUEST, "Invalid Request: tasks and requestState belong to the caller, and "
+                           "these credentials name nobody (no sub, username or client_id claim); the server "
+                           "can name the caller with Server(bind_principal=...)")
+        return principal
 
     # ---- server-initiated notifications -----------------------------------------------------------------
     def notify_resource_updated(self, uri: str) -> None:
@@ -352,12 +369,15 @@ def _state_keys(keys: Union[StateKeys, Sequence[bytes], str, None]) -> Tuple[Sta
 
 
 def default_principal(auth: Any) -> Optional[str]:
-    """Who a request comes from, for binding its ``requestState``: token claims' issuer, subject and client."""
-    if not isinstance(auth, dict):
-        return None if auth is None else repr(auth)
-    parts = [str(auth.get(name, "")) for name in ("iss", "sub")]
-    parts.append(str(auth.get("client_id") or auth.get("azp") or ""))
-    return "|".join(parts) if any(parts) else None
+    """Who a request comes from (`Server` ``bind_principal``), or None when ``auth`` names nobody.
+
+    In this order: an object's ``principal`` attribute; token claims with ``sub`` (``"iss|sub|client"``, as
+    before), with ``username`` (``"iss||client|username"``), with ``client_id`` or ``azp`` alone
+    (``"iss||client"``); a str or int's ``repr``. Claims with none of those (``{"active": true}``, ``iss``
+    alone), a bool and a plain object name nobody. See `mcplite.protocol.principal`."""
+    from ..protocol.principal import principal_of
+
+    return principal_of(auth)
 
 
 #: `results.shape_answer`, bound by the first 2026-07-28 result (results loads with the handlers by then).

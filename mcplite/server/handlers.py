@@ -125,7 +125,7 @@ def _binding(server: Registry, ctx: RequestContext, target: str, arguments: Dict
     info: Any = server
     auth = ctx.request_info.auth if ctx.request_info is not None else None
     return {"keys": info.state_keys, "codec": info.state_codec, "method": ctx.method, "target": target,
-            "arguments": arguments, "audience": info.name, "principal": info.bind_principal(auth)}
+            "arguments": arguments, "audience": info.name, "principal": info.owner_of(auth)}
 
 
 def _arguments(ctx: RequestContext) -> Dict[str, Any]:

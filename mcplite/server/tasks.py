@@ -459,10 +459,11 @@ STATUS_NOTIFICATION = "notifications/tasks/status"
 
 
 def _principal(server: Registry, ctx: RequestContext) -> Optional[str]:
-    """Who owns a task made by this request: the principal `Server.bind_principal` finds in its auth."""
+    """Who owns a task made by this request (`Server.owner_of`): None when it is not authenticated; -32600
+    when it is but names nobody."""
     info: Any = server
     auth = ctx.request_info.auth if ctx.request_info is not None else None
-    principal: Optional[str] = info.bind_principal(auth)
+    principal: Optional[str] = info.owner_of(auth)
     return principal
 
 
@@ -557,7 +558,10 @@ def tasks_list(server: Registry, connection: Connection, ctx: RequestContext) ->
     from .results import page
 
     manager = _manager(server)
-    records: List[states.TaskRecord] = manager.store.list(manager.clock(), _principal(server, ctx))
+    owner = _principal(server, ctx)
+    # The store's filter treats None as "everyone's": an owner-less caller sees the owner-less tasks only.
+    records: List[states.TaskRecord] = [record for record in manager.store.list(manager.clock(), owner)
+                                        if record.owner == owner]
     return page("tasks", [states.core_task(record) for record in records], ctx.params, server.page_size)
 
 

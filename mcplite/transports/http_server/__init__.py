@@ -50,6 +50,12 @@ class HTTPOptions:
             also a `PublishesRoutes` (`mcplite.oauth.BearerAuth`) has what its ``well_known_routes()``
             returns served as ``routes``; one that is a `ChecksRequests` is called as
             ``authenticate_request(method, path, headers)`` instead (DPoP proofs name the method and URL).
+            What it returns also says who is calling (the server's ``bind_principal``, by default
+            `mcplite.protocol.principal.principal_of`): token claims with ``sub``, ``username`` or
+            ``client_id``, or any object with a ``principal`` attribute (a str) to name the caller yourself.
+            A session belongs to the principal that opened it: a request of another principal that names
+            it gets the 404 of an unknown session. Tasks and ``requestState`` belong to the principal too;
+            credentials that name nobody (``{"active": True}``) are refused them (-32600).
         routes: extra GET endpoints, ``{path: handler}``, answered without ``authenticate``: for the
             documents a client needs before it can authenticate (RFC 9728 protected resource metadata). A
             handler takes the `IncomingRequest` and returns ``(status, headers, body)``. Paths are below the

@@ -1,12 +1,14 @@
 """The HTTP access log: one line per request answered, on the ``mcplite.access`` logger (``access_log=True``).
 
-    127.0.0.1 "POST /mcp" 200 312B 1.4ms tools/call session=5f2c...
+    127.0.0.1 "POST /mcp" 200 312B 1.4ms tools/call session=5f2c1a9b...
 
 The address (when the adapter knows it), the request's method and path, the status, the bytes of body sent, the
 time from the request's arrival to the end of its response, the MCP method (its ``Mcp-Method`` header, or the
-first ``"method"`` of the body) and the session id. A streamed response is logged when it ends, with status 200
-and the bytes of every event; one the client left is logged with the bytes sent until then. Works the same under
-every adapter (the built-in server, WSGI), since it wraps the `Responder` the adapter gives `HTTPApp`.
+first ``"method"`` of the body) and the session id's first characters (its ``MCP-Session-Id``, or the
+``session_id`` of a legacy HTTP+SSE POST; `_log.session_label`: the whole id is a credential, and stays out of
+logs). A streamed response is logged when it ends, with status 200 and the bytes of every event; one the client
+left is logged with the bytes sent until then. Works the same under every adapter (the built-in server, WSGI),
+since it wraps the `Responder` the adapter gives `HTTPApp`.
 """
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
@@ -14,7 +16,7 @@ from __future__ import annotations  # annotations are not evaluated at import: a
 import re
 import time
 
-from ..._log import access_log
+from ..._log import access_log, session_label
 from .exchange import IncomingRequest, Responder
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
@@ -70,8 +72,17 @@ class AccessRecorder(Responder):
     def finish(self) -> None:
         """Write the line (the response is complete, or the client has gone)."""
         request = self._request
-        session = request.headers.get("mcp-session-id")
+        session = request.headers.get("mcp-session-id") or _legacy_session_id(request.query)
         access_log.info('%s "%s %s" %s %dB %.1fms %s%s', request.remote or "-", request.method,
                         request.script_name + request.path, self._status if self._status is not None else "-",
                         self._sent, (time.monotonic() - self._started) * 1000, mcp_method_of(request),
-                        f" session={session}" if session else "")
+                        f" session={session_label(session)}" if session else "")
+
+
+def _legacy_session_id(query: str) -> Optional[str]:
+    """The session a legacy HTTP+SSE POST names in its query (``/messages?session_id=...``), or None."""
+    if "session_id=" not in query:
+        return None
+    from urllib.parse import parse_qs
+
+    return parse_qs(query).get("session_id", [None])[0]

@@ -44,6 +44,7 @@ from ...errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
 from ...protocol import jsonrpc, methods
 from ...protocol.envelope import classify
 from ...protocol.jsonrpc import InvalidMessage
+from ...protocol.principal import principal_of
 from ...protocol.sse import encode_event
 from ...protocol.versions import DEFAULT_HTTP_VERSION, HANDSHAKE, MODERN, is_supported
 from .. import RequestInfo
@@ -278,7 +279,7 @@ class HTTPApp:
             if self.stateless:
                 self._stateless_post(request, responder, messages, batch, claims, version)
                 return
-            entry = self._checkout(headers)
+            entry = self._checkout(headers, claims)
             try:
                 self._require_version_header(entry.session, version)
                 self._deliver(entry.session, entry.transport, request, responder, messages, batch, claims)
@@ -354,7 +355,7 @@ class HTTPApp:
         except Reject as exc:
             raise exc.answering(messages[0]["id"]) from None
         self._check_sessions_possible(messages[0].get("id"))
-        entry = self.sessions.open(legacy=False)
+        entry = self.sessions.open(legacy=False, principal=self._principal(claims))
         try:
             self._deliver(entry.session, entry.transport, request, responder, messages, False, claims)
         finally:
@@ -400,10 +401,10 @@ class HTTPApp:
         self._refuse_while_draining()
         last_event_id = request.headers.get("last-event-id")
         try:
-            entry = self._checkout(request.headers)
+            entry = self._checkout(request.headers, claims)
         except Reject as exc:
-            if exc.status != 404 or last_event_id is None or not self._replay_stored(request, responder,
-                                                                                       last_event_id):
+            if (exc.status != 404 or last_event_id is None or self.authenticate is not None
+                    or not self._replay_stored(request, responder, last_event_id)):
                 raise
             return
         try:
@@ -434,7 +435,8 @@ class HTTPApp:
 
         The events the store holds after ``last_event_id`` are sent and the response ends: all of them if the
         stream had ended; otherwise the client resumes again from its new last id. False (the caller answers
-        404) when the store is this process's own, or holds nothing of that stream.
+        404) when the store is this process's own, or holds nothing of that stream. Not asked at all on a server
+        with ``authenticate``: the store does not say whose the session is, and an id alone lets nobody in.
         """
         store = self.event_store
         session_id = request.headers.get("mcp-session-id")
@@ -451,7 +453,7 @@ class HTTPApp:
         return True
 
     def _delete(self, request: IncomingRequest, responder: Responder, claims: Any) -> None:
-        entry = self._checkout(request.headers)
+        entry = self._checkout(request.headers, claims)
         try:
             self._require_version_header(entry.session, self._version_header(request.headers))
         finally:
@@ -503,17 +505,27 @@ class HTTPApp:
         with self._streams_lock:
             self._open_streams -= 1
 
-    def _checkout(self, headers: Mapping[str, str]) -> SessionEntry:
-        """`SessionTable.checkout`, whose 404 says, when several processes serve, where sessions live."""
+    def _principal(self, claims: Any) -> Optional[str]:
+        """Who is calling, from what ``authenticate`` returned: the server's ``bind_principal`` (a `Server`'s;
+        `principal_of` for any other session factory). The owner of the sessions the caller opens."""
+        if claims is None:
+            return None
+        bind: Callable[[Any], Optional[str]] = getattr(self.server, "bind_principal", None) or principal_of
+        return bind(claims)
+
+    def _checkout(self, headers: Mapping[str, str], claims: Any) -> SessionEntry:
+        """`SessionTable.checkout` for this caller, whose 404 says, when several processes serve, where sessions
+        live."""
         try:
-            return self.sessions.checkout(headers)
+            return self.sessions.checkout(headers, self._principal(claims))
         except Reject as exc:
             raise self._where_sessions_live(exc) from None
 
-    def _checkout_id(self, session_id: str, *, legacy: bool) -> SessionEntry:
-        """`SessionTable.checkout_id`, whose 404 says, when several processes serve, where sessions live."""
+    def _checkout_id(self, session_id: str, claims: Any, *, legacy: bool) -> SessionEntry:
+        """`SessionTable.checkout_id` for this caller, whose 404 says, when several processes serve, where
+        sessions live."""
         try:
-            return self.sessions.checkout_id(session_id, legacy=legacy)
+            return self.sessions.checkout_id(session_id, legacy=legacy, principal=self._principal(claims))
         except Reject as exc:
             raise self._where_sessions_live(exc) from None
 
@@ -530,7 +542,7 @@ class HTTPApp:
         self._check_sessions_possible(None)
         self._hold_stream()
         try:
-            entry = self.sessions.open(legacy=True)
+            entry = self.sessions.open(legacy=True, principal=self._principal(claims))
             try:
                 assert entry.transport.session_id is not None
                 endpoint = f"{request.script_name}{self.messages_path}?session_id={entry.transport.session_id}"
@@ -551,7 +563,7 @@ class HTTPApp:
         session_id = parse_qs(request.query).get("session_id", [None])[0]
         if session_id is None:
             raise Reject(400, "Bad Request: session_id is required")
-        entry = self._checkout_id(session_id, legacy=True)
+        entry = self._checkout_id(session_id, claims, legacy=True)
         try:
             try:
                 value = jsonrpc.decode(request.body)

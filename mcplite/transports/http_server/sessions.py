@@ -10,6 +10,11 @@ A full table (``max_sessions``) does not lock new clients out: a new session evi
 idle longest, closed as expiry closes it (its client's next request gets 404 and initializes again). Only
 when every session is in use (a request or a stream has it checked out) is the new one refused with 503.
 
+A session belongs to the principal that opened it (who ``authenticate`` says is calling; None on a server
+without it): a request of another principal that names it is answered exactly as for an unknown id (404), so a
+session id that leaked (a log, a proxy) lets nobody else in, and a prober cannot tell a live id from a dead
+one. The server's log says why, with the id cut short (`_log.session_label`), as every log line shows ids.
+
 The table is also the streams' `StreamHost`: every response that carries a stream, stateful or stateless, is
 registered here (`track`) for the keep-alives.
 """
@@ -20,7 +25,7 @@ import secrets
 import threading
 import time
 
-from ..._log import log
+from ..._log import log, session_label
 from ...protocol.http_rules import is_valid_session_id
 from .exchange import Reject
 from .streams import Attachment, SessionTransport, Stream, StreamHost
@@ -39,11 +44,14 @@ __all__ = ["SessionEntry", "SessionTable"]
 class SessionEntry:
     """A live stateful session, and how recently a request used it (fields guarded by the table's lock)."""
 
-    __slots__ = ("session", "transport", "busy", "last_active")
+    __slots__ = ("session", "transport", "principal", "busy", "last_active")
 
-    def __init__(self, session: HostedSession, transport: SessionTransport, now: float) -> None:
+    def __init__(self, session: HostedSession, transport: SessionTransport, now: float,
+                 principal: Optional[str] = None) -> None:
         self.session = session
         self.transport = transport
+        #: Who opened it (`principal.principal_of` of authenticate's claims); only they may use it.
+        self.principal = principal
         self.busy = 1  # requests and streams in progress; the session is never idle while this is > 0
         self.last_active = now
 
@@ -85,8 +93,8 @@ class SessionTable(StreamHost):
         session.start()  # hands the transport its sink; starts no thread
         return session
 
-    def open(self, *, legacy: bool) -> SessionEntry:
-        """Create a stateful session, checked out (the caller checks it in).
+    def open(self, *, legacy: bool, principal: Optional[str] = None) -> SessionEntry:
+        """Create a stateful session of ``principal``, checked out (the caller checks it in).
 
         At the cap the longest-idle session is evicted to make room; 503 only when every session is in use.
         """
@@ -94,7 +102,7 @@ class SessionTable(StreamHost):
         session_id = self.session_id_prefix + secrets.token_hex(16)
         transport = SessionTransport(self, session_id, legacy=legacy)
         session = self.new_session(transport)
-        entry = SessionEntry(session, transport, self.clock())
+        entry = SessionEntry(session, transport, self.clock(), principal)
         evicted: Optional[SessionEntry] = None
         with self._lock:
             full = len(self._sessions) >= self.max_sessions
@@ -129,7 +137,7 @@ class SessionTable(StreamHost):
         with self._lock:
             self._sessions.pop(session_id, None)
 
-    def checkout(self, headers: Mapping[str, str]) -> SessionEntry:
+    def checkout(self, headers: Mapping[str, str], principal: Optional[str] = None) -> SessionEntry:
         """The Streamable HTTP session the request's ``MCP-Session-Id`` names, as `checkout_id`; 400 without
         one, or for one that is not visible ASCII."""
         session_id = headers.get("mcp-session-id")
@@ -141,18 +149,25 @@ class SessionTable(StreamHost):
             # while parsing).
             raise Reject(400, "Bad Request: MCP-Session-Id must be one value of visible ASCII characters "
                               "(0x21 to 0x7E)")
-        return self.checkout_id(session_id, legacy=False)
+        return self.checkout_id(session_id, legacy=False, principal=principal)
 
-    def checkout_id(self, session_id: str, *, legacy: bool) -> SessionEntry:
-        """The live session with this id, marked busy until `checkin`; 404 if unknown or expired."""
+    def checkout_id(self, session_id: str, *, legacy: bool, principal: Optional[str] = None) -> SessionEntry:
+        """The live session with this id, marked busy until `checkin`; 404 if unknown, expired, or another
+        principal's (the same 404: see the module docstring)."""
         now = self.clock()
+        foreign = False
         with self._lock:
             entry = self._sessions.get(session_id)
             if entry is not None and not self._is_idle(entry, now) and entry.transport.legacy == legacy:
-                entry.busy += 1
-                entry.last_active = now
-                return entry
-        if entry is not None and self._is_idle(entry, now):
+                if entry.principal == principal:
+                    entry.busy += 1
+                    entry.last_active = now
+                    return entry
+                foreign = True  # neither used nor kept alive by the stranger
+        if foreign:
+            log.warning("mcplite HTTP: session %s is another principal's: refused as unknown (404)",
+                        session_label(session_id))
+        elif entry is not None and self._is_idle(entry, now):
             entry.session.close()
         raise Reject(404, "Session not found")
 

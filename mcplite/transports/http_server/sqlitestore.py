@@ -6,7 +6,9 @@ The default `InMemoryEventStore` lives and dies with its process. With this stor
 - a client whose stream broke can resume it (GET + ``Last-Event-ID``) through any of those processes. The
   process that owns the session replays the missed events and carries the live ones as always; another
   process, which does not know the session, replays what the store holds of that stream and ends the response
-  (`EventStore.shared`): all of it if the stream had ended, else the client resumes again from its last id;
+  (`EventStore.shared`): all of it if the stream had ended, else the client resumes again from its last id.
+  Not on a server with ``authenticate``: the store does not record whose a session is, so only the owning
+  process, which does, replays it;
 - the events survive a worker that is restarted.
 
 SQLite in WAL mode lets the processes write while others read; each append is one short transaction. The

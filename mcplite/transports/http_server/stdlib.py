@@ -31,7 +31,7 @@ from ipaddress import ip_address
 from typing import Any, Callable, Dict, Optional, Tuple
 from urllib.parse import urlsplit
 
-from ..._log import log
+from ..._log import log, redact_session_ids
 from ..http_messages import HTTPRefusal
 from .app import HTTPApp
 from .eventstore import EventStore, InMemoryEventStore
@@ -681,7 +681,8 @@ class _ConnectionHandler(BaseHTTPRequestHandler):
             pass
 
     def log_message(self, format: str, *args: Any) -> None:
-        log.debug("mcplite HTTP %s: %s", self.address_string(), format % args)
+        # The request line of a legacy POST carries its session id (?session_id=): cut short, as in every log line.
+        log.debug("mcplite HTTP %s: %s", self.address_string(), redact_session_ids(format % args))
 
 
 class _MCPHTTPServer(ThreadingHTTPServer):

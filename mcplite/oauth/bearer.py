@@ -65,10 +65,9 @@ class BearerAuth(PublishesRoutes, ChecksRequests):
 
     Claims: ``verify`` returns a mapping for a good token. Its ``scope`` (a space-separated string, or a
     list) is compared with ``required_scopes``; when it has ``aud`` (RFC 7519: a string or a list) it
-    must name ``resource``, and when it has ``exp`` (seconds since the epoch, a finite number) it must be in
-    the future:
-    a ``verify`` that returns an introspection response or a JWT's claims as they are gets those checks
-    for free. The claims become `Context.auth` (``ctx.request_info.auth``).
+    must name ``resource``, and when it has ``exp`` (seconds since the epoch, a finite number) it must be
+    in the future: a ``verify`` that returns an introspection response or a JWT's claims as they are gets
+    those checks for free. The claims become `Context.auth` (``ctx.request_info.auth``).
     """
 
     def __init__(

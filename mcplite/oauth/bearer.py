@@ -35,6 +35,7 @@ from urllib.parse import urlsplit
 
 from ..transports.http_messages import ChecksRequests, HTTPRefusal, PublishesRoutes
 from . import dpop as dpop_proofs
+from . import jose
 from .challenge import BearerChallenge
 from .rules import canonical_resource_uri, origin_of, path_of
 
@@ -64,9 +65,9 @@ class BearerAuth(PublishesRoutes, ChecksRequests):
 
     Claims: ``verify`` returns a mapping for a good token. Its ``scope`` (a space-separated string, or a
     list) is compared with ``required_scopes``; when it has ``aud`` (RFC 7519: a string or a list) it
-    must name ``resource``, and when it has ``exp`` (seconds since the epoch) it must be in the future:
-    a ``verify`` that returns an introspection response or a JWT's claims as they are gets those checks
-    for free. The claims become `Context.auth` (``ctx.request_info.auth``).
+    must name ``resource``, and when it has ``exp`` (seconds since the epoch, a finite number) it must be
+    in the future: a ``verify`` that returns an introspection response or a JWT's claims as they are gets
+    those checks for free. The claims become `Context.auth` (``ctx.request_info.auth``).
     """
 
     def __init__(
@@ -257,8 +258,15 @@ class BearerAuth(PublishesRoutes, ChecksRequests):
             isinstance(a, str) and canonical_resource_uri(a) == self.resource for a in audiences)
 
     def _expired(self, claims: Claims) -> bool:
-        expires = claims.get("exp")
-        return isinstance(expires, (int, float)) and not isinstance(expires, bool) and self._clock() >= expires
+        """Whether the claims' ``exp`` has passed; an ``exp`` that is not a finite number (a string, NaN, a
+        bool: what a careless ``verify`` may pass on) counts as passed rather than as never; null as absent."""
+        if "exp" not in claims or claims["exp"] is None:
+            return False
+        try:
+            expires = jose.numeric_date(claims, "exp")
+        except jose.JWTError:
+            return True
+        return expires is not None and self._clock() >= expires
 
 
 def _bound_key(claims: Claims) -> Optional[str]:

@@ -52,6 +52,9 @@ _PRIVATE_MEMBERS = frozenset(("d", "p", "q", "dp", "dq", "qi", "oth", "k"))
 # The members of the RFC 7638 thumbprint, per key type, in their (lexicographic) order.
 _THUMBPRINT_MEMBERS = {"EC": ("crv", "kty", "x", "y"), "RSA": ("e", "kty", "n")}
 _MAX_JTI = 256  # longer jti values are refused rather than stored
+# The longest proof read, in characters. A proof with a 4096-bit RSA key is under 3,000; the rest is room for a
+# long htu. Refusing longer ones before reading them bounds what a proof may cost without the HTTP layer's limit.
+_MAX_PROOF = 16 * 1024
 
 
 class DPoPProofError(ValueError):
@@ -196,19 +199,18 @@ class NonceIssuer:
 
 
 def _proof_header(proof: str) -> Dict[str, Any]:
+    if len(proof) > _MAX_PROOF:
+        raise DPoPProofError(INVALID_DPOP_PROOF, "the DPoP proof is too long")
     parts = proof.split(".")
     if len(parts) != 3:
         raise DPoPProofError(INVALID_DPOP_PROOF, "the DPoP proof is not a JWT")
     try:
-        header = json.loads(jose.b64url_decode(parts[0]))
-    except ValueError:
-        raise DPoPProofError(INVALID_DPOP_PROOF, "the DPoP proof header is not base64url JSON") from None
-    if not isinstance(header, dict):
-        raise DPoPProofError(INVALID_DPOP_PROOF, "the DPoP proof header is not a JSON object")
-    return header
+        return jose.json_object_part(parts[0], "header")
+    except jose.JWTError as exc:
+        raise DPoPProofError(INVALID_DPOP_PROOF, f"the DPoP proof is malformed: {exc}") from None
 
 
-def _proof_key(header: Mapping[str, Any], algorithms: Sequence[str]) -> jose.PublicKey:
+def _proof_jwk(header: Mapping[str, Any], algorithms: Sequence[str]) -> Dict[str, Any]:
     if header.get("typ") != DPOP_PROOF_TYPE:
         raise DPoPProofError(INVALID_DPOP_PROOF, f"the DPoP proof's typ must be {DPOP_PROOF_TYPE}")
     if header.get("alg") not in algorithms:
@@ -218,13 +220,29 @@ def _proof_key(header: Mapping[str, Any], algorithms: Sequence[str]) -> jose.Pub
         raise DPoPProofError(INVALID_DPOP_PROOF, "the DPoP proof has no jwk")
     if _PRIVATE_MEMBERS & set(jwk):
         raise DPoPProofError(INVALID_DPOP_PROOF, "the DPoP proof's jwk holds a private key")
+    return jwk
+
+
+def _proof_key(jwk: Mapping[str, Any], algorithm: str) -> jose.PublicKey:
     try:
-        key = jose.load_public_key(jwk)
+        key = jose.load_public_key(jwk)  # bounded: see jose's module docstring
     except jose.JWTError as exc:
         raise DPoPProofError(INVALID_DPOP_PROOF, f"the DPoP proof's jwk is not usable: {exc}") from None
-    if key.algorithm != header["alg"]:
+    if key.algorithm != algorithm:
         raise DPoPProofError(INVALID_DPOP_PROOF, "the DPoP proof's jwk does not fit its alg")
     return key
+
+
+def _thumbprint_of(jwk: Mapping[str, Any]) -> str:
+    try:
+        return jwk_thumbprint(jwk)
+    except jose.JWTError as exc:
+        raise DPoPProofError(INVALID_DPOP_PROOF, f"the DPoP proof's jwk is not usable: {exc}") from None
+
+
+def _same_text(a: str, b: str) -> bool:
+    """Constant-time equality of two strings (compare_digest takes str only when it is ASCII)."""
+    return hmac.compare_digest(a.encode("utf-8", "surrogatepass"), b.encode("utf-8", "surrogatepass"))
 
 
 def verify_proof(
@@ -233,9 +251,12 @@ def verify_proof(
     nonce_valid: Optional[Callable[[Optional[str]], bool]] = None, replay: Optional[ReplayCache] = None,
 ) -> VerifiedProof:
     """Check a ``DPoP`` header against the request it came with (RFC 9449 §4.3, §7.1), in this order: one
-    well-formed proof; ``typ``, an accepted asymmetric ``alg`` and a public ``jwk``; the signature; ``jti``;
-    ``htm``; ``htu``; ``iat`` within ``window``; ``ath``; the key's thumbprint against ``jkt``; the nonce;
-    and last (so a refused proof never uses up its ``jti``) that the ``jti`` is new.
+    well-formed proof; ``typ``, an accepted asymmetric ``alg`` and a public ``jwk``; the key's thumbprint
+    against ``jkt`` (before any signature work, so a key that is not the token's costs nothing to refuse);
+    the key itself (RSA 2048 to 4096 bits with exponent 65537, or a P-256 point); the signature; ``jti``;
+    ``htm``; ``htu``; ``iat`` within ``window``; ``ath``; the nonce; and last (so a refused proof never uses
+    up its ``jti``) that the ``jti`` is new. JSON is read strictly (`mcplite.protocol.json_text`), and the
+    time claims must be finite numbers.
 
     Args:
         proof: the ``DPoP`` header (None: absent). Repeated headers joined with ``,`` count as several.
@@ -256,9 +277,14 @@ def verify_proof(
     if "," in proof:
         raise DPoPProofError(INVALID_DPOP_PROOF, "more than one DPoP proof")
     header = _proof_header(proof.strip())
-    key = _proof_key(header, algorithms)
+    jwk = _proof_jwk(header, algorithms)
+    thumbprint = _thumbprint_of(jwk)
+    if jkt is not None and not _same_text(thumbprint, jkt):
+        raise DPoPProofError(INVALID_DPOP_PROOF, "the DPoP proof's key is not the one the token is bound to")
+    key = _proof_key(jwk, header["alg"])
     try:
         _, claims = jose.jwt_decode(proof.strip(), key, now=now, leeway=window)
+        issued = jose.numeric_date(claims, "iat")
     except jose.JWTError as exc:
         raise DPoPProofError(INVALID_DPOP_PROOF, f"the DPoP proof does not verify: {exc}") from None
     jti = claims.get("jti")
@@ -266,19 +292,33 @@ def verify_proof(
         raise DPoPProofError(INVALID_DPOP_PROOF, "the DPoP proof has no usable jti")
     if claims.get("htm") != method.upper():
         raise DPoPProofError(INVALID_DPOP_PROOF, "the DPoP proof's htm is not the request's method")
-    htu = claims.get("htu")
-    if not isinstance(htu, str) or urlsplit(htu).query or "#" in htu or htu_of(htu) != htu_of(url):
+    if not _names_url(claims.get("htu"), url):
         raise DPoPProofError(INVALID_DPOP_PROOF, "the DPoP proof's htu is not the request's URL")
-    issued = claims.get("iat")
-    if isinstance(issued, bool) or not isinstance(issued, (int, float)) or abs(now - issued) > window:
+    if issued is None or abs(now - issued) > window:
         raise DPoPProofError(INVALID_DPOP_PROOF, "the DPoP proof's iat is outside the accepted window")
-    if access_token is not None and claims.get("ath") != access_token_hash(access_token):
+    if access_token is not None and not _hashes_token(claims.get("ath"), access_token):
         raise DPoPProofError(INVALID_DPOP_PROOF, "the DPoP proof's ath does not match the access token")
-    thumbprint = jwk_thumbprint(header["jwk"])
-    if jkt is not None and not hmac.compare_digest(thumbprint, jkt):
-        raise DPoPProofError(INVALID_DPOP_PROOF, "the DPoP proof's key is not the one the token is bound to")
     if nonce_valid is not None and not nonce_valid(claims.get("nonce")):
         raise DPoPProofError(USE_DPOP_NONCE, "a current DPoP nonce is required")
     if replay is not None and not replay.first_use(jti, now):
         raise DPoPProofError(INVALID_DPOP_PROOF, "the DPoP proof was used before")
     return VerifiedProof(jkt=thumbprint, claims=claims)
+
+
+def _names_url(htu: Any, url: str) -> bool:
+    """Whether a proof's ``htu`` names ``url``: a string without query or fragment, equal once normalised."""
+    if not isinstance(htu, str) or "#" in htu:
+        return False
+    try:
+        return not urlsplit(htu).query and htu_of(htu) == htu_of(url)
+    except ValueError:  # urlsplit's, on a malformed IPv6 host ("http://[::1")
+        return False
+
+
+def _hashes_token(ath: Any, access_token: str) -> bool:
+    """Whether ``ath`` is the token's hash; a token with non-ASCII characters (never a valid one) has none."""
+    try:
+        expected = access_token_hash(access_token)
+    except UnicodeEncodeError:
+        return False
+    return isinstance(ath, str) and _same_text(ath, expected)

@@ -12,19 +12,40 @@ P-256 with SHA-256) or RS256 (RSASSA-PKCS1-v1_5 with SHA-256). This module holds
   SubjectPublicKeyInfo and PKCS#1 public keys), read by a minimal DER parser;
 - compact JWT encoding and verification.
 
-Python integers are not constant-time, so signing leaks timing to an attacker who can measure many
-signatures on the same machine. That is acceptable for a client that signs a few short-lived assertions;
-do not use this module for a high-volume signing service.
+What a pure-Python signer can promise about timing, and what it cannot:
+
+- ECDSA's nonce ``k`` is never revealed by the *number* of operations: ``k * G`` is a sum of 65 points from a
+  precomputed table, one for each 4-bit digit of a recoding in which every digit is odd (never zero), so every
+  nonce, whatever its bit length or number of one bits, costs exactly 64 point additions. (A double-and-add loop
+  over ``bin(k)`` costs one doubling per bit and one addition per one bit: how long a signature took told the
+  nonce's length, the leak lattice attacks recover a key from.) The public key is derived the same way.
+- CPython's big integers are not constant-time: a multiplication or a modular reduction takes longer when an
+  operand has more digits, the table lookup reads memory at a secret index, and the interpreter's own work
+  varies. Each of these leaks far less than the nonce length did, but no pure-Python code can remove them.
+- RSA signing (``pow`` with the private exponent) varies with the exponent's bits as CPython's ``pow`` does.
+
+A client signing its own assertions and DPoP proofs is fine with that. A service that signs on behalf of
+others, or on a machine an attacker can measure closely (shared host, same core), should keep its key in a
+hardware token, an HSM or a cloud KMS, or sign with a C library written for constant time.
+
+What verifying may cost is bounded, since keys arrive from other parties (an issuer's JWKS, a DPoP proof's
+header): RSA keys are 2048 to 4096 bits with the exponent 65537, EC keys are P-256 points on the curve,
+and JSON is read with `mcplite.protocol.json_text.loads` (no NaN or Infinity, bounded depth and number
+length). The costliest accepted verification, ES256, takes about 2 ms of CPU; refusing an oversized key
+costs what reading its text does.
 """
 
 import base64
 import hashlib
 import hmac
 import json
+import math
 import re
 import secrets
 import time
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
+
+from ..protocol import json_text
 
 __all__ = [
     "JWTError", "b64url_encode", "b64url_decode",
@@ -127,8 +148,77 @@ def _add(p1: _Jacobian, p2: _Jacobian) -> _Jacobian:
     return x3, y3, z3
 
 
+def _add_affine(p1: _Jacobian, x2: int, y2: int) -> _Jacobian:
+    """p1 + (x2, y2): `_add` with the second point affine (Z = 1), which saves four multiplications."""
+    x1, y1, z1 = p1
+    if z1 == 0:
+        return x2, y2, 1
+    z1z1 = z1 * z1 % _P
+    h = (x2 * z1z1 - x1) % _P
+    r = (y2 * z1 * z1z1 - y1) % _P
+    if h == 0:
+        return _double(p1) if r == 0 else _INFINITY
+    h2 = h * h % _P
+    h3 = h * h2 % _P
+    u1h2 = x1 * h2 % _P
+    x3 = (r * r - h3 - 2 * u1h2) % _P
+    y3 = (r * (u1h2 - x3) - y1 * h3) % _P
+    return x3, y3, h * z1 % _P
+
+
+# Multiples of the base point for `_base_multiply`: row i holds (2j + 1) * 16^i * G for j = 0..7, each as
+# (x, (y, -y)), so a digit's sign picks a y instead of branching. Built on first use (about 10 ms), by
+# whichever thread gets there first: two threads building it at once build the same table.
+_BASE_DIGITS = 64  # 4-bit digits below the top one: 256 bits
+_BaseTable = Tuple[List[List[Tuple[int, Tuple[int, int]]]], Tuple[int, int]]
+_base_table: Optional[_BaseTable] = None
+
+
+def _build_base_table() -> _BaseTable:
+    rows: List[List[Tuple[int, Tuple[int, int]]]] = []
+    power: _Jacobian = (_G[0], _G[1], 1)  # 16^i * G
+    for _ in range(_BASE_DIGITS):
+        twice = _double(power)
+        multiple = power
+        row = []
+        for _ in range(8):
+            x, y = _to_affine(multiple) or (0, 0)  # never infinity: every multiple is below the order
+            row.append((x, (y, _P - y)))
+            multiple = _add(multiple, twice)
+        rows.append(row)
+        for _ in range(4):
+            power = _double(power)
+    top = _to_affine(power)  # 2^256 * G
+    assert top is not None
+    return rows, top
+
+
+def _base_multiply(scalar: int) -> _Jacobian:
+    """scalar * G for 1 <= scalar < n, in the same 64 additions whatever the scalar (see the module docstring).
+
+    The scalar is made odd (an even k is replaced by n - k, whose multiple is the negation of k's) and recoded
+    into 64 odd digits in -15..15 and a top digit 1 (Joye and Tunstall's regular recoding): k = 16^64 +
+    sum(d_i * 16^i). No digit is zero, so no addition is ever skipped.
+    """
+    global _base_table
+    table = _base_table
+    if table is None:
+        table = _base_table = _build_base_table()
+    rows, top = table
+    even = 1 - (scalar & 1)
+    k = (scalar, _N - scalar)[even]
+    total: _Jacobian = (top[0], top[1], 1)
+    for row in rows:
+        digit = (k & 31) - 16  # odd, since k is
+        k = (k - digit) >> 4  # odd again: k - digit is 16 modulo 32
+        x, ys = row[abs(digit) >> 1]
+        total = _add_affine(total, x, ys[digit < 0])
+    x, y, z = total
+    return x, (y, _P - y)[even], z
+
+
 def _multiply(scalar: int, point: Tuple[int, int]) -> _Jacobian:
-    """scalar * point by left-to-right double-and-add."""
+    """scalar * point by left-to-right double-and-add: for public scalars only (verification)."""
     result = _INFINITY
     addend: _Jacobian = (point[0], point[1], 1)
     for bit in bin(scalar)[2:]:
@@ -196,7 +286,8 @@ class ECPublicKey:
             return False
         e = int.from_bytes(hashlib.sha256(message).digest(), "big")
         w = pow(s, -1, _N)
-        total = _add(_multiply(e * w % _N, _G), _multiply(r * w % _N, (self.x, self.y)))
+        u1 = e * w % _N
+        total = _add(_base_multiply(u1) if u1 else _INFINITY, _multiply(r * w % _N, (self.x, self.y)))
         affine = _to_affine(total)
         return affine is not None and affine[0] % _N == r
 
@@ -236,7 +327,7 @@ class ECPrivateKey:
         """
         if not 1 <= d < _N:
             raise JWTError("the P-256 private key is out of range")
-        point = _to_affine(_multiply(d, _G))
+        point = _to_affine(_base_multiply(d))
         assert point is not None  # 1 <= d < n never gives infinity
         derived = ECPublicKey(point[0], point[1], kid=kid)
         if public_key is not None and public_key != derived:
@@ -255,7 +346,7 @@ class ECPrivateKey:
         digest = hashlib.sha256(message).digest()
         e = int.from_bytes(digest, "big")
         for k in _rfc6979_nonces(self._d, digest):
-            point = _to_affine(_multiply(k, _G))
+            point = _to_affine(_base_multiply(k))
             assert point is not None
             r = point[0] % _N
             if r == 0:
@@ -279,6 +370,14 @@ class ECPrivateKey:
 # DER of DigestInfo{sha256, NULL} up to the digest itself (RFC 8017 §9.2 note 1).
 _SHA256_DIGEST_INFO = bytes.fromhex("3031300d060960864801650304020105000420")
 _MIN_RSA_BITS = 2048  # RFC 7518 §3.3: RS256 keys MUST be 2048 bits or larger
+# The ceiling bounds what a key from another party may cost: verifying is one pow() that holds the GIL, and a
+# modulus of 16,384 bits with a large exponent held it for a second. 4096 bits is the largest size issuers
+# publish (most use 2048); verifying with it takes well under a millisecond with the exponent below.
+_MAX_RSA_BITS = 4096
+# Only 65537 (F4): every issuer's and every library's default, so nothing real is refused, and the verifying
+# pow() costs 17 multiplications. Any odd exponent would be valid RSA, but a large one is the cost attack
+# itself, and e = 3 invites the signature forgeries of careless PKCS#1 v1.5 verifiers.
+_RSA_EXPONENT = 65537
 
 
 def _emsa_pkcs1_v15(message: bytes, length: int) -> bytes:
@@ -292,10 +391,15 @@ class RSAPublicKey:
     algorithm = "RS256"
 
     def __init__(self, n: int, e: int, *, kid: Optional[str] = None) -> None:
-        if n.bit_length() < _MIN_RSA_BITS:
-            raise JWTError(f"RSA keys for RS256 need at least {_MIN_RSA_BITS} bits")
-        if e < 3 or e % 2 == 0:
-            raise JWTError("invalid RSA public exponent")
+        """Raises:
+            JWTError: a modulus outside 2048 to 4096 bits or even, or an exponent other than 65537.
+        """
+        if not _MIN_RSA_BITS <= n.bit_length() <= _MAX_RSA_BITS:
+            raise JWTError(f"RSA keys for RS256 must have {_MIN_RSA_BITS} to {_MAX_RSA_BITS} bits")
+        if n % 2 == 0:
+            raise JWTError("invalid RSA modulus")
+        if e != _RSA_EXPONENT:
+            raise JWTError(f"the RSA public exponent must be {_RSA_EXPONENT}")
         self.n = n
         self.e = e
         self.kid = kid
@@ -347,14 +451,17 @@ class RSAPrivateKey:
             kid: the JWK key id, copied into JWT headers.
 
         Raises:
-            JWTError: a key under 2048 bits, or primes that do not multiply to n.
+            JWTError: a key the public key refuses (see `RSAPublicKey`), d out of range, or primes that do
+            not multiply to n.
         """
         self.public_key = RSAPublicKey(n, e, kid=kid)
+        if not 1 < d < n:
+            raise JWTError("the RSA private exponent is out of range")
         self.kid = kid
         self._d = d
         self._crt: Optional[Tuple[int, int, int, int, int]] = None
         if p is not None and q is not None:
-            if p * q != n:
+            if p * q != n or p < 3 or q < 3 or math.gcd(p, q) != 1:
                 raise JWTError("the RSA primes do not match the modulus")
             # dp, dq and qi are recomputed rather than trusted: a wrong one would leak a factor of n.
             self._crt = (p, q, d % (p - 1), d % (q - 1), pow(q, -1, p))
@@ -385,30 +492,50 @@ PublicKey = Union[ECPublicKey, RSAPublicKey]
 
 # --- JWK (RFC 7517, RFC 7518 §6) ----------------------------------------------------------------------
 
-def _jwk_int(jwk: Mapping[str, Any], name: str) -> int:
+# The longest JWK integers read, in bytes: P-256 coordinates and scalars, and RSA values up to _MAX_RSA_BITS
+# (one byte more for a leading zero, which some encoders add).
+_EC_INT_BYTES = _COORDINATE_SIZE
+_RSA_INT_BYTES = _MAX_RSA_BITS // 8 + 1
+
+
+def _jwk_int(jwk: Mapping[str, Any], name: str, max_bytes: int) -> int:
+    """A JWK member's integer, refused before decoding when its text is longer than ``max_bytes`` allow."""
     value = jwk.get(name)
     if not isinstance(value, str):
         raise JWTError(f"JWK member {name!r} is missing")
+    if len(value) > (4 * max_bytes + 2) // 3:
+        raise JWTError(f"JWK member {name!r} is too long")
     return _int_from_b64url(value)
+
+
+def _jwk_kid(jwk: Mapping[str, Any]) -> Optional[str]:
+    kid = jwk.get("kid")
+    if kid is not None and not isinstance(kid, str):
+        raise JWTError("JWK member 'kid' is not a string")
+    return kid
 
 
 def _ec_public_from_jwk(jwk: Mapping[str, Any]) -> ECPublicKey:
     if jwk.get("crv") != "P-256":
         raise JWTError(f"unsupported EC curve {jwk.get('crv')!r} (only P-256)")
-    return ECPublicKey(_jwk_int(jwk, "x"), _jwk_int(jwk, "y"), kid=jwk.get("kid"))
+    return ECPublicKey(_jwk_int(jwk, "x", _EC_INT_BYTES), _jwk_int(jwk, "y", _EC_INT_BYTES), kid=_jwk_kid(jwk))
+
+
+def _rsa_int(jwk: Mapping[str, Any], name: str) -> int:
+    return _jwk_int(jwk, name, _RSA_INT_BYTES)
 
 
 def _private_from_jwk(jwk: Mapping[str, Any]) -> PrivateKey:
     kty = jwk.get("kty")
     if kty == "EC":
         public = _ec_public_from_jwk(jwk)
-        return ECPrivateKey(_jwk_int(jwk, "d"), kid=jwk.get("kid"), public_key=public)
+        return ECPrivateKey(_jwk_int(jwk, "d", _EC_INT_BYTES), kid=_jwk_kid(jwk), public_key=public)
     if kty == "RSA":
         has_primes = "p" in jwk and "q" in jwk
         return RSAPrivateKey(
-            _jwk_int(jwk, "n"), _jwk_int(jwk, "e"), _jwk_int(jwk, "d"),
-            p=_jwk_int(jwk, "p") if has_primes else None, q=_jwk_int(jwk, "q") if has_primes else None,
-            kid=jwk.get("kid"),
+            _rsa_int(jwk, "n"), _rsa_int(jwk, "e"), _rsa_int(jwk, "d"),
+            p=_rsa_int(jwk, "p") if has_primes else None, q=_rsa_int(jwk, "q") if has_primes else None,
+            kid=_jwk_kid(jwk),
         )
     raise JWTError(f"unsupported JWK key type {kty!r}")
 
@@ -418,7 +545,7 @@ def _public_from_jwk(jwk: Mapping[str, Any]) -> PublicKey:
     if kty == "EC":
         return _ec_public_from_jwk(jwk)
     if kty == "RSA":
-        return RSAPublicKey(_jwk_int(jwk, "n"), _jwk_int(jwk, "e"), kid=jwk.get("kid"))
+        return RSAPublicKey(_rsa_int(jwk, "n"), _rsa_int(jwk, "e"), kid=_jwk_kid(jwk))
     raise JWTError(f"unsupported JWK key type {kty!r}")
 
 
@@ -591,12 +718,12 @@ def _as_jwk(source: Union[str, bytes, Mapping[str, Any]]) -> Union[Mapping[str, 
     """A JWK mapping, or the PEM text when ``source`` is PEM."""
     if isinstance(source, Mapping):
         return source
-    text = source.decode("ascii") if isinstance(source, bytes) else source
-    if "-----BEGIN" in text:
-        return text
     try:
-        jwk = json.loads(text)
-    except ValueError as exc:
+        text = source.decode("utf-8") if isinstance(source, bytes) else source
+        if "-----BEGIN" in text:
+            return text
+        jwk = json_text.loads(text)  # strict: no NaN, bounded depth and numbers
+    except ValueError as exc:  # UnicodeDecodeError, json.JSONDecodeError, NotPortableJSON
         raise JWTError("a key must be PEM text or a JWK") from exc
     if not isinstance(jwk, dict):
         raise JWTError("a JWK must be a JSON object")
@@ -666,14 +793,40 @@ def jwt_encode(
     return f"{signing_input}.{b64url_encode(key.sign(signing_input.encode('ascii')))}"
 
 
-def _json_object(part: str, what: str) -> Dict[str, Any]:
+def json_object_part(part: str, what: str) -> Dict[str, Any]:
+    """A JWT part's JSON object: base64url of UTF-8 (RFC 7515 §5.2), read by the strict `json_text.loads`
+    (``NaN`` or ``1e400`` would make a time claim that never expires; deep nesting would recurse).
+
+    Raises:
+        JWTError: anything else, naming ``what`` (``header``, ``claims``).
+    """
     try:
-        value = json.loads(b64url_decode(part))
-    except ValueError as exc:  # JWTError and json.JSONDecodeError are both ValueErrors
-        raise JWTError(f"the JWT {what} is not base64url JSON") from exc
+        value = json_text.loads(b64url_decode(part).decode("utf-8"))
+    except ValueError:  # JWTError, UnicodeDecodeError, json.JSONDecodeError and NotPortableJSON
+        raise JWTError(f"the JWT {what} is not base64url JSON") from None
     if not isinstance(value, dict):
         raise JWTError(f"the JWT {what} is not a JSON object")
     return value
+
+
+def numeric_date(claims: Mapping[str, Any], name: str) -> Optional[float]:
+    """A time claim (``exp``, ``nbf``, ``iat``) as a float, None when absent (RFC 7519 §2 NumericDate).
+
+    Raises:
+        JWTError: present but not a finite number (a string, a bool, null, or an integer beyond a double).
+    """
+    if name not in claims:
+        return None
+    value = claims[name]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise JWTError(f"the JWT claim {name!r} is not a number")
+    try:
+        seconds = float(value)
+    except OverflowError:
+        raise JWTError(f"the JWT claim {name!r} is out of range") from None
+    if not math.isfinite(seconds):
+        raise JWTError(f"the JWT claim {name!r} is out of range")
+    return seconds
 
 
 def jwt_decode(
@@ -695,21 +848,28 @@ def jwt_decode(
         leeway: clock skew allowed on ``exp`` and ``nbf``, in seconds.
 
     Raises:
-        JWTError: a malformed token, a wrong algorithm, a bad signature or a failed claim check.
+        JWTError: a malformed token (JSON is read strictly: no NaN, bounded depth; ``exp``, ``nbf`` and
+        ``iat`` must be finite numbers), a wrong algorithm, a ``crit`` header, a bad signature or a failed
+        claim check.
     """
     parts = token.split(".")
     if len(parts) != 3:
         raise JWTError("a JWT has three parts")
-    header = _json_object(parts[0], "header")
+    header = json_object_part(parts[0], "header")
     if header.get("alg") != key.algorithm:
         raise JWTError(f"JWT algorithm {header.get('alg')!r} does not match the key ({key.algorithm})")
+    if "crit" in header:  # RFC 7515 §4.1.11: extensions it names must be understood, and none are
+        raise JWTError("the JWT header names critical extensions")
+    b64url_decode(parts[1])  # the signing input is ASCII only when the payload is base64url
     if not key.verify(f"{parts[0]}.{parts[1]}".encode("ascii"), b64url_decode(parts[2])):
         raise JWTError("JWT signature does not verify")
-    claims = _json_object(parts[1], "claims")
+    claims = json_object_part(parts[1], "claims")
     current = time.time() if now is None else now
-    if isinstance(claims.get("exp"), (int, float)) and current > claims["exp"] + leeway:
+    expires, not_before = numeric_date(claims, "exp"), numeric_date(claims, "nbf")
+    numeric_date(claims, "iat")  # not compared, but a malformed one is a malformed token
+    if expires is not None and current > expires + leeway:
         raise JWTError("JWT has expired")
-    if isinstance(claims.get("nbf"), (int, float)) and current < claims["nbf"] - leeway:
+    if not_before is not None and current < not_before - leeway:
         raise JWTError("JWT is not valid yet")
     if issuer is not None and claims.get("iss") != issuer:
         raise JWTError("JWT issuer does not match")

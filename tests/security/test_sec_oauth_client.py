@@ -367,6 +367,9 @@ def test_redirects_are_never_followed(path: str, refused: bool, connections: Lis
         if refused:
             with pytest.raises(AuthError, match="307|no authorization server metadata"):
                 drive(secret_client().auth_flow(jsonrpc_request(server.mcp_url)), send)
+            with pytest.raises(AuthError):  # the same over the HTTP client transport's own connections
+                with Client(server.mcp_url, auth=secret_client(), timeout=SOCKET_TIMEOUT) as client:
+                    client.list_tools()
         else:
             assert drive(secret_client().auth_flow(jsonrpc_request(server.mcp_url)), send).status == 200
         assert path in [urlsplit(r.url).path for r in server.requests]  # the redirect was served

@@ -18,7 +18,8 @@ named after the rule, so each can be checked against the spec text. The modules,
 
 - `records` (tokens, registrations, the authorization redirect), `challenge` (``WWW-Authenticate``),
   `pkce`, `rules` (the spec's rules and the per-revision `AUTH_RULES`), `client_auth` (authenticating at
-  the token endpoint), `storage` (where sign-ins are kept);
+  the token endpoint), `destinations` (where a server may send the client: checked before any URL a server
+  names is used), `storage` (where sign-ins are kept);
 - `flow`: `BaseOAuth.auth_flow`, the generator every grant shares; `grants`: `OAuth`,
   `ClientCredentials`, `CrossAppAccess`, `JWTBearer`; `dpop`: DPoP proofs, made and checked;
 - I/O: `loopback` (the browser and its redirect), `driver` (running a flow with `http.client`);

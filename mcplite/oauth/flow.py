@@ -21,6 +21,7 @@ from ..transports.http_messages import AuthFlow, HTTPRequest, HTTPResponse
 from . import dpop, jose
 from .challenge import BearerChallenge, is_insufficient_scope, parse_auth_challenge
 from .client_auth import client_authentication
+from .destinations import check_metadata_destinations, check_oauth_destination
 from .records import ClientRegistration, Tokens
 from .rules import (
     DEFAULT_PROTOCOL_VERSION,
@@ -191,7 +192,7 @@ class BaseOAuth(abc.ABC):
         self, *, scopes: Optional[Union[str, Sequence[str]]] = None, storage: Optional[TokenStorage] = None,
         protocol_version: str = DEFAULT_PROTOCOL_VERSION, max_authorizations: int = 3,
         private_key: Optional[PrivateKeySource] = None, clock: Callable[[], float] = time.time,
-        client_issuer: Optional[str] = None, dpop: bool = True,
+        client_issuer: Optional[str] = None, dpop: bool = True, allow_private_networks: bool = False,
     ) -> None:
         """Args:
             scopes: scopes to request when the server's challenge names none (a string or a list).
@@ -209,6 +210,12 @@ class BaseOAuth(abc.ABC):
                 its ``dpop_signing_alg_values_supported``): a new P-256 key per sign-in, kept with the
                 tokens; ``Authorization: DPoP`` and a fresh proof on every request. Elsewhere, and when the
                 server answers with a Bearer token anyway, tokens are Bearer tokens.
+            allow_private_networks: let the servers send the client to loopback and private-network addresses
+                (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7, other non-public ones) wherever the MCP
+                server is. By default a URL a server names (resource metadata, authorization servers, their
+                endpoints) may be such an address only when the MCP server is in that same network. Link-local
+                and cloud metadata addresses stay refused, and plain http stays for loopback only
+                (`mcplite.oauth.destinations`).
 
         Raises:
             ValueError: an unsupported ``protocol_version``.
@@ -225,6 +232,7 @@ class BaseOAuth(abc.ABC):
         )
         self._clock = clock
         self.dpop = dpop
+        self.allow_private_networks = allow_private_networks
         self._bindings: Dict[str, Binding] = {}
         # The latest DPoP-Nonce each server (by origin) gave, for the next proof sent there (RFC 9449 §8-9).
         self._dpop_nonces: Dict[str, str] = {}
@@ -420,9 +428,11 @@ class BaseOAuth(abc.ABC):
             binding.server_url, challenge.resource_metadata if challenge else None)
         if resource_metadata is not None:
             issuers: List[str] = resource_metadata["authorization_servers"]
+            for listed in issuers:  # every one, used or not: a server that names a forbidden one is not trusted
+                self._check_destination(listed, "the authorization server", binding.server_url)
             # Each listed server is independent; keep the one we hold credentials for while it is listed.
             issuer = next((i for i in (binding.issuer, self._client_issuer) if i in issuers), issuers[0])
-            metadata = yield from self._fetch_authorization_server_metadata(issuer)
+            metadata = yield from self._fetch_authorization_server_metadata(issuer, binding.server_url)
             resource: Optional[str] = resource_metadata["resource"]
             resource_scopes = resource_metadata.get("scopes_supported")
             legacy = False
@@ -441,6 +451,11 @@ class BaseOAuth(abc.ABC):
         # Only scope tokens (RFC 6749 §3.3: visible ASCII, no space) can go into a request.
         binding.resource_scopes = [s for s in resource_scopes if isinstance(s, str) and s and is_visible_ascii(s)] \
             if isinstance(resource_scopes, list) else []
+
+    def _check_destination(self, url: str, what: str, server_url: str) -> None:
+        """Refuse ``url``, named by a server, unless the client may go there (`check_oauth_destination`)."""
+        check_oauth_destination(url, what=f"{what} named by a server", server_url=server_url,
+                                allow_private_networks=self.allow_private_networks)
 
     def _discovery_request(self, url: str) -> HTTPRequest:
         # MCP-Protocol-Version on discovery: SHOULD in 2025-03-26, and harmless everywhere else.
@@ -463,6 +478,8 @@ class BaseOAuth(abc.ABC):
     def _fetch_resource_metadata(
         self, server_url: str, challenge_url: Optional[str]
     ) -> Generator[HTTPRequest, HTTPResponse, Optional[Dict[str, Any]]]:
+        if challenge_url is not None and is_http_url(challenge_url):  # (any other value is skipped as absent)
+            self._check_destination(challenge_url, "the resource_metadata of the 401", server_url)
         for url in protected_resource_metadata_urls(server_url, challenge_url):
             document = yield from self._get_json(url)
             if document is not None:
@@ -471,13 +488,17 @@ class BaseOAuth(abc.ABC):
         return None
 
     def _fetch_authorization_server_metadata(
-        self, issuer: str
+        self, issuer: str, server_url: str
     ) -> Generator[HTTPRequest, HTTPResponse, Dict[str, Any]]:
+        """The metadata of ``issuer``, whose endpoints are checked with ``server_url`` as the server the caller
+        chose (`check_oauth_destination`)."""
         problems: List[str] = []
         for url in authorization_server_metadata_urls(issuer):
             document = yield from self._get_json(url, problems)
             if document is not None:
                 check_metadata_issuer(document, issuer)
+                check_metadata_destinations(document, owner=f"the authorization server {issuer}",
+                                            server_url=server_url, allow_private_networks=self.allow_private_networks)
                 return without_malformed_lists(document)
         raise AuthError(f"no authorization server metadata found for {issuer}"
                         + (f" ({'; '.join(problems)})" if problems else ""))
@@ -496,7 +517,10 @@ class BaseOAuth(abc.ABC):
                 f"{server_url} has no protected resource metadata, and {legacy_metadata_url(server_url)} "
                 f"answered HTTP {response.status}" + (f" with a body that is {problem}" if problem else "")
             )
-        return check_legacy_metadata_issuer(document, server_url), without_malformed_lists(document), False
+        issuer = check_legacy_metadata_issuer(document, server_url)
+        check_metadata_destinations(document, owner=f"the authorization server {issuer}", server_url=server_url,
+                                    allow_private_networks=self.allow_private_networks)
+        return issuer, without_malformed_lists(document), False
 
     # -- the token endpoint -------------------------------------------------------------------------
 
@@ -513,6 +537,10 @@ class BaseOAuth(abc.ABC):
         """
         endpoint = endpoint_of(binding.metadata, "token_endpoint", f"the authorization server {binding.issuer}")
         assert binding.issuer is not None
+        # Checked with the metadata already; again here, where credentials are about to leave (a secret, an
+        # assertion, a refresh token), so that nothing reaches a token endpoint that did not pass.
+        if not binding.legacy_defaults:
+            self._check_destination(endpoint, f"the token_endpoint of {binding.issuer}", binding.server_url)
         sent_nonce: Optional[str] = None
         retried = False
         while True:

@@ -69,7 +69,7 @@ class OAuth(BaseOAuth):
         token_endpoint_auth_method: Optional[str] = None, private_key: Optional[PrivateKeySource] = None,
         protocol_version: str = DEFAULT_PROTOCOL_VERSION, max_authorizations: int = 3,
         request_offline_access: bool = True, clock: Callable[[], float] = time.time,
-        client_issuer: Optional[str] = None, dpop: bool = True,
+        client_issuer: Optional[str] = None, dpop: bool = True, allow_private_networks: bool = False,
     ) -> None:
         """Args:
             client_id, client_secret: a client registered with the authorization server beforehand.
@@ -94,6 +94,8 @@ class OAuth(BaseOAuth):
                 authorization server it is used with. A Client ID Metadata Document or a dynamic
                 registration needs none: the first works with any server, the second is kept per issuer.
             dpop: ask for DPoP-bound tokens where the authorization server offers them (see `BaseOAuth`).
+            allow_private_networks: let the servers send the client to loopback and private-network addresses
+                wherever the MCP server is (see `BaseOAuth`; link-local and metadata addresses stay refused).
 
         Raises:
             ValueError: an invalid ``client_metadata_url``, or a non-loopback ``redirect_uri`` without
@@ -102,7 +104,7 @@ class OAuth(BaseOAuth):
         super().__init__(
             scopes=scopes, storage=storage, protocol_version=protocol_version,
             max_authorizations=max_authorizations, private_key=private_key, clock=clock,
-            client_issuer=client_issuer, dpop=dpop,
+            client_issuer=client_issuer, dpop=dpop, allow_private_networks=allow_private_networks,
         )
         if client_metadata_url is not None:
             _check_client_metadata_url(client_metadata_url)
@@ -157,6 +159,8 @@ class OAuth(BaseOAuth):
                 "client_id= (a pre-registered client) or client_metadata_url="
             )
         endpoint = endpoint_of(binding.metadata, "registration_endpoint", f"the authorization server {binding.issuer}")
+        if not binding.legacy_defaults:
+            self._check_destination(endpoint, f"the registration_endpoint of {binding.issuer}", binding.server_url)
         client = yield from self._register(binding, endpoint, redirect_uri, scopes)
         assert binding.issuer is not None
         self.storage.set_client(binding.issuer, client)
@@ -232,7 +236,7 @@ class ClientCredentials(BaseOAuth):
         scopes: Optional[Union[str, Sequence[str]]] = None, token_endpoint_auth_method: Optional[str] = None,
         storage: Optional[TokenStorage] = None, protocol_version: str = DEFAULT_PROTOCOL_VERSION,
         max_authorizations: int = 3, clock: Callable[[], float] = time.time, client_issuer: Optional[str] = None,
-        dpop: bool = True,
+        dpop: bool = True, allow_private_networks: bool = False,
     ) -> None:
         """Args:
             client_id: the client's id at the authorization server.
@@ -248,7 +252,7 @@ class ClientCredentials(BaseOAuth):
         super().__init__(
             scopes=scopes, storage=storage, protocol_version=protocol_version,
             max_authorizations=max_authorizations, private_key=private_key, clock=clock,
-            client_issuer=client_issuer, dpop=dpop,
+            client_issuer=client_issuer, dpop=dpop, allow_private_networks=allow_private_networks,
         )
         self._client = ClientRegistration(client_id, client_secret, token_endpoint_auth_method)
 
@@ -282,6 +286,7 @@ class CrossAppAccess(BaseOAuth):
         token_endpoint_auth_method: Optional[str] = None, storage: Optional[TokenStorage] = None,
         protocol_version: str = DEFAULT_PROTOCOL_VERSION, max_authorizations: int = 3,
         clock: Callable[[], float] = time.time, client_issuer: Optional[str] = None, dpop: bool = True,
+        allow_private_networks: bool = False,
     ) -> None:
         """Args:
             client_id, client_secret, private_key: this client at the MCP server's authorization server.
@@ -298,7 +303,7 @@ class CrossAppAccess(BaseOAuth):
         super().__init__(
             scopes=scopes, storage=storage, protocol_version=protocol_version,
             max_authorizations=max_authorizations, private_key=private_key, clock=clock,
-            client_issuer=client_issuer, dpop=dpop,
+            client_issuer=client_issuer, dpop=dpop, allow_private_networks=allow_private_networks,
         )
         self._client = ClientRegistration(client_id, client_secret, token_endpoint_auth_method)
         self._id_token = id_token
@@ -313,7 +318,8 @@ class CrossAppAccess(BaseOAuth):
     def _idp_endpoint(self) -> Generator[HTTPRequest, HTTPResponse, str]:
         if self._idp_token_endpoint is None:
             assert self._idp_issuer is not None
-            metadata = yield from self._fetch_authorization_server_metadata(self._idp_issuer)
+            # The IdP is the caller's choice, as the MCP server is: its own network is "the same" one.
+            metadata = yield from self._fetch_authorization_server_metadata(self._idp_issuer, self._idp_issuer)
             self._idp_token_endpoint = endpoint_of(metadata, "token_endpoint", f"the IdP {self._idp_issuer}")
         return self._idp_token_endpoint
 
@@ -404,6 +410,7 @@ class JWTBearer(BaseOAuth):
         scopes: Optional[Union[str, Sequence[str]]] = None, storage: Optional[TokenStorage] = None,
         protocol_version: str = DEFAULT_PROTOCOL_VERSION, max_authorizations: int = 3,
         clock: Callable[[], float] = time.time, dpop: bool = True, check_audience: bool = True,
+        allow_private_networks: bool = False,
     ) -> None:
         """Args:
             assertion: the workload's JWT.
@@ -424,6 +431,7 @@ class JWTBearer(BaseOAuth):
         super().__init__(
             scopes=scopes, storage=storage, protocol_version=protocol_version,
             max_authorizations=max_authorizations, clock=clock, dpop=dpop,
+            allow_private_networks=allow_private_networks,
         )
         self._assertion = assertion
         self._assertion_file = os.fspath(assertion_file) if assertion_file is not None else None

@@ -28,7 +28,8 @@ __all__ = ["HTTPRequest", "HTTPResponse", "AuthFlow", "HTTPRefusal", "PublishesR
 LOOPBACK_HOSTS: Tuple[str, ...] = ("localhost", "127.0.0.1", "[::1]")
 
 #: The same hosts as `urllib.parse.urlsplit(url).hostname` gives them (an IPv6 address without brackets):
-#: what the server's Origin check and the OAuth client's "plain http only on loopback" rule compare with.
+#: what the server's Origin check compares with, and the names the OAuth client's "plain http only on loopback"
+#: rule takes for loopback with any 127.0.0.0/8 address (`mcplite.oauth.destinations`).
 LOOPBACK_HOSTNAMES = frozenset(host.strip("[]") for host in LOOPBACK_HOSTS)
 
 

@@ -23,7 +23,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run t
 if TYPE_CHECKING:
     from typing import Any, Optional
 
-__all__ = ["log", "access_log", "use_stderr_by_default", "LOGGER_NAME", "ACCESS_LOGGER_NAME"]
+__all__ = ["log", "access_log", "use_stderr_by_default", "LOGGER_NAME", "ACCESS_LOGGER_NAME", "new_error_id"]
 
 LOGGER_NAME = "mcplite"
 ACCESS_LOGGER_NAME = "mcplite.access"
@@ -53,6 +53,14 @@ class _LazyLogger:
             package = _package_logger()
             logger = self._logger = package if self._name == LOGGER_NAME else logging.getLogger(self._name)
         return getattr(logger, name)
+
+
+def new_error_id() -> str:
+    """A short random id for one unexpected failure: the peer is told the id, never the exception, and the log line
+    with the traceback carries the same id, so that an operator can find what a user reports."""
+    import os
+
+    return os.urandom(6).hex()
 
 
 log: Any = _LazyLogger(LOGGER_NAME)

@@ -542,7 +542,9 @@ def test_a_fault_while_taking_a_message_answers_its_request_with_an_internal_err
         return real(msg, batch, inline, transport_info)
 
     monkeypatch.setattr(server, "_accept_request", broken_once)
-    assert peer.request(1, "tools/call", {})["error"] == {"code": INTERNAL_ERROR, "message": "Internal error"}
+    error = peer.request(1, "tools/call", {})["error"]
+    assert error["code"] == INTERNAL_ERROR
+    assert re.fullmatch(r"Internal error \(error id [0-9a-f]{12}\)", error["message"])
     assert peer.request(2, "tools/call", {})["result"] == {"ok": True}  # the reader thread lived on
     peer.transport.close()
 

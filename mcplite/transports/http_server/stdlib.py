@@ -11,7 +11,8 @@ Two layers:
 
 This adapter adds what only a server that owns its sockets can do: reading a request has deadlines (a slow
 or silent client is cut off; 408), the number of connection threads is bounded (503), ``Host`` defaults to
-the loopback names when bound to loopback (DNS rebinding; 403), and the request grammar is strict (RFC 9112),
+the loopback names when bound to loopback and must be listed (``allowed_hosts``) to bind anywhere else (DNS
+rebinding; 403), and the request grammar is strict (RFC 9112),
 so that no request can be framed two ways to smuggle another past a proxy: a malformed request line, header
 section or chunked body is answered 400, 413, 431, 501 or 505, and its connection closed.
 
@@ -985,6 +986,10 @@ class HTTPServerThread:
         shutdown_grace: seconds `serve` gives the requests in progress to be answered when SIGTERM or SIGINT
             stops it (`shutdown` with ``grace``).
         app_options: passed to `HTTPApp` (path, stateless, json_response, allowed_hosts, authenticate...).
+
+    Raises:
+        ValueError: a malformed address, or one that is not loopback without ``allowed_hosts`` (DNS rebinding:
+            name the hosts clients use, or ``["*"]``).
     """
 
     def __init__(self, server: Any, address: str = "127.0.0.1:0", *, max_connections: int = 256,

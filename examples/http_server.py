@@ -2,6 +2,7 @@
 
     python3 -m examples.http_server                        # http://127.0.0.1:8000/mcp
     python3 -m examples.http_server 127.0.0.1:9000 --stateless
+    python3 -m examples.http_server 0.0.0.0:8000 --allow-host myhost.lan   # on the network: name the host
 
 The same server as a WSGI application (`app` below), for gunicorn with several worker processes:
 
@@ -36,12 +37,16 @@ def haiku(topic: str, ctx: Context) -> str:
     return ctx.sample(f"Write a haiku about {topic}.", max_tokens=60)["content"]["text"]
 
 
-#: For WSGI servers. Stateless, since worker processes share no memory; sampling needs sessions.
-app = wsgi_app(server, stateless=True)
+#: For WSGI servers. Stateless, since worker processes share no memory; sampling needs sessions. A WSGI app
+#: cannot know its address, so it names the Host values it accepts: here the loopback names, for the bind
+#: above; list your public names for another (or "*" behind a proxy that checks Host).
+app = wsgi_app(server, stateless=True, allowed_hosts=["localhost", "127.0.0.1"])
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("address", nargs="?", default="127.0.0.1:8000", help="host:port to listen on")
     parser.add_argument("--stateless", action="store_true", help="no sessions (for several processes)")
+    parser.add_argument("--allow-host", action="append", dest="allowed_hosts", metavar="HOST",
+                        help="a Host name clients use (required beyond loopback; '*' for any)")
     options = parser.parse_args()
-    server.run(http=options.address, stateless=options.stateless)
+    server.run(http=options.address, stateless=options.stateless, allowed_hosts=options.allowed_hosts)

@@ -23,8 +23,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run t
 if TYPE_CHECKING:
     from typing import Any, Optional
 
-__all__ = ["log", "access_log", "use_stderr_by_default", "session_label", "redact_session_ids", "LOGGER_NAME",
-           "ACCESS_LOGGER_NAME", "SESSION_LABEL_CHARS"]
+__all__ = ["log", "access_log", "use_stderr_by_default", "session_label", "redact_session_ids", "new_error_id",
+           "LOGGER_NAME", "ACCESS_LOGGER_NAME", "SESSION_LABEL_CHARS"]
 
 LOGGER_NAME = "mcplite"
 ACCESS_LOGGER_NAME = "mcplite.access"
@@ -78,6 +78,14 @@ def redact_session_ids(text: str) -> str:
     import re
 
     return re.sub(r"session_id=([^&\s\"]*)", lambda match: "session_id=" + session_label(match.group(1)), text)
+
+
+def new_error_id() -> str:
+    """A short random id for one unexpected failure: the peer is told the id, never the exception, and the log line
+    with the traceback carries the same id, so that an operator can find what a user reports."""
+    import os
+
+    return os.urandom(6).hex()
 
 
 log: Any = _LazyLogger(LOGGER_NAME)

@@ -7,7 +7,7 @@
     python -m mcplite skills list | get NAME_OR_URI [FILE] -- TARGET
     python -m mcplite tasks get|cancel ID -- TARGET
     python -m mcplite serve FILE_OR_MODULE[:OBJECT] [--http HOST:PORT] [--stateless] [--json-response]
-                            [--shutdown-grace S]
+                            [--shutdown-grace S] [--allow-host HOST[:PORT] ...] [--allow-origin ORIGIN ...]
     python -m mcplite --version
 
 TARGET, after the first ``--``, is one ``http(s)://`` URL or a server command line (spawned and spoken to
@@ -852,9 +852,17 @@ def _serve(args: argparse.Namespace) -> int:
         options["json_response"] = True
     if args.shutdown_grace is not None:
         options["shutdown_grace"] = args.shutdown_grace
+    if args.allow_hosts:
+        options["allowed_hosts"] = args.allow_hosts
+    if args.allow_origins:
+        options["allowed_origins"] = args.allow_origins
     if options and args.http is None:
-        raise UsageError("--stateless, --json-response and --shutdown-grace need --http HOST:PORT")
-    server.run(http=args.http, **options)
+        raise UsageError("--stateless, --json-response, --shutdown-grace, --allow-host and --allow-origin need "
+                         "--http HOST:PORT")
+    try:
+        server.run(http=args.http, **options)
+    except ValueError as exc:  # the address or an option refused before serving (a public address, no --allow-host)
+        raise UsageError(str(exc)) from None
     return EXIT_OK
 
 
@@ -1080,6 +1088,12 @@ def build_parser(prog: str = "mcplite") -> argparse.ArgumentParser:
     serve.add_argument("--shutdown-grace", type=_seconds, metavar="S",
                        help="on SIGTERM or Ctrl-C, seconds the HTTP requests in progress have to be answered "
                             "before the server exits (default 5)")
+    serve.add_argument("--allow-host", action="append", default=[], dest="allow_hosts", metavar="HOST[:PORT]",
+                       help="a Host the HTTP server accepts (repeat for more; '*' for any): required to serve on an "
+                            "address other than loopback, where it stops DNS rebinding (default: the loopback names)")
+    serve.add_argument("--allow-origin", action="append", default=[], dest="allow_origins", metavar="ORIGIN",
+                       help="a browser Origin (scheme://host[:port]) the HTTP server accepts (repeat for more; '*' "
+                            "for any; default: loopback origins on a loopback address, none elsewhere)")
     return parser
 
 

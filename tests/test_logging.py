@@ -141,7 +141,8 @@ def test_the_access_log_works_under_a_wsgi_server(caplog):
         def log_message(self, *args: Any) -> None:
             pass
 
-    app = small_server().wsgi_app(stateless=True, json_response=True, access_log=True)
+    app = small_server().wsgi_app(stateless=True, json_response=True, access_log=True,
+                                  allowed_hosts=["127.0.0.1"])
     httpd = make_server("127.0.0.1", 0, app, handler_class=Quiet)
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()

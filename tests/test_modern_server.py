@@ -435,7 +435,7 @@ def test_wsgi_serves_both_eras(caplog: pytest.LogCaptureFixture) -> None:
     import logging
     from wsgiref.util import setup_testing_defaults
 
-    app = make_server().wsgi_app(threaded=True)  # setup_testing_defaults says wsgi.multithread is 0
+    app = make_server().wsgi_app(threaded=True, allowed_hosts=["*"])  # setup_testing_defaults: multithread 0
     statuses: List[str] = []
 
     def call(body: Dict[str, Any], headers: Dict[str, str]) -> Any:

@@ -117,7 +117,7 @@ def test_security_checks_and_body_limit(fixture: Fixture) -> None:
 
 
 def test_the_legacy_endpoint_url_includes_the_mount_point(fixture: Fixture) -> None:
-    app = wsgi_app(fixture.server, threaded=True)  # run on a thread of the test's, beside the others
+    app = wsgi_app(fixture.server, allowed_hosts=["*"], threaded=True)  # run on a thread of the test's
     written: List[bytes] = []
     endpoint_sent = threading.Event()
 
@@ -161,7 +161,7 @@ def chatty(ctx: Context) -> str:
     return "done"
 
 
-app = wsgi_app(server, stateless=True)
+app = wsgi_app(server, stateless=True, allowed_hosts=["127.0.0.1"])
 '''
 
 
@@ -220,7 +220,7 @@ def test_server_wsgi_app_is_the_same_adapter():
     from examples.demo_server import server
 
     from mcplite.wsgi import WSGIApp
-    assert isinstance(server.wsgi_app(stateless=True), WSGIApp)
+    assert isinstance(server.wsgi_app(stateless=True, allowed_hosts=["*"]), WSGIApp)
 
 
 def test_two_session_ids_joined_by_the_wsgi_server_are_400_not_404(client: RawClient,

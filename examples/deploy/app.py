@@ -17,8 +17,12 @@ The variables: ``STATELESS=1``; ``ACCESS_LOG=1`` (one line per request on stderr
 (which process owns a session, for the proxy); ``REDIS_URL`` (list changes and resource updates reach the
 clients of every process: `redis_bus`); ``EVENT_DB`` (a SQLite file where the processes of one host keep
 resumable stream events); ``MAX_STREAMS`` (how many streams may hold a thread: fewer than the server's
-threads). ``GET /healthz`` answers 200, for a readiness check. Run it with the built-in server:
-``python3 -m examples.deploy.app --port 8001``.
+threads); ``ALLOWED_HOSTS`` (the ``Host`` names clients use, comma-separated, ``*`` for any: DNS rebinding
+protection). The WSGI app accepts the loopback names without it (gunicorn and waitress bind 127.0.0.1 by
+default): a server bound to another address needs it, ``ALLOWED_HOSTS=mcp.example.com`` (or ``*`` behind a
+proxy that checks ``Host``). ``GET /healthz`` answers 200, for a readiness check. Run it with the built-in
+server: ``python3 -m examples.deploy.app --port 8001`` (``--host 0.0.0.0`` refuses to start without
+``ALLOWED_HOSTS``).
 """
 
 import argparse
@@ -26,6 +30,7 @@ import os
 from typing import Any, Dict, List, Optional, Tuple
 
 from mcplite import Context, Server
+from mcplite.http_server import LOOPBACK_HOSTS
 
 CONFIRM = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
 
@@ -104,6 +109,8 @@ def options() -> Dict[str, Any]:
                                 "session_id_prefix": os.environ.get("SESSION_ID_PREFIX", ""),
                                 "access_log": os.environ.get("ACCESS_LOG", "") not in ("", "0"),
                                 "routes": {"/healthz": healthz}}
+    if os.environ.get("ALLOWED_HOSTS"):
+        settings["allowed_hosts"] = [name.strip() for name in os.environ["ALLOWED_HOSTS"].split(",")]
     if os.environ.get("MAX_STREAMS"):
         settings["max_streams"] = int(os.environ["MAX_STREAMS"])
     database: Optional[str] = os.environ.get("EVENT_DB")
@@ -114,8 +121,9 @@ def options() -> Dict[str, Any]:
     return settings
 
 
-#: The WSGI application (gunicorn, waitress, mod_wsgi).
-app = server.wsgi_app(**options())
+#: The WSGI application (gunicorn, waitress, mod_wsgi). A WSGI app cannot know the address it is served on, so it
+#: must be told the Host names to accept: the loopback names unless ALLOWED_HOSTS says otherwise.
+app = server.wsgi_app(**{"allowed_hosts": LOOPBACK_HOSTS, **options()})
 
 
 def main() -> None:

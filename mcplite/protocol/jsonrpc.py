@@ -257,8 +257,8 @@ def decode(data: Union[bytes, str]) -> Any:
         # may still show whose message it was.
         assert isinstance(text, (bytes, bytearray, memoryview))
         bad = bytes(text[exc.start:exc.start + 1]).hex()
-        raise _refusal(f"not UTF-8 (byte 0x{bad} at {exc.start})", text,
-                       readable=bytes(text).decode("utf-8", "replace")) from None
+        raise _exactly_identified(_refusal(f"not UTF-8 (byte 0x{bad} at {exc.start})", text,
+                                           readable=bytes(text).decode("utf-8", "surrogateescape"))) from None
     except ValueError as exc:
         # The text itself, shortened: a stray print() in a stdio server shows up as what it printed.
         raise InvalidMessage(PARSE_ERROR, f"Parse error: {exc}: {_preview(text)}") from None
@@ -283,6 +283,17 @@ def _refusal(reason: str, text: Union[bytes, bytearray, memoryview, str], value:
     else:
         id, respond = None, True
     return InvalidMessage(PARSE_ERROR, f"Parse error: {reason}: {_preview(text)}", id, respond)
+
+
+def _exactly_identified(refusal: InvalidMessage) -> InvalidMessage:
+    """``refusal``, read from bytes that are not all UTF-8 (decoded with ``surrogateescape``), without its id
+    unless that id was read exactly: an id holding a bad byte (now a surrogate U+DC80..U+DCFF) is not the id the
+    peer sent, and JSON-RPC answers ``null`` when the id cannot be told. (A string id escaped as ``"\\udc80"``
+    in the JSON is indistinguishable and loses its id too: ``null`` is never a wrong answer.)"""
+    id = refusal.id
+    if isinstance(id, str) and not all(char < "\udc80" or char > "\udcff" for char in id):
+        refusal.id = None
+    return refusal
 
 
 def _identify(members: Dict[str, Any], raw_id: Any) -> Tuple[Optional[RequestId], bool]:
@@ -320,11 +331,11 @@ def too_large(limit: int, head: bytes, tail: bytes, setting: str) -> InvalidMess
         head, tail: its first and last bytes (`PEEK_SIZE` of each is enough).
         setting: the name of the option that sets the bound, for the message.
     """
-    id, respond = _identify_by_ends(head[:PEEK_SIZE].decode("utf-8", "replace"),
-                                    tail[-PEEK_SIZE:].decode("utf-8", "replace"))
+    id, respond = _identify_by_ends(head[:PEEK_SIZE].decode("utf-8", "surrogateescape"),
+                                    tail[-PEEK_SIZE:].decode("utf-8", "surrogateescape"))
     what = "Invalid Request" if respond else "Invalid response"
-    return InvalidMessage(INVALID_REQUEST, f"{what}: larger than {limit} bytes ({setting}); skipped unread",
-                          id, respond)
+    return _exactly_identified(InvalidMessage(
+        INVALID_REQUEST, f"{what}: larger than {limit} bytes ({setting}); skipped unread", id, respond))
 
 
 def _identify_by_ends(head: str, tail: str) -> Tuple[Optional[RequestId], bool]:

@@ -52,6 +52,10 @@ _CAPTURE_PATTERNS = {
     "&": r"(?:&[^#]*?)?",
 }
 _PATH_SEGMENT = r"/[^/?#]*"
+# The operators whose every value is (within) one path segment: a value that decodes to one holding "/"
+# (sent as %2F) does not match them, as its raw "/" would not. Reserved ({+var}) and fragment ({#var})
+# values may hold "/" by RFC 6570; query and matrix values ({?q}, {;p}) are data, not segments.
+_WITHIN_A_SEGMENT = ("", ".", "/")
 
 # Patterns compiled on first use (and kept by re), not with the module: every server imports it, and many
 # serve no template.
@@ -154,8 +158,10 @@ class URITemplate:
             (``{/path*}``, ``{?tag*}``). Variables absent from the URI are absent from the result.
 
         How ambiguities are settled:
-            - ``{var}`` matches within one path segment (no ``/``, ``?`` or ``#``); ``{+var}`` and
-              ``{#var}`` match anything, ``/`` included; ``{/var*}`` matches any number of segments.
+            - ``{var}`` matches within one path segment (no ``/``, ``?`` or ``#``, and no ``%2F``, which would
+              decode to ``/``: ``{name}`` never yields ``../../etc/passwd``), and so do each of ``{.var}`` and
+              ``{/var}``'s values; ``{+var}`` and ``{#var}`` match anything, ``/`` included; ``{/var*}``
+              matches any number of segments.
             - Each expression takes as little as the rest of the template allows.
             - Query expressions (``{?a,b}`` and the ``{&c}`` that directly follow it) are matched by
               name, in any order; each one is optional, but a parameter the template does not name, or
@@ -320,6 +326,9 @@ def _decode_group(expression: _Expression, text: str, result: Dict[str, Any]) ->
         values = _decode_positional(expression.variables, text, operator.separator)
     if values is None:
         return False
+    if expression.operator in _WITHIN_A_SEGMENT and any(
+            "/" in (value if isinstance(value, str) else "".join(value)) for value in values.values()):
+        return False  # "..%2F..%2Fetc" is not one segment: a handler would join "../../etc" into a path
     for name, value in values.items():
         if result.setdefault(name, value) != value:
             return False

@@ -5,7 +5,7 @@ from __future__ import annotations  # annotations are not evaluated at import: a
 import threading
 from collections import deque
 
-from .._log import log
+from .._log import log, new_error_id
 from .._sync import DEFAULT, DaemonPool, LazyEvent
 from ..errors import (
     INTERNAL_ERROR,
@@ -421,10 +421,11 @@ class Session(MessageSink):
         except Exception:
             # A fault of ours must not end the transport's reader thread, and the connection with it: log
             # it, answer the request it came with (so its sender does not wait for ever) and read on.
-            log.exception("%s: failed to take a message from the peer", self._name)
+            error_id = new_error_id()
+            log.exception("%s: failed to take a message from the peer (error id %s)", self._name, error_id)
             if isinstance(value, dict) and "method" in value and jsonrpc.is_valid_id(value.get("id")):
                 try:
-                    self._send(jsonrpc.error(value["id"], INTERNAL_ERROR, "Internal error"))
+                    self._send(jsonrpc.error(value["id"], INTERNAL_ERROR, f"Internal error (error id {error_id})"))
                 except Exception:  # (the connection is gone, or this too cannot be written: read on)
                     pass
 
@@ -577,11 +578,13 @@ class Session(MessageSink):
                 response = result if type(result) is jsonrpc.TailedMessage else jsonrpc.result(ctx.id, result)
             except RPCError as exc:
                 response = jsonrpc.error(ctx.id, exc.code, exc.message, exc.data)
-            except Exception as exc:
-                log.exception("%s: handler for %s failed", self._name, ctx.method)
-                message = str(exc)  # the type too: KeyError('x') alone would read "'x'"
-                response = jsonrpc.error(ctx.id, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}"
-                                         + (f": {message}" if message else ""))
+            except Exception:
+                # An unexpected failure: the peer is told an id, never the exception (its text may hold paths,
+                # names or secrets); the log line has the id and the traceback. A handler that means to tell the
+                # peer why raises RPCError (a tool's exceptions become isError results before this).
+                error_id = new_error_id()
+                log.exception("%s: handler for %s failed (error id %s)", self._name, ctx.method, error_id)
+                response = jsonrpc.error(ctx.id, INTERNAL_ERROR, f"Internal error (error id {error_id})")
             ctx.answered = True
             if ctx.cancelled.is_set():
                 # Cancelled by the peer: it has stopped waiting, and the spec says not to answer.
@@ -649,10 +652,11 @@ class Session(MessageSink):
         try:
             self._send(response, ctx.id)
         except ValueError as exc:  # the handler's result is not JSON (NaN, a set, an object)
-            log.error("%s: result of %s cannot be encoded: %s", self._name, ctx.method, exc)
+            error_id = new_error_id()
+            log.error("%s: result of %s cannot be encoded (error id %s): %s", self._name, ctx.method, error_id, exc)
             try:
-                self._send(jsonrpc.error(ctx.id, INTERNAL_ERROR, f"Internal error: result is not JSON: {exc}"),
-                           ctx.id)
+                self._send(jsonrpc.error(ctx.id, INTERNAL_ERROR,
+                                         f"Internal error: the result is not JSON (error id {error_id})"), ctx.id)
             except MCPError:
                 pass  # the connection is gone; nobody is waiting
         except MCPError:

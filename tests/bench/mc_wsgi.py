@@ -4,4 +4,4 @@ tests/bench mc_wsgi:app``)."""
 
 from mc_server import server
 
-app = server.wsgi_app(stateless=True, json_response=True)
+app = server.wsgi_app(stateless=True, json_response=True, allowed_hosts=["localhost", "127.0.0.1"])

@@ -41,10 +41,14 @@ class HTTPOptions:
         allow_get: serve the standalone GET stream (405 otherwise).
         allow_delete: let clients end their session with DELETE (405 otherwise).
         legacy_sse: also serve the 2024-11-05 HTTP+SSE transport (GET ``sse_path``, POST ``messages_path``).
-        allowed_hosts: accepted ``Host`` values, ``"name"`` (any port) or ``"name:port"``; None accepts any.
-            `serve` and `HTTPServerThread` default it to `LOOPBACK_HOSTS` when bound to loopback.
-        allowed_origins: accepted ``Origin`` values (``"scheme://host[:port]"``, or ``"*"``). None accepts
-            loopback origins and the request's own host (same origin).
+        allowed_hosts: accepted ``Host`` values, ``"name"`` (any port) or ``"name:port"``; ``["*"]`` accepts any
+            (DNS rebinding protection off: for a proxy that checks ``Host`` itself). `serve` and
+            `HTTPServerThread` default it to `LOOPBACK_HOSTS` when bound to loopback and refuse to start
+            without it on any other address; `wsgi_app` requires it (it cannot know its address).
+        allowed_origins: accepted ``Origin`` values (``"scheme://host[:port]"``, or ``"*"``). None accepts the
+            loopback origins on a server bound to loopback (under WSGI: whose allowed hosts are all loopback
+            names), and no other: an ``Origin`` that names the request's own ``Host`` proves nothing, since a
+            DNS rebinding attacker controls both. A request without ``Origin`` (not from a browser) passes.
         authenticate: called with the request headers (lower-case names) on every request; returns the
             caller's claims (`Context.auth`, ``RequestInfo.auth``) or raises `HTTPRefusal`. A hook that is
             also a `PublishesRoutes` (`mcplite.oauth.BearerAuth`) has what its ``well_known_routes()``

@@ -39,7 +39,7 @@ import os
 import threading
 from urllib.parse import parse_qs
 
-from ..._log import ACCESS_LOGGER_NAME, log
+from ..._log import ACCESS_LOGGER_NAME, log, new_error_id
 from ...errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
 from ...protocol import jsonrpc, methods
 from ...protocol.envelope import classify
@@ -188,10 +188,12 @@ class HTTPApp:
             responder.respond(reject.status, JSON_HEADERS + reject.headers, reject.body)
         except OSError:
             raise  # the adapter's business: the client has gone
-        except Exception as exc:
-            log.exception("mcplite HTTP: %s %s failed", request.method, request.path)
+        except Exception:
+            # The client learns an id, never the exception (it may hold paths, names, secrets); the log has both.
+            error_id = new_error_id()
+            log.exception("mcplite HTTP: %s %s failed (error id %s)", request.method, request.path, error_id)
             try:
-                self.refuse(responder, 500, f"Internal error: {exc}", INTERNAL_ERROR)
+                self.refuse(responder, 500, f"Internal error (error id {error_id})", INTERNAL_ERROR)
             except Exception:  # a response had already begun; nothing more to say
                 pass
 

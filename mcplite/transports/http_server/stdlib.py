@@ -11,7 +11,8 @@ Two layers:
 
 This adapter adds what only a server that owns its sockets can do: reading a request has deadlines (a slow
 or silent client is cut off; 408), the number of connection threads is bounded (503), ``Host`` defaults to
-the loopback names when bound to loopback (DNS rebinding; 403), and the request grammar is strict (RFC 9112),
+the loopback names when bound to loopback and must be listed (``allowed_hosts``) to bind anywhere else (DNS
+rebinding; 403), and the request grammar is strict (RFC 9112),
 so that no request can be framed two ways to smuggle another past a proxy: a malformed request line, header
 section or chunked body is answered 400, 413, 431, 501 or 505, and its connection closed.
 
@@ -36,7 +37,7 @@ from ..http_messages import HTTPRefusal
 from .app import HTTPApp
 from .eventstore import EventStore, InMemoryEventStore
 from .exchange import Headers, IncomingRequest, Responder, RouteHandler, error_body, reason_phrase
-from .guards import LOOPBACK_HOSTS
+from .guards import LOOPBACK_HOSTS, unlisted_hosts
 
 __all__ = [
     "HTTPApp", "IncomingRequest", "Responder", "HTTPRefusal", "Headers", "RouteHandler", "serve",
@@ -112,6 +113,14 @@ class _DeadlineReader:
             scanned = len(self._buffer)
             if lines > max_lines or scanned - line_start >= max_line or scanned > max_bytes or not self._fill():
                 return self._take(len(self._buffer))
+
+    def await_input(self, seconds: float) -> bool:
+        """Wait up to ``seconds`` for input (True at once if some is buffered); False if the client closed.
+        Raises `socket.timeout` when nothing arrives in time."""
+        if self._buffer:
+            return True
+        self.set_deadline(seconds)
+        return self._fill()
 
     def read(self, size: int) -> bytes:
         while len(self._buffer) < size and self._fill():
@@ -512,7 +521,16 @@ class _ConnectionHandler(BaseHTTPRequestHandler):
         self.reader = _DeadlineReader(self.connection)
         self.rfile = self.reader  # type: ignore[assignment]  # where the base class reads the request line
         self.wfile = _SocketWriter(self.connection)  # type: ignore[assignment]
+        self._served = False  # whether a request has begun on this connection (see handle_one_request)
         self.server.connection_opened(self.connection)
+
+    def _await_next_request(self) -> bool:
+        """Wait up to ``keepalive_timeout`` for a kept-alive connection's next request to begin; False when the
+        client closes the connection or stays silent that long."""
+        try:
+            return self.reader.await_input(self.server.keepalive_timeout)
+        except OSError:  # a timeout, or the connection reset or shut by a drain
+            return False
 
     def finish(self) -> None:
         self.server.connection_closed(self.connection)
@@ -521,8 +539,13 @@ class _ConnectionHandler(BaseHTTPRequestHandler):
         if self.server.draining:  # shutting down: no further request on this connection
             self.close_connection = True
             return
-        # Waiting for the next request and reading its head share one deadline: it is also the
-        # keep-alive timeout of an idle connection.
+        # A new connection has header_timeout for its first request's line and head: one that never sends
+        # anything must not hold its thread for the (longer) keep-alive timeout. A connection kept alive may
+        # wait keepalive_timeout for its next request, whose head then has header_timeout from its first byte.
+        if self._served and not self._await_next_request():
+            self.close_connection = True
+            return
+        self._served = True
         self.reader.set_deadline(self.server.header_timeout)
         try:
             super().handle_one_request()
@@ -698,9 +721,10 @@ class _MCPHTTPServer(ThreadingHTTPServer):
     request_queue_size = 128
 
     def __init__(self, address: Tuple[str, int], app: HTTPApp, *, max_connections: int, header_timeout: float,
-                 read_timeout: float) -> None:
+                 read_timeout: float, keepalive_timeout: float = 30.0) -> None:
         self.app = app
         self.header_timeout = header_timeout
+        self.keepalive_timeout = keepalive_timeout
         self.read_timeout = read_timeout
         self._slots = threading.BoundedSemaphore(max_connections)
         self._open_changed = threading.Condition()  # guards _open and draining
@@ -955,24 +979,35 @@ class HTTPServerThread:
         server: the `Server` to serve.
         address: ``"host:port"``; the host defaults to 127.0.0.1.
         max_connections: connections served at once (each has a thread); more are refused with 503.
-        header_timeout: seconds a connection may take to send a request's line and headers, and may
-            stay idle between requests.
+        header_timeout: seconds a request's line and headers may take to arrive: from the moment the
+            connection opens for its first request, from the first byte of each later one. A client that
+            connects and sends nothing holds a thread this long at most.
+        keepalive_timeout: seconds a connection may stay idle between one response and its next request.
         read_timeout: seconds a request's body may take to arrive; also bounds each write to a client.
         shutdown_grace: seconds `serve` gives the requests in progress to be answered when SIGTERM or SIGINT
             stops it (`shutdown` with ``grace``).
         app_options: passed to `HTTPApp` (path, stateless, json_response, allowed_hosts, authenticate...).
+
+    Raises:
+        ValueError: a malformed address, or one that is not loopback without ``allowed_hosts`` (DNS rebinding:
+            name the hosts clients use, or ``["*"]``).
     """
 
     def __init__(self, server: Any, address: str = "127.0.0.1:0", *, max_connections: int = 256,
-                 header_timeout: float = 30.0, read_timeout: float = 30.0, shutdown_grace: float = 5.0,
-                 **app_options: Any) -> None:
+                 header_timeout: float = 10.0, keepalive_timeout: float = 30.0, read_timeout: float = 30.0,
+                 shutdown_grace: float = 5.0, **app_options: Any) -> None:
         host, port = _parse_address(address)
         self.shutdown_grace = shutdown_grace
-        if "allowed_hosts" not in app_options and _is_loopback(host):
+        loopback = _is_loopback(host)
+        if app_options.get("allowed_hosts") is None:
+            if not loopback:
+                raise ValueError(unlisted_hosts(f"bound to {host}"))
             app_options["allowed_hosts"] = LOOPBACK_HOSTS
         self.app = HTTPApp(server, **app_options)
+        self.app.guard.on_loopback = loopback  # known here, whatever the allowed hosts: loopback origins or none
         self._httpd = _MCPHTTPServer((host, port), self.app, max_connections=max_connections,
-                                     header_timeout=header_timeout, read_timeout=read_timeout)
+                                     header_timeout=header_timeout, keepalive_timeout=keepalive_timeout,
+                                     read_timeout=read_timeout)
         self.host = host
         self.port: int = self._httpd.server_address[1]
         url_host = f"[{host}]" if ":" in host else host

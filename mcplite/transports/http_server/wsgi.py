@@ -17,8 +17,12 @@ It is the same `HTTPApp` as the standard-library server, so it behaves the same 
 - A response cannot end before the application returns, so ``close_sse_stream`` does nothing (returns
   False) and the header / read timeouts are the WSGI server's own.
 
-The Host allow-list is off unless ``allowed_hosts`` is given: behind a load balancer only the deployment
-knows its public names.
+``allowed_hosts`` is required: a WSGI application cannot know the address its server binds (``gunicorn
+--bind 0.0.0.0`` puts it on the network), so it cannot tell, as the standard-library server does, that
+loopback names are enough. List the public names clients use, or give ``allowed_hosts=["*"]`` behind a proxy
+that checks ``Host`` itself; without either, building the application raises `ValueError` naming the option.
+Browsers are then trusted by ``allowed_origins`` only, or, when every allowed host is a loopback name, from
+loopback origins.
 """
 
 from __future__ import annotations  # annotations are not evaluated at import
@@ -29,6 +33,7 @@ from ..._log import log, use_stderr_by_default
 from ..http_messages import lower_case_headers
 from .app import MULTIPROCESS_SESSIONS, HTTPApp
 from .exchange import Headers, IncomingRequest, Responder, reason_phrase
+from .guards import unlisted_hosts
 from .sqlitestore import SQLiteEventStore
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, spelt as in the rest of the package
@@ -97,10 +102,15 @@ class WSGIApp:
         threaded: whether the WSGI server runs requests on several threads at once. None (the default) believes
             its ``wsgi.multithread``; say True for a server that runs threads but says otherwise (``wsgiref``
             with ``socketserver.ThreadingMixIn``), False to refuse sessions whatever it says.
-        **options: the fields of `HTTPOptions`.
+        **options: the fields of `HTTPOptions`; ``allowed_hosts`` is required (``["*"]`` accepts any ``Host``).
+
+    Raises:
+        ValueError: no ``allowed_hosts``, or an option `HTTPApp` refuses.
     """
 
     def __init__(self, server: SessionFactory, *, threaded: Optional[bool] = None, **options: Any) -> None:
+        if options.get("allowed_hosts") is None:
+            raise ValueError(unlisted_hosts("under WSGI, which cannot know the address it is served on"))
         self.http = HTTPApp(server, **options)
         self.threaded = threaded
         self._deployment_checked = False  # the first request tells what kind of server runs this app

@@ -235,7 +235,7 @@ def test_the_sdist_carries_the_license_and_everything_its_tests_need(tmp_path):
               for path in (source / folder).rglob("*") if path.is_file()}
     assert wanted, "the copy of the checkout holds no tests"
     assert sorted(wanted - shipped) == []
-    assert {"LICENSE", "README.md", "CHANGELOG.md", "pyproject.toml", "setup.cfg"} <= shipped
+    assert {"LICENSE", "README.md", "CHANGELOG.md", "SECURITY.md", "pyproject.toml", "setup.cfg"} <= shipped
     assert not [name for name in shipped if "__pycache__" in name or name.endswith(".pyc")]
     # The unpacked tree collects every test: no helper module or fixture file is missing from it. The unpacked
     # mcplite comes first on sys.path (python -m puts the working directory there), not this checkout's.

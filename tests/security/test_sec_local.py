@@ -153,3 +153,121 @@ def test_a_config_entry_env_adds_to_the_allow_list(env_server: List[str], tmp_pa
 def test_inherit_env_is_for_a_server_command_only() -> None:
     done = cli("--inherit-env", "ping", "--", "http://127.0.0.1:9/mcp")
     assert done.returncode == 2 and "only apply to a server command" in done.stderr
+
+
+# ---- 2. the files mcplite creates are its user's alone ---------------------------------------------------------------
+
+posix_modes = pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX's")
+
+
+@pytest.fixture
+def umask_022():
+    """The common umask, under which a file is created 0644 and a directory 0755 unless asked otherwise."""
+    previous = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(previous)
+
+
+def mode(path: Path) -> int:
+    return path.stat().st_mode & 0o777
+
+
+def sqlite_files(directory: Path, name: str) -> List[Path]:
+    """The database and the files SQLite keeps beside it (WAL mode: -wal and -shm)."""
+    return sorted(path for path in directory.iterdir() if path.name.startswith(name))
+
+
+@posix_modes
+@pytest.mark.usefixtures("umask_022")
+def test_the_sqlite_task_store_is_created_0600(tmp_path: Path) -> None:
+    from mcplite.server.task_store_sqlite import SQLiteTaskStore
+
+    SQLiteTaskStore(str(tmp_path / "tasks.db"))  # (its schema is written: the -wal and -shm files exist)
+    files = sqlite_files(tmp_path, "tasks.db")
+    assert {path.name for path in files} >= {"tasks.db", "tasks.db-wal", "tasks.db-shm"}
+    assert {path.name: mode(path) for path in files} == {path.name: 0o600 for path in files}
+
+
+@posix_modes
+@pytest.mark.usefixtures("umask_022")
+def test_the_sqlite_event_store_is_created_0600(tmp_path: Path) -> None:
+    from mcplite.transports.http_server.sqlitestore import SQLiteEventStore
+
+    store = SQLiteEventStore(str(tmp_path / "events.db"))
+    store.append("session", "stream", 1, "data: {}")
+    files = sqlite_files(tmp_path, "events.db")
+    assert {path.name for path in files} >= {"events.db", "events.db-wal", "events.db-shm"}
+    assert {path.name: mode(path) for path in files} == {path.name: 0o600 for path in files}
+    store.close()
+
+
+@posix_modes
+@pytest.mark.usefixtures("umask_022")
+def test_the_token_file_is_0600_in_directories_made_0700(tmp_path: Path) -> None:
+    from mcplite.oauth import FileTokenStorage
+    from mcplite.oauth.records import Tokens
+
+    path = tmp_path / "config" / "mcplite" / "tokens.json"
+    FileTokenStorage(path).set_tokens("https://as.example", "https://rs.example/mcp", Tokens("access"))
+    assert mode(path) == 0o600
+    assert mode(path.parent) == 0o700 and mode(path.parent.parent) == 0o700  # every directory mcplite made
+    assert [entry.name for entry in path.parent.iterdir()] == ["tokens.json"]  # no temporary file left
+
+
+@posix_modes
+@pytest.mark.usefixtures("umask_022")
+def test_an_existing_file_or_directory_keeps_its_mode(tmp_path: Path) -> None:
+    """A store shared on purpose (0640 for a group of services) is not quietly made 0600."""
+    from mcplite.transports.http_server.sqlitestore import SQLiteEventStore
+
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o750)
+    database = shared / "events.db"
+    database.touch(mode=0o640)
+    os.chmod(shared, 0o750)
+    os.chmod(database, 0o640)
+    store = SQLiteEventStore(str(database))
+    store.append("session", "stream", 1, "data: {}")
+    store.close()
+    assert mode(database) == 0o640 and mode(shared) == 0o750
+
+
+@posix_modes
+def test_the_mode_is_exact_whatever_the_umask(tmp_path: Path) -> None:
+    """A umask that takes the owner's write bit must not leave an unwritable store; one of 0 no open one."""
+    from mcplite._files import create_private_file, private_directories
+
+    for umask in (0o000, 0o277):
+        previous = os.umask(umask)
+        try:
+            directory = tmp_path / f"made-{umask:o}" / "deeper"
+            private_directories(str(directory))
+            assert create_private_file(str(directory / "file")) is True
+            assert create_private_file(str(directory / "file")) is False  # there already: left alone
+        finally:
+            os.umask(previous)
+        assert mode(directory / "file") == 0o600
+        assert mode(directory) == 0o700 and mode(directory.parent) == 0o700
+
+
+@posix_modes
+def test_a_planted_symbolic_link_is_not_followed_to_create_a_file(tmp_path: Path) -> None:
+    from mcplite._files import create_private_file
+
+    target = tmp_path / "elsewhere"
+    (tmp_path / "link").symlink_to(target)
+    assert create_private_file(str(tmp_path / "link")) is False
+    assert not target.exists()
+
+
+def test_in_memory_and_unopenable_databases_behave_as_before(tmp_path: Path) -> None:
+    import sqlite3
+
+    from mcplite.server.task_store_sqlite import SQLiteTaskStore
+
+    SQLiteTaskStore(":memory:")
+    assert not (Path.cwd() / ":memory:").exists()
+    with pytest.raises(sqlite3.OperationalError):
+        SQLiteTaskStore(str(tmp_path / "no-such-directory" / "tasks.db"))

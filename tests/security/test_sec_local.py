@@ -271,3 +271,127 @@ def test_in_memory_and_unopenable_databases_behave_as_before(tmp_path: Path) -> 
     assert not (Path.cwd() / ":memory:").exists()
     with pytest.raises(sqlite3.OperationalError):
         SQLiteTaskStore(str(tmp_path / "no-such-directory" / "tasks.db"))
+
+
+# ---- 3. front matter: FrontmatterError, whatever the text ------------------------------------------------------------
+
+def nested(shape: str, depth: int) -> str:
+    """Front matter with collections nested ``depth`` deep (the top mapping counts as one)."""
+    inner = depth - 1
+    if shape == "block-mapping":
+        return "k:\n" + "".join(" " * (level + 1) + f"k{level}:\n" for level in range(inner - 1)) + \
+            " " * inner + "leaf: v\n"
+    if shape == "block-sequence":
+        return "k:\n" + "".join(" " * (level + 1) + "-\n" for level in range(inner - 1)) + " " * inner + "- x\n"
+    if shape == "compact-items":  # each "- k:" is two: a sequence and the mapping that is its item
+        pairs, odd = divmod(inner - 1, 2)
+        return "k:\n" + "".join(" " * (2 * level) + "- k:\n" for level in range(pairs)) + \
+            " " * (2 * pairs) + ("- [v]\n" if odd else "- v\n")
+    if shape == "flow-sequence":
+        return "k: " + "[" * inner + "1" + "]" * inner + "\n"
+    assert shape == "flow-mapping"
+    return "k: " + "{a: " * inner + "1" + "}" * inner + "\n"
+
+
+def depth_of(value: object) -> int:
+    if isinstance(value, dict):
+        return 1 + max((depth_of(item) for item in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((depth_of(item) for item in value), default=0)
+    return 0
+
+
+SHAPES = ["block-mapping", "block-sequence", "compact-items", "flow-sequence", "flow-mapping"]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_deep_nesting_is_a_frontmatter_error_not_a_recursion_error(shape: str) -> None:
+    from mcplite.protocol.frontmatter import MAX_DEPTH, FrontmatterError, load_yaml
+
+    assert depth_of(load_yaml(nested(shape, MAX_DEPTH))) == MAX_DEPTH  # as deep as allowed: read
+    for depth in (MAX_DEPTH + 1, 5_000):
+        with pytest.raises(FrontmatterError, match=f"nested more than {MAX_DEPTH} deep"):
+            load_yaml(nested(shape, depth))
+
+
+def test_block_and_flow_nesting_count_together() -> None:
+    from mcplite.protocol.frontmatter import MAX_DEPTH, FrontmatterError, load_yaml
+
+    half = MAX_DEPTH // 2
+    text = "".join(" " * level + f"k{level}:\n" for level in range(half)) + " " * half + "x: " + \
+        "[" * half + "1" + "]" * half + "\n"
+    with pytest.raises(FrontmatterError, match="nested more than"):
+        load_yaml(text)
+
+
+@pytest.mark.parametrize("text, words", [
+    ('d: "\\U00110000"', "not a Unicode character"),
+    ('d: "\\UFFFFFFFF"', "not a Unicode character"),  # was OverflowError
+    ('d: "\\U99999999"', "not a Unicode character"),
+    ('d: "\\ud800"', "not a Unicode character"),  # a lone surrogate: UnicodeEncodeError on the wire
+    ('d: "\\udfff tail"', "not a Unicode character"),
+    ("d: \ud800", "lone surrogate"),
+    ("d: [a, \udc80]", "lone surrogate"),
+    ("d: 1e999", "too large for a float"),  # was float('inf'), which JSON cannot carry
+    ("d: [-1e400]", "too large for a float"),
+    ("d: {[a]: 1}", "a flow collection as a key"),
+    ("d: [[a]: 1]", "a flow collection as a key"),
+    ("d: {a, a}", "duplicate key"),
+])
+def test_what_json_cannot_carry_is_a_frontmatter_error(text: str, words: str) -> None:
+    from mcplite.protocol.frontmatter import FrontmatterError, load_yaml
+
+    with pytest.raises(FrontmatterError, match=words):
+        load_yaml(text)
+
+
+def test_flow_keys_are_strings_as_written() -> None:
+    from mcplite.protocol.frontmatter import load_yaml
+
+    assert load_yaml("d: [: 3, ~: 4]\ne: {1: a, null: b, c}") == {"d": [{"": 3}, {"~": 4}],
+                                                                    "e": {"1": "a", "null": "b", "c": None}}
+
+
+def test_a_hostile_skill_md_from_a_server_fails_verification_cleanly() -> None:
+    """A client checks the SKILL.md a server sends: deep nesting must not crash it with RecursionError."""
+    from mcplite.protocol.skills import SkillVerificationError, digest, verify_skill_file
+
+    data = ("---\nname: evil\ndescription: x\nk: " + "[" * 100_000 + "\n---\n").encode()
+    entry = {"uri": "skill://evil/SKILL.md", "frontmatter": {"name": "evil", "description": "x"},
+             "resources": [{"uri": "skill://evil/SKILL.md", "size": len(data), "digest": digest(data)}]}
+    with pytest.raises(SkillVerificationError, match="nested more than"):
+        verify_skill_file(entry, data)
+
+
+def test_a_hostile_skill_md_on_disk_is_a_value_error(tmp_path: Path) -> None:
+    from mcplite.server.skills import load_skill
+
+    skill = tmp_path / "evil"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text("---\nname: evil\ndescription: x\n" +
+                                    "".join(" " * level + f"k{level}:\n" for level in range(3_000)) + "---\n")
+    with pytest.raises(ValueError, match="nested more than"):
+        load_skill(str(skill), "evil")
+
+
+def test_the_front_matter_fuzzer_finds_nothing_and_is_fast() -> None:
+    import time
+
+    from reliability.fuzz_frontmatter import run
+
+    started = time.monotonic()
+    run(seed=20260728, cases=2_500)
+    assert time.monotonic() - started < WAIT  # about 2.5 s here; WAIT leaves room for a loaded machine
+
+
+def test_the_front_matter_fuzzer_reports_a_failure_with_a_reproduce_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    import reliability.fuzz_frontmatter as fuzz
+
+    def crashes(text: str) -> None:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(fuzz, "parse_frontmatter", crashes)
+    with pytest.raises(AssertionError) as failure:
+        fuzz.run(seed=7, cases=3)
+    message = str(failure.value)
+    assert "case 0 of seed 7: RecursionError" in message and "check(make_case(7, 0))" in message

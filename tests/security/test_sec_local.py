@@ -16,7 +16,7 @@ import pytest
 
 from mcplite import Client
 from mcplite.transports import stdio
-from mcplite.transports.stdio import INHERITED_ENV_VARS, StdioClientTransport, server_environment
+from mcplite.transports.stdio import StdioClientTransport
 
 from support import ROOT, WAIT, text_of
 from support.servers import harness_env_options
@@ -74,7 +74,7 @@ def test_a_server_gets_the_allow_list_and_not_our_secrets(env_server: List[str])
     assert seen["HOME"] == str(Path.home()) and seen["PATH"] == os.environ["PATH"]
     assert seen["LANG"] == "C.UTF-8" and seen["LC_MESSAGES"] == "C"
     # Nothing outside the allow-list (Python itself may add a variable or two on some platforms: none here).
-    extra = {name for name in seen if name not in INHERITED_ENV_VARS and not name.startswith("LC_")}
+    extra = {name for name in seen if name not in stdio.INHERITED_ENV_VARS and not name.startswith("LC_")}
     assert extra <= {"__CF_USER_TEXT_ENCODING"}, extra  # (macOS adds that one to every process)
 
 
@@ -103,19 +103,19 @@ def test_a_respawned_server_gets_the_same_environment() -> None:
 def test_server_environment_rules() -> None:
     source = {"PATH": "/bin", "HOME": "/home/u", "LC_ALL": "C", "LCX": "no", "TOKEN": "t",
               "SHELL": "() { echo pwned; }", "Path": "mixed case is another name on POSIX"}
-    assert server_environment(source=source) == {"PATH": "/bin", "HOME": "/home/u", "LC_ALL": "C"}
-    assert server_environment({"TOKEN": "mine"}, source=source)["TOKEN"] == "mine"
-    assert server_environment(inherit_env=True, source=source) == source
+    assert stdio.server_environment(source=source) == {"PATH": "/bin", "HOME": "/home/u", "LC_ALL": "C"}
+    assert stdio.server_environment({"TOKEN": "mine"}, source=source)["TOKEN"] == "mine"
+    assert stdio.server_environment(inherit_env=True, source=source) == source
 
 
 def test_the_allow_list_itself() -> None:
     """The names users rely on (the SECURITY notes list them), and none that carries a credential."""
-    assert set(INHERITED_ENV_VARS) >= {"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "TMPDIR", "LANG",
+    assert set(stdio.INHERITED_ENV_VARS) >= {"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "TMPDIR", "LANG",
                                        "APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATHEXT",
                                        "PROCESSOR_ARCHITECTURE", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP",
                                        "USERNAME", "USERPROFILE", "COMSPEC"}
     # (a measured run adds coverage's variables and PYTHONPATH in tests/conftest.py: not the product's list)
-    product = [name for name in INHERITED_ENV_VARS if name not in ("PYTHONPATH", "COVERAGE_PROCESS_START",
+    product = [name for name in stdio.INHERITED_ENV_VARS if name not in ("PYTHONPATH", "COVERAGE_PROCESS_START",
                                                                   "COVERAGE_FILE")]
     for name in product:
         assert not any(word in name for word in ("KEY", "TOKEN", "SECRET", "PASS", "AUTH", "PROXY", "SSH"))

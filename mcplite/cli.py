@@ -2,7 +2,7 @@
 
     python -m mcplite [--timeout S] [--connect-timeout S] [--json | --human] [-v] [--log-level LEVEL]
                       [--protocol-version V] [--header K:V ...] [--auth] [--ask] [--root DIR ...]
-                      [-e KEY=VAL ...] [--cwd DIR] COMMAND [ARGS] -- TARGET
+                      [-e KEY=VAL ...] [--inherit-env] [--cwd DIR] COMMAND [ARGS] -- TARGET
     python -m mcplite listen [tools|prompts|resources|URI ...] -- TARGET
     python -m mcplite skills list | get NAME_OR_URI [FILE] -- TARGET
     python -m mcplite tasks get|cancel ID -- TARGET
@@ -11,8 +11,10 @@
     python -m mcplite --version
 
 TARGET, after the first ``--``, is one ``http(s)://`` URL or a server command line (spawned and spoken to
-over stdio, with ``-e KEY=VAL`` laid over its environment and ``--cwd DIR`` as its working directory);
-``--config FILE --server NAME`` takes it from an ``mcpServers`` JSON file instead.
+over stdio, with ``--cwd DIR`` as its working directory); ``--config FILE --server NAME`` takes it from an
+``mcpServers`` JSON file instead. A server command inherits only the harmless part of our environment (PATH,
+HOME, USER, the locale, the temporary directory: `stdio.INHERITED_ENV_VARS`), never its secrets; ``-e KEY=VAL``
+(and a config entry's ``env``) adds to that, and ``--inherit-env`` passes the whole environment.
 
 Results are for people on a terminal (tools as signatures such as ``add(a: integer, b?: string) -> integer``,
 content as text with images and blobs summarised: `mcplite.cli_format`) and JSON when stdout is piped;
@@ -106,6 +108,7 @@ class Target:
     argv: Optional[List[str]] = None
     headers: Dict[str, str] = field(default_factory=dict)
     env: Optional[Dict[str, str]] = None
+    inherit_env: bool = False  # the whole of our environment, not only the harmless part, for a command
     cwd: Optional[str] = None
 
 
@@ -684,10 +687,12 @@ def resolve_target(args: argparse.Namespace, target_words: Optional[List[str]]) 
         if target.url is None:
             raise UsageError("--header only applies to an http(s) server")
         target.headers.update(parse_header(text) for text in args.headers)
-    if args.env or args.cwd is not None:
+    if args.env or args.cwd is not None or args.inherit_env:
         if target.url is not None:
-            raise UsageError("-e/--env and --cwd only apply to a server command (stdio), not to a URL")
+            raise UsageError("-e/--env, --inherit-env and --cwd only apply to a server command (stdio), not to a "
+                             "URL")
         target.env = {**(target.env or {}), **parse_assignments(args.env, option="-e", shape="KEY=VALUE")}
+        target.inherit_env = args.inherit_env
         if args.cwd is not None:
             if not os.path.isdir(args.cwd):
                 raise UsageError(f"--cwd {args.cwd}: not a directory")
@@ -725,8 +730,8 @@ def connect(target: Target, args: argparse.Namespace, reporter: StderrReporter) 
         _note(20, "starting %s%s", " ".join(target.argv), f" in {target.cwd}" if target.cwd else "")
         # Stopped quickly unless the command finishes (see _close): a server that failed to start, timed out
         # or was interrupted is not waited for.
-        client = Client.stdio(target.argv, env=target.env, cwd=target.cwd, shutdown_timeout=ABORT_SHUTDOWN,
-                              **options)
+        client = Client.stdio(target.argv, env=target.env, inherit_env=target.inherit_env, cwd=target.cwd,
+                              shutdown_timeout=ABORT_SHUTDOWN, **options)
     started = time.monotonic()
     try:
         client.connect(timeout=args.connect_timeout)
@@ -1008,7 +1013,11 @@ def build_parser(prog: str = "mcplite") -> argparse.ArgumentParser:
                         help=f"the level of the mcplite logger on stderr ({', '.join(_LOG_LEVELS)}); "
                              "wins over -v")
     parser.add_argument("-e", "--env", action="append", default=[], metavar="KEY=VAL",
-                        help="set an environment variable for a server command (repeatable; stdio only)")
+                        help="set an environment variable for a server command (repeatable; stdio only): it "
+                             "inherits only PATH, HOME, USER, the locale and the like, not our secrets")
+    parser.add_argument("--inherit-env", action="store_true",
+                        help="pass a server command this process's whole environment, secrets included "
+                             "(stdio only)")
     parser.add_argument("--cwd", metavar="DIR", help="the working directory of a server command (stdio only)")
     versions = ["auto", *MODERN_VERSIONS, *HANDSHAKE_VERSIONS]
     parser.add_argument("--protocol-version", choices=versions, default="auto", metavar="V",

@@ -7,6 +7,7 @@ from typing import Any, Iterator, List
 
 import pytest
 from support import ROOT, RawPeer
+from support.servers import HARNESS_ENV
 
 from mcplite.transports.memory import memory_pair
 
@@ -30,6 +31,12 @@ def measure_subprocesses() -> None:
     os.environ.setdefault("COVERAGE_FILE", os.path.abspath(current.config.data_file))
     startup = str(Path(__file__).resolve().parent / "support" / "coverage_startup")
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [startup, os.environ.get("PYTHONPATH")]))
+    # A server spawned by this process inherits only stdio.INHERITED_ENV_VARS: in a measured run it inherits
+    # coverage's settings too, so every test's server is measured without each test passing them.
+    # (A server spawned by a `mcplite` subprocess gets them from the test: support.harness_env_options.)
+    from mcplite.transports import stdio
+
+    stdio.INHERITED_ENV_VARS += tuple(name for name in HARNESS_ENV if name not in stdio.INHERITED_ENV_VARS)
 
 
 @pytest.fixture

@@ -27,6 +27,7 @@ from mcplite.cli import (
 )
 
 from support import ROOT, WAIT, wait_until
+from support.servers import harness_env, harness_env_options
 
 FIXTURE = str(ROOT / "examples" / "everything_server.py")
 SERVE_FIXTURE = [sys.executable, "-m", "mcplite", "serve", FIXTURE]
@@ -34,7 +35,8 @@ SERVE_FIXTURE = [sys.executable, "-m", "mcplite", "serve", FIXTURE]
 
 @pytest.fixture(autouse=True)
 def importable_package(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Spawned servers import mcplite from this checkout, wherever pytest runs."""
+    """`mcplite` subprocesses import mcplite from this checkout, wherever pytest runs, and pass that on to the
+    servers they spawn (see `cli`), which inherit no PYTHONPATH by default."""
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
 
 
@@ -349,7 +351,7 @@ def test_ping(capsys: pytest.CaptureFixture) -> None:
 def test_config_file_target(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
     path = write_config(tmp_path, {"everything": {"command": sys.executable,
                                                   "args": ["-m", "mcplite", "serve", FIXTURE],
-                                                  "env": {"UNUSED": "1"}, "cwd": str(tmp_path)},
+                                                  "env": {"UNUSED": "1", **harness_env()}, "cwd": str(tmp_path)},
                                    "other": {"url": "http://127.0.0.1:9/mcp"}})
     result = run_json(capsys, "--config", path, "--server", "everything", "call", "add", "a=1", "b=2")
     assert result["structuredContent"] == {"result": 3}
@@ -485,8 +487,8 @@ def test_http_connection_refused_exits_3(capsys: pytest.CaptureFixture) -> None:
 # ---- answering questions, roots, listening ----------------------------------------------------------------
 def cli(*argv: str, stdin: str = "") -> subprocess.CompletedProcess:
     """``python -m mcplite ARGV`` in a process of its own, ``stdin`` piped in (so not a terminal)."""
-    return subprocess.run([sys.executable, "-m", "mcplite", *argv], input=stdin, capture_output=True, text=True,
-                          timeout=WAIT * 2)
+    return subprocess.run([sys.executable, "-m", "mcplite", *harness_env_options(argv), *argv], input=stdin,
+                          capture_output=True, text=True, timeout=WAIT * 2)
 
 
 @pytest.mark.parametrize("version", ["auto", "2025-11-25"])
@@ -731,15 +733,13 @@ def test_new_options_usage_errors(capsys: pytest.CaptureFixture, argv: List[str]
     assert status == 2 and out == "" and message in err
 
 
-def test_a_short_timeout_does_not_cut_off_a_slow_start(tools_server: List[str],
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_short_timeout_does_not_cut_off_a_slow_start(tools_server: List[str]) -> None:
     """--timeout bounds each request once connected; --connect-timeout (30 s by default) the start."""
-    monkeypatch.setenv("SLOW_START", "1.2")
-    done = cli("--timeout", "0.5", "call", "echo", "text=late", "--", *tools_server)
+    done = cli("-e", "SLOW_START=1.2", "--timeout", "0.5", "call", "echo", "text=late", "--", *tools_server)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["content"][0]["text"] == "late"
     started = time.monotonic()
-    done = cli("--connect-timeout", "0.3", "call", "echo", "text=late", "--", *tools_server)
+    done = cli("-e", "SLOW_START=1.2", "--connect-timeout", "0.3", "call", "echo", "text=late", "--", *tools_server)
     assert done.returncode == 4 and done.stdout == ""
     assert "did not finish connecting within 0.3 s" in done.stderr and "--connect-timeout" in done.stderr
     assert time.monotonic() - started < WAIT

@@ -22,14 +22,15 @@ ALLOWED: Dict[str, Set[str]] = {
     "errors": set(),
     "_log": set(),
     "_sync": {"_log"},
+    "_files": set(),  # creating private files: for the stores and the token file
     "protocol": {"errors"},
     "schema": {"protocol", "errors"},
     "content": {"protocol", "errors"},
-    "transports": {"protocol", "_sync", "_log", "errors"},
+    "transports": {"protocol", "_sync", "_log", "_files", "errors"},
     "session": {"transports", "protocol", "_sync", "_log", "errors"},
-    "server": {"session", "schema", "protocol", "content", "transports", "_sync", "_log", "errors"},
+    "server": {"session", "schema", "protocol", "content", "transports", "_sync", "_log", "_files", "errors"},
     "client": {"session", "schema", "protocol", "transports", "_sync", "_log", "errors"},
-    "oauth": {"transports.http_messages", "protocol.versions", "protocol.json_text", "errors"},
+    "oauth": {"transports.http_messages", "protocol.versions", "protocol.json_text", "_files", "errors"},
     "cli": {"client", "server", "oauth", "schema", "protocol", "errors", "cli_format"},
     "cli_format": set(),  # pure: protocol results (dicts) -> text
     "__main__": {"cli"},

@@ -119,6 +119,16 @@ def environment() -> Dict[str, str]:
     return env
 
 
+def vendor_mcplite(workdir: Path) -> None:
+    """mcplite beside the scripts, as a vendored copy: the server a client block spawns inherits no PYTHONPATH
+    (a server gets only the harmless part of its client's environment), so it finds mcplite there, as it would
+    where mcplite is installed."""
+    try:
+        (workdir / "mcplite").symlink_to(ROOT / "mcplite", target_is_directory=True)
+    except OSError:  # no symbolic links (Windows without the privilege): a copy does the same
+        shutil.copytree(ROOT / "mcplite", workdir / "mcplite")
+
+
 def run_block(block: Block, servers: Dict[str, Block], workdir: Path) -> None:
     """Run one block as its mark says; an AssertionError naming the block when it fails."""
     mark = block.mark or ""
@@ -137,6 +147,7 @@ def run_block(block: Block, servers: Dict[str, Block], workdir: Path) -> None:
         name = mark[len("client-of="):]
         assert name in servers, f"{block.name}: no block is marked <!-- readme-test: server={name} -->"
         (workdir / f"{name}.py").write_text(servers[name].code, encoding="utf-8")
+        vendor_mcplite(workdir)
     elif mark:
         raise AssertionError(f"{block.name}: unknown mark {mark!r}")
     script = workdir / f"readme_block_{block.line}.py"

@@ -79,9 +79,12 @@ def test_env_is_laid_over_ours_and_cwd_is_used(tmp_path):
         assert os.path.realpath(text_of(client.call_tool("cwd"))) == os.path.realpath(str(tmp_path))
 
 
-def test_the_server_environment_is_ours_when_no_env_is_given(monkeypatch):
+def test_the_server_inherits_only_the_harmless_part_of_our_environment(monkeypatch):
+    """(tests/security/test_sec_local.py holds the allow-list itself; this is the fixture's view of it.)"""
     monkeypatch.setenv("MCPLITE_INHERITED", "inherited")
     with Client.stdio(SERVER, timeout=WAIT) as client:
+        assert text_of(client.call_tool("environment", {"name": "MCPLITE_INHERITED"})) == "<unset>"
+    with Client.stdio(SERVER, inherit_env=True, timeout=WAIT) as client:
         assert text_of(client.call_tool("environment", {"name": "MCPLITE_INHERITED"})) == "inherited"
 
 

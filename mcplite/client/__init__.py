@@ -189,17 +189,19 @@ class Client:
         return True
 
     @classmethod
-    def stdio(cls, argv: Sequence[str], *, env: Optional[Dict[str, str]] = None, cwd: Optional[str] = None,
-              stderr: Any = None, shutdown_timeout: Optional[float] = None, max_line_size: Optional[int] = None,
-              **options: Any) -> "Client":
+    def stdio(cls, argv: Sequence[str], *, env: Optional[Dict[str, str]] = None, inherit_env: bool = False,
+              cwd: Optional[str] = None, stderr: Any = None, shutdown_timeout: Optional[float] = None,
+              max_line_size: Optional[int] = None, **options: Any) -> "Client":
         """A client for a server process spawned from ``argv`` and spoken to over its stdin/stdout.
 
-        ``env`` is laid over this process's environment; ``stderr`` is None (pass the server's stderr
+        The server inherits only the harmless part of this process's environment (PATH, HOME, USER, the locale,
+        the temporary directory: `stdio.INHERITED_ENV_VARS`), never its secrets; ``env`` adds to that, and
+        ``inherit_env=True`` passes the whole environment. ``stderr`` is None (pass the server's stderr
         through), a file, or a callable taking each line. ``max_line_size``: the largest message read from the
         server, in bytes (default 64 MiB; see `stdio.StdioClientTransport`).
         """
         from ..transports.stdio import DEFAULT_MAX_LINE_SIZE, DEFAULT_SHUTDOWN_TIMEOUT, StdioClientTransport
-        transport = StdioClientTransport(argv, env=env, cwd=cwd, stderr=stderr,
+        transport = StdioClientTransport(argv, env=env, inherit_env=inherit_env, cwd=cwd, stderr=stderr,
                                          shutdown_timeout=DEFAULT_SHUTDOWN_TIMEOUT if shutdown_timeout is None
                                          else shutdown_timeout,
                                          max_line_size=DEFAULT_MAX_LINE_SIZE if max_line_size is None

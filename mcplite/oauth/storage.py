@@ -8,6 +8,7 @@ import tempfile
 import threading
 from typing import Any, Dict, Optional, Tuple, Union
 
+from .._files import private_directories
 from ..errors import AuthError
 from .records import ClientRegistration, Tokens
 
@@ -104,7 +105,7 @@ class FileTokenStorage(TokenStorage):
 
     def _save(self, data: Dict[str, Any]) -> None:
         directory = os.path.dirname(os.path.abspath(self.path))
-        os.makedirs(directory, mode=0o700, exist_ok=True)
+        private_directories(directory)  # 0700, each one we make (an existing one keeps its mode)
         # mkstemp creates the file with mode 0600, so the secrets are never readable by others, not even
         # for the moment between creation and rename.
         fd, temporary = tempfile.mkstemp(prefix=".tokens-", suffix=".tmp", dir=directory)

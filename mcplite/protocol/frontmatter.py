@@ -6,8 +6,8 @@ field by field. Both sides therefore need to read it exactly as a YAML parser wo
 
 What is read (YAML 1.2, core schema):
 
-- block mappings (nested by indentation, any depth) and block sequences (``- item``, also at the indentation
-  of the key that owns them, and ``- key: value`` items);
+- block mappings (nested by indentation) and block sequences (``- item``, also at the indentation of the key
+  that owns them, and ``- key: value`` items);
 - flow sequences and mappings on one line (``[a, "b c"]``, ``{k: v}``), nested;
 - plain scalars, also folded over several more-indented lines; single-quoted (``''`` is a quote) and
   double-quoted scalars (the YAML escapes: ``\\n``, ``\\t``, ``\\"``, ``\\\\``, ``\\xHH``, ``\\uHHHH``, ...),
@@ -20,21 +20,30 @@ Plain scalars are resolved as the core schema says: ``null``/``~``/nothing is No
 booleans, integers (also ``0x``/``0o``) and floats are numbers, everything else is a string. Dates stay
 strings (JSON has no date). Keys are strings as written. What is beyond the subset (anchors and aliases,
 tags, ``?`` complex keys, directives, several documents, tabs used for indentation, a flow collection over
-several lines, ``.inf``/``.nan``, which JSON cannot carry) and what is not YAML at all (a duplicate key, a
-value where none may be, bad indentation) raise `FrontmatterError`, which names the line and column.
+several lines, collections nested more than `MAX_DEPTH` deep, ``.inf``/``.nan`` and numbers too large for a
+float, which JSON cannot carry) and what is not YAML at all (a duplicate key, a value where none may be, bad
+indentation, a lone surrogate or an escape that names no Unicode character) raise `FrontmatterError`, which
+names the line and column. Nothing else escapes: whatever the text, the result is a mapping of plain JSON
+values or that error (tests/reliability/fuzz_frontmatter.py holds the reader to it).
 
 Pure: strings in, plain Python values (dict, list, str, int, float, bool, None) out.
 """
 
 from __future__ import annotations
 
+import math
 import re
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional, Tuple
 
-__all__ = ["FrontmatterError", "split_frontmatter", "parse_frontmatter", "load_yaml"]
+__all__ = ["FrontmatterError", "split_frontmatter", "parse_frontmatter", "load_yaml", "MAX_DEPTH"]
+
+#: How deep collections may nest (block and flow together). A skill's front matter nests two or three levels;
+#: the bound keeps a hostile SKILL.md (a server's, read by a client) from exhausting the reader's recursion,
+#: which would otherwise escape as RecursionError, with every frame of the caller's stack it needs to spare.
+MAX_DEPTH = 64
 
 
 class FrontmatterError(ValueError):
@@ -109,6 +118,8 @@ _ESCAPES = {"0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "
             "P": "\u2029"}
 _HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
 _HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+#: A lone surrogate: no Unicode character, so no UTF-8 text holds one (a str may, from code other than a decoder).
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def resolve_plain(text: str) -> Any:
@@ -127,7 +138,10 @@ def resolve_plain(text: str) -> Any:
     if _HEX.match(text):
         return int(text[2:], 16)
     if _FLOAT.match(text):
-        return float(text)
+        number = float(text)
+        if math.isinf(number):
+            raise ValueError(f"{text} is too large for a float, which JSON cannot carry; quote it for a string")
+        return number
     if _INF_NAN.match(text):
         raise ValueError(f"{text} (infinity or not-a-number) cannot be carried in JSON; quote it for a string")
     return text
@@ -153,11 +167,16 @@ class _Reader:
         for offset, raw in enumerate(raws):
             stripped = raw.lstrip(" ")
             number = first_line + offset
+            surrogate = _SURROGATE.search(raw)
+            if surrogate is not None:
+                raise FrontmatterError("a lone surrogate, which is not a Unicode character", number,
+                                       surrogate.start() + 1)
             if stripped.startswith("\t") or (stripped == "" and "\t" in raw):
                 raise FrontmatterError("a tab in indentation (YAML indents with spaces only)", number,
                                        len(raw) - len(stripped) + 1)
             self.lines.append(_Line(number, len(raw) - len(stripped), raw))
         self.position = 0  # index of the next line to read
+        self.depth = 0  # the collections open around the one being read (see MAX_DEPTH)
 
     # -- lines --
     def _error(self, message: str, line: _Line, column: int) -> FrontmatterError:
@@ -235,9 +254,24 @@ class _Reader:
         self.position += 1
         return self._value(line, line.indent, indent - 1)
 
+    def _enter(self, indent: int) -> None:
+        """One collection deeper, at the line being read (its reader steps back out when it ends);
+        `FrontmatterError` past `MAX_DEPTH`."""
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            line = self.lines[min(self.position, len(self.lines) - 1)]
+            raise self._error(f"collections nested more than {MAX_DEPTH} deep", line, indent)
+
     def _mapping(self, indent: int, first: Optional[Tuple[_Line, int]] = None) -> Dict[str, Any]:
         """A block mapping whose keys sit at column ``indent``; ``first``: its first line and the key's column
         when that line is a sequence item's (``- key: value``)."""
+        self._enter(indent)
+        try:
+            return self._mapping_entries(indent, first)
+        finally:
+            self.depth -= 1
+
+    def _mapping_entries(self, indent: int, first: Optional[Tuple[_Line, int]]) -> Dict[str, Any]:
         result: Dict[str, Any] = {}
         while True:
             if first is not None:
@@ -286,6 +320,13 @@ class _Reader:
         return self._value(line, start, indent)
 
     def _sequence(self, indent: int) -> List[Any]:
+        self._enter(indent)
+        try:
+            return self._sequence_items(indent)
+        finally:
+            self.depth -= 1
+
+    def _sequence_items(self, indent: int) -> List[Any]:
         result: List[Any] = []
         while True:
             line = self._next_content()
@@ -441,7 +482,10 @@ class _Reader:
                         digits = text[column + 2:column + 2 + _HEX_ESCAPES[escape]]
                         if len(digits) != _HEX_ESCAPES[escape] or not all(c in _HEX_DIGITS for c in digits):
                             raise self._error(f"a bad \\{escape} escape", current, column)
-                        out.append(chr(int(digits, 16)))
+                        code = int(digits, 16)
+                        if code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
+                            raise self._error(f"\\{escape}{digits} is not a Unicode character", current, column)
+                        out.append(chr(code))
                         column += 2 + len(digits)
                         continue
                     if escape not in _ESCAPES:
@@ -546,7 +590,8 @@ class _Reader:
     # -- flow collections --
     def _flow(self, line: _Line, start: int) -> Tuple[Any, int]:
         """A flow sequence or mapping that must end on ``line``; returns it and the column after it."""
-        parser = _Flow(line.text, start, lambda message, column: self._error(message, line, column))
+        parser = _Flow(line.text, start, lambda message, column: self._error(message, line, column),
+                       MAX_DEPTH - self.depth)
         value = parser.node()
         return value, parser.index
 
@@ -554,10 +599,11 @@ class _Reader:
 class _Flow:
     """A flow collection on one line: ``[a, b]``, ``{k: v}``, nested, with plain and quoted scalars."""
 
-    def __init__(self, text: str, index: int, error: Any) -> None:
+    def __init__(self, text: str, index: int, error: Any, depth_left: int = MAX_DEPTH) -> None:
         self.text = text
         self.index = index
         self.error = error
+        self.depth_left = depth_left  # how many more collections may open (see MAX_DEPTH)
 
     def _skip(self) -> None:
         while self.index < len(self.text) and self.text[self.index] == " ":
@@ -582,6 +628,15 @@ class _Flow:
         return self._plain()
 
     def _collection(self, close: str) -> Any:
+        if self.depth_left <= 0:
+            raise self.error(f"collections nested more than {MAX_DEPTH} deep", self.index)
+        self.depth_left -= 1
+        try:
+            return self._entries(close)
+        finally:
+            self.depth_left += 1
+
+    def _entries(self, close: str) -> Any:
         self.index += 1
         items: List[Any] = []
         mapping: Dict[str, Any] = {}
@@ -591,9 +646,11 @@ class _Flow:
                 return mapping if close == "}" else items
             start = self.index
             key = self.node()
+            if isinstance(key, (list, dict)) and (close == "}" or self._peek() == ":"):
+                raise self.error("a flow collection as a key is beyond the YAML this reader supports", start)
             if self._peek() == ":":
                 self.index += 1
-                if not isinstance(key, str) and key is not None:
+                if not isinstance(key, str):  # keys are strings as written, as in block mappings (``~: 1``)
                     key = self.text[start:self.index - 1].strip()
                 char = self._peek()
                 value = None if char in ",]}" else self.node()
@@ -602,9 +659,13 @@ class _Flow:
                 else:
                     if key in mapping:
                         raise self.error(f"duplicate key {key!r}", start)
-                    mapping[str(key)] = value
+                    mapping[key] = value
             elif close == "}":
-                mapping[str(key)] = None
+                if not isinstance(key, str):
+                    key = self.text[start:self.index].strip()
+                if key in mapping:
+                    raise self.error(f"duplicate key {key!r}", start)
+                mapping[key] = None
             else:
                 items.append(key)
             char = self._peek()

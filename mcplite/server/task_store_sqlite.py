@@ -21,6 +21,7 @@ import os
 import sqlite3
 import threading
 
+from .._files import create_private_database
 from ..errors import INTERNAL_ERROR
 from ..protocol.tasks import FAILED, TERMINAL, TaskRecord, expired, settle
 from .task_store import DEFAULT_MAX_TASKS, TaskLimitError, TaskStore
@@ -59,6 +60,7 @@ class SQLiteTaskStore(TaskStore):
         # One connection, shared by this process's threads under _lock (sqlite3 objects are not thread-safe
         # to use at once); other processes have their own, and SQLite's file locks order them.
         self._lock = threading.Lock()
+        create_private_database(self.path)  # 0600, and so its -wal and -shm files (see _files)
         self._db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
         with self._lock:
             self._db.execute("PRAGMA journal_mode=WAL")

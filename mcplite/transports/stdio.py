@@ -25,7 +25,7 @@ from . import MessageSink, Transport, deliver_bytes, deliver_invalid
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
     import subprocess
-    from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+    from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
     from ..protocol.http_rules import Route
 
@@ -34,7 +34,8 @@ if TYPE_CHECKING:
 # `subprocess` (and `shutil`) are imported where a client spawns a server: a stdio *server* never needs
 # them, and its start-up time is part of every client's cold start.
 
-__all__ = ["StdioClientTransport", "StdioServerTransport", "DEFAULT_SHUTDOWN_TIMEOUT", "DEFAULT_MAX_LINE_SIZE"]
+__all__ = ["StdioClientTransport", "StdioServerTransport", "DEFAULT_SHUTDOWN_TIMEOUT", "DEFAULT_MAX_LINE_SIZE",
+           "INHERITED_ENV_VARS", "server_environment"]
 
 
 #: Seconds each shutdown step (EOF on stdin, then SIGTERM) waits before the next, harsher one.
@@ -44,6 +45,39 @@ DEFAULT_SHUTDOWN_TIMEOUT = 2.0
 DEFAULT_MAX_LINE_SIZE = 64 * 1024 * 1024
 #: What is read at a time while skipping the rest of a line that is too long.
 _SKIP_CHUNK = 64 * 1024
+
+#: The variables of this process's environment that a server it spawns inherits (unless ``inherit_env=True``):
+#: what any program needs to run as this user (find programs, its home and temporary directory, the terminal,
+#: the language), and nothing that usually carries a secret. Everything else (cloud keys, API tokens,
+#: MCPLITE_STATE_KEYS, PYTHONPATH and VIRTUAL_ENV too) stays here: a server is given what it needs with ``env=``.
+#: POSIX names, then Windows ones (os.environ spells those in capitals); a name absent here is simply not passed.
+INHERITED_ENV_VARS: Tuple[str, ...] = (
+    "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "TMPDIR", "LANG", "LANGUAGE",
+    "APPDATA", "COMSPEC", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATHEXT", "PROCESSOR_ARCHITECTURE",
+    "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "TMP", "USERNAME", "USERPROFILE", "WINDIR",
+)
+#: Name prefixes inherited as well: the locale's categories (LC_ALL, LC_CTYPE, LC_MESSAGES, ...).
+INHERITED_ENV_PREFIXES: Tuple[str, ...] = ("LC_",)
+
+
+def server_environment(env: Optional[Mapping[str, str]] = None, *, inherit_env: bool = False,
+                       source: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
+    """The environment a spawned server gets: the allowed part of ``source`` (this process's environment; all
+    of it when ``inherit_env``), with ``env`` laid over it.
+
+    An allowed variable whose value starts with ``()`` is left out: that is how an old bash exports a shell
+    function, and a function named PATH or HOME is code for the server's shell to run, not a setting.
+    """
+    source = os.environ if source is None else source
+    if inherit_env:
+        chosen = dict(source)
+    else:
+        allowed = INHERITED_ENV_VARS  # read at each call: a test run that measures coverage extends it
+        chosen = {name: value for name, value in source.items()
+                  if (name in allowed or name.startswith(INHERITED_ENV_PREFIXES)) and not value.startswith("()")}
+    if env:
+        chosen.update(env)
+    return chosen
 
 
 class _LineChannel:
@@ -225,7 +259,10 @@ class StdioClientTransport(Transport):
 
     Args:
         argv: the server command line.
-        env: extra environment variables, laid over this process's environment.
+        env: environment variables for the server, laid over what it inherits.
+        inherit_env: what the server inherits from this process's environment: by default (False) only the
+            variables of `INHERITED_ENV_VARS` (and the locale's LC_*), so the secrets this process holds (cloud
+            keys, tokens) do not reach every server it starts; True passes the whole environment.
         cwd: the working directory for the server.
         stderr: where the server's stderr goes: None (ours, the default), a file object, or a callable that
             receives each line (without the newline) on a thread of its own.
@@ -237,14 +274,16 @@ class StdioClientTransport(Transport):
             `jsonrpc.InvalidMessage` naming the limit, and the connection goes on.
     """
 
-    def __init__(self, argv: Sequence[str], *, env: Optional[Dict[str, str]] = None, cwd: Optional[str] = None,
-                 stderr: StderrTarget = None, shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT,
+    def __init__(self, argv: Sequence[str], *, env: Optional[Dict[str, str]] = None, inherit_env: bool = False,
+                 cwd: Optional[str] = None, stderr: StderrTarget = None,
+                 shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT,
                  max_line_size: int = DEFAULT_MAX_LINE_SIZE) -> None:
         if max_line_size < 1:
             raise ValueError(f"max_line_size must be at least 1 byte, not {max_line_size}")
         self.max_line_size = max_line_size
         self.argv = resolve_command(argv)
-        self._env = None if env is None else {**os.environ, **env}
+        # Taken now, as the environment is when the client is made: a respawn (`restarted`) gets the same.
+        self._env = server_environment(env, inherit_env=inherit_env)
         self._cwd = cwd
         self._stderr = stderr
         self.shutdown_timeout = shutdown_timeout
@@ -264,7 +303,7 @@ class StdioClientTransport(Transport):
     @property
     def identity(self) -> Tuple[Any, ...]:
         """What makes two transports spawn the same server: command, working directory and environment."""
-        return (tuple(self.argv), self._cwd, None if self._env is None else tuple(sorted(self._env.items())))
+        return (tuple(self.argv), self._cwd, tuple(sorted(self._env.items())))
 
     def start(self, sink: MessageSink) -> None:
         import subprocess

@@ -58,6 +58,30 @@ def listening_socket() -> socket.socket:
     return listener
 
 
+#: What a server the tests spawn needs from the test run's environment that mcplite does not pass a server by
+#: default (`stdio.INHERITED_ENV_VARS`): this checkout on PYTHONPATH, and coverage's settings in a measured run
+#: (tests/conftest.py). Tests pass them explicitly, as a user passes a server what it needs with ``env=``/``-e``.
+HARNESS_ENV = ("PYTHONPATH", "COVERAGE_PROCESS_START", "COVERAGE_FILE")
+
+
+def harness_env() -> Dict[str, str]:
+    """The `HARNESS_ENV` variables this test run has set."""
+    return {name: os.environ[name] for name in HARNESS_ENV if name in os.environ}
+
+
+def harness_env_options(argv: Sequence[str]) -> List[str]:
+    """``-e NAME=VALUE`` options passing `harness_env` to the server of a ``mcplite`` command line ``argv``,
+    when it names a server command (after ``--``, or with ``--config``) rather than a URL."""
+    words = list(argv)
+    if "--" in words:
+        after = words[words.index("--") + 1:]
+        if not after or after[0].startswith(("http://", "https://")):
+            return []
+    elif "--config" not in words:
+        return []
+    return [option for name, value in harness_env().items() for option in ("-e", f"{name}={value}")]
+
+
 def python_env(**extra: str) -> Dict[str, str]:
     """The environment of a Python subprocess that imports mcplite and the examples from this checkout."""
     return {**os.environ, "PYTHONPATH": str(ROOT), **extra}

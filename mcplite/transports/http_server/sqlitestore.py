@@ -23,6 +23,7 @@ import os
 import sqlite3
 import threading
 
+from ..._files import create_private_database
 from .eventstore import EventStore
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
@@ -80,6 +81,7 @@ class SQLiteEventStore(EventStore):
         """This process's connection, opened (and the table created) on first use; called with the lock held."""
         if self._connection is not None and self._pid == os.getpid():
             return self._connection
+        create_private_database(self.path)  # 0600, and so its -wal and -shm files (see _files)
         connection = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None,
                                      check_same_thread=False)
         connection.execute("PRAGMA journal_mode=WAL")  # readers do not block the writer, nor it them

@@ -18,6 +18,7 @@ from . import (  # noqa: F401
     fuzz_stdio,
     load,
     oauth_fuzz,
+    parsers,
     processes,
     restart,
     resume,
@@ -28,7 +29,7 @@ from .harness import SCENARIOS, Result, Run, Scenario
 
 #: The order scenarios run in: the fuzzers first (the cheapest way to find a crash), then faults, load,
 #: abandoned state, churn, and the two that take longest.
-RUN_ORDER = ("stdio-fuzz", "http-fuzz", "client-fuzz-stdio", "client-fuzz-http", "oauth-fuzz",
+RUN_ORDER = ("stdio-fuzz", "http-fuzz", "client-fuzz-stdio", "client-fuzz-http", "oauth-fuzz", "parser-fuzz",
              "sse-resume", "http-load",
              "stdio-load", "idle-sessions", "abandoned-streams", "sigterm-drain", "peer-death", "server-restart",
              "cancel-stdio", "cancel-http", "soak", "spawn-close", "slow-client")

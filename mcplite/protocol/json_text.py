@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Dict, List, Optional, Tuple
 
 __all__ = ["MAX_DEPTH", "MAX_NUMBER_LENGTH", "NotPortableJSON", "loads", "loads_leniently", "leading_members",
-           "encoder"]
+           "encoder", "copied"]
 
 #: The deepest nesting of arrays and objects `loads` accepts (serde_json's default; .NET's is 64). Real MCP
 #: messages stay well under 30, JSON Schemas included.
@@ -225,6 +225,16 @@ def leading_members(text: str) -> Dict[str, Any]:
         if separator is None:
             return members
         pos = separator.end()
+
+
+def copied(value: Any) -> Any:
+    """A JSON value's own copy: its objects and arrays new, all the way down (strings and numbers are immutable,
+    and anything else is returned as it is). What mcplite hands to user code shares nothing with other messages."""
+    if type(value) is dict:
+        return {key: copied(item) for key, item in value.items()}
+    if type(value) is list:
+        return [copied(item) for item in value]
+    return value
 
 
 def encoder(*, ensure_ascii: bool, separators: Tuple[str, str] = (",", ":"),

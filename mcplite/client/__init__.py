@@ -35,7 +35,7 @@ from ..session.pending import DEFAULT_TIMEOUT, PendingRequest
 from ..transports import Transport
 from .cache import ResultCache, cache_key
 from .callbacks import InputCallbacks
-from .rounds import run_rounds  # (small: imported in _rounds instead, it cost ~10k instructions a call)
+from .rounds import run_rounds  # (small, and imported here rather than per call)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:

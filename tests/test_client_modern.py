@@ -293,8 +293,8 @@ def test_an_unknown_result_type_is_a_protocol_error_and_a_missing_one_is_complet
 
 
 def test_the_envelope_is_encoded_once_and_every_request_is_written_as_its_plain_dict_would_be():
-    """The client appends its envelope's text (`jsonrpc.tailed_result`) instead of encoding it per request: the
-    bytes on the wire are those of the same request built as plain dicts, whatever else its _meta holds."""
+    """The client appends its envelope's text as each request is made (`jsonrpc.request_with_members`) instead of
+    encoding it per request: the wire holds the same request built as plain dicts, whatever else its _meta holds."""
     server = make_server()
     client_end, server_end = memory_pair()
     server.connect(server_end)

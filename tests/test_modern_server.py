@@ -224,9 +224,9 @@ def test_results_follow_the_server_info_as_it_changes() -> None:
 
 
 def test_the_common_answer_is_made_whole_with_its_members_encoded_once() -> None:
-    """A tool's answer is the answer `jsonrpc.tailed_answer` makes (its members appended as text when it is
-    written); a cacheable method's, or one whose handler set resultType or _meta itself, is shaped as a dict.
-    Both are what the wire shows (the other tests read them through transports that encode them)."""
+    """A tool's answer is made with its text (`jsonrpc.result_with_members`: the members' text encoded once); a
+    cacheable method's, or one whose handler set resultType or _meta itself, is shaped as a dict. Both are what
+    the wire shows (the other tests read them through transports that encode them)."""
     kept = Kept()
     session = make_server().create_session(kept)
     session.start()
@@ -235,7 +235,7 @@ def test_the_common_answer_is_made_whole_with_its_members_encoded_once() -> None
                                    (2, "tools/list", {}), (3, "prompts/get", {"name": "whole_result"})]:
             session.receive(jsonrpc.request(id, method, {**params, "_meta": envelope()}), inline=True)
         answers = {message["id"]: message for message in kept.sent if "id" in message}
-        assert type(answers[1]) is jsonrpc.TailedMessage
+        assert type(answers[1]) is jsonrpc.EncodedMessage
         assert type(answers[2]) is dict and type(answers[3]) is dict
         for answer in answers.values():
             assert json.loads(jsonrpc.encode(answer)) == answer
@@ -301,8 +301,8 @@ def test_stdio_serves_both_eras(tmp_path: Any) -> None:
 
 
 def test_a_handler_that_changes_its_meta_changes_no_other_request_over_stdio(tmp_path: Any) -> None:
-    """A stdio server's requests that repeat an envelope share its dict (`protocol.repeated_meta`, its session
-    tells them by identity); a handler's `Context.meta` is a copy of its own, whatever it does to it."""
+    """A handler's `Context.meta` is a copy of its own, whatever it does to it (tests/test_ownership.py changes
+    nested values too)."""
     script = tmp_path / "server.py"
     script.write_text("from typing import List\nfrom mcplite import Context, Server\nserver = Server('poke')\n"
                       "@server.tool\ndef poke_meta(ctx: Context) -> List[str]:\n    'Change _meta; say what it held.'\n"
@@ -314,7 +314,7 @@ def test_a_handler_that_changes_its_meta_changes_no_other_request_over_stdio(tmp
     completed = subprocess.run([sys.executable, str(script)], input="".join(jsonrpc.encode(m) + "\n" for m in lines),
                                capture_output=True, text=True, timeout=WAIT * 2, env=_env_with_repo())
     answers = {m["id"]: m for m in map(json.loads, completed.stdout.splitlines())}
-    for id in range(2, 8):  # the later ones read the envelope's text once, as one dict
+    for id in range(2, 8):
         assert answers[id]["result"]["structuredContent"] == {"result": sorted(envelope())}, id
     assert completed.returncode == 0, completed.stderr
 

@@ -11,6 +11,7 @@ reach the callbacks given to the constructor, on the session's threads, never th
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
+import functools
 import weakref
 
 from .._log import log
@@ -34,7 +35,7 @@ from ..session.pending import DEFAULT_TIMEOUT, PendingRequest
 from ..transports import Transport
 from .cache import ResultCache, cache_key
 from .callbacks import InputCallbacks
-from .rounds import run_rounds  # (small: imported in _rounds instead, it cost ~10k instructions a call)
+from .rounds import run_rounds  # (small, and imported here rather than per call)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
@@ -74,17 +75,12 @@ REPEATABLE = frozenset({
     methods.RESOURCES_TEMPLATES_LIST, methods.RESOURCES_READ, methods.PROMPTS_GET, methods.COMPLETE,
 })
 
-_VALIDATION: Any = None  # mcplite.schema.validation, once a tool with an output schema has answered
-
-
+@functools.cache
 def _validation() -> Any:
-    """The validator module, imported on first use: most clients never check an output schema, and an import
-    statement in the call path would cost a lookup on every call."""
-    global _VALIDATION
-    if _VALIDATION is None:
-        from ..schema import validation
-        _VALIDATION = validation
-    return _VALIDATION
+    """The validator module, loaded by its first use: most clients never check an output schema."""
+    from ..schema import validation
+
+    return validation
 
 class Client:
     """A connection to one MCP server.

@@ -34,6 +34,8 @@ works before the version table has a 2026-07-28 row, and a test can feed it any 
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
+import functools
+
 from ..errors import (
     HEADER_MISMATCH,
     INVALID_PARAMS,
@@ -209,8 +211,7 @@ def read_envelope(method: str, params: Any, *, supported_modern: Collection[str]
                        {"supported": list(supported_all), "requested": version})
     # Rung 4: Mcp-Method and Mcp-Name against the body. The id only marks the message as a request.
     if headers is not None:
-        check_headers = _check_request_headers or _header_checker()
-        mismatch = check_headers(headers, {"jsonrpc": "2.0", "id": 0, "method": method, "params": params})
+        mismatch = _header_checker()(headers, {"jsonrpc": "2.0", "id": 0, "method": method, "params": params})
         if mismatch is not None:
             raise mismatch
     # Rung 6: methods this revision no longer has.
@@ -263,15 +264,10 @@ def missing_capabilities_error(required: Union[Mapping[str, Any], Iterable[str]]
                     {"requiredCapabilities": capabilities})
 
 
-#: `mcp_headers.check_request_headers`, bound by the first request with headers: only HTTP requests have them,
-#: and a stdio server need not load the header codec. (Bound once, not imported in `read_envelope`: an import
-#: statement run per request costs some 7k instructions.)
-_check_request_headers: Optional[Callable[..., Optional[RPCError]]] = None
-
-
+@functools.cache
 def _header_checker() -> Callable[..., Optional[RPCError]]:
-    global _check_request_headers
+    """`mcp_headers.check_request_headers`, loaded by the first request with headers: only HTTP requests have
+    them, and a stdio server need not load the header codec."""
     from .mcp_headers import check_request_headers
 
-    _check_request_headers = check_request_headers
     return check_request_headers

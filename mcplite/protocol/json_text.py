@@ -27,10 +27,12 @@ from itertools import compress
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Optional, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar
+
+    JSONValue = TypeVar("JSONValue")
 
 __all__ = ["MAX_DEPTH", "MAX_NUMBER_LENGTH", "NotPortableJSON", "loads", "loads_leniently", "leading_members",
-           "encoder"]
+           "encoder", "copied"]
 
 #: The deepest nesting of arrays and objects `loads` accepts (serde_json's default; .NET's is 64). Real MCP
 #: messages stay well under 30, JSON Schemas included.
@@ -73,7 +75,7 @@ def _clip(token: str, limit: int = 40) -> str:
 
 def _reader(decoder: json.JSONDecoder) -> Callable[[str], Any]:
     """``decoder.decode``, for less: its scanner called directly (what ``decode`` calls, in C, through two Python
-    frames and two regular-expression matches: 4k of the 20k instructions a short request cost to parse).
+    frames and two regular-expression matches; tests/bench/README.md has the figures).
 
     Exact: a text the scanner reads whole, up to JSON whitespace (what ``decode`` skips after the value), is what
     ``decode`` returns; anything else (leading whitespace, a value that does not start or that is followed by
@@ -227,12 +229,22 @@ def leading_members(text: str) -> Dict[str, Any]:
         pos = separator.end()
 
 
+def copied(value: JSONValue) -> JSONValue:
+    """A JSON value's own copy: its objects and arrays new, all the way down (strings and numbers are immutable,
+    and anything else is returned as it is). What mcplite hands to user code shares nothing with other messages."""
+    if isinstance(value, dict):
+        return {key: copied(item) for key, item in value.items()}  # type: ignore[return-value]
+    if isinstance(value, list):
+        return [copied(item) for item in value]  # type: ignore[return-value]
+    return value
+
+
 def encoder(*, ensure_ascii: bool, separators: Tuple[str, str] = (",", ":"),
             allow_nan: bool = False) -> Callable[[Any], str]:
     """``json.JSONEncoder(ensure_ascii=..., separators=..., allow_nan=...).encode``, for less.
 
     ``JSONEncoder.encode`` builds a new C encoder for every call (its arguments parsed, a closure made, a dict
-    for the circular-reference check): about 11k of the 31k instructions a short answer took to encode. This
+    for the circular-reference check; tests/bench/README.md has the figures). This
     builds one, once, with no circular-reference check, and joins what it writes: the same text, and the same
     errors for what is not JSON (TypeError, or ValueError for NaN when ``allow_nan`` is false). A value that
     holds itself, which the check would have caught, recurses until RecursionError instead; then the value

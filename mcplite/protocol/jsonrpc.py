@@ -19,7 +19,6 @@ is answered with its own id, so its sender fails at once; an answer fails the re
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
-import json
 import re
 
 from ..errors import INVALID_REQUEST, PARSE_ERROR, RemoteProtocolError, RPCError
@@ -37,7 +36,7 @@ __all__ = [
     "REQUEST", "NOTIFICATION", "RESPONSE", "ERROR", "InvalidMessage",
     "request", "notification", "result", "error", "encode", "decode", "kind_of", "is_valid_id",
     "is_request", "request_ids", "response_ids", "id_in_use", "MAX_DEPTH", "MAX_NUMBER_LENGTH",
-    "too_large", "TailedResult", "tailed_result", "tail_suffixes", "TailedMessage", "tailed_answer",
+    "too_large", "EncodedMessage", "request_with_members", "result_with_members",
 ]
 
 # The four kinds of message, as returned by `kind_of`.
@@ -51,8 +50,6 @@ ERROR = "error"
 _encode = json_text.encoder(ensure_ascii=False)
 # The same, escaping everything beyond ASCII: for the rare message holding a string that is not valid Unicode.
 _encode_ascii = json_text.encoder(ensure_ascii=True)
-#: What `_encode` writes for a str, without its call.
-_encode_string = json.encoder.encode_basestring
 
 
 class InvalidMessage(RemoteProtocolError):
@@ -74,11 +71,6 @@ class InvalidMessage(RemoteProtocolError):
 
 
 def request(id: RequestId, method: str, params: Optional[Dict[str, Any]] = None) -> Message:
-    if type(params) is TailedResult:  # (defined below)
-        tailed = TailedMessage()  # (filled item by item: keyword arguments cost a quarter more)
-        tailed["jsonrpc"], tailed["id"], tailed["method"], tailed["params"] = "2.0", id, method, params
-        tailed.id, tailed.method, tailed.value, tailed.suffix = id, method, params, None
-        return tailed
     msg: Message = {"jsonrpc": "2.0", "id": id, "method": method}
     if params is not None:
         msg["params"] = params
@@ -103,112 +95,43 @@ def error(id: Optional[RequestId], code: int, message: str, data: Any = None) ->
     return {"jsonrpc": "2.0", "id": id, "error": err}
 
 
-class TailedResult(dict):  # type: ignore[type-arg]
-    """Params whose last members are also held as JSON text, for `encode` to append rather than encode.
+class EncodedMessage(dict):  # type: ignore[type-arg]
+    """A message whose JSON text was written when it was made (`result_with_members`, `request_with_members`):
+    `encode` writes ``text``.
+    To everything else a plain message, whose members the text says (no message is changed once made)."""
 
-    A 2026-07-28 client ends every request's params with the same members (its ``_meta`` envelope:
-    `session.client`). To everything else this is a plain dict with every member. Made by `tailed_result`:
-    ``head`` holds the other members (read when the request is encoded); ``suffix`` is what `encode` appends to
-    them, or None once the dict has been changed (each changing method drops it: changed params are encoded as
-    any dict). The tail members' values must not change in place: they are shared by the client's requests.
-    `request` makes a request of one that `encode` recognises. (A server's answers end the same way, and are
-    made whole instead: `tailed_answer`.)
-    """
-
-    __slots__ = ("head", "suffix")
-    head: Dict[str, Any]
-    suffix: Optional[str]
+    __slots__ = ("text",)
+    text: str
 
 
-def _dropping_suffix(method: Any) -> Any:
-    """The dict's own ``method``, dropping the suffix first: the head would no longer be the other members."""
-    def changed(self: TailedResult, *args: Any, **kwargs: Any) -> Any:
-        self.suffix = None
-        return method(self, *args, **kwargs)
-    changed.__name__ = method.__name__
-    return changed
+def request_with_members(id: RequestId, method: str, head: Dict[str, Any], members: Dict[str, Any],
+                         members_text: str) -> Message:
+    """The request ``{"jsonrpc": "2.0", "id": id, "method": method, "params": {**head, **members}}``, its text
+    written now (`with_members`): a 2026-07-28 client's requests all end with its ``_meta`` envelope."""
+    return _with_members(EncodedMessage(jsonrpc="2.0", id=id, method=method, params={**head, **members}),
+                         f'{{"jsonrpc":"2.0","id":{_encode(id)},"method":{_encode(method)},"params":',
+                         head, members_text)
 
 
-# Every method that changes a dict in place (copies, ``|`` included, are plain dicts already).
-for _name in ("__setitem__", "__delitem__", "__ior__", "clear", "pop", "popitem", "setdefault", "update"):
-    setattr(TailedResult, _name, _dropping_suffix(getattr(dict, _name)))
+def result_with_members(id: RequestId, head: Dict[str, Any], members: Dict[str, Any], members_text: str) -> Message:
+    """The answer ``{"jsonrpc": "2.0", "id": id, "result": {**head, **members}}``, its text written now
+    (`with_members`): a 2026-07-28 server's results all end with ``resultType`` and its server info."""
+    return _with_members(EncodedMessage(jsonrpc="2.0", id=id, result={**head, **members}),
+                         f'{{"jsonrpc":"2.0","id":{_encode(id)},"result":', head, members_text)
 
 
-def tail_suffixes(tail: Dict[str, Any]) -> Tuple[str, str]:
-    """The suffixes that `tailed_result` and `tailed_answer` take for the members ``tail``: for a result with
-    other members (a comma first), and for one without. Their JSON text as `encode` writes it, then the ``}`` of
-    the result and of the message.
-
-    Raises:
-        ValueError, TypeError: ``tail`` is not JSON (as `encode` would).
-    """
-    text = _encode(tail)[1:] + "}"
-    return "," + text, text
-
-
-def tailed_result(head: Dict[str, Any], tail: Dict[str, Any], suffix: str) -> TailedResult:
-    """The result ``{**head, **tail}`` (``tail``'s keys not in ``head``, all strings), which `encode` writes as
-    ``head`` encoded with ``suffix`` (of `tail_suffixes`: the first when ``head`` has members) appended."""
-    made = TailedResult(head, **tail)  # (the dict's own constructor, in C)
-    made.head = head
-    made.suffix = suffix
-    return made
-
-
-class TailedMessage(dict):  # type: ignore[type-arg]
-    """A message that ends with members held as JSON text, which `encode` tells by its type alone (every other
-    message costs it one comparison): an answer made by `tailed_answer`, or a request `request` made of a
-    `TailedResult`. To everything else, a plain message; never changed once made (as no message is).
-
-    What `encode` needs is also in its slots (read as attributes: ``in`` and ``[]`` on a dict subclass go
-    through Python-level method lookups, which the rest of a request's path never runs): ``id``; ``method``,
-    None for an answer; ``value``, the answer's result without the members (its head) or the request's
-    `TailedResult`; and ``suffix``, the answer's members as text (a request's is its `TailedResult`'s).
-    """
-
-    __slots__ = ("id", "method", "value", "suffix")
-    id: Any
-    method: Optional[str]
-    value: Dict[str, Any]
-    suffix: Optional[str]
-
-
-def tailed_answer(id: RequestId, head: Dict[str, Any], members: Dict[str, Any], suffix: str) -> TailedMessage:
-    """The answer ``{"jsonrpc": "2.0", "id": id, "result": {**head, **members}}`` (``members``' keys not in
-    ``head``), which `encode` writes as ``head`` encoded with ``suffix`` (of `tail_suffixes`: the first when
-    ``head`` has members) in place of its ``}``.
-
-    A 2026-07-28 server ends every result with the same members (``resultType`` and its ``_meta`` server info:
-    `server.results.shape_answer`). Encoding them for each answer, then wrapping the result in a
-    `TailedResult` and that in a message, was most of what that revision's tool call cost the server beyond a
-    2025-11-25 one (`tests/bench/profile_eras.py`); the answer is made whole here instead, in one step.
-    """
-    made = TailedMessage()  # (filled item by item, as in `request`)
-    made["jsonrpc"], made["id"], made["result"] = "2.0", id, {**head, **members}
-    made.id, made.method, made.value, made.suffix = id, None, head, suffix
-    return made
-
-
-def _encode_tailed(message: TailedMessage) -> str:
-    """What `_encode` writes for ``message``: its members as `tailed_answer` or `request` made them, the last
-    one's head encoded and its tail appended in place of the head's ``}`` (the suffix closes it and the message)."""
-    id = message.id
-    # An int's JSON is what an f-string writes of it (its str(), without a call); else, encoded.
-    id_text = id if type(id) is int else _encode(id)
-    method = message.method
-    # Each built in one go (f-strings join their parts once): the head's "}" left out, the suffix closing both
-    # (removesuffix, not a slice: fewer instructions, and no slice object, which nothing else in an answer's path
-    # builds, so fewer cache misses).
-    if method is None:  # an answer
-        head = _encode(message.value).removesuffix("}")
-        return f'{{"jsonrpc":"2.0","id":{id_text},"result":{head}{message.suffix}'
-    params = message.value  # a request's TailedResult
-    suffix = params.suffix  # type: ignore[attr-defined]
-    if suffix is None:  # changed since it was made
-        return _encode(message)
-    head = _encode(params.head).removesuffix("}")  # type: ignore[attr-defined]
-    method_text = _encode_string(method) if type(method) is str else _encode(method)
-    return f'{{"jsonrpc":"2.0","id":{id_text},"method":{method_text},"params":{head}{suffix}'
+def _with_members(message: EncodedMessage, start: str, head: Dict[str, Any], members_text: str) -> Message:
+    """``message``, whose last member is ``head`` followed by members whose text is ``members_text`` (encoded
+    once for many messages), with its text written now: ``start``, then ``head`` encoded with ``members_text`` in
+    place of its closing brace. A ``head`` that is not JSON gives a plain message, whose encoding fails as any
+    other's does."""
+    try:
+        head_text = _encode(head)
+    except (TypeError, ValueError, RecursionError):
+        return dict(message)
+    separator = "," if len(head_text) > 2 else ""  # (no comma after an empty head's "{")
+    message.text = f"{start}{head_text[:-1]}{separator}{members_text[1:]}}}"
+    return message
 
 
 def encode(message: Union[Message, List[Message]]) -> str:
@@ -217,7 +140,7 @@ def encode(message: Union[Message, List[Message]]) -> str:
     The text is always valid Unicode, so that it can be written as UTF-8: a string that is not (a lone
     surrogate, which a peer can send as ``"\\ud800"``, valid JSON) is written as its ``\\u`` escape, as it came.
     """
-    text = _encode_tailed(message) if type(message) is TailedMessage else _encode(message)
+    text = message.text if type(message) is EncodedMessage else _encode(message)
     if text.isascii():  # (most messages: no surrogate can hide in ASCII text)
         return text
     try:
@@ -230,7 +153,7 @@ def encode(message: Union[Message, List[Message]]) -> str:
 def encode_bytes(message: Union[Message, List[Message]]) -> bytes:
     """`encode`, as UTF-8 bytes: what the transports write. One encoding on the common path; a message with a
     string that is not valid Unicode is written with escapes (see `encode`) rather than failing."""
-    text = _encode_tailed(message) if type(message) is TailedMessage else _encode(message)
+    text = message.text if type(message) is EncodedMessage else _encode(message)
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:

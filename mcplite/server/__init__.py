@@ -32,6 +32,7 @@ first registration.
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
+import functools
 import os
 
 from ..errors import INVALID_REQUEST, METHOD_NOT_FOUND, RPCError
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
     from ..transports import Transport
     from .context import ELICIT_TIMEOUT as ELICIT_TIMEOUT  # the elicitation default, as it was here
     from .context import Context
-    from .results import CompleteTail, ToolResult
+    from .results import CompleteMembers, ToolResult
     from .subscriptions import Connection, Event
     from .task_store import TaskStore
     from .tasks import TaskManager
@@ -158,8 +159,7 @@ class Server(Registry):
         self.info: Dict[str, Any] = {"name": name, "version": version,
                                      **drop_none(title=title, description=description, websiteUrl=website_url,
                                                  icons=icons)}
-        #: The members every complete 2026-07-28 result ends with, encoded once (`results.shape_answer`).
-        self._complete_tail: Optional[CompleteTail] = None
+        self._members: Optional[CompleteMembers] = None  # (see `_complete_members`)
         self.instructions = instructions
         self.max_workers = max_workers
         self.supported_versions = tuple(supported_versions)
@@ -265,9 +265,9 @@ class Server(Registry):
         """A session serving this server over ``transport``, not yet started (transports call this)."""
         holder: List[Connection] = []
         session: ServerSession
-        session = (_server_session or _session_layer())(
+        session = _session_class()(
             transport, initialize_result=self._initialize_result, supported_versions=self.supported_versions,
-            handle_request=lambda ctx: self._handle(holder[0], ctx),
+            handle_request=lambda ctx: self._handle(holder[0], ctx), make_answer=self._answer,
             handle_notification=lambda method, params: self._notification(session, method, params),
             max_workers=max_workers or self.max_workers, name=f"mcplite-server-{self.name}")
         holder.append(self._connections.add(session))
@@ -329,22 +329,34 @@ class Server(Registry):
 
     # ---- method table -----------------------------------------------------------------------------------
     def _handle(self, connection: Connection, ctx: RequestContext) -> Union[Dict[str, Any], Deferred]:
-        """The session's `handle_request`: the result of ``ctx``'s handler in the shape of its revision, a
-        `Deferred`, or, for most 2026-07-28 requests, the whole answer (`results.shape_answer`)."""
-        handler = (_METHODS if _METHODS is not None else _method_table()).get(ctx.method)
+        """The session's `handle_request`: the result of ``ctx``'s handler, or a `Deferred` (a listen, answered
+        later with a result its handler shaped)."""
+        handler = _method_table().get(ctx.method)
         if handler is None:
             raise RPCError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
-        result = handler(self, connection, ctx)
-        if not isinstance(result, dict):  # a `Deferred`: answered later (a listen), with a result its handler shaped
-            return result
+        return handler(self, connection, ctx)
+
+    def _answer(self, ctx: RequestContext, result: Dict[str, Any]) -> Dict[str, Any]:
+        """The session's `make_answer`: the answer to ``ctx`` with its handler's result in the shape of the
+        request's revision (`results.answer`)."""
         revision = ctx.revision
         if revision is not None and revision.result_type:
-            return (_shape_answer or _results().shape_answer)(result, ctx, self)
+            return _results().answer(result, ctx, self, self._complete_members())  # type: ignore[no-any-return]
         if "resultType" in result or "ttlMs" in result:  # a handler's 2026-07-28 fields, on an older revision
-            from .results import strip_modern_fields
+            result = _results().strip_modern_fields(result)
+        return {"jsonrpc": "2.0", "id": ctx.id, "result": result}
 
-            return strip_modern_fields(result)
-        return result
+    def _complete_members(self) -> Optional[CompleteMembers]:
+        """What every complete 2026-07-28 result of this server ends with, for its `info` as it is now (made
+        again when the info changes, whole or in place); None while the info is not JSON."""
+        members = self._members
+        if members is None or members.info != self.info:  # (a comparison in C, per answer)
+            try:
+                members = _results().CompleteMembers(self.info)
+            except (TypeError, ValueError, RecursionError):
+                return None
+            self._members = members
+        return members
 
     def _notification(self, session: ServerSession, method: str, params: Dict[str, Any]) -> None:
         handler = self.notification_handlers.get(method)
@@ -380,42 +392,28 @@ def default_principal(auth: Any) -> Optional[str]:
     return principal_of(auth)
 
 
-#: `results.shape_answer`, bound by the first 2026-07-28 result (results loads with the handlers by then).
-_shape_answer: Optional[Callable[[Dict[str, Any], RequestContext, Server], Dict[str, Any]]] = None
-
-
-def _results() -> Any:
-    global _shape_answer
-    from . import results
-
-    _shape_answer = results.shape_answer
-    return results
-
-
-#: `session.server.ServerSession`, bound by the first connection any server makes: the session layer (and
-#: `threading`) loads with it, not with the server. Stateless HTTP makes a session per request: one global read.
-_server_session: Optional[Type[ServerSession]] = None
-
-
-def _session_layer() -> Type[ServerSession]:
-    global _server_session
+# Loaded by their first use and kept (functools.cache): what a server loads only when it serves, rather than
+# with the server, without an import statement run per request or session.
+@functools.cache
+def _session_class() -> Type[ServerSession]:
+    """`session.server.ServerSession`: the session layer (and `threading`) loads with the first connection."""
     from ..session.server import ServerSession as session_class
 
-    _server_session = session_class
     return session_class
 
 
-#: Request method -> its handler; set by the first request any server answers (see `_method_table`).
-_METHODS: Optional[Dict[str, Handler]] = None
+@functools.cache
+def _results() -> Any:
+    """`server.results`, for shaping 2026-07-28 results (loaded with the handlers by then)."""
+    from . import results
+
+    return results
 
 
+@functools.cache
 def _method_table() -> Dict[str, Handler]:
-    """The method table, importing the handlers: a server that never answers a request never loads them.
-
-    Two first requests on two threads may both build it: they build the same table, and binding the
-    global is atomic, so no lock is needed.
-    """
-    global _METHODS
+    """Request method -> its handler, importing the handlers: a server that never answers a request never loads
+    them. (Two first requests on two threads may both build it: the same table.)"""
     from ..protocol.envelope import MODERN_ONLY_METHODS
     from . import handlers, listen, subscriptions, tasks
 
@@ -444,7 +442,6 @@ def _method_table() -> Dict[str, Handler]:
     }
     for method in MODERN_ONLY_METHODS:
         table[method] = _modern_only(table[method])
-    _METHODS = table
     return table
 
 

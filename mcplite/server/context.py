@@ -17,6 +17,7 @@ from ..protocol.capabilities import (
     url_elicitation_supported,
 )
 from ..protocol.envelope import missing_capabilities_error
+from ..protocol.json_text import copied
 from ..protocol.methods import LOGGING_LEVELS
 from ..protocol.replay import Elicit, ElicitURL, InputRequest, ListRoots, Round, Sample, StartTask
 from ..schema.validation import ValidationError, validate
@@ -68,7 +69,8 @@ class Context:
         self._prelude = prelude
 
     # ---- about the caller -------------------------------------------------------------------------------
-    # Each of these is the request's own on 2026-07-28 (from its `_meta`) and the connection's before.
+    # Each of these is the request's own on 2026-07-28 (from its `_meta`) and the connection's before; the dicts
+    # are copies, as everything handed to a handler is (the connection's, or its envelope's, serve later requests).
     @property
     def revision(self) -> Revision:
         """The protocol revision of this request: a `versions.Revision` row (ask it, do not compare strings)."""
@@ -83,14 +85,12 @@ class Context:
     @property
     def client_info(self) -> Dict[str, Any]:
         envelope = self._request.envelope
-        if envelope is None:
-            return self.session.client_info
-        return envelope.client_info or {}
+        return copied(self.session.client_info if envelope is None else envelope.client_info or {})
 
     @property
     def client_capabilities(self) -> Dict[str, Any]:
         envelope = self._request.envelope
-        return self.session.peer_capabilities if envelope is None else envelope.client_capabilities
+        return copied(self.session.peer_capabilities if envelope is None else envelope.client_capabilities)
 
     @property
     def auth(self) -> Any:
@@ -120,9 +120,8 @@ class Context:
 
     @property
     def meta(self) -> Dict[str, Any]:
-        """The request's ``_meta``: a copy, yours to change (the request's own may be shared with the requests
-        after it on the connection that repeat it: `protocol.repeated_meta`)."""
-        return dict(self._request.meta)
+        """The request's ``_meta``: a copy, nested values included, yours to change."""
+        return copied(self._request.meta)
 
     # ---- notifications tied to this request -------------------------------------------------------------
     def progress(self, progress: float, total: Optional[float] = None, message: Optional[str] = None) -> None:

@@ -8,12 +8,11 @@ opaque to the client and checked when they come back.
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
-import copy
+import functools
 
 from .. import content as c
 from ..errors import INVALID_PARAMS, RPCError
-from ..protocol import json_text, methods
-from ..protocol.jsonrpc import TailedMessage, tail_suffixes, tailed_answer
+from ..protocol import json_text, jsonrpc, methods
 from ..protocol.methods import SERVER_INFO_KEY
 from .caching import CACHEABLE_METHODS
 
@@ -24,10 +23,6 @@ if TYPE_CHECKING:
     from ..protocol import types as t
     from ..schema.functions import FunctionSchema
     from ..session import RequestContext
-
-    #: What `shape_answer` adds to a complete result, as `jsonrpc.tailed_answer` takes it: (a copy of the
-    #: server info it was made from, the members, their `jsonrpc.tail_suffixes`).
-    CompleteTail = Tuple[Dict[str, Any], Dict[str, Any], str, str]
 
 __all__ = ["ToolResult"]
 
@@ -100,22 +95,18 @@ def error_result(message: str) -> Dict[str, Any]:
     return {"content": [c.text(message)], "isError": True}
 
 
+@functools.cache
+def _jsonable() -> Callable[[Any], Any]:
+    """`schema.to_jsonable`, for the results that are neither text nor an output schema's structured value:
+    loaded by its first use (by the time a handler returns, its registration has imported `schema`), not with
+    the server (it would load `typing` too)."""
+    from ..schema.functions import to_jsonable
+
+    return to_jsonable
+
+
 def _to_jsonable(value: Any) -> Any:
-    """`schema.to_jsonable`, for the results that are neither text nor an output schema's structured value.
-
-    Bound on first use rather than imported at the top, where it would load `schema` (and `typing`) with the
-    server (by the time a handler returns, its registration has imported `schema` already); and once, not per
-    result: an import statement costs some 7k instructions each time it runs.
-    """
-    global _bound_to_jsonable
-    if _bound_to_jsonable is None:
-        from ..schema.functions import to_jsonable
-
-        _bound_to_jsonable = to_jsonable
-    return _bound_to_jsonable(value)
-
-
-_bound_to_jsonable: Optional[Callable[[Any], Any]] = None
+    return _jsonable()(value)
 
 
 # ---- handler values -> results ------------------------------------------------------------------------
@@ -195,26 +186,6 @@ def completion_result(values: Any) -> Dict[str, Any]:
 _MODERN_FIELDS = ("resultType", "ttlMs", "cacheScope")
 
 
-def shape_answer(result: Dict[str, Any], ctx: RequestContext, server: Any) -> Union[Dict[str, Any], TailedMessage]:
-    """What a request of a revision with ``result_type`` (2026-07-28) is answered with, for a handler's result:
-    `shape_result`'s result, or, in the common case, the whole answer to send (`jsonrpc.tailed_answer`).
-
-    The common case is a result made for this request (a tool's, whose handler built it or returned a dict) of
-    a method that is not cacheable and that does not set ``resultType`` or ``_meta`` itself: it only gains the
-    members every complete result of this server ends with, encoded once per server rather than once per
-    answer. Their values are the server's, shared by its answers as ``server.info`` always was (a fresh
-    ``_meta`` each time cost 1.6k instructions a request): whoever changes an answer's ``_meta`` replaces it,
-    never changes it in place.
-    """
-    if ctx.method not in CACHEABLE_METHODS and "resultType" not in result and "_meta" not in result:
-        tail = server._complete_tail
-        if tail is None or tail[0] != server.info:  # (a comparison in C: the info may have changed in place)
-            tail = _complete_tail(server)
-        if tail is not None:
-            return tailed_answer(ctx.id, result, tail[1], tail[2] if result else tail[3])
-    return shape_result(result, ctx, server)
-
-
 def shape_result(result: Dict[str, Any], ctx: RequestContext, server: Any) -> Dict[str, Any]:
     """A handler's result as a request of a revision with ``result_type`` (2026-07-28) receives it.
 
@@ -237,18 +208,33 @@ def shape_result(result: Dict[str, Any], ctx: RequestContext, server: Any) -> Di
     return shaped
 
 
-def _complete_tail(server: Any) -> Optional[CompleteTail]:
-    """``server._complete_tail`` made again from ``server.info``; None when the info is not JSON (then the
-    result is shaped as any other, and its encoding fails as it always did)."""
-    info = server.info
-    members = {"resultType": "complete", "_meta": {SERVER_INFO_KEY: info}}
-    try:
-        suffixes = tail_suffixes(members)
-    except (TypeError, ValueError):
-        return None
-    tail: CompleteTail = (copy.deepcopy(info), members, *suffixes)
-    server._complete_tail = tail  # replaced whole: a thread that read the one before still has a consistent one
-    return tail
+class CompleteMembers:
+    """The members every complete 2026-07-28 result of a server ends with (``resultType`` and the server's
+    ``Implementation`` in ``_meta``) and their JSON text, both made from a copy of its info that nothing changes
+    (``info``): the text always says what the members hold. Raises TypeError or ValueError for info that is not
+    JSON."""
+
+    __slots__ = ("info", "members", "text")
+
+    def __init__(self, info: Dict[str, Any]) -> None:
+        self.info = json_text.copied(info)
+        self.members = {"resultType": "complete", "_meta": {SERVER_INFO_KEY: self.info}}
+        self.text = jsonrpc.encode(self.members)
+
+
+def answer(result: Dict[str, Any], ctx: RequestContext, server: Any,
+           complete: Optional[CompleteMembers]) -> Dict[str, Any]:
+    """The answer to a request of a revision with ``result_type`` (2026-07-28), with its handler's result
+    shaped (`shape_result`).
+
+    In the common case (a method that is not cacheable, a result that sets neither ``resultType`` nor ``_meta``)
+    the result only gains the server's `CompleteMembers` (``complete``; None when its info is not JSON), whose
+    text is encoded once per server info, not once per answer (tests/bench/README.md has the figures).
+    """
+    if complete is not None and ctx.method not in CACHEABLE_METHODS and "resultType" not in result \
+            and "_meta" not in result:
+        return jsonrpc.result_with_members(ctx.id, result, complete.members, complete.text)
+    return jsonrpc.result(ctx.id, shape_result(result, ctx, server))
 
 
 def strip_modern_fields(result: Dict[str, Any]) -> Dict[str, Any]:

@@ -10,18 +10,21 @@ headers that mirror its body (``Mcp-Method``, ``Mcp-Name``). Which era to speak 
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
+import functools
+
 from .._sync import DEFAULT
 from ..errors import RemoteProtocolError, VersionMismatch
 from ..protocol import jsonrpc, methods
+from ..protocol.json_text import copied
 from ..protocol.lifecycle import CLIENT, HANDSHAKE_SKIPPED, RECEIVE
 from ..protocol.versions import HANDSHAKE, HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION, MODERN, is_supported, revision
 from ..transports import Transport
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
-    from typing import Any, Dict, Mapping, Optional, Tuple
+    from typing import Any, Dict, Mapping, Optional
 
-    from ..protocol.jsonrpc import RequestId
+    from ..protocol.jsonrpc import Message, RequestId
     from ..protocol.lifecycle import Lifecycle
     from .pending import PendingRequest, ProgressCallback
 
@@ -48,12 +51,7 @@ class ClientSession(Session):
         self.discover_result: Optional[Dict[str, Any]] = None
         # The envelope stamped on every request once modern (see `adopt`), None before. Replaced whole, never
         # mutated: a sender reads it once, without the lock.
-        self._envelope: Optional[Dict[str, Any]] = None
-        #: ``(envelope, {"_meta": envelope}, suffix with other params, suffix alone)``: the envelope encoded once
-        #: (`jsonrpc.tailed_result`), for the `_envelope` it was made from (replaced whole, never changed), or
-        #: None when none was made or the envelope is not JSON. Written by whichever thread sends first after a
-        #: change; a thread that read the one before still has a consistent tuple.
-        self._envelope_tail: Optional[Tuple[Dict[str, Any], Dict[str, Any], str, str]] = None
+        self._envelope: Optional[_Envelope] = None
         self._client_info: Dict[str, Any] = {}
         self._capabilities: Dict[str, Any] = {}
         self._log_level: Optional[str] = None
@@ -139,7 +137,7 @@ class ClientSession(Session):
         if revision(version).era != MODERN:
             raise ValueError(f"{version} is not a revision without a handshake")
         self._client_info, self._capabilities = client_info, capabilities
-        self._envelope = self.envelope(version, client_info, capabilities, self._log_level)
+        self._envelope = _Envelope(self.envelope(version, client_info, capabilities, self._log_level))
         if discover_result is not None:
             self.learn(discover_result)
         self.revision = revision(version)
@@ -170,8 +168,8 @@ class ClientSession(Session):
         self._log_level = level
         envelope = self._envelope
         if envelope is not None:
-            self._envelope = self.envelope(envelope[methods.PROTOCOL_VERSION_KEY], self._client_info,
-                                           self._capabilities, level)
+            self._envelope = _Envelope(self.envelope(envelope.meta[methods.PROTOCOL_VERSION_KEY], self._client_info,
+                                                     self._capabilities, level))
 
     def send_request(self, method: str, params: Optional[Dict[str, Any]] = None, *,
                      progress: Optional[ProgressCallback] = None,
@@ -181,33 +179,24 @@ class ClientSession(Session):
         if envelope is None:
             return super().send_request(method, params, progress=progress, related_request_id=related_request_id,
                                         headers=headers)
-        # 2026-07-28: the envelope under the caller's own _meta keys, and the headers that mirror the body.
+        # 2026-07-28: the envelope under the caller's own _meta keys (or, with none, appended as the request is
+        # made: `_request_message`), and the headers that mirror the body.
         params = dict(params) if params else {}
         own = params.pop("_meta", None)  # (an empty one too: the envelope takes its place)
-        if own:
-            params["_meta"] = {**envelope, **own}
-        else:  # the envelope alone: its text, encoded once, is appended when the request is encoded
-            tail = self._envelope_tail
-            if tail is None or tail[0] is not envelope:
-                tail = self._tail_of(envelope)
-            if tail is not None:
-                params = jsonrpc.tailed_result(params, tail[1], tail[2] if params else tail[3])
-            else:
-                params["_meta"] = envelope
+        if own or progress is not None:  # (the session adds the progress token to the _meta it finds)
+            params["_meta"] = {**envelope.meta, **(own or {})}
         # Mirrored headers are HTTP's alone: a stream transport (stdio, memory) would compute them for nothing.
         return super().send_request(method, params, progress=progress, related_request_id=related_request_id,
                                     headers=_mirrored_headers(method, params, headers) if self._transport.wants_route
                                     else headers)
 
-    def _tail_of(self, envelope: Dict[str, Any]) -> Optional[Tuple[Dict[str, Any], Dict[str, Any], str, str]]:
-        """`_envelope_tail` made again for ``envelope``; None (and a request encoded whole) when it is not JSON."""
-        members = {"_meta": envelope}
-        try:
-            tail = (envelope, members, *jsonrpc.tail_suffixes(members))
-        except (TypeError, ValueError):
-            return None
-        self._envelope_tail = tail
-        return tail
+    def _request_message(self, request_id: RequestId, method: str, params: Optional[Dict[str, Any]]) -> Message:
+        envelope = self._envelope
+        if envelope is None or params is None or "_meta" in params:  # (the probe, a caller's own _meta)
+            return jsonrpc.request(request_id, method, params)
+        if envelope.text is None:  # not JSON: its encoding fails as the request is sent
+            return jsonrpc.request(request_id, method, {**params, "_meta": envelope.meta})
+        return jsonrpc.request_with_members(request_id, method, params, envelope.members, envelope.text)
 
     def _send_at(self, at: Any, method: str, params: Dict[str, Any]) -> PendingRequest:
         """Send one request routed as revision ``at`` speaks, whatever the session speaks (the probe)."""
@@ -238,17 +227,28 @@ class ClientSession(Session):
         super()._check_outgoing_request(method)
 
 
-#: `protocol.mcp_headers`, loaded by the first request that mirrors its headers (2026-07-28 only: a handshake
-#: client never loads it). Bound once rather than imported in `_mirrored_headers`: an import statement run per
-#: request costs some 7k instructions.
-_mcp_headers: Any = None
+class _Envelope:
+    """A 2026-07-28 client's envelope: the ``_meta`` of its requests, made from copies of what it was given and
+    never changed (a new log level makes a new one), and its JSON text as a member (``text``: None when it is
+    not JSON), encoded once for every request that carries it (tests/bench/README.md has the figures)."""
+
+    __slots__ = ("meta", "members", "text")
+
+    def __init__(self, meta: Dict[str, Any]) -> None:
+        self.meta = copied(meta)
+        self.members = {"_meta": self.meta}
+        self.text: Optional[str]
+        try:
+            self.text = jsonrpc.encode(self.members)
+        except (TypeError, ValueError, RecursionError):
+            self.text = None
 
 
-def _load_mcp_headers() -> Any:
-    global _mcp_headers
+@functools.cache
+def _mcp_headers() -> Any:
+    """`protocol.mcp_headers`, loaded by the first request that mirrors its headers (2026-07-28 over HTTP only)."""
     from ..protocol import mcp_headers
 
-    _mcp_headers = mcp_headers
     return mcp_headers
 
 
@@ -256,7 +256,7 @@ def _mirrored_headers(method: str, params: Dict[str, Any],
                       extra: Optional[Mapping[str, str]]) -> Dict[str, str]:
     """``Mcp-Method`` and ``Mcp-Name`` for a request (its ``MCP-Protocol-Version`` comes with its route), and
     the caller's extra headers (``Mcp-Param-*``)."""
-    mcp_headers = _mcp_headers or _load_mcp_headers()
+    mcp_headers = _mcp_headers()
     headers = {mcp_headers.METHOD_HEADER: method}
     field = mcp_headers.NAME_FIELDS.get(method)
     if field is not None:

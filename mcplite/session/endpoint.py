@@ -75,8 +75,7 @@ class RequestContext:
 
     @property
     def meta(self) -> Dict[str, Any]:
-        """The request's ``_meta``, to read only: on a stdio server, the requests that repeat an envelope share
-        one dict (`protocol.repeated_meta`)."""
+        """The request's ``_meta`` (its own: no other message shares it)."""
         meta = self.params.get("_meta")
         return meta if isinstance(meta, dict) else {}
 
@@ -150,8 +149,9 @@ class Session(MessageSink):
     Args:
         transport: the connection; `start()` begins reading from it.
         handle_request: runs on the handler pool for every request from the peer that the session does
-            not answer itself; returns the result dict (or a `Deferred`, to answer later, or the whole answer
-            already made, as a `jsonrpc.TailedMessage`) or raises `RPCError`.
+            not answer itself; returns the result dict (or a `Deferred`, to answer later) or raises `RPCError`.
+        make_answer: the answer to a request with the result its handler returned (default: `jsonrpc.result`
+            of it; a server shapes the result for the request's revision).
         handle_notification: runs on the dispatcher thread, in arrival order, for every notification
             that the session does not consume itself.
         max_workers: size of the handler pool (concurrent requests from the peer).
@@ -166,9 +166,11 @@ class Session(MessageSink):
 
     def __init__(self, transport: Transport, *, handle_request: Optional[RequestHandler] = None,
                  handle_notification: Optional[NotificationHandler] = None, max_workers: int = 16,
-                 default_timeout: float = DEFAULT_TIMEOUT, name: str = "mcplite") -> None:
+                 default_timeout: float = DEFAULT_TIMEOUT, name: str = "mcplite",
+                 make_answer: Optional[Callable[[RequestContext, Dict[str, Any]], Message]] = None) -> None:
         self._transport = transport
         self._handle_request = handle_request or _method_not_found
+        self._make_answer = make_answer or _plain_answer
         self._handle_notification = handle_notification or _ignore_notification
         self.default_timeout = default_timeout
         self._name = name
@@ -346,7 +348,7 @@ class Session(MessageSink):
                 params = dict(params or {})
                 params["_meta"] = {**(params.get("_meta") or {}), "progressToken": request_id}
             try:
-                self._send(jsonrpc.request(request_id, method, params), related_request_id, headers)
+                self._send(self._request_message(request_id, method, params), related_request_id, headers)
             except BaseException:
                 with self._lock:
                     self._pending.pop(request_id, None)
@@ -574,8 +576,7 @@ class Session(MessageSink):
                     held = result
                     self._defer(ctx, held)  # it stays in flight: `_defer` decides
                     return
-                # (an answer made whole: what a 2026-07-28 server answers most requests with, `jsonrpc.tailed_answer`)
-                response = result if type(result) is jsonrpc.TailedMessage else jsonrpc.result(ctx.id, result)
+                response = self._make_answer(ctx, result)
             except RPCError as exc:
                 response = jsonrpc.error(ctx.id, exc.code, exc.message, exc.data)
             except Exception:
@@ -640,6 +641,10 @@ class Session(MessageSink):
                 log.exception("%s: ending the deferred request %r failed", self._name, ctx.id)
             finally:
                 request.ended.set()
+
+    def _request_message(self, request_id: RequestId, method: str, params: Optional[Dict[str, Any]]) -> Message:
+        """The request to send (overridden by a 2026-07-28 client, whose requests end with its envelope)."""
+        return jsonrpc.request(request_id, method, params)
 
     def _answer(self, ctx: RequestContext) -> Union[Dict[str, Any], Deferred]:
         """The result for a request the session does not answer itself (overridden for initialize)."""
@@ -765,6 +770,10 @@ class Session(MessageSink):
 
 def _call_progress(callback: ProgressCallback, params: Dict[str, Any]) -> None:
     callback(params.get("progress", 0), params.get("total"), params.get("message"))
+
+
+def _plain_answer(ctx: RequestContext, result: Dict[str, Any]) -> Message:
+    return jsonrpc.result(ctx.id, result)
 
 
 def _method_not_found(ctx: RequestContext) -> Dict[str, Any]:

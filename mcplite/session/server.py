@@ -20,6 +20,7 @@ from __future__ import annotations  # annotations are not evaluated at import: a
 from .._sync import LazyEvent
 from ..errors import INVALID_PARAMS, INVALID_REQUEST, UNSUPPORTED_PROTOCOL_VERSION, LocalProtocolError, RPCError
 from ..protocol import envelope, jsonrpc, methods
+from ..protocol.json_text import copied
 from ..protocol.lifecycle import HANDSHAKE_SKIPPED, READY, SEND, SERVER
 from ..protocol.versions import HANDSHAKE, HANDSHAKE_VERSIONS, MODERN, negotiate, revision
 from ..transports import Transport
@@ -57,11 +58,10 @@ class ServerSession(Session):
         self._supported_versions = supported_versions or HANDSHAKE_VERSIONS
         self._modern_versions = tuple(v for v in self._supported_versions if revision(v).era == MODERN)
         #: The last envelope the ladder accepted on this stream connection, once it is pinned modern, as
-        #: (its ``_meta``: a copy, or the next request's own, the `Envelope`, its `Revision`, whether the first
-        #: is still the ladder's copy): a client stamps the same ``_meta`` on every request, and one dict
-        #: comparison (in C), or identity, is much cheaper than the ladder. Never used for a request that came
-        #: with HTTP headers (their rungs must run). Reader thread only.
-        self._last_envelope: Optional[Tuple[Dict[str, Any], envelope.Envelope, Any, bool]] = None
+        #: (its ``_meta``, the `Envelope`, its `Revision`), the session's own copies: a client stamps the same
+        #: ``_meta`` on every request, and one dict comparison (in C) is much cheaper than the ladder. Never used
+        #: for a request that came with HTTP headers (their rungs must run). Reader thread only.
+        self._last_envelope: Optional[Tuple[Dict[str, Any], envelope.Envelope, Any]] = None
         self._handshake_versions = tuple(v for v in self._supported_versions if revision(v).era == HANDSHAKE)
         #: The protocol era this connection speaks: None until its first deciding request (see the module
         #: docstring), then `versions.HANDSHAKE` or `versions.MODERN`. Moved on the reader thread only.
@@ -124,15 +124,8 @@ class ServerSession(Session):
         last = self._last_envelope
         if request_info is None:
             meta = params["_meta"]
-            if last is not None and (meta is last[0] or meta == last[0]) and \
-                    ctx.method not in envelope.REMOVED_METHODS:
+            if last is not None and meta == last[0] and ctx.method not in envelope.REMOVED_METHODS:
                 ctx.envelope, ctx.revision = last[1], last[2]  # the same _meta as last time: the same verdict
-                if last[3]:
-                    # Keep this request's dict instead, once. The stream's decoder (`RepeatedMetaDecoder`) learns
-                    # a repeated _meta from the second request that ends with it, not the first, and gives every
-                    # later request that one's very dict: kept here, each later repeat is told by identity,
-                    # without the dict comparison (code that every other request's path leaves cold).
-                    self._last_envelope = (meta, last[1], last[2], False)
                 self._admit(ctx, inline)
                 return
         else:
@@ -157,7 +150,11 @@ class ServerSession(Session):
             self.revision = ctx.revision  # what notifications not tied to a request are routed by
             self._advance(HANDSHAKE_SKIPPED)
         if request_info is None and self.era == MODERN and not self.lifecycle.awaiting_initialize:
-            self._last_envelope = (dict(ctx.params["_meta"]), ctx.envelope, ctx.revision, True)
+            # Copies, so that a handler that changes its request's _meta changes no later request's verdict.
+            accepted = ctx.envelope
+            self._last_envelope = (copied(params["_meta"]), envelope.Envelope(
+                accepted.version, copied(accepted.client_capabilities), client_info=copied(accepted.client_info),
+                log_level=accepted.log_level, progress_token=accepted.progress_token), ctx.revision)
         self._admit(ctx, inline)
 
     def expect_modern(self) -> None:

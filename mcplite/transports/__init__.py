@@ -109,9 +109,8 @@ class Transport(abc.ABC):
         """Close the connection (idempotent). The sink then gets ``connection_lost`` if it has not yet."""
 
 
-def deliver_bytes(data: bytes, sink: MessageSink, decode: Callable[[bytes], Any] = decode) -> None:
-    """Decode one framed message and hand it to ``sink`` (the common path of the stream transports). ``decode``:
-    `jsonrpc.decode`, or a connection's `RepeatedMetaDecoder.decode`, which returns and raises the same."""
+def deliver_bytes(data: bytes, sink: MessageSink) -> None:
+    """Decode one framed message and hand it to ``sink`` (the common path of the stream transports)."""
     try:
         value = decode(data)
     except InvalidMessage as exc:

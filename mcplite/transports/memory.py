@@ -12,7 +12,6 @@ import threading
 
 from ..errors import ConnectionClosed
 from ..protocol.jsonrpc import encode_bytes
-from ..protocol.repeated_meta import RepeatedMetaDecoder
 from . import MessageSink, Transport, deliver_bytes
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
@@ -42,13 +41,12 @@ class MemoryTransport(Transport):
                          daemon=True).start()
 
     def _read(self, sink: MessageSink) -> None:
-        decode = RepeatedMetaDecoder().decode  # as stdio decodes a connection's lines
         while True:
             data = self._inbox.get()
             if data is None:  # _EOF
                 sink.connection_lost(None)
                 return
-            deliver_bytes(data, sink, decode)
+            deliver_bytes(data, sink)
 
     def send(self, message: Any, route: Optional[Route] = None) -> None:
         data = encode_bytes(message)  # outside the lock: encoding errors raise to the caller

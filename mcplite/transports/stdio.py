@@ -19,7 +19,6 @@ import threading
 from .._log import log
 from ..errors import ConnectionClosed, TransportError
 from ..protocol.jsonrpc import PEEK_SIZE, encode_bytes, too_large
-from ..protocol.repeated_meta import RepeatedMetaDecoder
 from . import MessageSink, Transport, deliver_bytes, deliver_invalid
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
@@ -97,9 +96,8 @@ class _LineChannel:
     """
 
     def __init__(self, reader: IO[bytes], writer: IO[bytes], name: str, *, owns_reader: bool = False,
-                 max_line_size: int = DEFAULT_MAX_LINE_SIZE, share_request_meta: bool = False) -> None:
+                 max_line_size: int = DEFAULT_MAX_LINE_SIZE) -> None:
         self._max_line_size = max_line_size
-        self._share_request_meta = share_request_meta  # (see `RepeatedMetaDecoder`: a server's reader)
         self._reader = reader
         self._owns_reader = owns_reader
         self._writer = writer
@@ -127,8 +125,6 @@ class _LineChannel:
         error: Optional[BaseException] = None
         try:
             readline = self._reader.readline
-            # This connection's: a _meta that repeats is read once.
-            decode = RepeatedMetaDecoder(self._share_request_meta).decode
             longest = self._max_line_size + 1  # the message and its newline
             while True:
                 line = readline(longest)
@@ -136,7 +132,7 @@ class _LineChannel:
                     break
                 if line.endswith(b"\n") or len(line) < longest:
                     if line.strip():
-                        _deliver(line, sink, self._name, decode)
+                        _deliver(line, sink, self._name)
                 else:
                     head, tail, line = line[:PEEK_SIZE], line[-PEEK_SIZE:], b""  # let the long start go now
                     if not self._skip_long_line(head, tail, sink):
@@ -211,11 +207,11 @@ class _LineChannel:
             self._thread.join(timeout)
 
 
-def _deliver(line: bytes, sink: MessageSink, name: str, decode: Callable[[bytes], Any]) -> None:
+def _deliver(line: bytes, sink: MessageSink, name: str) -> None:
     """One line to the sink. Whatever goes wrong in taking it is that message's problem: only the end of the
     input (or a read that fails) ends the reader, never an error raised while handling what was read."""
     try:
-        deliver_bytes(line, sink, decode)
+        deliver_bytes(line, sink)
     except Exception:
         log.exception("%s: a message could not be taken; reading on", name)
 
@@ -512,9 +508,7 @@ class StdioServerTransport(Transport):
     def start(self, sink: MessageSink) -> None:
         stdin = self._stdin if self._stdin is not None else sys.stdin.buffer
         stdout = self._stdout if self._stdout is not None else self._take_stdout()
-        # A server's requests that repeat their envelope share its dict: its session tells them by identity.
-        self._channel = _LineChannel(stdin, stdout, "stdio-server", max_line_size=self.max_line_size,
-                                     share_request_meta=True)
+        self._channel = _LineChannel(stdin, stdout, "stdio-server", max_line_size=self.max_line_size)
         # A client may close our stdin and still read stdout (``printf '...' | server``): answer first.
         self._channel.start(sink, lambda: None, answer_after_eof=True)
 

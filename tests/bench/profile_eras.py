@@ -6,7 +6,7 @@
 Where run.py's revision table says how much slower 2026-07-28 is end to end, this says why: it feeds
 mc_server.py's server, in this process, the same requests era_client.py sends (each era on a session of its
 own, connected as that era's client connects), as compact JSON lines decoded the way the stdio transport
-decodes them (by a `RepeatedMetaDecoder` per session, as its reader has one per connection), and has every
+decodes them (`jsonrpc.decode`), and has every
 handler run inline (``receive(..., inline=True)``) into a transport that encodes each answer as stdio does
 and keeps it. So the figure is the server's own Python path per request: decoding, the lifecycle or the
 ``_meta`` ladder, the handler, result shaping, encoding; not the pool, the pipes or the scheduler, which cost
@@ -40,7 +40,6 @@ from floor_client import INITIALIZE, INITIALIZED, call_message, check_response  
 from mc_server import server  # noqa: E402
 
 from mcplite.protocol import jsonrpc  # noqa: E402
-from mcplite.protocol.repeated_meta import RepeatedMetaDecoder  # noqa: E402
 from mcplite.transports import Transport  # noqa: E402
 
 ERAS = era_client.ERAS
@@ -72,7 +71,7 @@ def connected(era: str) -> Tuple[Capture, Any, Callable[[bytes], Any]]:
     transport = Capture()
     session = server.create_session(transport)
     session.start()
-    decode = RepeatedMetaDecoder(share_requests=True).decode  # (as a stdio server's reader, one per connection)
+    decode = jsonrpc.decode  # (as a stdio server's reader decodes each line)
     opening: List[Dict[str, Any]] = [era_client.DISCOVER] if era == "modern" else [INITIALIZE, INITIALIZED]
     for message in opening:
         session.receive(decode(line(message)), inline=True)

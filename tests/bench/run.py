@@ -75,8 +75,8 @@ and the mcplite/peer ratios, which hold where absolute figures do not. It is pri
 
 The revision table gives, for each pair of `ERA_PAIRS`, each metric on 2026-07-28 over the same on 2025-11-25
 as the median of the rounds' ratios (mcplite-eras runs `ERA_PASSES` times a round, each run a ratio of its
-own); with era_client, on stdio, 2026-07-28 must reach 0.95x of 2025-11-25
-(`ERA_TARGETS`). It follows the main table, on screen and in RESULTS.md.
+own); with era_client, on stdio, 2026-07-28 must stay within 10% of 2025-11-25 (0.90x, `ERA_TARGETS`): a guard
+against regressions, not a goal worth complexity (tests/bench/README.md has the instruction counts). It follows the main table, on screen and in RESULTS.md.
 
 Exit status: 1 when a workload of mcplite, mcplite-eras or the floor failed (a wrong result, a crash, a
 timeout), or with ``--strict`` when mcplite misses a target of `TARGETS` or `ERA_TARGETS`; a peer that
@@ -598,7 +598,8 @@ ERA_ROWS = [*(row for row in ROWS if row.metric.startswith(("stdio", "http"))),
             Row("stdio_cpu_in_flight", f"stdio {WINDOW} in flight, server CPU per call", "us")]
 #: What mcplite's server on 2026-07-28 must reach against itself on 2025-11-25 (issue 12): metric -> factor,
 #: read as in TARGETS.
-ERA_TARGETS: Dict[str, float] = {"stdio_seq": 0.95, "stdio_in_flight": 0.95}
+#: A guard against regressions, not a goal worth complexity: 2026-07-28 within 10% of 2025-11-25 on stdio.
+ERA_TARGETS: Dict[str, float] = {"stdio_seq": 0.90, "stdio_in_flight": 0.90}
 RATIO_NOTE = "mcplite/peer: calls/s above 1x means mcplite is faster; ms and MiB below 1x mean it is lighter."
 
 

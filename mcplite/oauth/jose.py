@@ -36,6 +36,7 @@ costs what reading its text does.
 """
 
 import base64
+import functools
 import hashlib
 import hmac
 import json
@@ -167,14 +168,14 @@ def _add_affine(p1: _Jacobian, x2: int, y2: int) -> _Jacobian:
 
 
 # Multiples of the base point for `_base_multiply`: row i holds (2j + 1) * 16^i * G for j = 0..7, each as
-# (x, (y, -y)), so a digit's sign picks a y instead of branching. Built on first use (about 10 ms), by
-# whichever thread gets there first: two threads building it at once build the same table.
+# (x, (y, -y)), so a digit's sign picks a y instead of branching. Built on first use (about 10 ms); two threads
+# that get there at once build the same table.
 _BASE_DIGITS = 64  # 4-bit digits below the top one: 256 bits
 _BaseTable = Tuple[List[List[Tuple[int, Tuple[int, int]]]], Tuple[int, int]]
-_base_table: Optional[_BaseTable] = None
 
 
-def _build_base_table() -> _BaseTable:
+@functools.cache
+def _base_table() -> _BaseTable:
     rows: List[List[Tuple[int, Tuple[int, int]]]] = []
     power: _Jacobian = (_G[0], _G[1], 1)  # 16^i * G
     for _ in range(_BASE_DIGITS):
@@ -200,11 +201,7 @@ def _base_multiply(scalar: int) -> _Jacobian:
     into 64 odd digits in -15..15 and a top digit 1 (Joye and Tunstall's regular recoding): k = 16^64 +
     sum(d_i * 16^i). No digit is zero, so no addition is ever skipped.
     """
-    global _base_table
-    table = _base_table
-    if table is None:
-        table = _base_table = _build_base_table()
-    rows, top = table
+    rows, top = _base_table()
     even = 1 - (scalar & 1)
     k = (scalar, _N - scalar)[even]
     total: _Jacobian = (top[0], top[1], 1)

@@ -20,6 +20,7 @@ MODULES = sorted(PACKAGE.rglob("*.py"))
 #: transports/__init__.py; "transports.*" is any transport.
 ALLOWED: Dict[str, Set[str]] = {
     "errors": set(),
+    "_once": set(),  # the first-use loader: every layer may use it (ALWAYS)
     "_log": set(),
     "_sync": {"_log"},
     "_files": set(),  # creating private files: for the stores and the token file
@@ -40,6 +41,9 @@ ALLOWED: Dict[str, Set[str]] = {
     "wsgi": {"transports.*"},
     "jose": {"oauth"},
 }
+
+#: What every module may import: pure helpers of no layer.
+ALWAYS: Set[str] = {"_once"}
 
 #: What a function-level import may reach beyond ALLOWED: the API layer loads a transport when asked to.
 LAZY_ALSO: Dict[str, Set[str]] = {
@@ -104,7 +108,7 @@ def allowed(source: str, target: str, lazy: bool) -> bool:
     group = group_of(source)
     if group == group_of(target):
         return True
-    rules = ALLOWED[group] | (LAZY_ALSO.get(group, set()) if lazy else set())
+    rules = ALLOWED[group] | ALWAYS | (LAZY_ALSO.get(group, set()) if lazy else set())
     inside = ".".join(target.split(".")[1:])
     return any(matches(rule, inside) for rule in rules)
 

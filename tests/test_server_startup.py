@@ -120,8 +120,8 @@ print(" ".join(sorted(name for name in sys.modules if name.startswith("mcplite")
 #: Everything ``from mcplite import Server`` may load: the class, its base `Registry`, what the package itself
 #: loads, and `__future__` (``from __future__ import annotations`` imports it). Not threading, re or json, not
 #: the session layer, not the 2026-07-28 machinery.
-SERVER_IMPORT = ["__future__", "mcplite", "mcplite._log", "mcplite.errors", "mcplite.protocol",
-                 "mcplite.protocol.methods", "mcplite.protocol.versions", "mcplite.server", "mcplite.server.registry"]
+SERVER_IMPORT = ["__future__", "mcplite", "mcplite._log", "mcplite._once", "mcplite.errors",
+                 "mcplite.protocol", "mcplite.protocol.methods", "mcplite.protocol.versions", "mcplite.server", "mcplite.server.registry"]
 #: What building a `Server` adds: its parts (event bus and connections, listen streams, caching hints, the
 #: requestState key ring) and threading for their locks. The session layer waits for the first connection.
 SERVER_PARTS = ["mcplite.protocol.mrtr", "mcplite.server.caching", "mcplite.server.listen",

@@ -36,7 +36,6 @@ costs what reading its text does.
 """
 
 import base64
-import functools
 import hashlib
 import hmac
 import json
@@ -46,6 +45,7 @@ import secrets
 import time
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 
+from .._once import once
 from ..protocol import json_text
 
 __all__ = [
@@ -174,7 +174,7 @@ _BASE_DIGITS = 64  # 4-bit digits below the top one: 256 bits
 _BaseTable = Tuple[List[List[Tuple[int, Tuple[int, int]]]], Tuple[int, int]]
 
 
-@functools.cache
+@once
 def _base_table() -> _BaseTable:
     rows: List[List[Tuple[int, Tuple[int, int]]]] = []
     power: _Jacobian = (_G[0], _G[1], 1)  # 16^i * G

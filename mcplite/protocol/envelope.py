@@ -34,8 +34,8 @@ works before the version table has a 2026-07-28 row, and a test can feed it any 
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
-import functools
 
+from .._once import once
 from ..errors import (
     HEADER_MISMATCH,
     INVALID_PARAMS,
@@ -264,7 +264,7 @@ def missing_capabilities_error(required: Union[Mapping[str, Any], Iterable[str]]
                     {"requiredCapabilities": capabilities})
 
 
-@functools.cache
+@once
 def _header_checker() -> Callable[..., Optional[RPCError]]:
     """`mcp_headers.check_request_headers`, loaded by the first request with headers: only HTTP requests have
     them, and a stdio server need not load the header codec."""

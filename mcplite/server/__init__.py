@@ -32,9 +32,9 @@ first registration.
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
-import functools
 import os
 
+from .._once import once
 from ..errors import INVALID_REQUEST, METHOD_NOT_FOUND, RPCError
 from ..protocol import methods
 from ..protocol.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS, negotiate, revision
@@ -392,9 +392,9 @@ def default_principal(auth: Any) -> Optional[str]:
     return principal_of(auth)
 
 
-# Loaded by their first use and kept (functools.cache): what a server loads only when it serves, rather than
+# Loaded by their first use and kept (`_once.once`): what a server loads only when it serves, rather than
 # with the server, without an import statement run per request or session.
-@functools.cache
+@once
 def _session_class() -> Type[ServerSession]:
     """`session.server.ServerSession`: the session layer (and `threading`) loads with the first connection."""
     from ..session.server import ServerSession as session_class
@@ -402,7 +402,7 @@ def _session_class() -> Type[ServerSession]:
     return session_class
 
 
-@functools.cache
+@once
 def _results() -> Any:
     """`server.results`, for shaping 2026-07-28 results (loaded with the handlers by then)."""
     from . import results
@@ -410,7 +410,7 @@ def _results() -> Any:
     return results
 
 
-@functools.cache
+@once
 def _method_table() -> Dict[str, Handler]:
     """Request method -> its handler, importing the handlers: a server that never answers a request never loads
     them. (Two first requests on two threads may both build it: the same table.)"""

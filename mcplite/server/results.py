@@ -8,9 +8,9 @@ opaque to the client and checked when they come back.
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
-import functools
 
 from .. import content as c
+from .._once import once
 from ..errors import INVALID_PARAMS, RPCError
 from ..protocol import json_text, jsonrpc, methods
 from ..protocol.methods import SERVER_INFO_KEY
@@ -95,7 +95,7 @@ def error_result(message: str) -> Dict[str, Any]:
     return {"content": [c.text(message)], "isError": True}
 
 
-@functools.cache
+@once
 def _jsonable() -> Callable[[Any], Any]:
     """`schema.to_jsonable`, for the results that are neither text nor an output schema's structured value:
     loaded by its first use (by the time a handler returns, its registration has imported `schema`), not with

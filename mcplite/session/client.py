@@ -10,8 +10,8 @@ headers that mirror its body (``Mcp-Method``, ``Mcp-Name``). Which era to speak 
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
-import functools
 
+from .._once import once
 from .._sync import DEFAULT
 from ..errors import RemoteProtocolError, VersionMismatch
 from ..protocol import jsonrpc, methods
@@ -244,7 +244,7 @@ class _Envelope:
             self.text = None
 
 
-@functools.cache
+@once
 def _mcp_headers() -> Any:
     """`protocol.mcp_headers`, loaded by the first request that mirrors its headers (2026-07-28 over HTTP only)."""
     from ..protocol import mcp_headers

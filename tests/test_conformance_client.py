@@ -1,6 +1,7 @@
 """tests/conformance/client.py, the client the official suite drives: it knows every client scenario of both
-requirement sets it is run with, and refuses one it does not know (exit 2) rather than pass it vacuously.
-The suite itself runs in tests/conformance/run.sh."""
+requirement sets it is run with (suite 0.2.0-alpha.12) and of suite 0.1.16, under the names each version uses,
+and refuses one it does not know (exit 2) rather than pass it vacuously. The suites themselves run in
+tests/conformance/run.sh."""
 
 import importlib.util
 import os
@@ -30,6 +31,22 @@ SCENARIOS = {
     "auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback",
 }
 
+#: `conformance list` of suite 0.1.16 (installed from npm by tests/conformance/run.sh from
+#: tests/conformance/v0.1.16/package-lock.json), "Client scenarios", all 26 in its order: the names differ
+#: from 0.2's where 0.2 renamed a scenario (auth/cross-app-access-complete-flow is now
+#: auth/enterprise-managed-authorization).
+SCENARIOS_0_1_16 = (
+    "initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry",
+    "auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3", "auth/basic-cimd",
+    "auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported", "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up", "auth/scope-retry-limit",
+    "auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post", "auth/token-endpoint-auth-none",
+    "auth/pre-registration",
+    "auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback",
+    "auth/resource-mismatch", "auth/offline-access-scope", "auth/offline-access-not-supported",
+    "auth/client-credentials-jwt", "auth/client-credentials-basic", "auth/cross-app-access-complete-flow",
+)
+
 
 def load_client():
     spec = importlib.util.spec_from_file_location("conformance_client", SCRIPT)
@@ -40,6 +57,17 @@ def load_client():
 
 def test_every_scenario_of_both_requirement_sets_has_a_runner():
     assert SCENARIOS <= set(load_client().SCENARIOS)
+
+
+def test_every_client_scenario_of_suite_0_1_16_has_a_runner():
+    assert len(SCENARIOS_0_1_16) == 26
+    assert set(SCENARIOS_0_1_16) - set(load_client().SCENARIOS) == set()
+
+
+def test_a_renamed_scenario_runs_the_same_flow_under_both_names():
+    client = load_client()
+    assert client.SCENARIOS["auth/cross-app-access-complete-flow"] is client.SCENARIOS[
+        "auth/enterprise-managed-authorization"]
 
 
 def test_an_unknown_scenario_exits_2_without_running_anything():

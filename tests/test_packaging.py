@@ -155,8 +155,8 @@ def test_every_name_in_all_exists(path):
 
 #: What a checkout holds that no archive should: VCS data, caches, build output, peers the scripts install.
 NOT_SOURCES = (".git", "__pycache__", "*.pyc", "*.egg-info", "build", "dist", ".pytest_cache", ".peers",
-               ".conformance", ".benchmarks", ".venv", "node_modules", ".coverage", ".coverage.*", "htmlcov",
-               ".mypy_cache", ".ruff_cache")
+               ".conformance", ".conformance-0.1.16", ".benchmarks", ".venv", "node_modules", ".coverage", ".coverage.*",
+               "htmlcov", ".mypy_cache", ".ruff_cache")
 
 
 #: The PEP 517 hook that `python -m build --sdist --no-isolation` calls, without needing `build` installed.

@@ -12,9 +12,10 @@ browser step is headless: the authorization URL is fetched and its 302 ``Locatio
 Credentials, where a scenario has them, come from ``MCP_CONFORMANCE_CONTEXT``.
 
 The revision: the suite says which one it judges in ``MCP_CONFORMANCE_PROTOCOL_VERSION`` (the 2025-11-25 set:
-the handshake; the 2026-07-28 set: per-request ``_meta``, no handshake). Every scenario pins the client to it,
-as a user who knows the server would; the probe the default ``protocol_version="auto"`` makes is tested in
-tests/test_client_era.py and tests/test_http_client_modern.py. (At 2026-07-28 several mocks do not answer
+the handshake; the 2026-07-28 set: per-request ``_meta``, no handshake; suite 0.1.16 names none and judges
+the handshake era). Every scenario pins the client to it, as a user who knows the server would; the probe the
+default ``protocol_version="auto"`` makes is tested in tests/test_client_era.py and
+tests/test_http_client_modern.py. (At 2026-07-28 several mocks do not answer
 ``server/discover`` at all, which the spec allows: discover is optional there.)
 """
 
@@ -36,7 +37,8 @@ from mcplite.oauth import (  # noqa: E402
 
 #: Seconds per request: below the suite's own 30 s limit, so a hang ends with our message, not a kill.
 TIMEOUT = 20.0
-#: The revision the suite judges this run at (it always sets the variable; by hand, the handshake era).
+#: The revision the suite judges this run at (0.2 always sets the variable; 0.1.16, which predates the
+#: 2026-07-28 revision, and a run by hand do not: the handshake era).
 VERSION = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") or LATEST_HANDSHAKE_VERSION
 
 Scenario = Callable[[str, Dict[str, Any]], None]
@@ -267,7 +269,7 @@ def client_credentials_jwt(url: str, context: Dict[str, Any]) -> None:
                                                 private_key=context["private_key_pem"]))
 
 
-@scenario("auth/enterprise-managed-authorization")  # "auth/cross-app-access-complete-flow" before 0.2
+@scenario("auth/enterprise-managed-authorization")  # FORMER_NAMES has its 0.1.16 name
 def cross_app_access(url: str, context: Dict[str, Any]) -> None:
     """Enterprise-managed authorization: the user's ID token exchanged at the IdP for an ID-JAG, then the
     JWT bearer grant at the MCP server's authorization server."""
@@ -282,6 +284,13 @@ def workload_identity(url: str, context: Dict[str, Any]) -> None:
     """Workload identity federation: the platform's JWT presented with the RFC 7523 JWT bearer grant, with
     no registration (the mock's AS has no registration endpoint) and no fallback to another grant."""
     use_protected_server(url, JWTBearer(assertion=context["valid_jwt"]))
+
+
+#: Scenarios the suite renamed in 0.2: the name in 0.1.16 -> the name in 0.2.0-alpha.12. The fixture answers to
+#: both, so either version of the suite can drive it (tests/conformance/run.sh runs both).
+FORMER_NAMES = {"auth/cross-app-access-complete-flow": "auth/enterprise-managed-authorization"}
+for _former, _current in FORMER_NAMES.items():
+    SCENARIOS[_former] = SCENARIOS[_current]
 
 
 # ---- helpers ------------------------------------------------------------------------------------------

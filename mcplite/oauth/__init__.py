@@ -10,13 +10,14 @@ Clients::
 
 Servers::
 
-    HTTPApp(server, authenticate=BearerAuth(verify, resource="https://host/mcp",
-                                            authorization_servers=["https://auth.example"]))
+    server.run(http="0.0.0.0:8000", allowed_hosts=["host"],
+               authenticate=BearerAuth(verify, resource="https://host/mcp",
+                                       authorization_servers=["https://auth.example"]))
 
 This module exports what a user configures: the grants, token storage, the browser step, `drive` (running
 a flow with `http.client`) and, on the server, `BearerAuth` and its `NonceIssuer`. The rest (the spec's
 rules as functions, challenge parsing, PKCE, DPoP proofs by hand, the grants' base class) is
-`mcplite.oauth.advanced`; its names imported from here still work, with a `DeprecationWarning`.
+`mcplite.oauth.advanced`; imported from here, its names still work until 0.2, with a `DeprecationWarning`.
 
 Where the protocol revisions differ (VERSIONS.md §3), the choice is made in `rules`, in small functions
 named after the rule, so each can be checked against the spec text. The modules, bottom up:

@@ -26,7 +26,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUTPUT = os.path.join(ROOT, "docs", "api.md")
 
 #: The documented modules, whose ``__all__`` is the public surface.
-MODULES = ["mcplite", "mcplite.content", "mcplite.errors", "mcplite.http_server", "mcplite.wsgi", "mcplite.oauth"]
+MODULES = ["mcplite", "mcplite.content", "mcplite.errors", "mcplite.http_server", "mcplite.wsgi", "mcplite.oauth",
+           "mcplite.oauth.advanced"]
 
 #: The sections, in order: a title, an introduction, and which (module, name) pairs belong there.
 GROUPS: List[Tuple[str, str, Callable[[str, str, Any], bool]]] = [
@@ -48,12 +49,19 @@ GROUPS: List[Tuple[str, str, Callable[[str, str, Any], bool]]] = [
      "(`result[\"content\"]`, `tool[\"name\"]`, `block[\"type\"]`), a script that uses them passes "
      "`mypy --strict` and pyright's strict mode (`tests/test_typed_results.py` checks one).",
      lambda module, name, obj: module == "mcplite.content" or name == "content"),
-    ("HTTP serving", "`mcplite.http_server` serves a `Server` with the standard library's threading HTTP "
-     "server; `mcplite.wsgi` under any WSGI server. Both wrap `HTTPApp`.",
+    ("HTTP serving", "One way per server kind: the built-in server is `server.run(http=\"host:port\")` (until "
+     "SIGTERM or Ctrl-C), or `HTTPServerThread` from `mcplite.http_server` in the background (tests, embedding); "
+     "under WSGI it is `server.wsgi_app(...)`. The names here are what those take. (`mcplite.http_server` also "
+     "holds the core, `HTTPApp`, for writing another adapter: advanced, outside `__all__`.)",
      lambda module, name, obj: module in ("mcplite.http_server", "mcplite.wsgi")),
-    ("OAuth", "`mcplite.oauth`: the OAuth 2.1 client as an I/O-free flow (the grants, token storage, the "
-     "browser step), bearer tokens on the server, and the specification's rules as functions.",
+    ("OAuth", "`mcplite.oauth`: what a user configures: the OAuth 2.1 grants, token storage, the browser step, "
+     "running a flow with `drive`, and bearer tokens on the server.",
      lambda module, name, obj: module == "mcplite.oauth"),
+    ("OAuth, advanced", "`mcplite.oauth.advanced`: the pieces under `mcplite.oauth`, for those who build on them: "
+     "the specification's rules as functions, challenge parsing, PKCE, client assertions, DPoP proofs by hand, "
+     "the grants' base class. Public, but it changes more readily than `mcplite.oauth`. (Until 0.2 these names "
+     "are importable from `mcplite.oauth` too, with a `DeprecationWarning`.)",
+     lambda module, name, obj: module == "mcplite.oauth.advanced"),
     ("Errors", "Every exception mcplite raises on purpose derives from `MCPError`; they are importable from "
      "`mcplite` and from `mcplite.errors`.",
      lambda module, name, obj: isinstance(obj, type) and issubclass(obj, BaseException)),
@@ -255,6 +263,8 @@ def _members(cls: type) -> List[str]:
             continue
         for name, member in vars(klass).items():
             if name.startswith("_"):
+                continue
+            if summary(member).startswith("Deprecated"):  # still works, no longer documented
                 continue
             if isinstance(member, (classmethod, staticmethod)):
                 member = member.__func__

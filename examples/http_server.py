@@ -12,7 +12,6 @@ The same server as a WSGI application (`app` below), for gunicorn with several w
 import argparse
 
 from mcplite import Context, Server
-from mcplite.wsgi import wsgi_app
 
 server = Server("http-demo", version="1.0.0")
 
@@ -40,7 +39,7 @@ def haiku(topic: str, ctx: Context) -> str:
 #: For WSGI servers. Stateless, since worker processes share no memory; sampling needs sessions. A WSGI app
 #: cannot know its address, so it names the Host values it accepts: here the loopback names, for the bind
 #: above; list your public names for another (or "*" behind a proxy that checks Host).
-app = wsgi_app(server, stateless=True, allowed_hosts=["localhost", "127.0.0.1"])
+app = server.wsgi_app(stateless=True, allowed_hosts=["localhost", "127.0.0.1"])
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -519,7 +519,7 @@ def _takes_tasks(client: Client, tool: Dict[str, Any]) -> bool:
 
 def _call_task(client: Client, tool: str, arguments: Dict[str, Any], reporter: StderrReporter) -> Dict[str, Any]:
     """Call ``tool`` as a task, showing its status and progress on stderr until the result; Ctrl-C cancels it."""
-    task = client.start_task(tool, arguments, progress=reporter.progress)
+    task = client.start_tool_call(tool, arguments, task=True, progress=reporter.progress)
     if task.task_id is None:  # the server answered at once
         return dict(task.result())
     shown: List[Any] = [None]

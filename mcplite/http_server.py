@@ -1,3 +1,50 @@
-"""`mcplite.http_server`, a documented import path: the code lives in `mcplite.transports.http_server.stdlib`."""
-from .transports.http_server.stdlib import *  # noqa: F401,F403
-from .transports.http_server.stdlib import __all__  # noqa: F401
+"""`mcplite.http_server`: the built-in HTTP server, for embedding and tests (`HTTPServerThread`).
+
+The one documented way to serve over HTTP with the built-in server is `Server.run(http="host:port")` (blocking
+until SIGTERM or Ctrl-C); in the background, `with HTTPServerThread(server, "127.0.0.1:0") as http:`. Under
+WSGI it is `Server.wsgi_app(...)`. This module's other public names are what those take: `HTTPRefusal` (an
+``authenticate`` hook raises it), `IncomingRequest` (what a ``routes`` handler is given), `LOOPBACK_HOSTS` and
+the event stores.
+
+Advanced, for writing another adapter in front of the core: `HTTPApp` (the core: one parsed request in, an
+answer through a `Responder`), `Responder`, `Headers`, `RouteHandler` and `reason_phrase` are importable from
+here but are not in `__all__`, and change more readily. `serve` and `start_http_server` are deprecated
+(`Server.run(http=...)`, `HTTPServerThread(...).start()`): they work until mcplite 0.2, with a warning.
+
+The code lives in `mcplite.transports.http_server`.
+"""
+
+from typing import Any, List
+
+from .transports.http_server.app import HTTPApp
+from .transports.http_server.eventstore import EventStore, InMemoryEventStore
+from .transports.http_server.exchange import Headers, IncomingRequest, Responder, RouteHandler, reason_phrase
+from .transports.http_server.guards import LOOPBACK_HOSTS
+from .transports.http_server.stdlib import HTTPServerThread
+from .transports.http_messages import HTTPRefusal
+
+__all__ = ["HTTPServerThread", "HTTPRefusal", "IncomingRequest", "LOOPBACK_HOSTS", "EventStore", "InMemoryEventStore"]
+
+#: Advanced names, importable but not in `__all__` (see above).
+ADVANCED = ("HTTPApp", "Responder", "Headers", "RouteHandler", "reason_phrase")
+
+#: Deprecated name -> what to use instead: they work until mcplite 0.2, with a `DeprecationWarning`.
+_DEPRECATED = {"serve": "Server.run(http=address, ...)",
+               "start_http_server": "HTTPServerThread(server, address, ...).start(), or use it as a context manager"}
+
+
+def __getattr__(name: str) -> Any:
+    instead = _DEPRECATED.get(name)
+    if instead is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import warnings
+
+    warnings.warn(f"mcplite.http_server.{name} is deprecated: use {instead} (it goes in mcplite 0.2)",
+                  DeprecationWarning, stacklevel=2)
+    from .transports.http_server import stdlib
+
+    return getattr(stdlib, name)
+
+
+def __dir__() -> List[str]:
+    return sorted(set(globals()) | set(__all__))

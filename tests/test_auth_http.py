@@ -21,10 +21,8 @@ from mcplite.cli import main as cli_main
 from mcplite.errors import AuthError
 from mcplite.transports.http_messages import AuthFlow, HTTPRequest, HTTPResponse
 from mcplite.http_server import HTTPServerThread
-from mcplite.oauth import (
-    BearerAuth, FileTokenStorage, OAuth, parse_bearer_challenge, protected_resource_metadata_path,
-    send_with_http_client,
-)
+from mcplite.oauth import BearerAuth, FileTokenStorage, OAuth
+from mcplite.oauth.advanced import parse_bearer_challenge, protected_resource_metadata_path, send_with_http_client
 from oauth_server import (  # tests/ is on sys.path under pytest's default import mode
     Clock, CountingAuthorize, OAuthTestServer, follow_authorization_redirect,
 )

@@ -16,7 +16,6 @@ from mcplite.errors import AuthError
 from mcplite.http_server import HTTPServerThread
 from mcplite.oauth import (
     BearerAuth,
-    BearerChallenge,
     ClientCredentials,
     FileTokenStorage,
     HTTPRequest,
@@ -25,9 +24,8 @@ from mcplite.oauth import (
     OAuth,
     Tokens,
     drive,
-    parse_auth_challenge,
-    send_with_http_client,
 )
+from mcplite.oauth.advanced import BearerChallenge, parse_auth_challenge, send_with_http_client
 from mcplite.oauth.dpop import (
     INVALID_DPOP_PROOF,
     USE_DPOP_NONCE,

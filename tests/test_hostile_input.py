@@ -34,7 +34,8 @@ from mcplite.errors import (
     RemoteProtocolError,
     TransportError,
 )
-from mcplite.oauth import HTTPRequest, HTTPResponse, OAuth, drive, send_with_http_client
+from mcplite.oauth import HTTPRequest, HTTPResponse, OAuth, drive
+from mcplite.oauth.advanced import send_with_http_client
 from mcplite.protocol import json_text, jsonrpc
 from mcplite.protocol.jsonrpc import MAX_DEPTH, MAX_NUMBER_LENGTH, InvalidMessage
 from tests.support import ROOT

@@ -11,7 +11,8 @@ import pytest
 
 from mcplite import jose
 from mcplite.errors import AuthError
-from mcplite.oauth import JWT_BEARER_GRANT, HTTPRequest, HTTPResponse, JWTBearer, TokenRequestRefused, drive
+from mcplite.oauth import HTTPRequest, HTTPResponse, JWTBearer, TokenRequestRefused, drive
+from mcplite.oauth.advanced import JWT_BEARER_GRANT
 
 MCP = "https://api.example.com/mcp"
 ISSUER = "https://auth.example.com"

@@ -15,9 +15,19 @@ import pytest
 from mcplite import jose
 from mcplite.errors import AuthError, TransportError
 from mcplite.oauth import (
-    AuthorizationResponse, ClientCredentials, ClientRegistration, CrossAppAccess, FileTokenStorage, HTTPRequest,
-    HTTPResponse, MemoryTokenStorage, OAuth, Tokens, drive, pkce_challenge,
+    AuthorizationResponse,
+    ClientCredentials,
+    ClientRegistration,
+    CrossAppAccess,
+    FileTokenStorage,
+    HTTPRequest,
+    HTTPResponse,
+    MemoryTokenStorage,
+    OAuth,
+    Tokens,
+    drive,
 )
+from mcplite.oauth.advanced import pkce_challenge
 from oauth_server import (  # tests/ is on sys.path under pytest's default import mode
     Clock, CountingAuthorize, OAuthTestServer, call, decode_form, decode_query, follow_authorization_redirect,
     jsonrpc_request, split_basic,

@@ -21,8 +21,19 @@ import pytest
 
 from mcplite.errors import AuthError
 from mcplite.oauth import (
-    AUTH_RULES, AuthorizationResponse, ClientCredentials, FileTokenStorage, HTTPRequest, HTTPResponse,
-    MemoryTokenStorage, OAuth, application_type_for, check_authorization_response_issuer, send_with_http_client,
+    AuthorizationResponse,
+    ClientCredentials,
+    FileTokenStorage,
+    HTTPRequest,
+    HTTPResponse,
+    MemoryTokenStorage,
+    OAuth,
+)
+from mcplite.oauth.advanced import (
+    AUTH_RULES,
+    application_type_for,
+    check_authorization_response_issuer,
+    send_with_http_client,
 )
 from oauth_server import (  # tests/ is on sys.path under pytest's default import mode
     CountingAuthorize, OAuthTestServer, call, decode_form, decode_query, follow_authorization_redirect, split_basic,

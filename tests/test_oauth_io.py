@@ -9,10 +9,8 @@ import pytest
 
 from mcplite import jose
 from mcplite.errors import AuthError, TransportError
-from mcplite.oauth import (
-    BrowserAuthorizer, ClientCredentials, HTTPRequest, HTTPResponse, LoopbackRedirectCatcher, MemoryTokenStorage,
-    OAuth, parse_bearer_challenge, send_with_http_client,
-)
+from mcplite.oauth import BrowserAuthorizer, ClientCredentials, HTTPRequest, HTTPResponse, MemoryTokenStorage, OAuth
+from mcplite.oauth.advanced import LoopbackRedirectCatcher, parse_bearer_challenge, send_with_http_client
 from oauth_server import (  # tests/ is on sys.path under pytest's default import mode
     Clock, CountingAuthorize, OAuthTestServer, call, decode_query, follow_authorization_redirect,
 )

@@ -6,13 +6,30 @@ from typing import Optional
 import pytest
 
 from mcplite.errors import AuthError
-from mcplite.oauth import (
-    AUTH_RULES, AuthorizationResponse, BearerChallenge, OAuth, add_step_up_scopes, application_type_for,
-    apply_offline_access, auth_rules, authorization_server_metadata_urls, canonical_resource_uri,
-    check_authorization_response, check_authorization_response_issuer, check_legacy_metadata_issuer,
-    check_pkce_support, choose_token_endpoint_auth_method, is_insufficient_scope, legacy_default_endpoints,
-    legacy_metadata_url, parse_bearer_challenge, pkce_challenge, pkce_pair, protected_resource_metadata_urls,
-    resource_matches, select_scopes,
+from mcplite.oauth import AuthorizationResponse, OAuth
+from mcplite.oauth.advanced import (
+    AUTH_RULES,
+    BearerChallenge,
+    add_step_up_scopes,
+    application_type_for,
+    apply_offline_access,
+    auth_rules,
+    authorization_server_metadata_urls,
+    canonical_resource_uri,
+    check_authorization_response,
+    check_authorization_response_issuer,
+    check_legacy_metadata_issuer,
+    check_pkce_support,
+    choose_token_endpoint_auth_method,
+    is_insufficient_scope,
+    legacy_default_endpoints,
+    legacy_metadata_url,
+    parse_bearer_challenge,
+    pkce_challenge,
+    pkce_pair,
+    protected_resource_metadata_urls,
+    resource_matches,
+    select_scopes,
 )
 from mcplite.protocol.versions import SUPPORTED_VERSIONS
 

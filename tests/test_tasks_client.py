@@ -1,6 +1,7 @@
-"""Tasks from the client: `Client.start_task` and its `Task` handle, ``call_tool(task=True)``, required-task tools
-called as tasks unasked, questions inside a task answered by the client's callbacks; both forms (the 2026-07-28
-extension and 2025-11-25 core tasks) against our own server in memory, over stdio and over HTTP.
+"""Tasks from the client: `Client.start_tool_call(task=True)` and its `Task` handle, ``call_tool(task=True)``,
+required-task tools called as tasks unasked, questions inside a task answered by the client's callbacks; both
+forms (the 2026-07-28 extension and 2025-11-25 core tasks) against our own server in memory, over stdio and over
+HTTP.
 """
 
 import os
@@ -56,7 +57,7 @@ def client(request: Any) -> Iterator[Client]:
 
 
 def test_a_task_handle_polls_to_the_result(client: Client) -> None:
-    task = client.start_task("sleepy", {"seconds": 0.3})
+    task = client.start_tool_call("sleepy", {"seconds": 0.3}, task=True)
     assert task.form == ("extension" if client.protocol_version == MODERN else "core") and task.task_id
     assert task.status() in ("working", "completed")
     assert task.wait(WAIT) == "completed" and task.done
@@ -72,13 +73,13 @@ def test_call_tool_as_a_task_and_required_tools_unasked(client: Client) -> None:
 
 
 def test_questions_inside_a_task_go_to_the_callbacks(client: Client) -> None:
-    assert client.start_task("confirm").result()["content"][0]["text"] == "went"
-    assert client.start_task("two").result()["content"][0]["text"] == "Alice:True"
-    assert client.start_task("sample_it").result()["content"][0]["text"] == "hi"
+    assert client.start_tool_call("confirm", task=True).result()["content"][0]["text"] == "went"
+    assert client.start_tool_call("two", task=True).result()["content"][0]["text"] == "Alice:True"
+    assert client.start_tool_call("sample_it", task=True).result()["content"][0]["text"] == "hi"
 
 
 def test_cancel(client: Client) -> None:
-    task = client.start_task("sleepy", {"seconds": WAIT})
+    task = client.start_tool_call("sleepy", {"seconds": WAIT}, task=True)
     with pytest.raises(RequestTimeout):
         task.wait(0.05)
     task.cancel()
@@ -88,10 +89,10 @@ def test_cancel(client: Client) -> None:
 
 
 def test_failures(client: Client) -> None:
-    broken = client.start_task("broken").result()
+    broken = client.start_tool_call("broken", task=True).result()
     assert broken["isError"] is True and "no good" in broken["content"][0]["text"]
     with pytest.raises(RemoteError) as refused:
-        client.start_task("refuses").result()
+        client.start_tool_call("refuses", task=True).result()
     assert refused.value.code == -32000 and refused.value.data == {"why": "test"}
 
 
@@ -102,7 +103,7 @@ def test_input_before_the_task_is_answered_in_rounds() -> None:
 
 def test_revisions_without_tasks_answer_directly() -> None:
     with Client(tasks_server.build(), protocol_version="2025-06-18", **OPTIONS) as client:
-        task = client.start_task("sleepy", {"seconds": 0})
+        task = client.start_tool_call("sleepy", {"seconds": 0}, task=True)
         assert task.form == "direct" and task.task_id is None and task.done
         assert task.result()["content"][0]["text"] == "slept 0"
         task.cancel()  # nothing to cancel
@@ -117,7 +118,7 @@ def test_polling_honours_the_poll_interval(version: str) -> None:
     try:
         with Client(recording, protocol_version=version, **OPTIONS) as client:
             started = time.monotonic()
-            task = client.start_task("sleepy", {"seconds": 0.6})
+            task = client.start_tool_call("sleepy", {"seconds": 0.6}, task=True)
             assert task.poll_interval == 0.2
             assert task.wait(WAIT) == "completed"
             elapsed = time.monotonic() - started

@@ -1,6 +1,6 @@
 """Tasks under load, from our own client against our own server: nothing lost, nothing leaked.
 
-- 1,000 tasks started at once from 20 threads sharing 4 clients (`Client.start_task`), in memory and over
+- 1,000 tasks started at once from 20 threads sharing 4 clients (`start_tool_call(task=True)`), in memory and over
   HTTP (the stdlib server), in both forms (the 2026-07-28 extension and 2025-11-25 core tasks): every one ends
   ``completed`` with its own result, while the server's bounded task pool (``task_workers``) never grows past
   its bound (the tasks queue for a thread). The store is capped at exactly 1,000: every one fits, none is
@@ -90,7 +90,7 @@ def test_a_thousand_concurrent_tasks_all_complete_with_their_own_results(wire: s
         def start(first: int) -> List[Tuple[int, Task]]:
             started, client = [], clients[first % CLIENTS]
             for n in range(first, TASKS, THREADS):
-                started.append((n, client.start_task("quick", {"n": n})))
+                started.append((n, client.start_tool_call("quick", {"n": n}, task=True)))
                 peak[0] = max(peak[0], len(pool_threads(earlier)))
             return started
 
@@ -110,7 +110,7 @@ def test_a_thousand_concurrent_tasks_all_complete_with_their_own_results(wire: s
         assert 1 <= peak[0] <= WORKERS and len(pool_threads(earlier)) <= WORKERS  # bounded: the rest queued
         wait_until(lambda: server.tasks.running() == 0)
         with pytest.raises(RemoteError, match=f"{TASKS} tasks, its limit"):
-            clients[0].start_task("quick", {"n": TASKS})
+            clients[0].start_tool_call("quick", {"n": TASKS}, task=True)
 
 
 RACERS = 300
@@ -124,7 +124,7 @@ def test_cancels_racing_completion_settle_each_task_once_as_the_client_saw_it(wi
     with no_thread_left(), connected(wire, version, server) as clients:
         def race(plan: Tuple[int, float, float]) -> Tuple[int, float, Task, str]:
             n, seconds, cancel_after = plan
-            task = clients[n % CLIENTS].start_task("sleepy", {"seconds": seconds})
+            task = clients[n % CLIENTS].start_tool_call("sleepy", {"seconds": seconds}, task=True)
             time.sleep(cancel_after)  # a random moment: before, during or after the handler's end
             task.cancel()
             status = task.wait(WAIT)

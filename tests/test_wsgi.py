@@ -14,7 +14,7 @@ from wsgiref.util import setup_testing_defaults
 
 import pytest
 
-from mcplite.wsgi import WSGIApp, wsgi_app
+from mcplite.wsgi import WSGIApp
 from support import ROOT, WAIT, Background, run_concurrently, wait_until
 from support.http import Fixture, ServerLoop
 from support.raw_http import EventReader, RawClient, Reply
@@ -55,7 +55,7 @@ def fixture() -> Fixture:
 @pytest.fixture
 def wsgiref_server(fixture: Fixture) -> Iterator[WSGIRef]:
     # threaded: wsgiref says wsgi.multithread is false even under ThreadingMixIn.
-    server = WSGIRef(wsgi_app(fixture.server, allowed_hosts=["127.0.0.1"], threaded=True))
+    server = WSGIRef(fixture.server.wsgi_app(allowed_hosts=["127.0.0.1"], threaded=True))
     yield server
     server.shutdown()
 
@@ -106,7 +106,7 @@ def test_a_stream_cannot_be_closed_early_under_wsgi(client: RawClient) -> None:
 
 
 def test_security_checks_and_body_limit(fixture: Fixture) -> None:
-    server = WSGIRef(wsgi_app(fixture.server, allowed_hosts=["127.0.0.1"], max_body_size=100, threaded=True))
+    server = WSGIRef(fixture.server.wsgi_app(allowed_hosts=["127.0.0.1"], max_body_size=100, threaded=True))
     try:
         client = RawClient(server)  # type: ignore[arg-type]
         assert client.post(client.request("ping"), {"Host": "evil.example.com"}).status == 403
@@ -117,7 +117,7 @@ def test_security_checks_and_body_limit(fixture: Fixture) -> None:
 
 
 def test_the_legacy_endpoint_url_includes_the_mount_point(fixture: Fixture) -> None:
-    app = wsgi_app(fixture.server, allowed_hosts=["*"], threaded=True)  # run on a thread of the test's
+    app = fixture.server.wsgi_app(allowed_hosts=["*"], threaded=True)  # run on a thread of the test's
     written: List[bytes] = []
     endpoint_sent = threading.Event()
 
@@ -143,7 +143,6 @@ import os
 import time
 
 from mcplite import Context, Server
-from mcplite.wsgi import wsgi_app
 
 server = Server("gunicorn-test")
 
@@ -161,7 +160,7 @@ def chatty(ctx: Context) -> str:
     return "done"
 
 
-app = wsgi_app(server, stateless=True, allowed_hosts=["127.0.0.1"])
+app = server.wsgi_app(stateless=True, allowed_hosts=["127.0.0.1"])
 '''
 
 

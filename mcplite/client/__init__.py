@@ -47,11 +47,14 @@ if TYPE_CHECKING:
         Hashable,
         Iterator,
         List,
+        Literal,
         Mapping,
         MutableMapping,
         Optional,
         Sequence,
         Tuple,
+        Union,
+        overload,
     )
 
     from ..protocol import types as t
@@ -421,9 +424,10 @@ class Client:
                   raise_on_error: bool = False, input_required: str = "answer",
                   input_responses: Optional[Dict[str, Any]] = None,
                   request_state: Optional[str] = None, task: bool = False) -> t.CallToolResult:
-        """Call a tool and return its `CallToolResult`.
+        """Call a tool and return its `CallToolResult`: the way to call a tool (`start_tool_call` sends one
+        without waiting).
 
-        ``task=True`` runs the call as a task where the server can (`start_task`) and waits for its result;
+        ``task=True`` runs the call as a task where the server can and waits for its result;
         a tool the server only runs as a task (``-32021`` naming the tasks extension on 2026-07-28, a tool
         listed ``taskSupport: "required"`` by a 2025-11-25 server that declares task support: the tools are
         listed once to know) is called that way without being asked.
@@ -476,18 +480,16 @@ class Client:
     def start_task(self, name: str, arguments: Optional[Dict[str, Any]] = None, *, ttl_ms: Optional[int] = None,
                    timeout: Any = DEFAULT, meta: Optional[Dict[str, Any]] = None,
                    progress: Optional[ProgressCallback] = None) -> Task:
-        """Call a tool as a task: returns a `client.tasks.Task` handle at once (``status()``, ``wait()``,
-        ``result()``, ``cancel()``, ``progress``), while the server runs the call.
+        """Deprecated (it goes in mcplite 0.2): ``start_tool_call(name, arguments, task=True, ...)``."""
+        import warnings
 
-        On 2026-07-28 the call declares the tasks extension and the server decides: a task, or (a tool that
-        is never a task, or one that finished at once) the result itself, in a handle that is already done.
-        Questions the tool asks before its task starts are answered with the callbacks, as in `call_tool`.
-        On 2025-11-25 the call asks for a task (``task: {ttl}``; ``ttl_ms`` is a wish the server may lower)
-        when the server declares task support and lists the tool as taking tasks (the tools are listed once
-        if they were not); otherwise, and on older revisions, the tool is called directly. ``timeout`` holds
-        for each request; waiting for the task is `Task.wait`'s. ``progress`` hears the progress the call
-        reports while it is answered directly (a task's progress is `Task.progress`, read at each poll).
-        """
+        warnings.warn("Client.start_task is deprecated: use client.start_tool_call(name, arguments, task=True) "
+                      "(it goes in mcplite 0.2)", DeprecationWarning, stacklevel=2)
+        return self._start_task(name, arguments, ttl_ms, timeout, meta, progress)
+
+    def _start_task(self, name: str, arguments: Optional[Dict[str, Any]], ttl_ms: Optional[int], timeout: Any,
+                    meta: Optional[Dict[str, Any]], progress: Optional[ProgressCallback]) -> Task:
+        """`start_tool_call` with ``task=True`` (which says how each revision runs it)."""
         from .tasks import CORE, DIRECT, EXTENSION, with_extension
 
         params: Dict[str, Any] = {"name": name, "arguments": arguments or {}}
@@ -539,7 +541,7 @@ class Client:
         """`call_tool` through a task: started, waited for, its result checked as `call_tool` checks one."""
         from .tasks import TASK_WAIT
 
-        result: Dict[str, Any] = dict(self.start_task(name, arguments, timeout=timeout, meta=meta).result(TASK_WAIT))
+        result: Dict[str, Any] = dict(self._start_task(name, arguments, None, timeout, meta, None).result(TASK_WAIT))
         return self._checked_tool_result(name, result, timeout, raise_on_error)
 
     def _checked_tool_result(self, name: str, result: Dict[str, Any], timeout: Any,
@@ -620,10 +622,47 @@ class Client:
         except HeaderValueError as exc:
             raise LocalProtocolError(f"tool {params['name']}: {exc}") from None
 
-    def start_tool_call(self, name: str, arguments: Optional[Dict[str, Any]] = None, *,
-                        progress: Optional[ProgressCallback] = None,
-                        meta: Optional[Dict[str, Any]] = None) -> PendingRequest:
-        """Send a `tools/call` without waiting: the returned request can be cancelled or waited on."""
+    if TYPE_CHECKING:  # what start_tool_call returns depends on ``task`` (typing is not imported at run time)
+        @overload
+        def start_tool_call(self, name: str, arguments: Optional[Dict[str, Any]] = None, *,
+                            task: Literal[False] = False, progress: Optional[ProgressCallback] = None,
+                            meta: Optional[Dict[str, Any]] = None) -> PendingRequest: ...
+
+        @overload
+        def start_tool_call(self, name: str, arguments: Optional[Dict[str, Any]] = None, *, task: Literal[True],
+                            progress: Optional[ProgressCallback] = None, meta: Optional[Dict[str, Any]] = None,
+                            ttl_ms: Optional[int] = None, timeout: Any = DEFAULT) -> Task: ...
+
+        @overload
+        def start_tool_call(self, name: str, arguments: Optional[Dict[str, Any]] = None, *, task: bool,
+                            progress: Optional[ProgressCallback] = None, meta: Optional[Dict[str, Any]] = None,
+                            ttl_ms: Optional[int] = None, timeout: Any = DEFAULT) -> Union[PendingRequest, Task]: ...
+
+    def start_tool_call(self, name: str, arguments: Optional[Dict[str, Any]] = None, *, task: bool = False,
+                        progress: Optional[ProgressCallback] = None, meta: Optional[Dict[str, Any]] = None,
+                        ttl_ms: Optional[int] = None, timeout: Any = DEFAULT) -> Union[PendingRequest, Task]:
+        """Send a tool call without waiting for its result, and return a handle to it.
+
+        ``task=False`` (the default): a `PendingRequest`, the request in flight on this connection:
+        ``result(timeout)`` waits for it (`finish_tool_call` checks it as `call_tool` does), ``cancel()``
+        sends ``notifications/cancelled``. It lives as long as the connection.
+
+        ``task=True``: a `client.tasks.Task` (``status()``, ``wait()``, ``result()``, ``cancel()``,
+        ``progress``, ``task_id``): the call runs as a task where the server can, which the server keeps, so
+        that it can be polled, cancelled or found again by id (`task`) from another connection. On
+        2026-07-28 the call declares the tasks extension and the server decides: a task, or (a tool that is
+        never a task, or one that finished at once) the result itself, in a handle that is already done;
+        questions the tool asks before its task starts are answered with the callbacks, as in `call_tool`.
+        On 2025-11-25 the call asks for a task (``task: {ttl}``; ``ttl_ms`` is a wish the server may lower)
+        when the server declares task support and lists the tool as taking tasks (the tools are listed once
+        if they were not); otherwise, and on older revisions, the tool is called directly. ``timeout`` holds
+        for each request sent now; waiting for the task is `Task.wait`'s. ``progress`` hears the progress the
+        call reports while it is answered directly (a task's progress is `Task.progress`, read at each poll).
+        """
+        if task:
+            return self._start_task(name, arguments, ttl_ms, timeout, meta, progress)
+        if ttl_ms is not None:
+            raise ValueError("ttl_ms is the lifetime of a task: it needs task=True")
         params: Dict[str, Any] = {"name": name, "arguments": arguments or {}}
         if meta:
             params["_meta"] = meta

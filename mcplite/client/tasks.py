@@ -1,4 +1,4 @@
-"""`Task`: a tool call the server runs as a task, seen from the client (`Client.start_task`).
+"""`Task`: a tool call the server runs as a task, seen from the client (`Client.start_tool_call(..., task=True)`).
 
 The handle is the same in every form:
 

@@ -10,8 +10,14 @@ Clients::
 
 Servers::
 
-    HTTPApp(server, authenticate=BearerAuth(verify, resource="https://host/mcp",
-                                            authorization_servers=["https://auth.example"]))
+    server.run(http="0.0.0.0:8000", allowed_hosts=["host"],
+               authenticate=BearerAuth(verify, resource="https://host/mcp",
+                                       authorization_servers=["https://auth.example"]))
+
+This module exports what a user configures: the grants, token storage, the browser step, `drive` (running
+a flow with `http.client`) and, on the server, `BearerAuth` and its `NonceIssuer`. The rest (the spec's
+rules as functions, challenge parsing, PKCE, DPoP proofs by hand, the grants' base class) is
+`mcplite.oauth.advanced`; imported from here, its names still work until 0.2, with a `DeprecationWarning`.
 
 Where the protocol revisions differ (VERSIONS.md §3), the choice is made in `rules`, in small functions
 named after the rule, so each can be checked against the spec text. The modules, bottom up:
@@ -26,72 +32,48 @@ named after the rule, so each can be checked against the spec text. The modules,
 - the server side: `bearer` (`BearerAuth`).
 """
 
-from ..transports.http_messages import AuthFlow, HTTPRequest, HTTPResponse
-from .bearer import BearerAuth, protected_resource_metadata_path
-from .challenge import BearerChallenge, is_insufficient_scope, parse_auth_challenge, parse_bearer_challenge
-from .client_auth import JWT_BEARER_ASSERTION_TYPE, choose_token_endpoint_auth_method, client_assertion
-from .dpop import DPoPProofError, NonceIssuer, ReplayCache, jwk_thumbprint, make_proof, verify_proof
-from .driver import drive, send_with_http_client
-from .flow import BaseOAuth, TokenRequestRefused
-from .grants import (
-    ID_JAG_TOKEN_TYPE,
-    ID_TOKEN_TYPE,
-    JWT_BEARER_GRANT,
-    TOKEN_EXCHANGE_GRANT,
-    ClientCredentials,
-    CrossAppAccess,
-    JWTBearer,
-    OAuth,
-)
-from .loopback import AuthorizeCallback, BrowserAuthorizer, LoopbackRedirectCatcher
-from .pkce import pkce_challenge, pkce_pair
+from __future__ import annotations
+
+from typing import Any, List
+
+from ..transports.http_messages import HTTPRequest, HTTPResponse
+from .bearer import BearerAuth
+from .dpop import NonceIssuer
+from .driver import drive
+from .flow import TokenRequestRefused
+from .grants import ClientCredentials, CrossAppAccess, JWTBearer, OAuth
+from .loopback import AuthorizeCallback, BrowserAuthorizer
 from .records import AuthorizationResponse, ClientRegistration, Tokens
-from .rules import (
-    AUTH_RULES,
-    DEFAULT_PROTOCOL_VERSION,
-    AuthRules,
-    add_step_up_scopes,
-    application_type_for,
-    apply_offline_access,
-    auth_rules,
-    authorization_server_metadata_urls,
-    canonical_resource_uri,
-    check_authorization_response,
-    check_authorization_response_issuer,
-    check_client_issuer,
-    check_legacy_metadata_issuer,
-    check_metadata_issuer,
-    check_pkce_support,
-    check_protected_resource_metadata,
-    legacy_default_endpoints,
-    legacy_metadata_url,
-    protected_resource_metadata_urls,
-    resource_matches,
-    select_scopes,
-)
 from .storage import FileTokenStorage, MemoryTokenStorage, TokenStorage, user_token_file
 
 __all__ = [
-    # the grants, and what they share
-    "OAuth", "ClientCredentials", "CrossAppAccess", "JWTBearer", "BaseOAuth", "TokenRequestRefused",
-    "TokenStorage", "MemoryTokenStorage", "FileTokenStorage", "user_token_file",
-    "AuthorizeCallback", "BrowserAuthorizer", "LoopbackRedirectCatcher",
-    "Tokens", "ClientRegistration", "AuthorizationResponse",
-    # running a flow
-    "HTTPRequest", "HTTPResponse", "AuthFlow", "drive", "send_with_http_client",
+    # the grants
+    "OAuth", "ClientCredentials", "CrossAppAccess", "JWTBearer", "TokenRequestRefused",
+    # where sign-ins are kept
+    "TokenStorage", "MemoryTokenStorage", "FileTokenStorage", "user_token_file", "Tokens", "ClientRegistration",
+    # the user's step in a browser
+    "AuthorizeCallback", "AuthorizationResponse", "BrowserAuthorizer",
+    # running a flow elsewhere than in a Client
+    "drive", "HTTPRequest", "HTTPResponse",
     # the server side
-    "BearerAuth", "protected_resource_metadata_path",
-    # DPoP (RFC 9449): proofs made and checked
-    "make_proof", "verify_proof", "DPoPProofError", "ReplayCache", "NonceIssuer", "jwk_thumbprint",
-    # the spec's rules
-    "DEFAULT_PROTOCOL_VERSION", "AuthRules", "AUTH_RULES", "auth_rules",
-    "canonical_resource_uri", "resource_matches", "protected_resource_metadata_urls",
-    "authorization_server_metadata_urls", "legacy_metadata_url", "legacy_default_endpoints",
-    "check_protected_resource_metadata", "check_metadata_issuer", "check_legacy_metadata_issuer",
-    "check_pkce_support", "check_authorization_response", "check_authorization_response_issuer",
-    "check_client_issuer", "select_scopes", "add_step_up_scopes", "apply_offline_access", "application_type_for",
-    "choose_token_endpoint_auth_method",
-    "BearerChallenge", "parse_bearer_challenge", "parse_auth_challenge", "is_insufficient_scope",
-    "pkce_pair", "pkce_challenge", "client_assertion",
-    "JWT_BEARER_ASSERTION_TYPE", "TOKEN_EXCHANGE_GRANT", "JWT_BEARER_GRANT", "ID_TOKEN_TYPE", "ID_JAG_TOKEN_TYPE",
+    "BearerAuth", "NonceIssuer",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The names that moved to `mcplite.oauth.advanced`, still found here until 0.2, with a `DeprecationWarning`."""
+    from .advanced import __all__ as moved  # (not ``from . import advanced``: that asks this hook first)
+
+    if name not in moved:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import warnings
+
+    from . import advanced
+
+    warnings.warn(f"mcplite.oauth.{name} is deprecated: import it from mcplite.oauth.advanced (the old path "
+                  "goes in mcplite 0.2)", DeprecationWarning, stacklevel=2)
+    return getattr(advanced, name)
+
+
+def __dir__() -> List[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -31,9 +31,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 from mcplite import Client, MCPError  # noqa: E402
 from mcplite.errors import AuthError, SkillVerificationError  # noqa: E402
 from mcplite.protocol.versions import LATEST_HANDSHAKE_VERSION  # noqa: E402
-from mcplite.oauth import (  # noqa: E402
-    ClientCredentials, CrossAppAccess, HTTPRequest, JWTBearer, OAuth, send_with_http_client,
-)
+from mcplite.oauth import ClientCredentials, CrossAppAccess, HTTPRequest, JWTBearer, OAuth  # noqa: E402
+from mcplite.oauth.advanced import send_with_http_client  # noqa: E402
 
 #: Seconds per request: below the suite's own 30 s limit, so a hang ends with our message, not a kill.
 TIMEOUT = 20.0

@@ -324,7 +324,7 @@ class EverythingChecks:
         task unasked), then as a handle whose task asks a question through tasks/result on the way."""
         report = only_text(self.client.call_tool("simulate-research-query", {"topic": "quantum"}))
         expect("Research Report: quantum" in report, f"not the report: {report[:80]!r}")
-        task = self.client.start_task("simulate-research-query", {"topic": "python", "ambiguous": True})
+        task = self.client.start_tool_call("simulate-research-query", {"topic": "python", "ambiguous": True}, task=True)
         expect_equal(task.form, "core", "task form")
         seen = {task.status()}
         result = task.result()
@@ -333,7 +333,7 @@ class EverythingChecks:
         expect("Clarification" in text, f"the question was not answered: {text[:120]!r}")
         asked = [params for params in self.user.requests if "interpretations" in str(params.get("message"))]
         expect(bool(asked), "the task's question never reached the elicitation callback")
-        cancelled = self.client.start_task("simulate-research-query", {"topic": "never mind"})
+        cancelled = self.client.start_tool_call("simulate-research-query", {"topic": "never mind"}, task=True)
         cancelled.cancel()
         expect_equal(cancelled.status(), "cancelled", "status after cancel")
         return f"statuses seen {sorted(seen)}, poll interval {task.poll_interval:g} s"

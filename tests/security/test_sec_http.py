@@ -19,7 +19,6 @@ import pytest
 from mcplite import Client, Server
 from mcplite.errors import RemoteError, RPCError
 from mcplite.http_server import HTTPServerThread
-from mcplite.wsgi import wsgi_app
 from support import ROOT, WAIT
 from support.raw_http import exchange_until_closed
 
@@ -127,13 +126,13 @@ def test_a_loopback_server_keeps_its_browser_clients_and_refuses_a_rebinding_pag
 
 def test_wsgi_requires_allowed_hosts_when_built() -> None:
     with pytest.raises(ValueError) as refused:
-        wsgi_app(make_server(), stateless=True)
+        make_server().wsgi_app(stateless=True)
     assert "allowed_hosts" in str(refused.value) and "WSGI" in str(refused.value)
-    assert wsgi_app(make_server(), stateless=True, allowed_hosts=["*"]) is not None
+    assert make_server().wsgi_app(stateless=True, allowed_hosts=["*"]) is not None
     # Loopback names only: the app is on loopback, so a loopback origin passes; a lookalike does not.
-    app = wsgi_app(make_server(), stateless=True, allowed_hosts=["localhost", "127.0.0.1"])
+    app = make_server().wsgi_app(stateless=True, allowed_hosts=["localhost", "127.0.0.1"])
     assert app.http.guard.on_loopback
-    assert not wsgi_app(make_server(), stateless=True, allowed_hosts=["mcp.example"]).http.guard.on_loopback
+    assert not make_server().wsgi_app(stateless=True, allowed_hosts=["mcp.example"]).http.guard.on_loopback
 
 
 def serve_cli(*words: str) -> "subprocess.Popen[str]":

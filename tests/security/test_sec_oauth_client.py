@@ -24,9 +24,8 @@ from support.keys import EC_PKCS8_PEM
 
 from mcplite import Client
 from mcplite.errors import AuthError
-from mcplite.oauth import (
-    ClientCredentials, CrossAppAccess, HTTPRequest, HTTPResponse, JWTBearer, OAuth, drive, send_with_http_client,
-)
+from mcplite.oauth import ClientCredentials, CrossAppAccess, HTTPRequest, HTTPResponse, JWTBearer, OAuth, drive
+from mcplite.oauth.advanced import send_with_http_client
 from mcplite.oauth.destinations import check_oauth_destination, host_kind
 
 SOCKET_TIMEOUT = 5.0

@@ -30,7 +30,8 @@ __all__ = ["HTTPOptions"]
 
 @dataclass
 class HTTPOptions:
-    """How an `HTTPApp` serves: the keyword options of `HTTPApp`, `HTTPServerThread`, `serve` and `wsgi_app`.
+    """How an `HTTPApp` serves: the keyword options of `Server.run(http=...)`, `Server.wsgi_app`, `HTTPServerThread`
+    and `HTTPApp`.
 
     Attributes:
         path: the MCP endpoint.
@@ -42,9 +43,9 @@ class HTTPOptions:
         allow_delete: let clients end their session with DELETE (405 otherwise).
         legacy_sse: also serve the 2024-11-05 HTTP+SSE transport (GET ``sse_path``, POST ``messages_path``).
         allowed_hosts: accepted ``Host`` values, ``"name"`` (any port) or ``"name:port"``; ``["*"]`` accepts any
-            (DNS rebinding protection off: for a proxy that checks ``Host`` itself). `serve` and
+            (DNS rebinding protection off: for a proxy that checks ``Host`` itself). `Server.run` and
             `HTTPServerThread` default it to `LOOPBACK_HOSTS` when bound to loopback and refuse to start
-            without it on any other address; `wsgi_app` requires it (it cannot know its address).
+            without it on any other address; `Server.wsgi_app` requires it (it cannot know its address).
         allowed_origins: accepted ``Origin`` values (``"scheme://host[:port]"``, or ``"*"``). None accepts the
             loopback origins on a server bound to loopback (under WSGI: whose allowed hosts are all loopback
             names), and no other: an ``Origin`` that names the request's own ``Host`` proves nothing, since a
@@ -75,7 +76,7 @@ class HTTPOptions:
         resumable: give events ids and store them so that streams can be resumed.
         access_log: write one line per request to the ``mcplite.access`` logger (at INFO): client address when
             the adapter knows it, method, path, status, bytes sent, milliseconds, and the MCP method and session.
-            Off by default; `Server.run` and `serve` send it to stderr unless logging was configured.
+            Off by default; `Server.run` sends it to stderr unless logging was configured.
         max_streams: how many long-lived streams (session GET streams, legacy ``/sse`` streams,
             ``subscriptions/listen``) may be open at once, each holding a thread for its lifetime; beyond it one
             is refused with 503 (None: no limit). Under a WSGI server with a fixed number of threads (gunicorn

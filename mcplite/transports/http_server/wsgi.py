@@ -1,7 +1,6 @@
 """A `Server` as a PEP 3333 WSGI application, for gunicorn, waitress, mod_wsgi or ``wsgiref``.
 
-    from mcplite.wsgi import wsgi_app
-    app = wsgi_app(server, stateless=True)      # gunicorn --workers 4 module:app
+    app = server.wsgi_app(stateless=True, allowed_hosts=["mcp.example.com"])   # gunicorn --workers 4 module:app
 
 It is the same `HTTPApp` as the standard-library server, so it behaves the same with two differences:
 
@@ -55,7 +54,7 @@ SINGLE_THREAD_SESSIONS = (
     "Sessions cannot work here: this WSGI server runs one request at a time (wsgi.multithread is false, e.g. "
     "gunicorn's default sync worker), and a session's GET stream or a server-to-client request (sampling, "
     "elicitation, roots) would hold that one thread forever. Run threads (gunicorn --threads 8, which uses the "
-    "gthread worker; waitress), or serve without sessions: wsgi_app(server, stateless=True), or clients at "
+    "gthread worker; waitress), or serve without sessions: server.wsgi_app(stateless=True), or clients at "
     "revision 2026-07-28")
 
 

@@ -325,7 +325,6 @@ def _type_hints(obj: Any, what: str) -> Dict[str, Any]:
         raise TypeError(f"cannot resolve the type hints of {what}: {exc}") from exc
 
 
-
 # --- Python -> JSON -------------------------------------------------------------------------------------
 
 
@@ -362,4 +361,3 @@ def to_jsonable(value: Any) -> Any:
     if isinstance(value, (list, tuple, set, frozenset)):
         return [to_jsonable(item) for item in value]
     return value
-

@@ -405,4 +405,3 @@ def _argument_texts(body: List[str], entry: str) -> Dict[str, str]:
             texts[current].append(line.strip())
     joined = {name: " ".join(part for part in parts if part) for name, parts in texts.items()}
     return {name: text for name, text in joined.items() if text}
-

@@ -1,11 +1,11 @@
-"""The command line's human output (`mcplite.cli_format`), as tables: result dicts in, text out."""
+"""The command line's human output (`mcplite.cli.format`), as tables: result dicts in, text out."""
 
 import base64
 from typing import Any, Dict, List
 
 import pytest
 
-from mcplite.cli_format import (
+from mcplite.cli.format import (
     format_block, format_call_result, format_completion, format_info, format_notification, format_prompt_result,
     format_prompts, format_read_result, format_resources, format_size, format_skill, format_skills, format_templates,
     format_tools, schema_type, tool_signature,

@@ -73,7 +73,8 @@ print(" ".join(sorted(name for name in sys.modules if name not in already)))
 
 #: What importing the package must not load: `typing` (and what it brings), the TypedDicts, the schema
 #: machinery, and the modules of rarely used paths. They load when a handler is registered or used.
-NOT_AT_IMPORT = ["typing", "mcplite.protocol.types", "mcplite.schema.functions", "mcplite.schema.uritemplate", "base64", "importlib",
+NOT_AT_IMPORT = ["typing", "mcplite.protocol.types", "mcplite.schema.functions", "mcplite.schema.from_types",
+                 "mcplite.schema.convert", "mcplite.schema.uritemplate", "base64", "importlib",
                  "subprocess", "logging", "inspect", "contextlib", "warnings"]
 
 

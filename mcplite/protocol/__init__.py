@@ -9,6 +9,7 @@
 - `http_rules`: MCP over HTTP per revision: header names, media types, and each message's route.
 - `mcp_headers`: 2026-07-28's mirrored headers (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`): codec and checks.
 - `sse`: the Server-Sent Events codec.
+- `http11`: the HTTP/1.1 request grammar (RFC 9112) the standard-library server parses requests with.
 - `envelope`: 2026-07-28's per-request `_meta` envelope: its keys, the era of a body, the inbound ladder, and
   the error code -> HTTP status table.
 - `mrtr`: multi-round-trip requests (2026-07-28): `requestState` sealed and opened with HMAC, question digests.

@@ -99,7 +99,7 @@ class ToolEntry(Entry):
         """The keyword arguments for a call: `FunctionSchema.bind`, after the hand-written schema's check.
 
         A null header parameter is taken as left out: null is how a client says "no header", and the
-        schema of an optional header parameter is its plain type (`schema.functions._with_header`).
+        schema of an optional header parameter is its plain type (`schema.from_types._with_header`).
         """
         if self.param_headers and None in arguments.values():
             arguments = {name: value for name, value in arguments.items()

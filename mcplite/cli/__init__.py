@@ -1,0 +1,111 @@
+"""The command line: talk to any MCP server, or serve a `Server` of yours.
+
+    python -m mcplite [--timeout S] [--connect-timeout S] [--json | --human] [-v] [--log-level LEVEL]
+                      [--protocol-version V] [--header K:V ...] [--auth] [--ask] [--root DIR ...]
+                      [-e KEY=VAL ...] [--inherit-env] [--cwd DIR] COMMAND [ARGS] -- TARGET
+    python -m mcplite listen [tools|prompts|resources|URI ...] -- TARGET
+    python -m mcplite skills list | get NAME_OR_URI [FILE] -- TARGET
+    python -m mcplite tasks get|cancel ID -- TARGET
+    python -m mcplite serve FILE_OR_MODULE[:OBJECT] [--http HOST:PORT] [--stateless] [--json-response]
+                            [--shutdown-grace S] [--allow-host HOST[:PORT] ...] [--allow-origin ORIGIN ...]
+    python -m mcplite --version
+
+TARGET, after the first ``--``, is one ``http(s)://`` URL or a server command line (spawned and spoken to
+over stdio, with ``--cwd DIR`` as its working directory); ``--config FILE --server NAME`` takes it from an
+``mcpServers`` JSON file instead. A server command inherits only the harmless part of our environment (PATH,
+HOME, USER, the locale, the temporary directory: `stdio.INHERITED_ENV_VARS`), never its secrets; ``-e KEY=VAL``
+(and a config entry's ``env``) adds to that, and ``--inherit-env`` passes the whole environment.
+
+Results are for people on a terminal (tools as signatures such as ``add(a: integer, b?: string) -> integer``,
+content as text with images and blobs summarised: `mcplite.cli.format`) and JSON when stdout is piped;
+``--json`` and ``--human`` choose. Server logs, progress and our own messages go to stderr; ``-v`` (info),
+``-vv`` (debug) or ``--log-level LEVEL`` show the ``mcplite`` logger there too. Output never fails on a
+narrow encoding: what it cannot encode is written as backslash escapes (JSON as ``\\uXXXX``).
+
+``--connect-timeout`` (default 30 s) bounds starting the server and the handshake; ``--timeout`` (default
+60 s) bounds each request after that, so a short ``--timeout`` does not cut off a server that is slow to
+start. After a timeout or Ctrl-C a stdio server is given 0.2 s to exit on EOF, then 0.2 s after SIGTERM
+(after a command that finished, 2 s each): interrupting never leaves you waiting in silence.
+
+Exit codes:
+
+    ====  ==========================================================
+    0     success
+    1     the tool returned a result with ``isError``
+    2     usage error (the command line is wrong)
+    3     protocol or connection error
+    4     timeout (``--connect-timeout`` or ``--timeout``)
+    130   interrupted (Ctrl-C)
+    ====  ==========================================================
+
+``--auth`` signs in to a protected HTTP server with OAuth (the browser opens when a sign-in is needed);
+the tokens are kept for the next run in the user's token file (`mcplite.oauth.user_token_file`).
+
+The revision is chosen as `Client` chooses it (``--protocol-version auto``, the default: 2026-07-28 with a
+server that speaks it, else the handshake); ``info`` says which. A tool that asks the user something
+(elicitation) is answered on the terminal with ``--ask`` (the default when stdin is a terminal): the questions
+go to stderr, the answers are read from stdin. ``--root DIR`` offers a directory as a root.
+
+``call`` on a server that takes tasks (README, "Tasks") runs the call as a task: its status and progress are
+shown on stderr until the result, and Ctrl-C cancels the task on the server before exiting (``--no-task``
+calls directly). ``tasks get ID`` shows a task (with its result once it has one), ``tasks cancel ID`` cancels it.
+"""
+
+import sys
+from typing import Callable, Optional, Sequence
+
+from ..errors import MCPError
+from .commands import _one_line, _run, connect, user_sign_in
+from .exits import (
+    EXIT_INTERRUPTED, EXIT_OK, EXIT_PROTOCOL, EXIT_TIMEOUT, EXIT_TOOL_ERROR, EXIT_USAGE, TimedOut, UsageError,
+)
+from .parser import _program_name, build_parser, package_version, parse_arguments
+from .serve import _serve, load_server
+from .targets import (
+    Target, parse_assignments, parse_header, parse_target, resolve_target, split_target, target_from_config,
+    tool_arguments,
+)
+from .terminal import StderrReporter, TerminalElicitation, configure_logging, emit, tolerate_narrow_encodings
+
+__all__ = ["main", "build_parser", "UsageError", "Target", "split_target", "parse_target", "target_from_config",
+           "user_sign_in", "TerminalElicitation", "package_version", "configure_logging",
+           "parse_header", "parse_assignments", "tool_arguments", "emit", "StderrReporter", "load_server",
+           "EXIT_OK", "EXIT_TOOL_ERROR", "EXIT_USAGE", "EXIT_PROTOCOL", "EXIT_TIMEOUT", "EXIT_INTERRUPTED"]
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the command line; returns the exit status (the console script exits with it)."""
+    tolerate_narrow_encodings()
+    words, target_words = split_target(sys.argv[1:] if argv is None else argv)
+    reporter = StderrReporter()
+    undo_logging: Callable[[], None] = lambda: None
+    try:
+        args = parse_arguments(build_parser(_program_name()), words)
+        undo_logging = configure_logging(args.log_level, args.verbose)
+        if args.command == "serve":
+            if target_words is not None:
+                raise UsageError("serve takes no server after --")
+            return _serve(args)
+        output = getattr(args, "output", None)
+        args.human_output = output == "human" or (output is None and sys.stdout.isatty())
+        target = resolve_target(args, target_words)
+        return _run(connect(target, args, reporter), args, reporter)
+    except UsageError as exc:
+        reporter.error(str(exc))
+        return EXIT_USAGE
+    except TimedOut as exc:
+        reporter.error(str(exc))
+        return EXIT_TIMEOUT
+    except TimeoutError as exc:  # RequestTimeout, or a socket's
+        reporter.error(f"{type(exc).__name__}: {_one_line(exc)} (raise it with --timeout S)")
+        return EXIT_TIMEOUT
+    except (MCPError, OSError) as exc:  # the server, the protocol or the connection failed
+        reporter.error(f"{type(exc).__name__}: {_one_line(exc)}")
+        return EXIT_PROTOCOL
+    except KeyboardInterrupt:
+        reporter.error("interrupted")
+        return EXIT_INTERRUPTED
+    except SystemExit as exc:  # --help, --version
+        return exc.code if isinstance(exc.code, int) else EXIT_OK
+    finally:
+        undo_logging()

@@ -1,0 +1,242 @@
+"""The argument parser, for everything before the ``--``, and ``--version``."""
+
+import argparse
+import importlib
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any, List, NoReturn, Optional
+
+from ..protocol.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
+from .commands import _LISTS
+from .exits import UsageError
+from .terminal import _LOG_LEVELS
+
+DEFAULT_CONNECT_TIMEOUT = 30.0  # generous: npx, uvx and docker may download before the server starts
+
+
+def package_version(package: str = "mcplite", pyproject: Optional[Path] = None) -> str:
+    """The installed version: the package's ``__version__``, else its distribution metadata, else the
+    ``version`` in the source tree's pyproject.toml, else "unknown"."""
+    try:
+        version = getattr(importlib.import_module(package), "__version__", None)
+    except ImportError:
+        version = None
+    if isinstance(version, str) and version:
+        return version
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as distribution_version
+
+    try:
+        return distribution_version(package)
+    except PackageNotFoundError:
+        pass
+    path = pyproject or Path(__file__).resolve().parents[2] / "pyproject.toml"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return "unknown"
+    project = re.search(r"^\[project\]\s*$(.*?)(?=^\[|\Z)", text, re.MULTILINE | re.DOTALL)
+    found = re.search(r'^version\s*=\s*["\']([^"\']+)["\']', project.group(1) if project else "", re.MULTILINE)
+    return found.group(1) if found else "unknown"
+
+
+# ---- the parser ---------------------------------------------------------------------------------------
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser that raises `UsageError` rather than printing usage and exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+_TARGET_HELP = """\
+the server (TARGET, after --):
+  -- http://host:port/mcp          an HTTP server (Streamable HTTP, or legacy HTTP+SSE)
+  -- COMMAND [ARGS...]             a server process, spoken to over its stdin and stdout
+  --config FILE --server NAME      a server of an "mcpServers" JSON file, as desktop MCP hosts use:
+                                   {"mcpServers": {"NAME": {"command", "args", "env", "cwd"} or {"url", "headers"}}}
+
+exit status: 0 success, 1 the tool returned isError, 2 usage error, 3 protocol or connection error,
+             4 timeout, 130 interrupted (Ctrl-C)"""
+
+_EXAMPLES = {
+    "info": "{prog} info -- python3 server.py",
+    "list": "{prog} list tools -- http://127.0.0.1:8000/mcp",
+    "call": "{prog} call add a=2 b=3 -- python3 -m mcplite serve examples/everything_server.py\n"
+            "  {prog} call search --args '{{\"query\": \"mcp\", \"limit\": 5}}' -- http://127.0.0.1:8000/mcp",
+    "read": "{prog} read test://static-text -- python3 server.py",
+    "prompt": "{prog} prompt test_prompt_with_arguments arg1=hello arg2=world -- python3 server.py",
+    "complete": "{prog} complete prompt test_prompt_with_arguments arg1 pa -- python3 server.py\n"
+                "  {prog} complete resource 'test://template/{{id}}/data' id 1 -- python3 server.py",
+    "ping": "{prog} ping --config ~/.config/mcp.json --server weather",
+    "tasks": "{prog} tasks get 5d1c0e8a -- http://127.0.0.1:8000/mcp\n"
+             "  {prog} tasks cancel 5d1c0e8a -- http://127.0.0.1:8000/mcp",
+    "listen": "{prog} listen -- http://127.0.0.1:8000/mcp\n"
+              "  {prog} listen tools file:///etc/app.cfg -- python3 server.py",
+    "skills": "{prog} skills list -- python3 -m mcplite serve examples/everything_server.py\n"
+              "  {prog} skills get everything-server references/tools.md -- http://127.0.0.1:8000/mcp",
+    "serve": "{prog} serve examples/everything_server.py --http 127.0.0.1:8000\n"
+             "  {prog} serve mypackage.server:app",
+}
+
+
+_OVERVIEW_EXAMPLES = """\
+  {prog} call add a=2 b=3 -- python3 -m mcplite serve examples/everything_server.py
+  {prog} --timeout 10 list tools -- http://127.0.0.1:8000/mcp
+  {prog} --header 'Authorization: Bearer TOKEN' info -- https://example.com/mcp
+  {prog} --auth list tools -- https://example.com/mcp     (sign in with OAuth; tokens kept for next time)
+  {prog} serve examples/everything_server.py --http 127.0.0.1:8000"""
+
+
+def _program_name() -> str:
+    return "python -m mcplite" if os.path.basename(sys.argv[0]) == "__main__.py" else "mcplite"
+
+
+def build_parser(prog: str = "mcplite") -> argparse.ArgumentParser:
+    """The argument parser for everything before the ``--`` (the target is split off first)."""
+    formatter = argparse.RawDescriptionHelpFormatter
+    parser = _Parser(
+        prog=prog, formatter_class=formatter,
+        description="Talk to an MCP server from the command line, or serve one.\n"
+                    "Results are for people on a terminal and JSON when piped (--json, --human choose);\n"
+                    "the server's logs and progress go to stderr.\n"
+                    "Run COMMAND --help for the help of each command.",
+        epilog=_TARGET_HELP + "\n\nexamples:\n" + _OVERVIEW_EXAMPLES.format(prog=prog))
+    parser.add_argument("--version", action="version", version=f"mcplite {package_version()}",
+                        help="print mcplite's version and exit")
+    _add_output_options(parser, argparse.SUPPRESS)
+    parser.add_argument("--timeout", type=_seconds, metavar="S",
+                        help="seconds to wait for each answer once connected (default 60)")
+    parser.add_argument("--connect-timeout", type=_seconds, default=DEFAULT_CONNECT_TIMEOUT, metavar="S",
+                        help="seconds to wait for the server to start and finish the handshake "
+                             f"(default {DEFAULT_CONNECT_TIMEOUT:g})")
+    parser.add_argument("-v", "--verbose", action="count", default=0,
+                        help="show what mcplite does on stderr: -v info, -vv debug")
+    parser.add_argument("--log-level", choices=_LOG_LEVELS, type=str.lower, metavar="LEVEL",
+                        help=f"the level of the mcplite logger on stderr ({', '.join(_LOG_LEVELS)}); "
+                             "wins over -v")
+    parser.add_argument("-e", "--env", action="append", default=[], metavar="KEY=VAL",
+                        help="set an environment variable for a server command (repeatable; stdio only): it "
+                             "inherits only PATH, HOME, USER, the locale and the like, not our secrets")
+    parser.add_argument("--inherit-env", action="store_true",
+                        help="pass a server command this process's whole environment, secrets included "
+                             "(stdio only)")
+    parser.add_argument("--cwd", metavar="DIR", help="the working directory of a server command (stdio only)")
+    versions = ["auto", *MODERN_VERSIONS, *HANDSHAKE_VERSIONS]
+    parser.add_argument("--protocol-version", choices=versions, default="auto", metavar="V",
+                        help="the protocol revision: auto (the default: 2026-07-28 with a server that speaks it, else "
+                             f"the handshake), or one of {', '.join(versions[1:])}")
+    parser.add_argument("--ask", action=argparse.BooleanOptionalAction, default=None,
+                        help="answer the server's questions (elicitation) on the terminal: they go to stderr, the "
+                             "answers are read from stdin (default: when stdin is a terminal)")
+    parser.add_argument("--root", action="append", default=[], dest="roots", metavar="DIR",
+                        help="offer DIR to the server as a root (repeatable)")
+    parser.add_argument("--header", action="append", default=[], dest="headers", metavar="K:V",
+                        help="an HTTP header to send with every request (repeatable)")
+    parser.add_argument("--auth", action="store_true",
+                        help="sign in to a protected http(s) server with OAuth: the browser opens when needed, "
+                             "and the tokens are kept in $XDG_CONFIG_HOME/mcplite/tokens.json "
+                             "(~/.config/mcplite/tokens.json), readable by you only")
+    parser.add_argument("--config", metavar="FILE", help='an "mcpServers" JSON file to take the server from')
+    parser.add_argument("--server", metavar="NAME", help="the server's name in --config")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands.required = True
+
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".",
+                                  prog=f"{prog} {name}", formatter_class=formatter,
+                                  epilog="examples:\n  " + _EXAMPLES[name].format(prog=prog))
+        if name != "serve":
+            # Also after the command (`list tools --json`); SUPPRESS keeps a value given before it.
+            _add_output_options(sub, argparse.SUPPRESS)
+        return sub
+
+    command("info", "print the server's protocolVersion, serverInfo, capabilities and instructions")
+    listing = command("list", "list the server's tools, resources, resource templates or prompts (all pages)")
+    listing.add_argument("kind", choices=list(_LISTS))
+    call = command("call", "call a tool and print its CallToolResult")
+    call.add_argument("tool", metavar="TOOL")
+    call.add_argument("arguments", nargs="*", metavar="key=value",
+                      help="an argument; the value is read by the tool's input schema (text stays text)")
+    call.add_argument("--args", dest="args_json", metavar="JSON", help="arguments as one JSON object")
+    call.add_argument("--task", action=argparse.BooleanOptionalAction, default=None,
+                      help="run the call as a task where the server takes tasks, showing its status until the "
+                           "result; Ctrl-C cancels it (default: whenever the server takes tasks; --no-task: "
+                           "call directly)")
+    read = command("read", "read a resource and print its contents")
+    read.add_argument("uri", metavar="URI")
+    prompt = command("prompt", "get a prompt and print its messages")
+    prompt.add_argument("name", metavar="NAME")
+    prompt.add_argument("arguments", nargs="*", metavar="key=value", help="a prompt argument")
+    complete = command("complete", "ask for completions of a prompt argument or a resource template variable")
+    complete.add_argument("kind", choices=["prompt", "resource"])
+    complete.add_argument("ref", metavar="NAME_OR_URI", help="the prompt's name or the resource template")
+    complete.add_argument("argument", metavar="ARGUMENT", help="the argument (or template variable) to complete")
+    complete.add_argument("value", nargs="?", default="", metavar="VALUE", help="what has been typed so far")
+    complete.add_argument("--context", action="append", default=[], metavar="key=value",
+                          help="an argument already chosen (repeatable)")
+    command("ping", "check that the server answers")
+    tasks = command("tasks", "show or cancel a task (a tool call the server runs in the background) by its id")
+    tasks.add_argument("action", choices=["get", "cancel"])
+    tasks.add_argument("task_id", metavar="ID")
+    listen = command("listen", "print the server's notifications as JSON lines as they come, until Ctrl-C")
+    listen.add_argument("what", nargs="*", metavar="tools|prompts|resources|URI",
+                        help="the lists whose changes to print, and resources whose updates to print "
+                             "(default: the three lists)")
+    skills = command("skills", "list the server's skills (skills extension), or get one: its entry and SKILL.md "
+                               "or another of its files, verified against the entry")
+    skills.add_argument("action", choices=["list", "get"])
+    skills.add_argument("name", nargs="?", metavar="NAME_OR_URI", help="get: the skill's name or SKILL.md URI")
+    skills.add_argument("file", nargs="?", metavar="FILE",
+                        help="get: the file to print, relative to the skill (default: SKILL.md)")
+    serve = command("serve", "serve a Server object over stdio, or over HTTP with --http")
+    serve.add_argument("target", metavar="FILE_OR_MODULE[:OBJECT]",
+                       help="a .py file or a module name; OBJECT names the Server when there are several")
+    serve.add_argument("--http", metavar="HOST:PORT",
+                       help="serve Streamable HTTP at /mcp (and legacy HTTP+SSE at /sse) instead of stdio")
+    serve.add_argument("--stateless", action="store_true", help="HTTP without sessions: each request stands alone")
+    serve.add_argument("--json-response", action="store_true",
+                       help="answer HTTP requests with JSON bodies rather than SSE streams")
+    serve.add_argument("--shutdown-grace", type=_seconds, metavar="S",
+                       help="on SIGTERM or Ctrl-C, seconds the HTTP requests in progress have to be answered "
+                            "before the server exits (default 5)")
+    serve.add_argument("--allow-host", action="append", default=[], dest="allow_hosts", metavar="HOST[:PORT]",
+                       help="a Host the HTTP server accepts (repeat for more; '*' for any): required to serve on an "
+                            "address other than loopback, where it stops DNS rebinding (default: the loopback names)")
+    serve.add_argument("--allow-origin", action="append", default=[], dest="allow_origins", metavar="ORIGIN",
+                       help="a browser Origin (scheme://host[:port]) the HTTP server accepts (repeat for more; '*' "
+                            "for any; default: loopback origins on a loopback address, none elsewhere)")
+    return parser
+
+
+def _add_output_options(parser: argparse.ArgumentParser, default: Any) -> None:
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--json", dest="output", action="store_const", const="json", default=default,
+                       help="print results as JSON (the default when stdout is not a terminal)")
+    group.add_argument("--human", dest="output", action="store_const", const="human", default=default,
+                       help="print results for people (the default on a terminal)")
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be more than 0")
+    return value
+
+
+def parse_arguments(parser: argparse.ArgumentParser, words: List[str]) -> argparse.Namespace:
+    """Parse our words; ``key=value`` pairs may also come after options (``call t --args J k=v``).
+
+    argparse gives a ``nargs="*"`` positional only the words before the first option, so the pairs it
+    leaves over are added here; any other leftover word is an error.
+    """
+    args, extra = parser.parse_known_args(words)
+    if extra and hasattr(args, "arguments") and all("=" in word and not word.startswith("-") for word in extra):
+        args.arguments += extra
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args

@@ -184,10 +184,15 @@ def sqlite_files(directory: Path, name: str) -> List[Path]:
 def test_the_sqlite_task_store_is_created_0600(tmp_path: Path) -> None:
     from mcplite.server.task_store_sqlite import SQLiteTaskStore
 
-    SQLiteTaskStore(str(tmp_path / "tasks.db"))  # (its schema is written: the -wal and -shm files exist)
-    files = sqlite_files(tmp_path, "tasks.db")
-    assert {path.name for path in files} >= {"tasks.db", "tasks.db-wal", "tasks.db-shm"}
-    assert {path.name: mode(path) for path in files} == {path.name: 0o600 for path in files}
+    # Kept open: its schema is written, so the -wal and -shm files exist until the last connection closes
+    # (a store left to the garbage collector may close at once, and SQLite then removes them).
+    store = SQLiteTaskStore(str(tmp_path / "tasks.db"))
+    try:
+        files = sqlite_files(tmp_path, "tasks.db")
+        assert {path.name for path in files} >= {"tasks.db", "tasks.db-wal", "tasks.db-shm"}
+        assert {path.name: mode(path) for path in files} == {path.name: 0o600 for path in files}
+    finally:
+        store.close()
 
 
 @posix_modes

@@ -124,9 +124,9 @@ class Era:
     Args:
         name: what the era is called (a `versions.ERAS` name: the `Revision.era` of its revisions).
         states: role -> the states that role passes through, in order.
-        initial: the state a new session starts in.
         transitions: (role, state, event) -> the next state; an event with no row leaves the state as it is.
-            An event's method may be ANY: the row of every method with no row of its own.
+            An event's method may be ANY: the row of every method with no row of its own. Every state goes
+            to CLOSED when the connection ends, with no row.
         switches: (role, state, event) -> (another era's name, its state): the events that change the era.
         outgoing: (role, state, kind, method or ANY) -> verdict on sending a request or notification.
         incoming: (role, state, kind, method or ANY) -> verdict on taking the peer's request or notification.
@@ -135,17 +135,18 @@ class Era:
         uncancellable: methods whose requests may not be cancelled.
     """
 
-    __slots__ = ("name", "states", "initial", "transitions", "switches", "outgoing", "incoming", "batched",
+    __slots__ = ("name", "states", "transitions", "switches", "outgoing", "incoming", "batched",
                  "uncancellable", "quiet")
 
-    def __init__(self, name: str, states: Dict[str, Tuple[str, ...]], initial: str,
-                 transitions: Dict[MoveKey, str], switches: Dict[MoveKey, Tuple[str, str]],
+    def __init__(self, name: str, states: Dict[str, Tuple[str, ...]], transitions: Dict[MoveKey, str], switches: Dict[MoveKey, Tuple[str, str]],
                  outgoing: Dict[RuleKey, OutgoingVerdict], incoming: Dict[RuleKey, IncomingVerdict],
                  batched: Dict[Tuple[str, str, str], IncomingVerdict], uncancellable: FrozenSet[str]) -> None:
         self.name = name
         self.states = states
-        self.initial = initial
-        self.transitions = transitions
+        self.transitions = dict(transitions)
+        for role, role_states in states.items():
+            for state in role_states:
+                self.transitions[role, state, CONNECTION_CLOSED] = CLOSED
         self.switches = switches
         self.outgoing = outgoing
         self.incoming = incoming
@@ -211,9 +212,6 @@ _HANDSHAKE_TRANSITIONS: Dict[Tuple[str, str, Event], str] = {
     (SERVER, NEW, (RECEIVE, ENVELOPED, SERVER_DISCOVER)): NEW,
     # notifications/initialized before initialize was answered has no row: it is ignored.
 }
-for _role in (CLIENT, SERVER):
-    for _state in STATES:
-        _HANDSHAKE_TRANSITIONS[_role, _state, CONNECTION_CLOSED] = CLOSED
 
 # Where both eras begin, the events that decide for 2026-07-28 (MODERN.md, "Detecting the era").
 _HANDSHAKE_SWITCHES: Dict[MoveKey, Tuple[str, str]] = {
@@ -296,18 +294,13 @@ _HANDSHAKE_INCOMING: Dict[RuleKey, IncomingVerdict] = {
     (SERVER, CLOSED, ENVELOPED, ANY): None,
     # -- client: the server's requests are handed to the client's handlers in every state. The spec says
     # a server sends none but ping before initialized; a client that refused them would gain nothing.
-    (CLIENT, NEW, REQUEST, ANY): None,
-    (CLIENT, INITIALIZING, REQUEST, ANY): None,
-    (CLIENT, NEGOTIATED, REQUEST, ANY): None,
-    (CLIENT, READY, REQUEST, ANY): None,
-    (CLIENT, CLOSED, REQUEST, ANY): None,
+    **{(CLIENT, state, REQUEST, ANY): None for state in STATES},
 }
 
 HANDSHAKE_ERA = Era(
     HANDSHAKE,
     # The server answers initialize at once, so it is never INITIALIZING.
     states={CLIENT: STATES, SERVER: (NEW, NEGOTIATED, READY, CLOSED)},
-    initial=NEW,
     transitions=_HANDSHAKE_TRANSITIONS,
     switches=_HANDSHAKE_SWITCHES,
     outgoing=_HANDSHAKE_OUTGOING,
@@ -334,20 +327,12 @@ _MISSING_META = (INVALID_PARAMS, "Invalid params: missing _meta (this connection
 _MODERN_TRANSITIONS: Dict[MoveKey, str] = {
     (SERVER, NEW, (RECEIVE, ENVELOPED, ANY)): READY,
     (SERVER, NEW, (RECEIVE, ENVELOPED, SERVER_DISCOVER)): NEW,  # a probe decides nothing, as above
-    (SERVER, NEW, CONNECTION_CLOSED): CLOSED,
-    (SERVER, READY, CONNECTION_CLOSED): CLOSED,
-    (CLIENT, READY, CONNECTION_CLOSED): CLOSED,
 }
 
 _MODERN_OUTGOING: Dict[RuleKey, OutgoingVerdict] = {
-    # -- client: initialize belongs to the other era
-    (CLIENT, READY, REQUEST, INITIALIZE): _ALREADY_INITIALIZED,
-    (CLIENT, READY, REQUEST, ANY): None,
-    (CLIENT, READY, NOTIFICATION, INITIALIZED): _ALREADY_SENT,
-    (CLIENT, READY, NOTIFICATION, ANY): None,
-    (CLIENT, CLOSED, REQUEST, ANY): _GONE,
-    (CLIENT, CLOSED, NOTIFICATION, ANY): _GONE,
-    # -- server: no requests at all, whatever the state
+    # -- client: as a handshake client that is READY (initialize belongs to the other era), then CLOSED
+    **{key: verdict for key, verdict in _HANDSHAKE_OUTGOING.items() if key[:2] in ((CLIENT, READY), (CLIENT, CLOSED))},
+    # -- server: no requests at all, whatever the state (NEW: its transport expects the era, READY)
     (SERVER, NEW, REQUEST, ANY): _NO_SERVER_REQUESTS,
     (SERVER, NEW, NOTIFICATION, INITIALIZED): _CLIENT_ONLY,
     (SERVER, NEW, NOTIFICATION, ANY): None,
@@ -377,7 +362,6 @@ MODERN_ERA = Era(
     MODERN,
     # A client enters it ready; a server NEW only when its transport expects the era before any request.
     states={CLIENT: (READY, CLOSED), SERVER: (NEW, READY, CLOSED)},
-    initial=READY,
     transitions=_MODERN_TRANSITIONS,
     switches={},
     outgoing=_MODERN_OUTGOING,
@@ -470,15 +454,14 @@ class Lifecycle:
 
     __slots__ = ("role", "era", "state", "_quiet")
 
-    def __init__(self, role: str, era: Era = HANDSHAKE_ERA) -> None:
+    def __init__(self, role: str) -> None:
         if role not in (CLIENT, SERVER):
             raise ValueError(f"unknown role {role!r}")
         self.role = role
-        self.era = era
-        self.state = era.initial
+        self.era, self.state = HANDSHAKE_ERA, NEW  # where both eras begin
         # Per kind, the methods with rules of their own in this state when the kind is quiet there
         # (`Era.quiet`): one attribute, so that a reader on another thread sees a consistent value without a lock.
-        self._quiet: Dict[str, FrozenSet[str]] = era.quiet[role, self.state]
+        self._quiet: Dict[str, FrozenSet[str]] = HANDSHAKE_ERA.quiet[role, NEW]
 
     def untouched_by(self, kind: str, method: str) -> bool:
         """True when no ``kind`` message for ``method`` can be refused or move the lifecycle in the current state.

@@ -138,9 +138,10 @@ class Era:
     __slots__ = ("name", "states", "transitions", "switches", "outgoing", "incoming", "batched",
                  "uncancellable", "quiet")
 
-    def __init__(self, name: str, states: Dict[str, Tuple[str, ...]], transitions: Dict[MoveKey, str], switches: Dict[MoveKey, Tuple[str, str]],
-                 outgoing: Dict[RuleKey, OutgoingVerdict], incoming: Dict[RuleKey, IncomingVerdict],
-                 batched: Dict[Tuple[str, str, str], IncomingVerdict], uncancellable: FrozenSet[str]) -> None:
+    def __init__(self, name: str, states: Dict[str, Tuple[str, ...]], transitions: Dict[MoveKey, str],
+                 switches: Dict[MoveKey, Tuple[str, str]], outgoing: Dict[RuleKey, OutgoingVerdict],
+                 incoming: Dict[RuleKey, IncomingVerdict], batched: Dict[Tuple[str, str, str], IncomingVerdict],
+                 uncancellable: FrozenSet[str]) -> None:
         self.name = name
         self.states = states
         self.transitions = dict(transitions)

@@ -15,9 +15,7 @@ from .._sync import LazyEvent
 from ..errors import INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION, LocalProtocolError, RPCError
 from ..protocol import envelope, jsonrpc, methods
 from ..protocol.json_text import copied
-from ..protocol.lifecycle import (
-    CLOSED, ENVELOPED, HANDSHAKE_ERA, MODERN_EXPECTED, NEW, READY, RECEIVE, SEND, SERVER, skipped_to,
-)
+from ..protocol.lifecycle import CLOSED, ENVELOPED, MODERN_EXPECTED, READY, RECEIVE, SEND, SERVER, skipped_to
 from ..protocol.versions import HANDSHAKE, HANDSHAKE_VERSIONS, MODERN, negotiate, revision
 from ..transports import Transport
 
@@ -72,13 +70,6 @@ class ServerSession(Session):
         """Where the session is in the MCP lifecycle (``lifecycle.state``). For reading: only the session moves it."""
         assert self._lifecycle is not None
         return self._lifecycle
-
-    @property
-    def era(self) -> Optional[str]:
-        """The protocol era this connection speaks (`versions.HANDSHAKE` or `versions.MODERN`), or None while
-        nothing has decided it (see the module docstring)."""
-        life = self.lifecycle
-        return None if life.era is HANDSHAKE_ERA and life.state == NEW else life.era.name
 
     def assume_initialized(self, version: str, client_capabilities: Optional[Dict[str, Any]] = None) -> None:
         """Start already past the handshake (stateless HTTP: every request stands alone), in ``version``'s era."""

@@ -56,7 +56,7 @@ from .versions import HANDSHAKE, MODERN
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
-    from typing import Dict, FrozenSet, Optional, Tuple, Type, TypeVar
+    from typing import Container, Dict, FrozenSet, Optional, Tuple, Type, TypeVar
 
     from ..errors import MCPError
     from .versions import Revision
@@ -153,14 +153,15 @@ class Era:
         self.incoming = incoming
         self.batched = batched
         self.uncancellable = uncancellable
-        #: (role, state) -> kind -> the methods that have a rule of their own there, for the kinds of message
-        #: (REQUEST, NOTIFICATION) of which every other method is allowed both ways and moves nothing (in
-        #: READY, mostly). A session asks `Lifecycle.untouched_by` first, so that ordinary traffic costs one
-        #: set lookup and no lock.
-        self.quiet: Dict[Tuple[str, str], Dict[str, FrozenSet[str]]] = {}
+        #: (role, state) -> kind (REQUEST, NOTIFICATION) -> the methods that may be refused or move the state
+        #: there: those with a rule of their own when every other method is allowed both ways and moves
+        #: nothing (in READY, mostly), else every method (`_EVERY`). A session asks `Lifecycle.untouched_by`
+        #: first, so that ordinary traffic costs one set lookup and no lock.
+        self.quiet: Dict[Tuple[str, str], Dict[str, Container[str]]] = {}
         for role, role_states in states.items():
             for state in role_states:
-                self.quiet[role, state] = quiet = {}
+                quiet: Dict[str, Container[str]] = {REQUEST: _EVERY, NOTIFICATION: _EVERY}
+                self.quiet[role, state] = quiet
                 for kind in (REQUEST, NOTIFICATION):
                     if outgoing.get((role, state, kind, ANY)) is not None \
                             or incoming.get((role, state, kind, ANY)) is not None:
@@ -174,6 +175,16 @@ class Era:
 
     def __repr__(self) -> str:
         return f"Era({self.name!r})"
+
+
+class _Every:
+    """Contains every method: what may be refused or move the state, for a kind that is not quiet."""
+
+    def __contains__(self, method: object) -> bool:
+        return True
+
+
+_EVERY = _Every()
 
 
 # ---- the handshake era: 2024-11-05 .. 2025-11-25 ----------------------------------------------------------
@@ -462,7 +473,7 @@ class Lifecycle:
         self.era, self.state = HANDSHAKE_ERA, NEW  # where both eras begin
         # Per kind, the methods with rules of their own in this state when the kind is quiet there
         # (`Era.quiet`): one attribute, so that a reader on another thread sees a consistent value without a lock.
-        self._quiet: Dict[str, FrozenSet[str]] = HANDSHAKE_ERA.quiet[role, NEW]
+        self._quiet: Dict[str, Container[str]] = HANDSHAKE_ERA.quiet[role, NEW]
 
     def untouched_by(self, kind: str, method: str) -> bool:
         """True when no ``kind`` message for ``method`` can be refused or move the lifecycle in the current state.
@@ -470,8 +481,7 @@ class Lifecycle:
         Safe to call without the owner's lock: a stale answer is only ever False (the caller then takes the
         slow path under its lock), or True for a session that is closing, whose transport refuses the send.
         """
-        quiet = self._quiet.get(kind)
-        return quiet is not None and method not in quiet
+        return method not in self._quiet[kind]
 
     def __repr__(self) -> str:
         return f"Lifecycle({self.role!r}, {self.era.name!r}, state={self.state!r})"

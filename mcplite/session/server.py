@@ -32,7 +32,7 @@ from .endpoint import RequestContext, Session, _Batch
 
 
 class ServerSession(Session):
-    """The server end: answers `initialize` and refuses other requests until it has.
+    """The server end: answers `initialize` (the handshake era) or runs the `_meta` ladder (2026-07-28).
 
     Which requests are refused, and with which error, is the lifecycle's table (`protocol/lifecycle.py`).
 

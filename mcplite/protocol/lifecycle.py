@@ -11,8 +11,10 @@ the handshake only ``initialize`` (client) and ``ping`` (both) are requests eith
 server will accept; ``initialize`` is never batched and never repeated; the server sends no request but
 ping until the client has sent ``notifications/initialized``; once CLOSED nothing may be sent.
 
-A later era (2026-07-28: no handshake, ``server/discover``) is meant to arrive as a second `Era` with its
-own tables beside `HANDSHAKE_ERA`; the functions below take the era as an argument and do not change.
+Two eras (`versions.ERAS`), one `Era` each: `HANDSHAKE_ERA` (2024-11-05 .. 2025-11-25) and `MODERN_ERA`
+(2026-07-28: no handshake, every request carries its revision in ``params._meta``). Every session starts in
+the handshake era's NEW, where nothing is decided yet; the events of its `switches` move it to the modern
+era (a client that adopts 2026-07-28; a server's first enveloped request, or a transport that knows).
 """
 
 # The handshake era (revisions 2024-11-05 .. 2025-11-25). Every state goes to CLOSED when the connection
@@ -32,16 +34,29 @@ own tables beside `HANDSHAKE_ERA`; the functions below take the era as an argume
 #    │ send notifications/initialized              ▼                                          │
 #    ▼                                            READY ◀─────────────────────────────────────┘
 #   READY
+#
+# The modern era (2026-07-28). A session enters it from the handshake era's NEW, where both eras begin:
+#
+#   client                                        server
+#
+#   (handshake NEW)                               (handshake NEW) ──── the transport expects 2026-07-28 ──┐
+#    │ adopt 2026-07-28 (the probe, a pin)         │ receive an enveloped request we accept             ▼
+#    ▼                                             │ (but server/discover, a probe: it decides nothing)  NEW
+#   READY                                          ▼                                                     │
+#                                                 READY ◀──── receive an enveloped request we accept ───┘
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
-from ..errors import INVALID_REQUEST, ConnectionClosed, LocalProtocolError, RPCError
+from ..errors import (
+    INVALID_PARAMS, INVALID_REQUEST, UNSUPPORTED_PROTOCOL_VERSION, ConnectionClosed, LocalProtocolError, RPCError,
+)
 from .jsonrpc import ERROR, NOTIFICATION, REQUEST, RESPONSE
 from .methods import INITIALIZE, INITIALIZED, PING, SERVER_DISCOVER
+from .versions import HANDSHAKE, MODERN
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
-    from typing import Dict, FrozenSet, Optional, Tuple, Type, TypeVar
+    from typing import Container, Dict, FrozenSet, Optional, Tuple, Type, TypeVar
 
     from ..errors import MCPError
     from .versions import Revision
@@ -53,11 +68,13 @@ if TYPE_CHECKING:
     #: What happens to an incoming request: None (it is taken) or the JSON-RPC error code and message to answer.
     IncomingVerdict = Optional[Tuple[int, str]]
     RuleKey = Tuple[str, str, str, str]  # (role, state, message kind, method or ANY)
+    MoveKey = Tuple[str, str, Event]  # (role, state, event), the event's method ANY for any method
     Verdict = TypeVar("Verdict")
 
 __all__ = [
     "CLIENT", "SERVER", "NEW", "INITIALIZING", "NEGOTIATED", "READY", "CLOSED", "STATES", "SEND", "RECEIVE",
-    "ANY", "CONNECTION_CLOSED", "HANDSHAKE_SKIPPED", "Era", "HANDSHAKE_ERA", "ERAS", "check_outgoing",
+    "ANY", "ENVELOPED", "CONNECTION_CLOSED", "HANDSHAKE_SKIPPED", "MODERN_ADOPTED", "MODERN_EXPECTED", "skipped_to",
+    "Era", "HANDSHAKE_ERA", "MODERN_ERA", "ERAS", "check_outgoing",
     "check_incoming", "check_incoming_batch", "advance", "cancellable", "Lifecycle",
 ]
 
@@ -82,56 +99,92 @@ RECEIVE = "receive"
 #: In a rule, "any method that has no row of its own".
 ANY = "*"
 
-#: Events that are not a message: the connection ended; a stateless server starts as if initialized.
+#: The kind of a request that carries a 2026-07-28 envelope (``params._meta`` naming its revision), as the
+#: server tells the peer's requests apart; what a side sends is checked as a `REQUEST` of its era.
+ENVELOPED = "enveloped request"
+
+#: Events that are not a message: the connection ended; the session speaks an era without a handshake
+#: (a stateless server, a 2026-07-28 client); the transport says the peer speaks 2026-07-28 (an HTTP request).
 CONNECTION_CLOSED: Event = ("local", "closed", "")
-HANDSHAKE_SKIPPED: Event = ("local", "handshake skipped", "")
+
+
+def skipped_to(era: str) -> Event:
+    """The event "the session speaks ``era`` (a `versions.ERAS` name) from now on, without a handshake"."""
+    return ("local", "handshake skipped", era)
+
+
+HANDSHAKE_SKIPPED = skipped_to(HANDSHAKE)
+MODERN_ADOPTED = skipped_to(MODERN)
+MODERN_EXPECTED: Event = ("local", "expected", MODERN)
 
 
 class Era:
     """One family of protocol revisions' lifecycle: its transitions and what each role may send and accept.
 
     Args:
-        name: what the era is called ("handshake").
+        name: what the era is called (a `versions.ERAS` name: the `Revision.era` of its revisions).
         states: role -> the states that role passes through, in order.
-        initial: the state a new session starts in.
         transitions: (role, state, event) -> the next state; an event with no row leaves the state as it is.
+            An event's method may be ANY: the row of every method with no row of its own. Every state goes
+            to CLOSED when the connection ends, with no row.
+        switches: (role, state, event) -> (another era's name, its state): the events that change the era.
         outgoing: (role, state, kind, method or ANY) -> verdict on sending a request or notification.
         incoming: (role, state, kind, method or ANY) -> verdict on taking the peer's request or notification.
-        unbatchable: (role, method) pairs of requests that role refuses inside a batch.
+        batched: (role, kind, method or ANY) -> verdict on the peer's request inside a JSON-RPC batch, before
+            its unbatched rule.
         uncancellable: methods whose requests may not be cancelled.
     """
 
-    __slots__ = ("name", "states", "initial", "transitions", "outgoing", "incoming", "unbatchable", "uncancellable",
-                 "quiet")
+    __slots__ = ("name", "states", "transitions", "switches", "outgoing", "incoming", "batched",
+                 "uncancellable", "quiet")
 
-    def __init__(self, name: str, states: Dict[str, Tuple[str, ...]], initial: str,
-                 transitions: Dict[Tuple[str, str, Event], str], outgoing: Dict[RuleKey, OutgoingVerdict],
-                 incoming: Dict[RuleKey, IncomingVerdict],
-                 unbatchable: FrozenSet[Tuple[str, str]], uncancellable: FrozenSet[str]) -> None:
+    def __init__(self, name: str, states: Dict[str, Tuple[str, ...]], transitions: Dict[MoveKey, str],
+                 switches: Dict[MoveKey, Tuple[str, str]], outgoing: Dict[RuleKey, OutgoingVerdict],
+                 incoming: Dict[RuleKey, IncomingVerdict], batched: Dict[Tuple[str, str, str], IncomingVerdict],
+                 uncancellable: FrozenSet[str]) -> None:
         self.name = name
         self.states = states
-        self.initial = initial
-        self.transitions = transitions
-        self.outgoing = outgoing
-        self.incoming = incoming
-        self.unbatchable = unbatchable
-        self.uncancellable = uncancellable
-        #: (role, state) -> the methods that have a rule of their own there, for the states in which every
-        #: other method's message is allowed both ways and moves nothing (READY, mostly). A session asks
-        #: `Lifecycle.untouched_by` first, so that ordinary traffic costs one set lookup and no lock.
-        self.quiet: Dict[Tuple[str, str], FrozenSet[str]] = {}
+        self.transitions = dict(transitions)
         for role, role_states in states.items():
             for state in role_states:
-                if any(outgoing.get((role, state, kind, ANY)) is not None for kind in (REQUEST, NOTIFICATION)) \
-                        or incoming.get((role, state, REQUEST, ANY)) is not None:
-                    continue
-                named = {key[3] for key in (*outgoing, *incoming) if key[:2] == (role, state) and key[3] != ANY}
-                named |= {key[2][2] for key in transitions if key[:2] == (role, state) and key[2][2]}
-                named |= {method for unbatchable_role, method in unbatchable if unbatchable_role == role}
-                self.quiet[role, state] = frozenset(named)
+                self.transitions[role, state, CONNECTION_CLOSED] = CLOSED
+        self.switches = switches
+        self.outgoing = outgoing
+        self.incoming = incoming
+        self.batched = batched
+        self.uncancellable = uncancellable
+        #: (role, state) -> kind (REQUEST, NOTIFICATION) -> the methods that may be refused or move the state
+        #: there: those with a rule of their own when every other method is allowed both ways and moves
+        #: nothing (in READY, mostly), else every method (`_EVERY`). A session asks `Lifecycle.untouched_by`
+        #: first, so that ordinary traffic costs one set lookup and no lock.
+        self.quiet: Dict[Tuple[str, str], Dict[str, Container[str]]] = {}
+        for role, role_states in states.items():
+            for state in role_states:
+                quiet: Dict[str, Container[str]] = {REQUEST: _EVERY, NOTIFICATION: _EVERY}
+                self.quiet[role, state] = quiet
+                for kind in (REQUEST, NOTIFICATION):
+                    if outgoing.get((role, state, kind, ANY)) is not None \
+                            or incoming.get((role, state, kind, ANY)) is not None:
+                        continue
+                    ruled = {key[3] for key in (*outgoing, *incoming) if key[:3] == (role, state, kind)}
+                    moving = {key[2][2] for key in (*transitions, *switches)
+                              if key[:2] == (role, state) and key[2][1] == kind}
+                    moving |= {key[2] for key in batched if key[:2] == (role, kind)}
+                    if ANY not in moving:  # (else every method of this kind may move it, or be refused)
+                        quiet[kind] = frozenset((ruled | moving) - {ANY})
 
     def __repr__(self) -> str:
         return f"Era({self.name!r})"
+
+
+class _Every:
+    """Contains every method: what may be refused or move the state, for a kind that is not quiet."""
+
+    def __contains__(self, method: object) -> bool:
+        return True
+
+
+_EVERY = _Every()
 
 
 # ---- the handshake era: 2024-11-05 .. 2025-11-25 ----------------------------------------------------------
@@ -147,6 +200,9 @@ _GONE = (ConnectionClosed, "{method}: connection closed")
 _BEFORE_INITIALIZE = (INVALID_REQUEST, "Invalid Request: {method} before initialize")
 _REINITIALIZE = (INVALID_REQUEST, "Invalid Request: the session is already initialized")
 _BATCHED_INITIALIZE = (INVALID_REQUEST, "Invalid Request: initialize cannot be batched")
+_HANDSHAKE_CONNECTION = (INVALID_REQUEST, "Invalid Request: this connection serves the handshake protocol era "
+                                          "(it began with initialize)")
+_BATCHED_ENVELOPE = (INVALID_REQUEST, "Invalid Request: 2026-07-28 has no batches")
 
 _HANDSHAKE_TRANSITIONS: Dict[Tuple[str, str, Event], str] = {
     (CLIENT, NEW, (SEND, REQUEST, INITIALIZE)): INITIALIZING,
@@ -163,13 +219,21 @@ _HANDSHAKE_TRANSITIONS: Dict[Tuple[str, str, Event], str] = {
     (SERVER, NEW, (SEND, ERROR, INITIALIZE)): NEW,  # invalid params: still waiting for a good initialize
     (SERVER, NEGOTIATED, (RECEIVE, NOTIFICATION, INITIALIZED)): READY,
     (SERVER, NEW, HANDSHAKE_SKIPPED): READY,
-    # A client that speaks 2026-07-28 (its probe found a modern server, or it was pinned) has no handshake.
-    (CLIENT, NEW, HANDSHAKE_SKIPPED): READY,
+    # server/discover is the client's era probe: a client that was merely slow may still send initialize
+    # (2026-07-28 transports/stdio.mdx), so it decides nothing.
+    (SERVER, NEW, (RECEIVE, ENVELOPED, SERVER_DISCOVER)): NEW,
     # notifications/initialized before initialize was answered has no row: it is ignored.
 }
-for _role in (CLIENT, SERVER):
-    for _state in STATES:
-        _HANDSHAKE_TRANSITIONS[_role, _state, CONNECTION_CLOSED] = CLOSED
+
+# Where both eras begin, the events that decide for 2026-07-28 (MODERN.md, "Detecting the era").
+_HANDSHAKE_SWITCHES: Dict[MoveKey, Tuple[str, str]] = {
+    # A client that speaks 2026-07-28 (its probe found a modern server, or it was pinned).
+    (CLIENT, NEW, MODERN_ADOPTED): (MODERN, READY),
+    # The server's first enveloped request that the `_meta` ladder accepts (server/discover aside: above).
+    (SERVER, NEW, (RECEIVE, ENVELOPED, ANY)): (MODERN, READY),
+    (SERVER, NEW, MODERN_ADOPTED): (MODERN, READY),  # stateless at a 2026-07-28 revision
+    (SERVER, NEW, MODERN_EXPECTED): (MODERN, NEW),  # an HTTP request at 2026-07-28: its ladder still to run
+}
 
 # What this side may send. Responses are not checked: they answer a request the peer was allowed to send.
 _HANDSHAKE_OUTGOING: Dict[RuleKey, OutgoingVerdict] = {
@@ -234,31 +298,92 @@ _HANDSHAKE_INCOMING: Dict[RuleKey, IncomingVerdict] = {
     (SERVER, READY, REQUEST, INITIALIZE): _REINITIALIZE,
     (SERVER, READY, REQUEST, ANY): None,
     (SERVER, CLOSED, REQUEST, ANY): None,  # nobody is left to answer: the session drops it
+    # -- server: an enveloped request before the handshake is 2026-07-28's (its `_meta` ladder decides); after
+    # it, the connection has chosen its era
+    (SERVER, NEW, ENVELOPED, ANY): None,
+    (SERVER, NEGOTIATED, ENVELOPED, ANY): _HANDSHAKE_CONNECTION,
+    (SERVER, READY, ENVELOPED, ANY): _HANDSHAKE_CONNECTION,
+    (SERVER, CLOSED, ENVELOPED, ANY): None,
     # -- client: the server's requests are handed to the client's handlers in every state. The spec says
     # a server sends none but ping before initialized; a client that refused them would gain nothing.
-    (CLIENT, NEW, REQUEST, ANY): None,
-    (CLIENT, INITIALIZING, REQUEST, ANY): None,
-    (CLIENT, NEGOTIATED, REQUEST, ANY): None,
-    (CLIENT, READY, REQUEST, ANY): None,
-    (CLIENT, CLOSED, REQUEST, ANY): None,
+    **{(CLIENT, state, REQUEST, ANY): None for state in STATES},
 }
 
 HANDSHAKE_ERA = Era(
-    "handshake",
+    HANDSHAKE,
     # The server answers initialize at once, so it is never INITIALIZING.
     states={CLIENT: STATES, SERVER: (NEW, NEGOTIATED, READY, CLOSED)},
-    initial=NEW,
     transitions=_HANDSHAKE_TRANSITIONS,
+    switches=_HANDSHAKE_SWITCHES,
     outgoing=_HANDSHAKE_OUTGOING,
     incoming=_HANDSHAKE_INCOMING,
-    # The spec (2025-03-26, the one revision with batches) forbids batching initialize.
-    unbatchable=frozenset({(SERVER, INITIALIZE)}),
+    # The spec (2025-03-26, the one revision with batches) forbids batching initialize, and 2026-07-28 has
+    # no batches at all.
+    batched={(SERVER, REQUEST, INITIALIZE): _BATCHED_INITIALIZE, (SERVER, ENVELOPED, ANY): _BATCHED_ENVELOPE},
     # The spec forbids cancelling initialize: the handshake would be left half done. A server/discover probe
     # that times out is not cancelled either: to a legacy server that request never existed.
     uncancellable=frozenset({INITIALIZE, SERVER_DISCOVER}),
 )
-#: Every era, by name.
-ERAS: Dict[str, Era] = {HANDSHAKE_ERA.name: HANDSHAKE_ERA}
+
+# ---- the modern era: 2026-07-28 ---------------------------------------------------------------------------
+# No handshake: the client stamps every request with its revision and capabilities, and the server, which
+# sends no requests, asks the client through input-required rounds instead.
+_NO_SERVER_REQUESTS = (LocalProtocolError, "{method}: a 2026-07-28 server sends no requests; a handler asks the "
+                       "client through input-required rounds (ctx.elicit, ctx.sample, ctx.list_roots)")
+# -32022: the session adds the versions it speaks as the error's data.
+_NO_INITIALIZE = (UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version: this connection speaks 2026-07-28, "
+                                                "which has no initialize")
+_MISSING_META = (INVALID_PARAMS, "Invalid params: missing _meta (this connection speaks 2026-07-28, where every "
+                                 "request carries its protocol version and client capabilities)")
+
+_MODERN_TRANSITIONS: Dict[MoveKey, str] = {
+    (SERVER, NEW, (RECEIVE, ENVELOPED, ANY)): READY,
+    (SERVER, NEW, (RECEIVE, ENVELOPED, SERVER_DISCOVER)): NEW,  # a probe decides nothing, as above
+}
+
+_MODERN_OUTGOING: Dict[RuleKey, OutgoingVerdict] = {
+    # -- client: as a handshake client that is READY (initialize belongs to the other era), then CLOSED
+    **{key: verdict for key, verdict in _HANDSHAKE_OUTGOING.items() if key[:2] in ((CLIENT, READY), (CLIENT, CLOSED))},
+    # -- server: no requests at all, whatever the state (NEW: its transport expects the era, READY)
+    (SERVER, NEW, REQUEST, ANY): _NO_SERVER_REQUESTS,
+    (SERVER, NEW, NOTIFICATION, INITIALIZED): _CLIENT_ONLY,
+    (SERVER, NEW, NOTIFICATION, ANY): None,
+    (SERVER, READY, REQUEST, ANY): _NO_SERVER_REQUESTS,
+    (SERVER, READY, NOTIFICATION, INITIALIZED): _CLIENT_ONLY,
+    (SERVER, READY, NOTIFICATION, ANY): None,
+    (SERVER, CLOSED, REQUEST, ANY): _NO_SERVER_REQUESTS,
+    (SERVER, CLOSED, NOTIFICATION, ANY): _GONE,
+}
+
+_MODERN_INCOMING: Dict[RuleKey, IncomingVerdict] = {
+    # -- server: every request carries the envelope (its `_meta` ladder runs next)
+    (SERVER, NEW, ENVELOPED, ANY): None,
+    (SERVER, NEW, REQUEST, INITIALIZE): _NO_INITIALIZE,
+    (SERVER, NEW, REQUEST, ANY): _MISSING_META,
+    (SERVER, READY, ENVELOPED, ANY): None,
+    (SERVER, READY, REQUEST, INITIALIZE): _NO_INITIALIZE,
+    (SERVER, READY, REQUEST, ANY): _MISSING_META,
+    (SERVER, CLOSED, ENVELOPED, ANY): None,  # nobody is left to answer: the session drops it
+    (SERVER, CLOSED, REQUEST, ANY): None,
+    # -- client: the server sends none, and any that comes goes to the client's handlers, as in the other era
+    (CLIENT, READY, REQUEST, ANY): None,
+    (CLIENT, CLOSED, REQUEST, ANY): None,
+}
+
+MODERN_ERA = Era(
+    MODERN,
+    # A client enters it ready; a server NEW only when its transport expects the era before any request.
+    states={CLIENT: (READY, CLOSED), SERVER: (NEW, READY, CLOSED)},
+    transitions=_MODERN_TRANSITIONS,
+    switches={},
+    outgoing=_MODERN_OUTGOING,
+    incoming=_MODERN_INCOMING,
+    batched={(SERVER, ENVELOPED, ANY): _BATCHED_ENVELOPE},
+    uncancellable=frozenset({SERVER_DISCOVER}),
+)
+
+#: Every era, by name (`versions.ERAS`, `Revision.era`).
+ERAS: Dict[str, Era] = {HANDSHAKE_ERA.name: HANDSHAKE_ERA, MODERN_ERA.name: MODERN_ERA}
 
 
 # ---- the rules as functions -------------------------------------------------------------------------------
@@ -289,17 +414,16 @@ def check_incoming(role: str, state: str, kind: str, method: str, *, batched: bo
                    era: Era = HANDSHAKE_ERA) -> Optional[RPCError]:
     """The error to answer the peer's ``kind`` message for ``method`` with in ``state``, or None to take it.
 
-    ``batched`` says the request came inside a JSON-RPC batch. Notifications and responses are always
-    taken (a notification cannot be answered).
+    ``kind`` is `REQUEST` or `ENVELOPED` for a request; ``batched`` says it came inside a JSON-RPC batch.
+    Notifications and responses are always taken (a notification cannot be answered).
     """
-    if kind != REQUEST:
+    if kind != REQUEST and kind != ENVELOPED:
         return None
-    if batched and (role, method) in era.unbatchable:
-        code, message = _BATCHED_INITIALIZE
-        return RPCError(code, message)
-    verdict = _rule(era.incoming, role, state, kind, method)
+    verdict = (era.batched.get((role, kind, method)) or era.batched.get((role, kind, ANY))) if batched else None
     if verdict is None:
-        return None
+        verdict = _rule(era.incoming, role, state, kind, method)
+        if verdict is None:
+            return None
     code, template = verdict
     return RPCError(code, template.format(method=method))
 
@@ -317,9 +441,15 @@ def check_incoming_batch(state: str, revision: Optional[Revision]) -> Optional[R
     return None
 
 
-def advance(role: str, state: str, event: Event, era: Era = HANDSHAKE_ERA) -> str:
-    """The state after ``event``; the same state when the event does not move this role's lifecycle."""
-    return era.transitions.get((role, state, event), state)
+def advance(role: str, state: str, event: Event, era: Era = HANDSHAKE_ERA) -> Tuple[Era, str]:
+    """The era and state after ``event``; the same when the event does not move this role's lifecycle."""
+    for key in ((role, state, event), (role, state, (event[0], event[1], ANY))):
+        if key in era.transitions:
+            return era, era.transitions[key]
+        if key in era.switches:
+            name, to = era.switches[key]
+            return ERAS[name], to
+    return era, state
 
 
 def cancellable(method: str, era: Era = HANDSHAKE_ERA) -> bool:
@@ -336,24 +466,22 @@ class Lifecycle:
 
     __slots__ = ("role", "era", "state", "_quiet")
 
-    def __init__(self, role: str, era: Era = HANDSHAKE_ERA) -> None:
+    def __init__(self, role: str) -> None:
         if role not in (CLIENT, SERVER):
             raise ValueError(f"unknown role {role!r}")
         self.role = role
-        self.era = era
-        self.state = era.initial
-        # The methods with rules of their own in this state when the state is quiet (`Era.quiet`), else None:
-        # one attribute, so that a reader on another thread sees a consistent value without a lock.
-        self._quiet: Optional[FrozenSet[str]] = era.quiet.get((role, self.state))
+        self.era, self.state = HANDSHAKE_ERA, NEW  # where both eras begin
+        # Per kind, the methods with rules of their own in this state when the kind is quiet there
+        # (`Era.quiet`): one attribute, so that a reader on another thread sees a consistent value without a lock.
+        self._quiet: Dict[str, Container[str]] = HANDSHAKE_ERA.quiet[role, NEW]
 
-    def untouched_by(self, method: str) -> bool:
-        """True when no message for ``method`` can be refused or move the lifecycle in the current state.
+    def untouched_by(self, kind: str, method: str) -> bool:
+        """True when no ``kind`` message for ``method`` can be refused or move the lifecycle in the current state.
 
         Safe to call without the owner's lock: a stale answer is only ever False (the caller then takes the
         slow path under its lock), or True for a session that is closing, whose transport refuses the send.
         """
-        quiet = self._quiet
-        return quiet is not None and method not in quiet
+        return method not in self._quiet[kind]
 
     def __repr__(self) -> str:
         return f"Lifecycle({self.role!r}, {self.era.name!r}, state={self.state!r})"
@@ -372,12 +500,16 @@ class Lifecycle:
     def check_incoming_batch(self, revision: Optional[Revision]) -> Optional[RPCError]:
         return check_incoming_batch(self.state, revision)
 
+    def moved_by(self, event: Event) -> bool:
+        """Whether ``event`` would move the lifecycle (to another state or era), without moving it."""
+        return advance(self.role, self.state, event, self.era) != (self.era, self.state)
+
     def advance(self, event: Event) -> str:
         """Move on by ``event``; returns the new state."""
-        state = advance(self.role, self.state, event, self.era)
-        if state != self.state:
-            self.state = state
-            self._quiet = self.era.quiet.get((self.role, state))
+        era, state = advance(self.role, self.state, event, self.era)
+        if state != self.state or era is not self.era:
+            self.era, self.state = era, state
+            self._quiet = era.quiet[self.role, state]
         return state
 
     def send(self, kind: str, method: str) -> Optional[MCPError]:

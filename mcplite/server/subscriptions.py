@@ -121,7 +121,7 @@ class Connections:
             connections = list(self._by_session.values())
         for connection in connections:
             # A 2026-07-28 connection hears only through its subscriptions/listen streams.
-            if connection.session.era == HANDSHAKE and connection.session.initialized.is_set() \
+            if connection.session.lifecycle.era.name == HANDSHAKE and connection.session.initialized.is_set() \
                     and (only is None or only(connection)):
                 try:
                     connection.session.notify(method, params)

@@ -16,7 +16,7 @@ from .._sync import DEFAULT
 from ..errors import RemoteProtocolError, VersionMismatch
 from ..protocol import jsonrpc, methods
 from ..protocol.json_text import copied
-from ..protocol.lifecycle import CLIENT, HANDSHAKE_SKIPPED, RECEIVE
+from ..protocol.lifecycle import CLIENT, MODERN_ADOPTED, RECEIVE
 from ..protocol.versions import HANDSHAKE, HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION, MODERN, is_supported, revision
 from ..transports import Transport
 
@@ -141,7 +141,7 @@ class ClientSession(Session):
         if discover_result is not None:
             self.learn(discover_result)
         self.revision = revision(version)
-        self._advance(HANDSHAKE_SKIPPED)
+        self._advance(MODERN_ADOPTED)
 
     def learn(self, discover_result: Dict[str, Any]) -> None:
         """Take the server's description from a `DiscoverResult` (its info rides in the result's ``_meta``;

@@ -521,7 +521,7 @@ class Session(MessageSink):
         ctx.batch = batch
         ctx.request_info = request_info
         refusal = None
-        if self._lifecycle is not None and not self._lifecycle.untouched_by(ctx.method):
+        if self._lifecycle is not None and not self._lifecycle.untouched_by(jsonrpc.REQUEST, ctx.method):
             refusal = self._lifecycle.check_incoming(jsonrpc.REQUEST, ctx.method, batched=batch is not None)
         if refusal is None and ctx.method == methods.PING:
             self._respond(ctx, jsonrpc.result(ctx.id, {}))
@@ -739,7 +739,7 @@ class Session(MessageSink):
     # ---- the lifecycle ----------------------------------------------------------------------------------
     def _lifecycle_send(self, kind: str, method: str) -> None:
         """Raise the lifecycle's refusal of sending ``method`` now; else move it on as if it had been sent."""
-        if self._lifecycle is None or self._lifecycle.untouched_by(method):  # ordinary traffic: no lock
+        if self._lifecycle is None or self._lifecycle.untouched_by(kind, method):  # ordinary traffic: no lock
             return
         with self._lock:  # checked and moved in one step: two threads cannot both send the one initialize
             refusal = self._lifecycle.send(kind, method)
@@ -764,7 +764,7 @@ class Session(MessageSink):
 
     def _notification_received(self, method: str, params: Dict[str, Any]) -> None:
         """Lifecycle bookkeeping for a notification, on the reader thread."""
-        if self._lifecycle is not None and not self._lifecycle.untouched_by(method):
+        if self._lifecycle is not None and not self._lifecycle.untouched_by(jsonrpc.NOTIFICATION, method):
             self._advance((lifecycle.RECEIVE, jsonrpc.NOTIFICATION, method))
 
 

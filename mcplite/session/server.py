@@ -1,16 +1,10 @@
 """`ServerSession`: the server end of the lifecycle, in both protocol eras.
 
-A connection speaks one era (MODERN.md, "The server side on stdio and in-memory"):
-
-    incoming request                               era before   answer                                era after
-    initialize                                     None         the handshake, as always              handshake
-    initialize                                     modern       -32022 with every supported version   modern
-    enveloped server/discover                      any but hs.  the discover result                   unchanged
-    any other enveloped request (2026-07-28)       None/modern  the `_meta` ladder, then its handler  modern
-    any enveloped request                          handshake    -32600                                hands.
-    any other unenveloped request                  modern       -32602 (`_meta` missing)              modern
-
-`server/discover` does not pin the era: a client's probe that was merely slow may be followed by `initialize`
+A connection speaks one era, and its lifecycle (`protocol/lifecycle.py`) says which, and what each era
+refuses (MODERN.md, "The server side on stdio and in-memory"). It starts where both eras begin: ``initialize``
+moves it on in the handshake era, and the first enveloped request that the `_meta` ladder accepts moves it to
+2026-07-28's, where every request then runs the ladder and goes to its handler with its own revision.
+``server/discover`` decides nothing: a client's probe that was merely slow may be followed by ``initialize``
 (2026-07-28 transports/stdio.mdx). Over HTTP every modern request gets a throwaway session of its own, so the
 era of an HTTP session is only ever decided by its first request.
 """
@@ -18,10 +12,10 @@ era of an HTTP session is only ever decided by its first request.
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
 from .._sync import LazyEvent
-from ..errors import INVALID_PARAMS, INVALID_REQUEST, UNSUPPORTED_PROTOCOL_VERSION, LocalProtocolError, RPCError
+from ..errors import INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION, LocalProtocolError, RPCError
 from ..protocol import envelope, jsonrpc, methods
 from ..protocol.json_text import copied
-from ..protocol.lifecycle import HANDSHAKE_SKIPPED, READY, SEND, SERVER
+from ..protocol.lifecycle import CLOSED, ENVELOPED, MODERN_EXPECTED, READY, RECEIVE, SEND, SERVER, skipped_to
 from ..protocol.versions import HANDSHAKE, HANDSHAKE_VERSIONS, MODERN, negotiate, revision
 from ..transports import Transport
 
@@ -38,7 +32,7 @@ from .endpoint import RequestContext, Session, _Batch
 
 
 class ServerSession(Session):
-    """The server end: answers `initialize` and refuses other requests until it has.
+    """The server end: answers `initialize` (the handshake era) or runs the `_meta` ladder (2026-07-28).
 
     Which requests are refused, and with which error, is the lifecycle's table (`protocol/lifecycle.py`).
 
@@ -63,9 +57,6 @@ class ServerSession(Session):
         #: for a request that came with HTTP headers (their rungs must run). Reader thread only.
         self._last_envelope: Optional[Tuple[Dict[str, Any], envelope.Envelope, Any]] = None
         self._handshake_versions = tuple(v for v in self._supported_versions if revision(v).era == HANDSHAKE)
-        #: The protocol era this connection speaks: None until its first deciding request (see the module
-        #: docstring), then `versions.HANDSHAKE` or `versions.MODERN`. Moved on the reader thread only.
-        self.era: Optional[str] = None
         self.client_info: Dict[str, Any] = {}
         #: True for a session that lives for one stateless HTTP request (`assume_initialized`): it cannot send
         #: the client a request, since no stream stays open to carry it and no session to answer on.
@@ -83,10 +74,9 @@ class ServerSession(Session):
     def assume_initialized(self, version: str, client_capabilities: Optional[Dict[str, Any]] = None) -> None:
         """Start already past the handshake (stateless HTTP: every request stands alone), in ``version``'s era."""
         self.revision = revision(version)
-        self.era = self.revision.era
         self.peer_capabilities = client_capabilities or {}
         self.stateless = True
-        self._advance(HANDSHAKE_SKIPPED)
+        self._advance(skipped_to(self.revision.era))
 
     def _advance(self, event: Event) -> Optional[str]:
         state = super()._advance(event)
@@ -97,99 +87,76 @@ class ServerSession(Session):
     def _accept_request(self, msg: Message, batch: Optional[_Batch], inline: bool,
                         request_info: Optional[RequestInfo] = None) -> None:
         if envelope.classify(msg) == envelope.MODERN:
-            self._accept_modern(msg, batch, inline, request_info)
-            return
-        if self.era == MODERN:
-            self._refuse(msg, batch, self._unenveloped_refusal(msg))
-            return
-        if (msg["method"] == methods.INITIALIZE and self.lifecycle.awaiting_initialize
-                and self.lifecycle.check_incoming(jsonrpc.REQUEST, methods.INITIALIZE, batched=batch is not None)
-                is None):
-            # The handshake, answered here on the reader thread so that no request can overtake it. The
-            # lifecycle's refusals (a batched or second initialize) are answered like any other refusal.
-            self._initialize(msg)
-            return
-        super()._accept_request(msg, batch, inline, request_info)
+            self._accept_enveloped(msg, batch, inline, request_info)
+        elif msg["method"] == methods.INITIALIZE:
+            self._initialize(msg, batch)
+        else:
+            super()._accept_request(msg, batch, inline, request_info)
 
-    # ---- the modern era (2026-07-28) ---------------------------------------------------------------------
-    def _accept_modern(self, msg: Message, batch: Optional[_Batch], inline: bool,
-                       request_info: Optional[RequestInfo]) -> None:
-        """An enveloped request: the `_meta` ladder, then its handler with the request's own revision."""
+    def _accept_enveloped(self, msg: Message, batch: Optional[_Batch], inline: bool,
+                          request_info: Optional[RequestInfo]) -> None:
+        """A request with a 2026-07-28 envelope: the lifecycle's verdict, the `_meta` ladder, then its handler
+        with the request's own revision."""
         params = msg["params"]  # an object with a _meta object: what made `envelope.classify` say MODERN
         ctx = RequestContext(self, msg["id"], msg["method"], params)
-        if batch is not None:
-            ctx.batch = batch
-            self._admit(ctx, inline, RPCError(INVALID_REQUEST, "Invalid Request: 2026-07-28 has no batches"))
-            return
         last = self._last_envelope
-        if request_info is None:
-            meta = params["_meta"]
-            if last is not None and meta == last[0] and ctx.method not in envelope.REMOVED_METHODS:
-                ctx.envelope, ctx.revision = last[1], last[2]  # the same _meta as last time: the same verdict
-                self._admit(ctx, inline)
-                return
-        else:
-            ctx.request_info = request_info
-        if self.era == HANDSHAKE:
-            self._admit(ctx, inline, RPCError(INVALID_REQUEST, "Invalid Request: this connection serves the "
-                                              "handshake protocol era (it began with initialize)"))
+        if last is not None and request_info is None and batch is None and params["_meta"] == last[0] \
+                and ctx.method not in envelope.REMOVED_METHODS:
+            ctx.envelope, ctx.revision = last[1], last[2]  # the same _meta as last time: the same verdict
+            self._admit(ctx, inline)
             return
-        try:
-            ctx.envelope = envelope.read_envelope(
-                # -32022 lists what server/discover lists (the modern versions), or, from a server that speaks
-                # only the handshake era, those versions, so that a probing client falls back at once.
-                ctx.method, params, supported_modern=self._modern_versions,
-                supported_all=self._modern_versions or self._supported_versions,
-                headers=request_info.headers if request_info is not None else None)
-        except RPCError as refusal:
+        ctx.batch, ctx.request_info = batch, request_info
+        life = self.lifecycle
+        refusal = life.check_incoming(ENVELOPED, ctx.method, batched=batch is not None)
+        read = None
+        if refusal is None:
+            try:
+                read = envelope.read_envelope(
+                    # -32022 lists what server/discover lists (the modern versions), or, from a server that
+                    # speaks only the handshake era, those versions, so that a probing client falls back at once.
+                    ctx.method, params, supported_modern=self._modern_versions,
+                    supported_all=self._modern_versions or self._supported_versions,
+                    headers=request_info.headers if request_info is not None else None)
+            except RPCError as exc:
+                refusal = exc
+        if read is None:
             self._admit(ctx, inline, refusal)
             return
-        ctx.revision = revision(ctx.envelope.version)
-        if ctx.method != methods.SERVER_DISCOVER and self.lifecycle.awaiting_initialize:  # a probe decides nothing
-            self.era = MODERN
+        ctx.envelope, ctx.revision = read, revision(read.version)
+        accepted = (RECEIVE, ENVELOPED, ctx.method)
+        if life.moved_by(accepted):  # the request that decides the era
             self.revision = ctx.revision  # what notifications not tied to a request are routed by
-            self._advance(HANDSHAKE_SKIPPED)
-        if request_info is None and self.era == MODERN and not self.lifecycle.awaiting_initialize:
+            self._advance(accepted)
+        if request_info is None and life.state == READY:  # (2026-07-28's READY: the handshake's refused it)
             # Copies, so that a handler that changes its request's _meta changes no later request's verdict.
-            accepted = ctx.envelope
             self._last_envelope = (copied(params["_meta"]), envelope.Envelope(
-                accepted.version, copied(accepted.client_capabilities), client_info=copied(accepted.client_info),
-                log_level=accepted.log_level, progress_token=accepted.progress_token), ctx.revision)
+                read.version, copied(read.client_capabilities), client_info=copied(read.client_info),
+                log_level=read.log_level, progress_token=read.progress_token), ctx.revision)
         self._admit(ctx, inline)
 
     def expect_modern(self) -> None:
         """Speak 2026-07-28 only: the transport knows (an HTTP request sent at that revision), so a request
         without an envelope is refused for its missing ``_meta`` rather than for a missing handshake."""
-        self.era = MODERN
-
-    def _unenveloped_refusal(self, msg: Message) -> RPCError:
-        """The answer to a request without an envelope on a connection that speaks 2026-07-28."""
-        if msg["method"] == methods.INITIALIZE:
-            params = msg.get("params")
-            requested = params.get("protocolVersion") if isinstance(params, dict) else None
-            return RPCError(UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version: this connection speaks "
-                            "2026-07-28, which has no initialize", {"supported": list(self._supported_versions),
-                                                                    "requested": requested})
-        return RPCError(INVALID_PARAMS, "Invalid params: missing _meta (this connection speaks 2026-07-28, where "
-                                        "every request carries its protocol version and client capabilities)")
-
-    def _refuse(self, msg: Message, batch: Optional[_Batch], refusal: RPCError) -> None:
-        ctx = RequestContext(self, msg["id"], msg["method"], {})
-        ctx.batch = batch
-        self._admit(ctx, False, refusal)
+        self._advance(MODERN_EXPECTED)
 
     def _check_outgoing_request(self, method: str) -> None:
-        if self.era == MODERN:
-            raise LocalProtocolError(f"{method}: a 2026-07-28 server sends no requests; a handler asks the client "
-                                     "through input-required rounds (ctx.elicit, ctx.sample, ctx.list_roots)")
         if self.stateless:
             raise LocalProtocolError(stateless_refusal(method, self.revision.version if self.revision else "?"))
         super()._check_outgoing_request(method)
 
     # ---- the handshake era --------------------------------------------------------------------------------
-    def _initialize(self, msg: Message) -> None:
+    def _initialize(self, msg: Message, batch: Optional[_Batch]) -> None:
+        """The handshake, answered here on the reader thread so that no request can overtake it; or the
+        lifecycle's refusal (a batched or second initialize, one on a 2026-07-28 connection)."""
         params = msg.get("params") or {}
         ctx = RequestContext(self, msg["id"], methods.INITIALIZE, params)
+        ctx.batch = batch
+        refusal = self.lifecycle.check_incoming(jsonrpc.REQUEST, methods.INITIALIZE, batched=batch is not None)
+        if refusal is not None or self.lifecycle.state == CLOSED:  # (once closed, `_admit` drops it)
+            if refusal is not None and refusal.code == UNSUPPORTED_PROTOCOL_VERSION:
+                refusal.data = self._versions_spoken(params)
+            self._admit(ctx, False, refusal)
+            return
         requested = params.get("protocolVersion")
         if not isinstance(requested, str) or not isinstance(params.get("capabilities", {}), dict):
             self._advance((SEND, jsonrpc.ERROR, methods.INITIALIZE))  # still waiting for a good one
@@ -200,9 +167,8 @@ class ServerSession(Session):
             self._advance((SEND, jsonrpc.ERROR, methods.INITIALIZE))
             self._respond(ctx, jsonrpc.error(msg["id"], UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol "
                                              "version: this server has no initialize handshake",
-                                             {"supported": list(self._supported_versions), "requested": requested}))
+                                             self._versions_spoken(params)))
             return
-        self.era = HANDSHAKE
         version = negotiate(requested, self._supported_versions)
         self.client_info = params.get("clientInfo") or {}
         self.peer_capabilities = params.get("capabilities") or {}
@@ -212,6 +178,11 @@ class ServerSession(Session):
         # as soon as it has read it, and must find the session NEGOTIATED.
         self._advance((SEND, jsonrpc.RESPONSE, methods.INITIALIZE))
         self._respond(ctx, jsonrpc.result(msg["id"], result))
+
+    def _versions_spoken(self, params: Any) -> Dict[str, Any]:
+        """The data of a -32022 answer to initialize: the versions we speak, and the one the client asked for."""
+        requested = params.get("protocolVersion") if isinstance(params, dict) else None
+        return {"supported": list(self._supported_versions), "requested": requested}
 
 
 def stateless_refusal(method: str, version: str) -> str:

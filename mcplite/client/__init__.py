@@ -364,15 +364,17 @@ class Client:
     # ---- how a call runs: decided once at the top (`_plan`), then down once (`_run`) ------------------------
     def _plan(self, method: str, params: Dict[str, Any], timeout: Any, progress: Optional[ProgressCallback] = None,
               input_required: str = "answer", input_responses: Optional[Dict[str, Any]] = None,
-              request_state: Optional[str] = None, task: Optional[bool] = False,
-              ttl_ms: Optional[int] = None) -> _Call:
+              request_state: Optional[str] = None, task: Optional[bool] = False, ttl_ms: Optional[int] = None,
+              meta: Optional[Dict[str, Any]] = None) -> _Call:
         """How a call will run: its era (the session's now), its rounds (2026-07-28: "answer", a task's always,
         or "return") and a tool call's task form (``task``: True asked for, None only where the tool must be a
         task, False never): "extension" (2026-07-28: declared, the server decides) or "core" (2025-11-25: asked
-        for a tool the server lists as taking tasks; the tools are listed once to know)."""
+        for a tool the server lists as taking tasks; the tools are listed once to know). ``meta``: the caller's."""
         if input_required not in ("answer", "return"):
             raise ValueError(f"input_required must be 'answer' or 'return', not {input_required!r}")
         modern = self.session.modern
+        if meta:
+            params["_meta"] = meta
         if input_responses is not None or request_state is not None:
             if not modern:
                 raise LocalProtocolError("input_responses and request_state belong to 2026-07-28; this session "
@@ -417,7 +419,6 @@ class Client:
                     raise
                 log.info("the response stream of %s broke; sending it again", method)
                 again += (ResponseLost,)
-                continue
             except RemoteError as refusal:
                 if not modern or refusal.code in again:
                     raise
@@ -434,22 +435,22 @@ class Client:
                 else:
                     raise
                 again += (refusal.code,)
-                continue
-            if rounds != "answer":
-                return result
-            if input_rounds is None:
-                assert call.params is not None  # (a call with rounds was planned, with its params)
-                input_rounds = InputRounds(call.params, self._callbacks.answer_input_request, self.max_input_rounds,
-                                           ("complete", "task") if task else ("complete",))
-            step = input_rounds.after(result)
-            if step is None:
-                return result
-            params, pause = step
-            again = ()
-            if pause:
-                time.sleep(pause)
-            if rounds_taken is not None:
-                rounds_taken.append(1)
+            else:
+                if rounds != "answer":
+                    return result
+                if input_rounds is None:
+                    assert call.params is not None  # (a call with rounds was planned, with its params)
+                    input_rounds = InputRounds(call.params, self._callbacks.answer_input_request,
+                                               self.max_input_rounds, ("complete", "task") if task else ("complete",))
+                step = input_rounds.after(result)
+                if step is None:
+                    return result
+                params, pause = step
+                again = ()
+                if pause:
+                    time.sleep(pause)
+                if rounds_taken is not None:
+                    rounds_taken.append(1)
 
     def send_request(self, method: str, params: Optional[Dict[str, Any]] = None, *,
                      progress: Optional[ProgressCallback] = None) -> PendingRequest:
@@ -534,22 +535,18 @@ class Client:
             input_responses, request_state: resume such a flow: the answers (by ``inputRequests`` key) and
                 the ``requestState`` string exactly as received.
         """
-        params: Dict[str, Any] = {"name": name, "arguments": arguments or {}}
-        if meta:
-            params["_meta"] = meta
-        call = self._plan(methods.TOOLS_CALL, params, timeout, progress, input_required, input_responses,
-                          request_state, task or None)
+        call = self._plan(methods.TOOLS_CALL, {"name": name, "arguments": arguments or {}}, timeout, progress,
+                          input_required, input_responses, request_state, task or None, meta=meta)
         try:
             result = self._run(call)
         except RemoteError as refusal:
             if call.task is not None or not _needs_tasks(refusal):
                 raise
-            call = self._plan(methods.TOOLS_CALL, params, timeout, progress, task=True)
+            call = self._plan(methods.TOOLS_CALL, {"name": name, "arguments": arguments or {}}, timeout, progress,
+                              task=True, meta=meta)
             result = self._run(call)
         if call.task is not None:
-            from .tasks import TASK_WAIT
-
-            result = dict(self._task_of(call, name, result).result(TASK_WAIT))
+            result = dict(self._task_of(call, name, result).result())  # (waits up to tasks.TASK_WAIT)
         elif call.rounds == "return" and result.get("resultType", "complete") != "complete":
             return result  # type: ignore[return-value]  # input_required="return"
         return self._checked_tool_result(name, result, timeout, raise_on_error)
@@ -607,9 +604,8 @@ class Client:
 
     def _checked_tool_result(self, name: str, result: Dict[str, Any], timeout: Any,
                              raise_on_error: bool) -> t.CallToolResult:
-        """A finished tool call's result as `call_tool` returns it, however it came (a call, a started call
-        finished, a task): an error result raised (``raise_on_error``) or returned as it is, else its structured
-        content checked."""
+        """A finished tool call's result as `call_tool` returns it, however it came: an error result raised
+        (``raise_on_error``) or returned as it is, else its structured content checked."""
         if result.get("isError"):
             if raise_on_error:
                 raise RemoteError(0, _result_text(result) or f"tool {name} failed", result)
@@ -621,13 +617,10 @@ class Client:
         """A tool's listed ``execution.taskSupport`` (the tools are listed when not known yet) if this 2025-11-25
         session's server takes tool calls as tasks (``tasks.requests.tools.call``), else None."""
         tasks = self.session.peer_capabilities.get("tasks")  # (a handshake's: known since initialize)
-        if not isinstance(tasks, dict):
-            return None  # (most servers)
-        requests = tasks.get("requests")
+        requests = tasks.get("requests") if isinstance(tasks, dict) else None
         tools = requests.get("tools") if isinstance(requests, dict) else None
-        revision = self.session.revision
-        if not (revision is not None and revision.core_tasks and isinstance(tools, dict)
-                and isinstance(tools.get("call"), dict)):
+        if not (isinstance(tools, dict) and isinstance(tools.get("call"), dict) and self.session.revision is not None
+                and self.session.revision.core_tasks):
             return None
         if self._task_supports is None or name not in self._task_supports:
             self.list_tools(timeout=timeout)
@@ -685,10 +678,8 @@ class Client:
         """
         if ttl_ms is not None and not task:
             raise ValueError("ttl_ms is the lifetime of a task: it needs task=True")
-        params: Dict[str, Any] = {"name": name, "arguments": arguments or {}}
-        if meta:
-            params["_meta"] = meta
-        call = self._plan(methods.TOOLS_CALL, params, timeout, progress, task=task, ttl_ms=ttl_ms)
+        call = self._plan(methods.TOOLS_CALL, {"name": name, "arguments": arguments or {}}, timeout, progress,
+                          task=task, ttl_ms=ttl_ms, meta=meta)
         if task:
             return self._task_of(call, name, self._run(call))
         return self.session.send_request(call.method, call.params, progress=progress, headers=call.headers)

@@ -40,22 +40,14 @@ class InputRounds:
 
     def __init__(self, params: Dict[str, Any], answer: Answer, max_rounds: int = DEFAULT_MAX_ROUNDS,
                  final: Tuple[str, ...] = (COMPLETE,)) -> None:
-        self._params = params
-        self._answer = answer
-        self._max_rounds = max_rounds
-        self._final = final
-        self._taken = 0
-        self._pause = _FIRST_PAUSE
+        self._params, self._answer, self._max_rounds, self._final = params, answer, max_rounds, final
+        self._taken, self._pause = 0, _FIRST_PAUSE  # rounds taken; the pause before the next state-only retry
 
     def after(self, result: Any) -> Optional[Tuple[Dict[str, Any], float]]:
-        """None when ``result`` ends the request; else the next request's params (the input requests answered
-        with ``answer``, the state echoed) and the seconds to wait before sending it (0: at once).
-
-        Raises:
-            RemoteProtocolError: an unknown ``resultType``, a malformed ``input_required`` result, an input
-                request of a kind the client never declared, or a result still asking after ``max_rounds``.
-            Whatever a callback raises, unchanged: the flow stops there.
-        """
+        """None when ``result`` ends the request; else the next request's params (the input requests answered,
+        the state echoed) and the seconds to wait before sending it (0: at once). Raises `RemoteProtocolError`
+        for an unknown ``resultType``, a malformed ``input_required`` result, an input request of a kind the
+        client never declared, or more than ``max_rounds`` rounds; what a callback raises, unchanged."""
         requests = _input_requests(result, self._final)
         if requests is None:
             return None

@@ -536,7 +536,7 @@ class Client:
                 the ``requestState`` string exactly as received.
         """
         call = self._plan(methods.TOOLS_CALL, {"name": name, "arguments": arguments or {}}, timeout, progress,
-                          input_required, input_responses, request_state, task or None, meta=meta)
+                          input_required, input_responses, request_state, task or None, None, meta)
         try:
             result = self._run(call)
         except RemoteError as refusal:
@@ -617,7 +617,9 @@ class Client:
         """A tool's listed ``execution.taskSupport`` (the tools are listed when not known yet) if this 2025-11-25
         session's server takes tool calls as tasks (``tasks.requests.tools.call``), else None."""
         tasks = self.session.peer_capabilities.get("tasks")  # (a handshake's: known since initialize)
-        requests = tasks.get("requests") if isinstance(tasks, dict) else None
+        if not isinstance(tasks, dict):
+            return None  # (most servers)
+        requests = tasks.get("requests")
         tools = requests.get("tools") if isinstance(requests, dict) else None
         if not (isinstance(tools, dict) and isinstance(tools.get("call"), dict) and self.session.revision is not None
                 and self.session.revision.core_tasks):

@@ -1,10 +1,11 @@
-"""The client's input-required loop (client/rounds.py), table-tested without threads, sockets or clocks."""
+"""The client's input-required rounds (client/rounds.py), table-tested without threads, sockets or clocks."""
 
-from typing import Any, Dict, List
+import time
+from typing import Any, Callable, Dict, List
 
 import pytest
 
-from mcplite.client.rounds import run_rounds
+from mcplite.client.rounds import DEFAULT_MAX_ROUNDS, InputRounds
 from mcplite.errors import METHOD_NOT_FOUND, RemoteProtocolError, RPCError
 
 ELICIT = {"method": "elicitation/create", "params": {"message": "ok?", "requestedSchema": {"type": "object"}}}
@@ -21,6 +22,24 @@ class Server:
     def __call__(self, params: Dict[str, Any]) -> Dict[str, Any]:
         self.sent.append(params)
         return self.results.pop(0)
+
+
+def run_rounds(send: Callable[[Dict[str, Any]], Dict[str, Any]], params: Dict[str, Any],
+               answer: Callable[[str, Dict[str, Any]], Dict[str, Any]], *, max_rounds: int = DEFAULT_MAX_ROUNDS,
+               sleep: Callable[[float], None] = time.sleep, manual: bool = False) -> Dict[str, Any]:
+    """Send and answer as `Client._run` does: the first request, then each one the rounds say, until they end."""
+    result = send(params)
+    if manual:
+        return result
+    rounds = InputRounds(params, answer, max_rounds)
+    while True:
+        step = rounds.after(result)
+        if step is None:
+            return result
+        retry, pause = step
+        if pause:
+            sleep(pause)
+        result = send(retry)
 
 
 def asks(*keys: str, state: Any = None) -> Dict[str, Any]:

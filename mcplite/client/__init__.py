@@ -11,7 +11,9 @@ reach the callbacks given to the constructor, on the session's threads, never th
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
+import collections
 import functools
+import time
 import weakref
 
 from .._log import log
@@ -35,7 +37,7 @@ from ..session.pending import DEFAULT_TIMEOUT, PendingRequest
 from ..transports import Transport
 from .cache import ResultCache, cache_key
 from .callbacks import InputCallbacks
-from .rounds import run_rounds  # (small, and imported here rather than per call)
+from .rounds import InputRounds  # (small, and imported here rather than per call)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
@@ -50,6 +52,7 @@ if TYPE_CHECKING:
         Literal,
         Mapping,
         MutableMapping,
+        NamedTuple,
         Optional,
         Sequence,
         Tuple,
@@ -69,6 +72,22 @@ __all__ = ["Client"]
 
 CLIENT_INFO: Dict[str, Any] = {"name": "mcplite", "version": "0.1.0"}
 
+if TYPE_CHECKING:
+    class _Call(NamedTuple):
+        """How one call runs, decided once at the top (`Client._plan`), before anything is sent; `Client._run`
+        takes it down to the session and its answer back up."""
+
+        method: str
+        params: Optional[Dict[str, Any]]  # the first request's, whole (the tasks extension, a resume's answers)
+        timeout: Any
+        progress: Optional[ProgressCallback]
+        headers: Optional[Mapping[str, str]]  # extra HTTP headers of each request (a tool call's Mcp-Param-*)
+        task: Optional[str]  # "extension" (2026-07-28), "core" (2025-11-25), or None: not a task
+        rounds: Optional[str]  # "answer" (run them), "return" (the first result as it came), None: no rounds
+        modern: bool  # 2026-07-28: the refusals and broken streams `_run` sends a request again for apply
+else:
+    _Call = collections.namedtuple("_Call", "method params timeout progress headers task rounds modern")
+_new_call = tuple.__new__  # a `_Call` from the tuple of its fields, without a named tuple's Python constructor
 
 
 #: Requests sent again once (new id) when their 2026-07-28 response stream breaks: they change nothing on the
@@ -311,13 +330,8 @@ class Client:
         HTTP response stream broke (`ResponseLost`) is sent again once when it is safe to repeat (`REPEATABLE`,
         or a tool listed as read-only or idempotent), else `ResponseLost` is raised: the request may or may
         not have run. ``headers``: extra HTTP headers for this request alone (2026-07-28; ``Mcp-Param-*``)."""
-        try:
-            return self._request_once(method, params, timeout, progress, headers)
-        except ResponseLost:
-            if not self._repeatable(method, params):
-                raise
-            log.info("the response stream of %s broke; sending it again", method)
-            return self._request_once(method, params, timeout, progress, headers)
+        return self._run(_new_call(_Call, (method, params, timeout, progress, headers, None, None,
+                                           self.session.modern)))
 
     def _through_cache(self, method: str, params: Optional[Dict[str, Any]], fetch: Callable[[], Dict[str, Any]],
                        storable: Callable[[], bool] = lambda: True) -> Dict[str, Any]:
@@ -347,25 +361,96 @@ class Client:
         if self._cache is not None:
             self._cache.clear()
 
-    def _repeatable(self, method: str, params: Optional[Dict[str, Any]]) -> bool:
-        if method in REPEATABLE:
-            return True
-        return method == methods.TOOLS_CALL and params is not None and params.get("name") in self._repeatable_tools
+    # ---- how a call runs: decided once at the top (`_plan`), then down once (`_run`) ------------------------
+    def _plan(self, method: str, params: Dict[str, Any], timeout: Any, progress: Optional[ProgressCallback] = None,
+              input_required: str = "answer", input_responses: Optional[Dict[str, Any]] = None,
+              request_state: Optional[str] = None, task: Optional[bool] = False, ttl_ms: Optional[int] = None,
+              meta: Optional[Dict[str, Any]] = None) -> _Call:
+        """How a call will run: its era (the session's now), its rounds (2026-07-28: "answer", a task's always,
+        or "return") and a tool call's task form (``task``: True asked for, None only where the tool must be a
+        task, False never): "extension" (2026-07-28: declared, the server decides) or "core" (2025-11-25: asked
+        for a tool the server lists as taking tasks; the tools are listed once to know). ``meta``: the caller's."""
+        if input_required not in ("answer", "return"):
+            raise ValueError(f"input_required must be 'answer' or 'return', not {input_required!r}")
+        modern = self.session.modern
+        if meta:
+            params["_meta"] = meta
+        if input_responses is not None or request_state is not None:
+            if not modern:
+                raise LocalProtocolError("input_responses and request_state belong to 2026-07-28; this session "
+                                         f"speaks {self.protocol_version}")
+            params = {**params, **({"inputResponses": input_responses} if input_responses is not None else {}),
+                      **({"requestState": request_state} if request_state is not None else {})}
+        form: Optional[str] = None  # (tasks.EXTENSION or tasks.CORE: a task)
+        headers: Optional[Dict[str, str]] = None
+        if method == methods.TOOLS_CALL:
+            if modern:
+                if task:
+                    from .tasks import EXTENSION, with_extension
 
-    def _request_once(self, method: str, params: Optional[Dict[str, Any]], timeout: Any,
-                      progress: Optional[ProgressCallback], headers: Optional[Mapping[str, str]]) -> Dict[str, Any]:
+                    form, params = EXTENSION, with_extension(params, self.capabilities())
+                headers = self._param_headers(params)
+            elif task is not False:
+                support = self._core_task_support(params["name"], timeout)
+                if support == "required" or (task and support == "optional"):
+                    from .tasks import CORE
+
+                    form = CORE
+                    params["task"] = {} if ttl_ms is None else {"ttl": ttl_ms}
+        return _new_call(_Call, (method, params, timeout, progress, headers, form,
+                                 ("answer" if form else input_required) if modern else None, modern))
+
+    def _run(self, call: _Call, rounds_taken: Optional[List[int]] = None) -> Dict[str, Any]:
+        """The one way down for a call: each request (a new id each time) to the session, its result back here,
+        until its input rounds (`client.rounds`) end; ``rounds_taken`` gets an item per round. On 2026-07-28 a
+        request is sent again once for each of: ``-32022`` naming revisions we speak, a broken response stream
+        (`ResponseLost`) when safe to repeat, a tool call's ``Mcp-Param-*`` headers refused (``-32020``: the
+        tools are listed afresh first)."""
+        method, params, timeout, progress, headers, task, rounds, modern = call
         session = self.session
-        try:
-            return session.send_request(method, params, progress=progress, headers=headers).result(timeout)
-        except RemoteError as refusal:
-            if refusal.code != UNSUPPORTED_PROTOCOL_VERSION or not session.modern:
-                raise
-            data = refusal.data if isinstance(refusal.data, dict) else {}
-            version = choose_modern(data.get("supported") or [])
-            if version is None:
-                raise
-            session.adopt(version, session.discover_result, self.client_info, self.capabilities())
-            return session.send_request(method, params, progress=progress, headers=headers).result(timeout)
+        again: Tuple[Any, ...] = ()  # what this request was sent again for
+        input_rounds: Optional[InputRounds] = None
+        while True:
+            try:
+                result = session.send_request(method, params, progress=progress, headers=headers).result(timeout)
+            except ResponseLost:
+                if ResponseLost in again or not (method in REPEATABLE or (
+                        method == methods.TOOLS_CALL and params and params.get("name") in self._repeatable_tools)):
+                    raise
+                log.info("the response stream of %s broke; sending it again", method)
+                again += (ResponseLost,)
+            except RemoteError as refusal:
+                if not modern or refusal.code in again:
+                    raise
+                if refusal.code == UNSUPPORTED_PROTOCOL_VERSION:
+                    data = refusal.data if isinstance(refusal.data, dict) else {}
+                    version = choose_modern(data.get("supported") or [])
+                    if version is None:
+                        raise
+                    session.adopt(version, session.discover_result, self.client_info, self.capabilities())
+                elif refusal.code == HEADER_MISMATCH and method == methods.TOOLS_CALL and rounds \
+                        and params is not None:  # (a planned tool call: a `request` keeps the caller's headers)
+                    self.list_tools(timeout=timeout)
+                    headers = self._param_headers(params)
+                else:
+                    raise
+                again += (refusal.code,)
+            else:
+                if rounds != "answer":
+                    return result
+                if input_rounds is None:
+                    assert call.params is not None  # (a call with rounds was planned, with its params)
+                    input_rounds = InputRounds(call.params, self._callbacks.answer_input_request,
+                                               self.max_input_rounds, ("complete", "task") if task else ("complete",))
+                step = input_rounds.after(result)
+                if step is None:
+                    return result
+                params, pause = step
+                again = ()
+                if pause:
+                    time.sleep(pause)
+                if rounds_taken is not None:
+                    rounds_taken.append(1)
 
     def send_request(self, method: str, params: Optional[Dict[str, Any]] = None, *,
                      progress: Optional[ProgressCallback] = None) -> PendingRequest:
@@ -450,29 +535,19 @@ class Client:
             input_responses, request_state: resume such a flow: the answers (by ``inputRequests`` key) and
                 the ``requestState`` string exactly as received.
         """
-        if task:
-            return self._as_task(name, arguments, timeout, meta, raise_on_error)
-        if not self.session.modern:
-            if input_responses is not None or request_state is not None:
-                raise LocalProtocolError("input_responses and request_state belong to 2026-07-28; this session "
-                                         f"speaks {self.protocol_version}")
-            # A server with tasks lists which tools take them; one that must be a task is called as one (the
-            # tools are listed once to know: only servers that declare task support pay for it).
-            if self._core_tasks() and self._task_support(name, timeout) == "required":
-                return self._as_task(name, arguments, timeout, meta, raise_on_error)
-            return self.finish_tool_call(name, self.start_tool_call(name, arguments, progress=progress, meta=meta),
-                                         timeout=timeout, raise_on_error=raise_on_error)
-        params: Dict[str, Any] = {"name": name, "arguments": arguments or {}}
-        if meta:
-            params["_meta"] = meta
+        call = self._plan(methods.TOOLS_CALL, {"name": name, "arguments": arguments or {}}, timeout, progress,
+                          input_required, input_responses, request_state, task or None, None, meta)
         try:
-            result = self._rounds(methods.TOOLS_CALL, params, timeout, progress, input_required, input_responses,
-                                  request_state)
+            result = self._run(call)
         except RemoteError as refusal:
-            if not _needs_tasks(refusal):
+            if call.task is not None or not _needs_tasks(refusal):
                 raise
-            return self._as_task(name, arguments, timeout, meta, raise_on_error)
-        if result.get("resultType", "complete") != "complete":
+            call = self._plan(methods.TOOLS_CALL, {"name": name, "arguments": arguments or {}}, timeout, progress,
+                              task=True, meta=meta)
+            result = self._run(call)
+        if call.task is not None:
+            result = dict(self._task_of(call, name, result).result())  # (waits up to tasks.TASK_WAIT)
+        elif call.rounds == "return" and result.get("resultType", "complete") != "complete":
             return result  # type: ignore[return-value]  # input_required="return"
         return self._checked_tool_result(name, result, timeout, raise_on_error)
 
@@ -485,34 +560,8 @@ class Client:
 
         warnings.warn("Client.start_task is deprecated: use client.start_tool_call(name, arguments, task=True) "
                       "(it goes in mcplite 0.2)", DeprecationWarning, stacklevel=2)
-        return self._start_task(name, arguments, ttl_ms, timeout, meta, progress)
-
-    def _start_task(self, name: str, arguments: Optional[Dict[str, Any]], ttl_ms: Optional[int], timeout: Any,
-                    meta: Optional[Dict[str, Any]], progress: Optional[ProgressCallback]) -> Task:
-        """`start_tool_call` with ``task=True`` (which says how each revision runs it)."""
-        from .tasks import CORE, DIRECT, EXTENSION, with_extension
-
-        params: Dict[str, Any] = {"name": name, "arguments": arguments or {}}
-        if meta:
-            params["_meta"] = dict(meta)
-        if self.session.modern:
-            result = self._rounds(methods.TOOLS_CALL, with_extension(params, self.capabilities()), timeout,
-                                  progress, "answer", None, None, final=("complete", "task"))
-            if result.get("resultType") == "task":
-                return self._task_handle(name, EXTENSION, result, timeout)
-            return self._task_handle(name, DIRECT, {"status": "completed"}, timeout, result)
-        # 2025-11-25: only a tool listed as taking tasks may be asked for one (tasks.mdx, "Tool-Level Negotiation").
-        if self._core_tasks() and self._task_support(name, timeout) in ("optional", "required"):
-            params["task"] = {} if ttl_ms is None else {"ttl": ttl_ms}
-            answer = self.request(methods.TOOLS_CALL, params, timeout=timeout, progress=progress)
-            created = answer.get("task")
-            if isinstance(created, dict) and isinstance(created.get("taskId"), str):
-                return self._task_handle(name, CORE, created, timeout)
-            if "content" not in answer:
-                raise RemoteProtocolError(f"tools/call as a task answered neither a task nor a result: {answer!r}")
-            return self._task_handle(name, DIRECT, {"status": "completed"}, timeout, answer)
-        return self._task_handle(name, DIRECT, {"status": "completed"}, timeout,
-                                 dict(self.call_tool(name, arguments, timeout=timeout, meta=meta, progress=progress)))
+        return self.start_tool_call(name, arguments, task=True, ttl_ms=ttl_ms, timeout=timeout, meta=meta,
+                                    progress=progress)
 
     def task(self, task_id: str, *, timeout: Any = DEFAULT) -> Task:
         """A handle for a task started earlier (by this client, another one, or before a restart): its state
@@ -536,19 +585,27 @@ class Client:
             self._task_handles[handle.task_id] = handle
         return handle
 
-    def _as_task(self, name: str, arguments: Optional[Dict[str, Any]], timeout: Any,
-                 meta: Optional[Dict[str, Any]], raise_on_error: bool) -> t.CallToolResult:
-        """`call_tool` through a task: started, waited for, its result checked as `call_tool` checks one."""
-        from .tasks import TASK_WAIT
+    def _task_of(self, call: _Call, name: str, result: Dict[str, Any]) -> Task:
+        """The handle of a tool call made with ``task=True`` (or that had to be a task), from its first answer:
+        the task the server made, or a handle already done holding the result it answered directly."""
+        from .tasks import CORE, DIRECT, EXTENSION
 
-        result: Dict[str, Any] = dict(self._start_task(name, arguments, None, timeout, meta, None).result(TASK_WAIT))
-        return self._checked_tool_result(name, result, timeout, raise_on_error)
+        if call.task == EXTENSION and result.get("resultType") == "task":
+            return self._task_handle(name, EXTENSION, result, call.timeout)
+        if call.task == CORE:
+            created = result.get("task")
+            if isinstance(created, dict) and isinstance(created.get("taskId"), str):
+                return self._task_handle(name, CORE, created, call.timeout)
+            if "content" not in result:
+                raise RemoteProtocolError(f"tools/call as a task answered neither a task nor a result: {result!r}")
+        elif call.task is None:  # no task form for this tool here: a plain call, checked as call_tool checks one
+            result = dict(self._checked_tool_result(name, result, call.timeout, False))
+        return self._task_handle(name, DIRECT, {"status": "completed"}, call.timeout, result)
 
     def _checked_tool_result(self, name: str, result: Dict[str, Any], timeout: Any,
                              raise_on_error: bool) -> t.CallToolResult:
-        """A finished tool call's result as `call_tool` returns it, however it came (a call, a started call
-        finished, a task): an error result raised (``raise_on_error``) or returned as it is, else its structured
-        content checked."""
+        """A finished tool call's result as `call_tool` returns it, however it came: an error result raised
+        (``raise_on_error``) or returned as it is, else its structured content checked."""
         if result.get("isError"):
             if raise_on_error:
                 raise RemoteError(0, _result_text(result) or f"tool {name} failed", result)
@@ -556,58 +613,20 @@ class Client:
         self._check_structured(name, result, timeout)
         return result  # type: ignore[return-value]
 
-    def _core_tasks(self) -> bool:
-        """Whether this 2025-11-25 session's server takes tool calls as tasks (``tasks.requests.tools.call``)."""
-        revision = self.session.revision
-        tasks = self.server_capabilities.get("tasks")
-        requests = tasks.get("requests") if isinstance(tasks, dict) else None
+    def _core_task_support(self, name: str, timeout: Any) -> Optional[str]:
+        """A tool's listed ``execution.taskSupport`` (the tools are listed when not known yet) if this 2025-11-25
+        session's server takes tool calls as tasks (``tasks.requests.tools.call``), else None."""
+        tasks = self.session.peer_capabilities.get("tasks")  # (a handshake's: known since initialize)
+        if not isinstance(tasks, dict):
+            return None  # (most servers)
+        requests = tasks.get("requests")
         tools = requests.get("tools") if isinstance(requests, dict) else None
-        return bool(revision is not None and revision.core_tasks and isinstance(tools, dict)
-                    and isinstance(tools.get("call"), dict))
-
-    def _task_support(self, name: str, timeout: Any) -> Optional[str]:
-        """A tool's listed ``execution.taskSupport`` (2025-11-25), listing the tools when not known yet."""
+        if not (isinstance(tools, dict) and isinstance(tools.get("call"), dict) and self.session.revision is not None
+                and self.session.revision.core_tasks):
+            return None
         if self._task_supports is None or name not in self._task_supports:
             self.list_tools(timeout=timeout)
         return (self._task_supports or {}).get(name)
-
-    # ---- 2026-07-28: input-required rounds -----------------------------------------------------------------
-    def _rounds(self, method: str, params: Dict[str, Any], timeout: Any, progress: Optional[ProgressCallback],
-                input_required: str, input_responses: Optional[Dict[str, Any]],
-                request_state: Optional[str], legs: Optional[List[int]] = None,
-                final: Tuple[str, ...] = ("complete",)) -> Dict[str, Any]:
-        """One request of a method that may ask for input, with its rounds run (`client.rounds`); ``legs``
-        gets one item per request sent."""
-        if input_required not in ("answer", "return"):
-            raise ValueError(f"input_required must be 'answer' or 'return', not {input_required!r}")
-        if input_responses is not None:
-            params["inputResponses"] = input_responses
-        if request_state is not None:
-            params["requestState"] = request_state
-
-        def send(leg: Dict[str, Any]) -> Dict[str, Any]:
-            if legs is not None:
-                legs.append(1)
-            return self._modern_leg(method, leg, timeout, progress)
-
-        return run_rounds(send, params, self._callbacks.answer_input_request, max_rounds=self.max_input_rounds,
-                          manual=input_required == "return", final=final)
-
-    def _modern_leg(self, method: str, params: Dict[str, Any], timeout: Any,
-                    progress: Optional[ProgressCallback]) -> Dict[str, Any]:
-        """One request of a round, a new id each time; a tools/call refused for its headers (``-32020``:
-        the tool changed, or was not listed yet) is sent again once, after listing the tools afresh."""
-        if method != methods.TOOLS_CALL:
-            return self.request(method, params, timeout=timeout, progress=progress)
-        try:
-            return self.request(method, params, timeout=timeout, progress=progress,
-                                headers=self._param_headers(params))
-        except RemoteError as refusal:
-            if refusal.code != HEADER_MISMATCH:
-                raise
-            self.list_tools(timeout=timeout)
-            return self.request(method, params, timeout=timeout, progress=progress,
-                                headers=self._param_headers(params))
 
     def _param_headers(self, params: Dict[str, Any]) -> Optional[Dict[str, str]]:
         """The ``Mcp-Param-*`` headers of a tool call, from the tool's listed annotations (None: not listed)."""
@@ -659,14 +678,13 @@ class Client:
         for each request sent now; waiting for the task is `Task.wait`'s. ``progress`` hears the progress the
         call reports while it is answered directly (a task's progress is `Task.progress`, read at each poll).
         """
-        if task:
-            return self._start_task(name, arguments, ttl_ms, timeout, meta, progress)
-        if ttl_ms is not None:
+        if ttl_ms is not None and not task:
             raise ValueError("ttl_ms is the lifetime of a task: it needs task=True")
-        params: Dict[str, Any] = {"name": name, "arguments": arguments or {}}
-        if meta:
-            params["_meta"] = meta
-        return self.session.send_request(methods.TOOLS_CALL, params, progress=progress)
+        call = self._plan(methods.TOOLS_CALL, {"name": name, "arguments": arguments or {}}, timeout, progress,
+                          task=task, ttl_ms=ttl_ms, meta=meta)
+        if task:
+            return self._task_of(call, name, self._run(call))
+        return self.session.send_request(call.method, call.params, progress=progress, headers=call.headers)
 
     def finish_tool_call(self, name: str, pending: PendingRequest, *, timeout: Any = DEFAULT,
                          raise_on_error: bool = False) -> t.CallToolResult:
@@ -710,16 +728,13 @@ class Client:
         """The resource's `ReadResourceResult` (``{"contents": [...]}``). On 2026-07-28 a read may ask for
         input: the rounds run as for `call_tool` (same ``input_required``, ``input_responses``,
         ``request_state``)."""
-        if self.session.modern:
-            if input_required == "answer" and input_responses is None and request_state is None:
-                legs: List[int] = []  # a read that took rounds is a retry's answer: never kept
-                return self._through_cache(methods.RESOURCES_READ, {"uri": uri},  # type: ignore[return-value]
-                                           lambda: self._rounds(methods.RESOURCES_READ, {"uri": uri}, timeout, None,
-                                                                input_required, None, None, legs),
-                                           storable=lambda: len(legs) == 1)
-            return self._rounds(methods.RESOURCES_READ, {"uri": uri}, timeout, None, input_required,  # type: ignore
-                                input_responses, request_state)
-        return self.request(methods.RESOURCES_READ, {"uri": uri}, timeout=timeout)  # type: ignore[return-value]
+        call = self._plan(methods.RESOURCES_READ, {"uri": uri}, timeout, None, input_required, input_responses,
+                          request_state)
+        if call.rounds != "answer":  # a handshake revision (nothing is cached), or the caller answers the rounds
+            return self._run(call)  # type: ignore[return-value]
+        rounds: List[int] = []  # a read that took rounds is a retry's answer: never kept (nor a resumed one)
+        return self._through_cache(call.method, call.params, lambda: self._run(call, rounds),  # type: ignore
+                                   storable=lambda: not rounds)
 
     def subscribe_resource(self, uri: str, *, timeout: Any = DEFAULT) -> None:
         """Ask for `on_resource_updated` calls when ``uri`` changes. On 2026-07-28 the client's own listen
@@ -792,10 +807,8 @@ class Client:
         if arguments:
             params["arguments"] = {key: value if isinstance(value, str) else str(value)
                                    for key, value in arguments.items()}
-        if self.session.modern:
-            return self._rounds(methods.PROMPTS_GET, params, timeout, None, input_required,  # type: ignore
-                                input_responses, request_state)
-        return self.request(methods.PROMPTS_GET, params, timeout=timeout)  # type: ignore[return-value]
+        return self._run(self._plan(methods.PROMPTS_GET, params, timeout, None, input_required,  # type: ignore
+                                    input_responses, request_state))
 
     # ---- skills (the extension io.modelcontextprotocol/skills, SEP-2640; see client.skills) -------------
     @property

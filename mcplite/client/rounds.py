@@ -1,4 +1,5 @@
-"""The input-required loop of 2026-07-28, on the client: pure, with the sending and the answering passed in.
+"""The input-required rounds of 2026-07-28, on the client: pure; `InputRounds` says what to send next and
+`Client` sends it (no callback into the client: a call goes down once).
 
 A server that needs input to finish ``tools/call``, ``prompts/get`` or ``resources/read`` answers
 ``{resultType: "input_required", inputRequests: {key: {method, params}}, requestState}``; the client answers each
@@ -7,25 +8,19 @@ JSON-RPC id each time, with ``inputResponses`` (the answers by key) and ``reques
 (byte for byte, never parsed), and without ``requestState`` when none came (basic/patterns/mrtr.mdx;
 CONFORMANCE-2026 §5.2). Rounds that carry only state wait a little before they retry (50 ms, doubling to
 250 ms). A result without ``resultType`` is complete.
-
-`run_rounds` runs on the caller's thread; it sends through ``send`` (which times each leg: time spent in the
-callbacks counts against no timeout) and sleeps through ``sleep``, so tests run it without threads or clocks.
 """
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
-
-import time
 
 from ..errors import METHOD_NOT_FOUND, RemoteProtocolError, RPCError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Tuple
+    from typing import Any, Callable, Dict, Optional, Tuple
 
-    Send = Callable[[Dict[str, Any]], Dict[str, Any]]
     Answer = Callable[[str, Dict[str, Any]], Dict[str, Any]]
 
-__all__ = ["COMPLETE", "INPUT_REQUIRED", "DEFAULT_MAX_ROUNDS", "run_rounds"]
+__all__ = ["COMPLETE", "INPUT_REQUIRED", "DEFAULT_MAX_ROUNDS", "InputRounds"]
 
 COMPLETE = "complete"
 INPUT_REQUIRED = "input_required"
@@ -35,48 +30,39 @@ DEFAULT_MAX_ROUNDS = 10
 _FIRST_PAUSE, _LONGEST_PAUSE = 0.05, 0.25
 
 
-def run_rounds(send: Send, params: Dict[str, Any], answer: Answer, *, max_rounds: int = DEFAULT_MAX_ROUNDS,
-               sleep: Callable[[float], None] = time.sleep, manual: bool = False,
-               final: Tuple[str, ...] = (COMPLETE,)) -> Dict[str, Any]:
-    """Send a request and run its input-required rounds to the complete result.
+class InputRounds:
+    """The rounds of one request (``params``, not modified): `after` takes each result and says what to send
+    next. ``answer``: ``(method, params) -> result`` for one input request, raising `RPCError` -32601 for a method
+    it has no callback for; ``max_rounds``: retries allowed; ``final``: the ``resultType`` values that end the
+    rounds (``"task"`` too, for a call that may become a task: the tasks extension)."""
 
-    Args:
-        send: sends the request with the given params (a new id each call) and returns its raw result.
-        params: the first request's params (not modified).
-        answer: ``(method, params) -> result`` for one input request; raises `RPCError` -32601 for a method it
-            has no callback for.
-        max_rounds: retries allowed before `RemoteProtocolError`.
-        sleep: how to wait before a state-only retry.
-        manual: return the first result as it came, ``input_required`` or not (the caller resumes later by
-            passing ``inputResponses``/``requestState`` in ``params``).
-        final: the ``resultType`` values that end the rounds (``"task"`` too, for a call that may become a
-            task: the tasks extension).
+    __slots__ = ("_params", "_answer", "_max_rounds", "_final", "_taken", "_pause")
 
-    Raises:
-        RemoteProtocolError: an unknown ``resultType``, a malformed ``input_required`` result, an input
-            request of a kind the client never declared, or more than ``max_rounds`` rounds.
-        Whatever ``send`` or a callback raises, unchanged: the flow stops there.
-    """
-    result = send(params)
-    if manual:
-        return result
-    pause = _FIRST_PAUSE
-    for _ in range(max_rounds):
-        requests = _input_requests(result, final)
+    def __init__(self, params: Dict[str, Any], answer: Answer, max_rounds: int = DEFAULT_MAX_ROUNDS,
+                 final: Tuple[str, ...] = (COMPLETE,)) -> None:
+        self._params, self._answer, self._max_rounds, self._final = params, answer, max_rounds, final
+        self._taken, self._pause = 0, _FIRST_PAUSE  # rounds taken; the pause before the next state-only retry
+
+    def after(self, result: Any) -> Optional[Tuple[Dict[str, Any], float]]:
+        """None when ``result`` ends the request; else the next request's params (the input requests answered,
+        the state echoed) and the seconds to wait before sending it (0: at once). Raises `RemoteProtocolError`
+        for an unknown ``resultType``, a malformed ``input_required`` result, an input request of a kind the
+        client never declared, or more than ``max_rounds`` rounds; what a callback raises, unchanged."""
+        requests = _input_requests(result, self._final)
         if requests is None:
-            return result
-        retry = {key: value for key, value in params.items() if key not in ("inputResponses", "requestState")}
+            return None
+        if self._taken == self._max_rounds:
+            raise RemoteProtocolError(f"the server kept asking for input after {self._max_rounds} rounds")
+        self._taken += 1
+        retry = {key: value for key, value in self._params.items() if key not in ("inputResponses", "requestState")}
+        pause = 0.0
         if requests:
-            retry["inputResponses"] = {key: _answer(answer, key, request) for key, request in requests.items()}
+            retry["inputResponses"] = {key: _answer(self._answer, key, request) for key, request in requests.items()}
         else:  # only state: the server is working; ask again a little later
-            sleep(pause)
-            pause = min(pause * 2, _LONGEST_PAUSE)
+            pause, self._pause = self._pause, min(self._pause * 2, _LONGEST_PAUSE)
         if "requestState" in result:
             retry["requestState"] = result["requestState"]
-        result = send(retry)
-    if _input_requests(result, final) is None:
-        return result
-    raise RemoteProtocolError(f"the server kept asking for input after {max_rounds} rounds")
+        return retry, pause
 
 
 def _input_requests(result: Any, final: Tuple[str, ...] = (COMPLETE,)) -> Any:

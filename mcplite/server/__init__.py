@@ -1,7 +1,7 @@
 """`Server`: register tools, resources, prompts and completions with decorators; serve them.
 
-A `Server` is the registry and the method table. Each connection gets its own `ServerSession` (from
-`connect`), so one `Server` serves one stdio client or many HTTP clients at once. Handlers are plain
+A `Server` is the registry and the method tables (one per era). Each connection gets its own `ServerSession`
+(from `connect`), so one `Server` serves one stdio client or many HTTP clients at once. Handlers are plain
 functions; their signatures become JSON Schemas (`schema`), and whatever they return is turned into the
 wire shape. A handler that declares a parameter annotated with `Context` gets one: progress, logging,
 sampling, elicitation, roots and the cancel event of the request it is answering.
@@ -9,7 +9,7 @@ sampling, elicitation, roots and the cancel event of the request it is answering
 The package, by concern:
 
 - `registry`: the typed catalogs and the decorators that fill them (`Server` inherits `Registry`);
-- `handlers`: the request handlers the method table below names;
+- `handlers`: the request handlers the method tables below name;
 - `results`: a handler's value turned into its wire shape (`ToolResult`, content blocks, pages);
 - `context`: `Context`, what a handler can do about its request;
 - `subscriptions`: per-connection state (log level, resource subscriptions), who hears what, and the one path

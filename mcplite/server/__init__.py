@@ -1,7 +1,7 @@
 """`Server`: register tools, resources, prompts and completions with decorators; serve them.
 
-A `Server` is the registry and the method table. Each connection gets its own `ServerSession` (from
-`connect`), so one `Server` serves one stdio client or many HTTP clients at once. Handlers are plain
+A `Server` is the registry and the method tables (one per era). Each connection gets its own `ServerSession`
+(from `connect`), so one `Server` serves one stdio client or many HTTP clients at once. Handlers are plain
 functions; their signatures become JSON Schemas (`schema`), and whatever they return is turned into the
 wire shape. A handler that declares a parameter annotated with `Context` gets one: progress, logging,
 sampling, elicitation, roots and the cancel event of the request it is answering.
@@ -9,7 +9,7 @@ sampling, elicitation, roots and the cancel event of the request it is answering
 The package, by concern:
 
 - `registry`: the typed catalogs and the decorators that fill them (`Server` inherits `Registry`);
-- `handlers`: the request handlers the method table below names;
+- `handlers`: the request handlers the method tables below name;
 - `results`: a handler's value turned into its wire shape (`ToolResult`, content blocks, pages);
 - `context`: `Context`, what a handler can do about its request;
 - `subscriptions`: per-connection state (log level, resource subscriptions), who hears what, and the one path
@@ -267,7 +267,7 @@ class Server(Registry):
         session: ServerSession
         session = _session_class()(
             transport, initialize_result=self._initialize_result, supported_versions=self.supported_versions,
-            handle_request=lambda ctx: self._handle(holder[0], ctx), make_answer=self._answer,
+            answer_request=lambda ctx: self._serve(holder[0], ctx),
             handle_notification=lambda method, params: self._notification(session, method, params),
             max_workers=max_workers or self.max_workers, name=f"mcplite-server-{self.name}")
         holder.append(self._connections.add(session))
@@ -327,20 +327,22 @@ class Server(Registry):
         if self._tasks is not None:
             self._tasks.close()
 
-    # ---- method table -----------------------------------------------------------------------------------
-    def _handle(self, connection: Connection, ctx: RequestContext) -> Union[Dict[str, Any], Deferred]:
-        """The session's `handle_request`: the result of ``ctx``'s handler, or a `Deferred` (a listen, answered
-        later with a result its handler shaped)."""
-        handler = _method_table().get(ctx.method)
+    # ---- the way of a request: down to its handler, and back up as its answer ---------------------------------
+    def _serve(self, connection: Connection, ctx: RequestContext) -> Union[Dict[str, Any], Deferred]:
+        """The session's `answer_request`: the answer to ``ctx``, or a `Deferred` (a listen, answered later).
+
+        The request's era is decided once, here, from what the session found (an envelope, 2026-07-28): it
+        picks the era's method table (a method of the other era is unknown) and the shape of the result on
+        its way back up (`results.answer`, or the handshake era's plain result).
+        """
+        modern = ctx.envelope is not None
+        handler = _method_tables()[modern].get(ctx.method)
         if handler is None:
             raise RPCError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
-        return handler(self, connection, ctx)
-
-    def _answer(self, ctx: RequestContext, result: Dict[str, Any]) -> Dict[str, Any]:
-        """The session's `make_answer`: the answer to ``ctx`` with its handler's result in the shape of the
-        request's revision (`results.answer`)."""
-        revision = ctx.revision
-        if revision is not None and revision.result_type:
+        result = handler(self, connection, ctx)
+        if not isinstance(result, dict):  # a Deferred: answered later, with a result its handler shaped
+            return result
+        if modern:
             return _results().answer(result, ctx, self, self._complete_members())  # type: ignore[no-any-return]
         if "resultType" in result or "ttlMs" in result:  # a handler's 2026-07-28 fields, on an older revision
             result = _results().strip_modern_fields(result)
@@ -411,16 +413,17 @@ def _results() -> Any:
 
 
 @once
-def _method_table() -> Dict[str, Handler]:
-    """Request method -> its handler, importing the handlers: a server that never answers a request never loads
-    them. (Two first requests on two threads may both build it: the same table.)"""
-    from ..protocol.envelope import MODERN_ONLY_METHODS
+def _method_tables() -> Tuple[Dict[str, Handler], Dict[str, Handler]]:
+    """Each era's method table, request method -> its handler: (the handshake era's, 2026-07-28's). Importing
+    the handlers: a server that never answers a request never loads them. (Two first requests on two threads
+    may both build them: the same tables.)"""
+    from ..protocol.envelope import MODERN_ONLY_METHODS, REMOVED_METHODS
     from . import handlers, listen, subscriptions, tasks
 
     def on_connection(handle: Callable[[Connection, RequestContext], Dict[str, Any]]) -> Handler:
         return lambda server, connection, ctx: handle(connection, ctx)
 
-    table: Dict[str, Handler] = {
+    both: Dict[str, Handler] = {
         methods.SERVER_DISCOVER: handlers.discover,
         methods.TOOLS_LIST: handlers.list_tools,
         methods.TOOLS_CALL: handlers.call_tool,
@@ -438,21 +441,12 @@ def _method_table() -> Dict[str, Handler]:
         "skills/list": _skills_handler("list_skills"),
         "skills/get": _skills_handler("get_skill"),
         "resources/directory/read": _skills_handler("read_directory"),
-        **tasks.METHODS,
     }
-    for method in MODERN_ONLY_METHODS:
-        table[method] = _modern_only(table[method])
-    return table
-
-
-def _modern_only(handle: Handler) -> Handler:
-    """``handle``, for enveloped (2026-07-28) requests only: to a request without an envelope (the handshake
-    era), a method that exists only from 2026-07-28 is unknown."""
-    def modern_only(server: Registry, connection: Connection, ctx: RequestContext) -> Union[Dict[str, Any], Deferred]:
-        if ctx.envelope is None:
-            raise RPCError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
-        return handle(server, connection, ctx)
-    return modern_only
+    # Without an envelope (the handshake era) a method that exists only from 2026-07-28 is unknown; with one,
+    # the `_meta` ladder has already refused the methods 2026-07-28 removed.
+    handshake = {method: handle for method, handle in both.items() if method not in MODERN_ONLY_METHODS}
+    modern = {method: handle for method, handle in both.items() if method not in REMOVED_METHODS}
+    return {**handshake, **tasks.HANDSHAKE_METHODS}, {**modern, **tasks.MODERN_METHODS}
 
 
 def _skills_handler(name: str) -> Handler:

@@ -493,34 +493,38 @@ def _task_id(ctx: RequestContext) -> Any:
     return ctx.params.get("taskId")
 
 
-def tasks_get(server: Registry, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
-    """``tasks/get``: the task (2026-07-28: a ``DetailedTask``, its result, error or questions inlined)."""
-    manager = _manager(server)
-    if ctx.envelope is not None:
-        _modern_gate(ctx)
-        return states.detailed_task(manager.find(_task_id(ctx), _principal(server, ctx)))
-    _core_gate(ctx)
-    return states.core_task(manager.find(_task_id(ctx), _principal(server, ctx)))
+# 2026-07-28 (the extension): tasks/get, tasks/update, tasks/cancel.
+def modern_get(server: Registry, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
+    """``tasks/get``: a ``DetailedTask``, its result, error or questions inlined."""
+    _modern_gate(ctx)
+    return states.detailed_task(_manager(server).find(_task_id(ctx), _principal(server, ctx)))
 
 
-def tasks_update(server: Registry, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
-    """``tasks/update`` (2026-07-28 only): answers to a task's questions; an empty acknowledgement."""
-    if ctx.envelope is None:
-        raise RPCError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
+def modern_update(server: Registry, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
+    """``tasks/update``: answers to a task's questions; an empty acknowledgement."""
     _modern_gate(ctx)
     _manager(server).update(_task_id(ctx), _principal(server, ctx), ctx.params.get("inputResponses"))
     return {}
 
 
-def tasks_cancel(server: Registry, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
-    """``tasks/cancel``: 2026-07-28, an empty acknowledgement (also for a task that already ended);
-    2025-11-25, the task (``-32602`` for one that already ended, as that revision says)."""
-    manager = _manager(server)
-    if ctx.envelope is not None:
-        _modern_gate(ctx)
-        manager.cancel(_task_id(ctx), _principal(server, ctx))
-        return {}
+def modern_cancel(server: Registry, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
+    """``tasks/cancel``: an empty acknowledgement (also for a task that already ended)."""
+    _modern_gate(ctx)
+    _manager(server).cancel(_task_id(ctx), _principal(server, ctx))
+    return {}
+
+
+# Up to 2025-11-25 (core tasks): tasks/get, tasks/cancel, tasks/result, tasks/list.
+def core_get(server: Registry, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
+    """``tasks/get``: the task."""
     _core_gate(ctx)
+    return states.core_task(_manager(server).find(_task_id(ctx), _principal(server, ctx)))
+
+
+def core_cancel(server: Registry, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
+    """``tasks/cancel``: the task (``-32602`` for one that already ended, as that revision says)."""
+    _core_gate(ctx)
+    manager = _manager(server)
     owner = _principal(server, ctx)
     if manager.find(_task_id(ctx), owner).terminal:
         raise RPCError(INVALID_PARAMS, "Invalid params: the task has already ended and cannot be cancelled")
@@ -531,10 +535,8 @@ def tasks_cancel(server: Registry, connection: Connection, ctx: RequestContext) 
 RESULT_WAIT_SECONDS = 3600.0
 
 
-def tasks_result(server: Registry, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
-    """``tasks/result`` (2025-11-25 only): wait until the task ends; its result, or its error."""
-    if ctx.envelope is not None:
-        raise RPCError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
+def core_result(server: Registry, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
+    """``tasks/result``: wait until the task ends; its result, or its error."""
     _core_gate(ctx)
     record = _manager(server).wait_ended(_task_id(ctx), _principal(server, ctx), RESULT_WAIT_SECONDS)
     meta = {states.RELATED_TASK_KEY: {"taskId": record.task_id}}
@@ -550,10 +552,8 @@ def tasks_result(server: Registry, connection: Connection, ctx: RequestContext) 
     raise RPCError(INTERNAL_ERROR, "Internal error: the task has not ended")
 
 
-def tasks_list(server: Registry, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
-    """``tasks/list`` (2025-11-25 only): the caller's tasks, oldest first, paginated like the other lists."""
-    if ctx.envelope is not None:
-        raise RPCError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
+def core_list(server: Registry, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
+    """``tasks/list``: the caller's tasks, oldest first, paginated like the other lists."""
     _core_gate(ctx)
     from .results import page
 
@@ -565,8 +565,7 @@ def tasks_list(server: Registry, connection: Connection, ctx: RequestContext) ->
     return page("tasks", [states.core_task(record) for record in records], ctx.params, server.page_size)
 
 
-#: The method table's rows for tasks (`Server._handle`).
-METHODS = {
-    "tasks/get": tasks_get, "tasks/update": tasks_update, "tasks/cancel": tasks_cancel,
-    "tasks/result": tasks_result, "tasks/list": tasks_list,
-}
+#: The method tables' rows for tasks, per era (`server._method_tables`): the other era's methods are unknown.
+HANDSHAKE_METHODS = {"tasks/get": core_get, "tasks/cancel": core_cancel, "tasks/result": core_result,
+                     "tasks/list": core_list}
+MODERN_METHODS = {"tasks/get": modern_get, "tasks/update": modern_update, "tasks/cancel": modern_cancel}

@@ -150,8 +150,8 @@ class Session(MessageSink):
         transport: the connection; `start()` begins reading from it.
         handle_request: runs on the handler pool for every request from the peer that the session does
             not answer itself; returns the result dict (or a `Deferred`, to answer later) or raises `RPCError`.
-        make_answer: the answer to a request with the result its handler returned (default: `jsonrpc.result`
-            of it; a server shapes the result for the request's revision).
+        answer_request: in place of ``handle_request``, the whole answer message to such a request (or a
+            `Deferred`): a server shapes each result for its request's revision on its way back up.
         handle_notification: runs on the dispatcher thread, in arrival order, for every notification
             that the session does not consume itself.
         max_workers: size of the handler pool (concurrent requests from the peer).
@@ -167,10 +167,10 @@ class Session(MessageSink):
     def __init__(self, transport: Transport, *, handle_request: Optional[RequestHandler] = None,
                  handle_notification: Optional[NotificationHandler] = None, max_workers: int = 16,
                  default_timeout: float = DEFAULT_TIMEOUT, name: str = "mcplite",
-                 make_answer: Optional[Callable[[RequestContext, Dict[str, Any]], Message]] = None) -> None:
+                 answer_request: Optional[Callable[[RequestContext], Union[Message, Deferred]]] = None) -> None:
         self._transport = transport
         self._handle_request = handle_request or _method_not_found
-        self._make_answer = make_answer or _plain_answer
+        self._answer = answer_request or self._answer_with_result
         self._handle_notification = handle_notification or _ignore_notification
         self.default_timeout = default_timeout
         self._name = name
@@ -571,12 +571,11 @@ class Session(MessageSink):
         held: Optional[Deferred] = None
         try:
             try:
-                result = self._answer(ctx)
-                if isinstance(result, Deferred):
-                    held = result
+                response = self._answer(ctx)
+                if isinstance(response, Deferred):
+                    held = response
                     self._defer(ctx, held)  # it stays in flight: `_defer` decides
                     return
-                response = self._make_answer(ctx, result)
             except RPCError as exc:
                 response = jsonrpc.error(ctx.id, exc.code, exc.message, exc.data)
             except Exception:
@@ -646,9 +645,10 @@ class Session(MessageSink):
         """The request to send (overridden by a 2026-07-28 client, whose requests end with its envelope)."""
         return jsonrpc.request(request_id, method, params)
 
-    def _answer(self, ctx: RequestContext) -> Union[Dict[str, Any], Deferred]:
-        """The result for a request the session does not answer itself (overridden for initialize)."""
-        return self._handle_request(ctx)
+    def _answer_with_result(self, ctx: RequestContext) -> Union[Message, Deferred]:
+        """The answer to a request the session does not answer itself: its handler's result (`handle_request`)."""
+        result = self._handle_request(ctx)
+        return result if isinstance(result, Deferred) else jsonrpc.result(ctx.id, result)
 
     def _respond(self, ctx: RequestContext, response: Message) -> None:
         if ctx.batch is not None:
@@ -770,10 +770,6 @@ class Session(MessageSink):
 
 def _call_progress(callback: ProgressCallback, params: Dict[str, Any]) -> None:
     callback(params.get("progress", 0), params.get("total"), params.get("message"))
-
-
-def _plain_answer(ctx: RequestContext, result: Dict[str, Any]) -> Message:
-    return jsonrpc.result(ctx.id, result)
 
 
 def _method_not_found(ctx: RequestContext) -> Dict[str, Any]:

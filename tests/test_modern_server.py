@@ -390,11 +390,17 @@ def test_get_and_delete_are_405_without_a_handshake_revision() -> None:
 
 def test_a_dropped_stream_cancels_the_request(http_server: Any) -> None:
     client = ModernClient(http_server)
+    before = set(threading.enumerate())
     stream = client.stream(client.modern("tools/call", {"name": "wait_for_cancel"}))
     stream.read_raw_until(b":")  # a keep-alive comment: the handler is running and the stream is SSE
+    # The thread serving this connection (socketserver's unnamed one: not mcplite's own, nor earlier tests').
+    connection_threads = [thread for thread in set(threading.enumerate()) - before
+                          if thread.name.startswith("Thread-")]
+    assert connection_threads
     stream.drop()
     assert http_server.fixture_server.released.wait(WAIT)  # the handler saw the cancellation and returned
-    assert wait_until(lambda: threading.active_count() < 50)
+    # ... and the thread that served the dropped connection ended.
+    assert wait_until(lambda: not any(thread.is_alive() for thread in connection_threads))
 
 
 def test_mcp_param_headers_are_checked_against_the_arguments() -> None:

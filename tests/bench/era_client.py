@@ -273,7 +273,8 @@ class SessionPipe:
         from mcplite.transports.stdio import StdioClientTransport
 
         self.era = era
-        self.transport = StdioClientTransport(argv)
+        # The whole environment, as the raw pipes' servers get it (and the bench puts mcplite on PYTHONPATH).
+        self.transport = StdioClientTransport(argv, inherit_env=True)
         self.session = Session(self.transport, name="bench-era")
         self.session.start()
         assert self.transport.process is not None

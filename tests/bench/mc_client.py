@@ -35,7 +35,9 @@ def main() -> None:
                 client.close()
         workload.emit(version=version, sequential=sequential, concurrent=concurrent)
         return
-    with Client.stdio(args.server, protocol_version=version) as client:
+    # The whole environment, as py_client.py gives the official SDK's server (the bench puts mcplite on
+    # PYTHONPATH, which a server started with the default allow-list would not see).
+    with Client.stdio(args.server, protocol_version=version, inherit_env=True) as client:
         call = caller(client)
         if args.mode == "cold":
             call(0)

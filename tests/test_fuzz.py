@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterator, List
 import pytest
 
 from mcplite.transports.http_server.app import HTTPApp
-from mcplite.transports.http_server.exchange import IncomingRequest, Responder
+from mcplite.transports.http_server.adapter import IncomingRequest, Responder
 from mcplite.transports.memory import memory_pair
 
 from support import Background, RawPeer

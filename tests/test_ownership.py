@@ -20,7 +20,7 @@ from mcplite import Client
 
 CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
-ERAS = {"handshake": "2025-11-25", "modern": "2026-07-28"}
+ERAS = {"handshake": "2025-11-25", "envelope": "2026-07-28"}
 
 # The server, as a module: imported here for the in-memory transport, run as a script for stdio.
 SERVER = textwrap.dedent('''
@@ -115,7 +115,7 @@ def test_a_handler_that_changes_what_it_was_handed_changes_no_later_request(clie
     first = call(client)["structuredContent"]
     assert first["data"] == {"nested": {"list": [1]}}
     assert first["info"]["nested"] == {"list": [1]} and first["capabilities"] and "poked" not in first["capabilities"]
-    if era == "modern":  # the request's own _meta, nested values included
+    if era == "envelope":  # the request's own _meta, nested values included
         assert first["meta"][CLIENT_INFO]["nested"] == {"list": [1]}
         assert "poked" not in json.dumps(first["meta"])
     for _ in range(4):  # a connection's later requests repeat the same _meta text
@@ -127,14 +127,14 @@ def test_a_caller_that_changes_a_result_changes_no_later_result(client: Client, 
     pristine = json.loads(json.dumps(first))
     first["structuredContent"]["data"]["nested"]["list"].append("changed by the caller")
     first["content"][0]["text"] = "changed"
-    if era == "modern":
+    if era == "envelope":
         assert first["_meta"][SERVER_INFO] == {"name": "ownership", "version": "1.0"}
         first["_meta"][SERVER_INFO]["name"] = "changed by the caller"
         first["_meta"].clear()
     for _ in range(3):
         again = call(client)
         assert again == pristine
-        again["_meta" if era == "modern" else "content"].clear()
+        again["_meta" if era == "envelope" else "content"].clear()
 
 
 def test_a_callback_that_changes_its_arguments_changes_no_later_notification(

@@ -21,7 +21,7 @@ from mcplite.transports.memory import memory_pair
 
 from support import WAIT, Recording, wait_until
 
-ENVELOPE = "2026-07-28"
+ENVELOPE_VERSION = "2026-07-28"
 CONFIRM = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
 
 
@@ -95,7 +95,7 @@ def test_a_tool_that_asks_twice_is_answered_by_the_elicitation_callback() -> Non
     server = make_server()
     elicitation = answers(accept(ok=True), accept(ok=True))
     with connect(server, elicitation=elicitation) as client:
-        assert client.protocol_version == ENVELOPE
+        assert client.protocol_version == ENVELOPE_VERSION
         result = client.call_tool("delete", {"path": "/tmp/x"})
         assert result["content"][0]["text"] == "deleted" and result["resultType"] == "complete"
     assert elicitation.asked == ["Delete /tmp/x?", "Really?"]
@@ -189,7 +189,7 @@ def test_the_rounds_work_over_stdio(tmp_path: Path) -> None:
     env = {"PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     with Client.stdio([sys.executable, str(script)], env=env, timeout=WAIT, protocol_version="auto",
                       elicitation=lambda params: accept(ok=True)) as client:
-        assert client.protocol_version == ENVELOPE
+        assert client.protocol_version == ENVELOPE_VERSION
         assert client.call_tool("confirm")["content"][0]["text"] == "yes"
 
 
@@ -273,7 +273,7 @@ def test_an_unknown_result_type_is_a_protocol_error_and_a_missing_one_is_complet
 
     ours, theirs = memory_pair()
     peer = RawPeer(ours)
-    client = Client(theirs, timeout=WAIT, protocol_version=ENVELOPE).connect()
+    client = Client(theirs, timeout=WAIT, protocol_version=ENVELOPE_VERSION).connect()
     try:
         for result, outcome in (({"content": [], "resultType": "task"}, "task"),
                                 ({"content": [{"type": "text", "text": "old style"}]}, "old style")):
@@ -300,7 +300,7 @@ def test_the_envelope_is_encoded_once_and_every_request_is_written_as_its_plain_
     server.connect(server_end)
     recording = Recording(client_end)
     with Client(recording, timeout=WAIT) as client:
-        assert client.protocol_version == ENVELOPE
+        assert client.protocol_version == ENVELOPE_VERSION
         progress: List[Any] = []
         assert client.call_tool("plain", {"a": 2})["structuredContent"] == {"result": 4}
         client.call_tool("plain", {"a": 3}, meta={"note": "mine"})
@@ -318,7 +318,7 @@ def test_the_envelope_is_encoded_once_and_every_request_is_written_as_its_plain_
         plain = json_copy(message)
         assert jsonrpc.encode_bytes(message) == jsonrpc.encode_bytes(plain)
         assert jsonrpc.encode(message).count('"_meta"') == 1
-        assert plain["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == ENVELOPE
+        assert plain["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == ENVELOPE_VERSION
     calls = [m["params"] for m in requests if m["method"] == "tools/call"]
     assert calls[1]["_meta"]["note"] == "mine" and "progressToken" in calls[2]["_meta"]
     assert calls[-1]["_meta"]["io.modelcontextprotocol/logLevel"] == "debug"

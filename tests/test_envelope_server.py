@@ -22,8 +22,8 @@ from mcplite.protocol import jsonrpc
 from mcplite.protocol.versions import HANDSHAKE_VERSIONS
 from mcplite.transports.memory import memory_pair
 
-ENVELOPE = "2026-07-28"
-ALL_VERSIONS = [ENVELOPE, *HANDSHAKE_VERSIONS]
+ENVELOPE_VERSION = "2026-07-28"
+ALL_VERSIONS = [ENVELOPE_VERSION, *HANDSHAKE_VERSIONS]
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 
 
@@ -87,7 +87,7 @@ def error_of(answer: Dict[str, Any]) -> Tuple[int, Any]:
 
 def test_discover_does_not_decide_the_era(peer: RawPeer) -> None:
     result = enveloped(peer, 1, "server/discover")["result"]
-    assert result["supportedVersions"] == [ENVELOPE]  # envelope-era versions only (MODERN.md spec point 9)
+    assert result["supportedVersions"] == [ENVELOPE_VERSION]  # envelope-era versions only (MODERN.md spec point 9)
     assert result["capabilities"]["tools"] == {"listChanged": True}
     assert result["instructions"] == "Be kind."
     assert result["_meta"][SERVER_INFO] == {"name": "envelope-era-test", "version": "2.0"}
@@ -120,7 +120,7 @@ def test_a_handshake_connection_refuses_enveloped_requests(peer: RawPeer) -> Non
 
 @pytest.mark.parametrize("meta, code", [
     (None, -32602),                                                                   # no _meta
-    ({"io.modelcontextprotocol/protocolVersion": ENVELOPE}, -32602),                    # no capabilities
+    ({"io.modelcontextprotocol/protocolVersion": ENVELOPE_VERSION}, -32602),                    # no capabilities
     ({"io.modelcontextprotocol/clientCapabilities": {}, "io.modelcontextprotocol/protocolVersion": 7}, -32602),
     ({**envelope(), "io.modelcontextprotocol/logLevel": "loud"}, -32602),
     ({**envelope(), "io.modelcontextprotocol/clientInfo": "me"}, -32602),
@@ -136,15 +136,16 @@ def test_an_unsupported_version_lists_every_version(peer: RawPeer) -> None:
     meta = {**envelope(), "io.modelcontextprotocol/protocolVersion": "v999.0.0"}
     code, data = error_of(peer.request(1, "server/discover", {"_meta": meta}))
     # What server/discover lists (the conformance suite holds data.supported to be a subset of it).
-    assert code == -32022 and data == {"supported": [ENVELOPE], "requested": "v999.0.0"}
+    assert code == -32022 and data == {"supported": [ENVELOPE_VERSION], "requested": "v999.0.0"}
 
 
 def test_client_info_is_optional_and_per_request(peer: RawPeer) -> None:
-    meta = {"io.modelcontextprotocol/protocolVersion": ENVELOPE, "io.modelcontextprotocol/clientCapabilities": {}}
+    meta = {"io.modelcontextprotocol/protocolVersion": ENVELOPE_VERSION,
+            "io.modelcontextprotocol/clientCapabilities": {}}
     assert "result" in peer.request(1, "server/discover", {"_meta": meta})
     answer = enveloped(peer, 2, "tools/call", {"name": "whoami"}, capabilities={"sampling": {}})
     assert answer["result"]["structuredContent"] == {
-        "version": ENVELOPE, "client": {"name": "raw", "version": "1"}, "caps": {"sampling": {}}}
+        "version": ENVELOPE_VERSION, "client": {"name": "raw", "version": "1"}, "caps": {"sampling": {}}}
 
 
 def test_a_repeated_envelope_is_read_once_and_any_change_is_read_again(peer: RawPeer) -> None:
@@ -264,12 +265,12 @@ def test_a_missing_resource_is_invalid_params_with_its_uri(peer: RawPeer) -> Non
 
 def test_a_server_of_one_era() -> None:
     ours, theirs = memory_pair()
-    session = Server("envelope-era-only", supported_versions=[ENVELOPE]).connect(theirs)
+    session = Server("envelope-era-only", supported_versions=[ENVELOPE_VERSION]).connect(theirs)
     peer = RawPeer(ours)
     try:
         code, data = error_of(peer.request(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}}))
-        assert code == -32022 and data == {"supported": [ENVELOPE], "requested": "2025-11-25"}
-        assert enveloped(peer, 2, "server/discover")["result"]["supportedVersions"] == [ENVELOPE]
+        assert code == -32022 and data == {"supported": [ENVELOPE_VERSION], "requested": "2025-11-25"}
+        assert enveloped(peer, 2, "server/discover")["result"]["supportedVersions"] == [ENVELOPE_VERSION]
     finally:
         session.close()
     ours, theirs = memory_pair()
@@ -294,7 +295,7 @@ def test_stdio_serves_both_eras(tmp_path: Any) -> None:
     completed = subprocess.run([sys.executable, str(script)], input="".join(json.dumps(m) + "\n" for m in lines),
                                capture_output=True, text=True, timeout=WAIT * 2, env=_env_with_repo())
     answers = {m["id"]: m for m in map(json.loads, completed.stdout.splitlines())}
-    assert answers[1]["result"]["supportedVersions"] == [ENVELOPE]
+    assert answers[1]["result"]["supportedVersions"] == [ENVELOPE_VERSION]
     assert answers[2]["result"]["content"] == [{"type": "text", "text": "hi"}]
     assert answers[3]["error"]["code"] == -32022
     assert completed.returncode == 0, completed.stderr
@@ -340,7 +341,7 @@ def http_server() -> Iterator[Any]:
 def test_http_answers_and_statuses(http_server: Any) -> None:
     client = EnvelopeClient(http_server)
     reply = client.post(client.enveloped("server/discover"))
-    assert reply.status == 200 and reply.json()["result"]["supportedVersions"] == [ENVELOPE]
+    assert reply.status == 200 and reply.json()["result"]["supportedVersions"] == [ENVELOPE_VERSION]
     assert "mcp-session-id" not in reply.headers  # 2026-07-28 has no sessions
     reply = client.post(client.enveloped("tools/call", {"name": "add", "arguments": {"a": 1, "b": 1}}),
                         {"Mcp-Session-Id": "ignored"})
@@ -360,9 +361,9 @@ def test_http_answers_and_statuses(http_server: Any) -> None:
     meta = {**envelope(), "io.modelcontextprotocol/protocolVersion": "v999.0.0"}
     reply = client.post(client.request("server/discover", {"_meta": meta}), {"MCP-Protocol-Version": "v999.0.0"})
     assert (reply.status, reply.json()["error"]["code"]) == (400, -32022)
-    assert reply.json()["error"]["data"] == {"supported": [ENVELOPE], "requested": "v999.0.0"}
+    assert reply.json()["error"]["data"] == {"supported": [ENVELOPE_VERSION], "requested": "v999.0.0"}
     reply = client.post({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}},
-                        {"MCP-Protocol-Version": ENVELOPE})
+                        {"MCP-Protocol-Version": ENVELOPE_VERSION})
     assert reply.status == 202
 
 
@@ -377,7 +378,7 @@ def test_http_serves_the_handshake_era_beside(http_server: Any) -> None:
 
 
 def test_get_and_delete_are_405_without_a_handshake_revision() -> None:
-    with serving(Server("envelope-era-only", supported_versions=[ENVELOPE])) as http:
+    with serving(Server("envelope-era-only", supported_versions=[ENVELOPE_VERSION])) as http:
         client = EnvelopeClient(http)
         for method in ("GET", "DELETE"):
             response = client.send(method, None, {"Accept": "text/event-stream"})
@@ -459,12 +460,12 @@ def test_wsgi_serves_both_eras(caplog: pytest.LogCaptureFixture) -> None:
 
     with caplog.at_level(logging.WARNING, logger="mcplite"):
         answer = call({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": envelope()}},
-                      {"MCP-Protocol-Version": ENVELOPE, "Mcp-Method": "tools/list"})
+                      {"MCP-Protocol-Version": ENVELOPE_VERSION, "Mcp-Method": "tools/list"})
     assert answer["result"]["resultType"] == "complete" and statuses[-1].startswith("200")
     # wsgi.multiprocess with a key drawn in this very process: said once, at the first request.
     assert any("state_keys" in record.getMessage() for record in caplog.records)
     answer = call({"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"_meta": envelope()}},
-                  {"MCP-Protocol-Version": ENVELOPE, "Mcp-Method": "ping"})
+                  {"MCP-Protocol-Version": ENVELOPE_VERSION, "Mcp-Method": "ping"})
     assert answer["error"]["code"] == -32601 and statuses[-1].startswith("404")
     answer = call({"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "w", "version": "1"}}}, {})

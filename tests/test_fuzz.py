@@ -1,7 +1,7 @@
 """Seeded random messages against a real server: whatever arrives, the connection stays usable.
 
 The server is examples/everything_server.py (every feature registered). Each round sends a burst of
-random JSON-RPC traffic (valid and invalid envelopes, known and unknown methods, random params, batches,
+random JSON-RPC traffic (valid and invalid JSON-RPC frames, known and unknown methods, random params, batches,
 bytes that are not JSON) and then must still answer a ping; no fault of ours may be logged at ERROR. The
 HTTP half drives `HTTPApp.handle` with random methods, paths, headers and bodies: every request must get a
 response and nothing may raise. Seeds are fixed, so a failure reproduces.

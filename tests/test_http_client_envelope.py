@@ -12,7 +12,7 @@ from support import WAIT
 from support.results import text_of
 from support.http import serving
 
-ENVELOPE = "2026-07-28"
+ENVELOPE_VERSION = "2026-07-28"
 
 
 @pytest.fixture(autouse=True)
@@ -38,7 +38,7 @@ def test_auto_falls_back_from_the_probe_to_http_sse(status):
             assert text_of(client.call_tool("echo")) == "legacy answer"
         first, second = server.requests[:2]
         assert (first.method, first.body["method"]) == ("POST", "server/discover")
-        assert first.headers["mcp-protocol-version"] == ENVELOPE
+        assert first.headers["mcp-protocol-version"] == ENVELOPE_VERSION
         assert (second.method, second.body["method"]) == ("POST", "initialize")
 
 
@@ -67,11 +67,11 @@ def test_auto_takes_a_missing_session_refusal_for_a_handshake_server():
 def test_auto_speaks_2026_to_a_envelope_server_and_keeps_the_verdict():
     with bs.EnvelopeServer() as server:
         with Client(server.url, timeout=WAIT) as client:
-            assert client.protocol_version == ENVELOPE
+            assert client.protocol_version == ENVELOPE_VERSION
             assert client.server_info["name"] == "EnvelopeServer"
             assert text_of(client.call_tool("echo")) == "echo ran"
         with Client(server.url, timeout=WAIT) as again:  # the verdict is kept for the URL: no second probe
-            assert again.protocol_version == ENVELOPE
+            assert again.protocol_version == ENVELOPE_VERSION
             assert text_of(again.call_tool("echo")) == "echo ran"
         assert posted(server).count("server/discover") == 1
 
@@ -104,40 +104,41 @@ def test_a_5xx_on_the_probe_is_an_error_not_a_verdict(status):
         assert caught.value.status == status and "overloaded" in caught.value.body
         assert posted(server) == ["server/discover"]  # no initialize: a 5xx says nothing about the era
         with Client(server.url, timeout=WAIT) as client:  # and nothing was remembered: this one probes
-            assert client.protocol_version == ENVELOPE
+            assert client.protocol_version == ENVELOPE_VERSION
 
 
 def test_a_32022_in_a_400_is_a_correction_not_a_refusal():
     refusal = {"jsonrpc": "2.0", "error": {"code": -32022, "message": "Unsupported protocol version",
-                                           "data": {"supported": [ENVELOPE, "2025-11-25"], "requested": ENVELOPE}}}
+                                           "data": {"supported": [ENVELOPE_VERSION, "2025-11-25"],
+                                                    "requested": ENVELOPE_VERSION}}}
     with ErrorOnProbeServer(400, refusal) as server:
         with Client(server.url, timeout=WAIT) as client:
-            assert client.protocol_version == ENVELOPE
+            assert client.protocol_version == ENVELOPE_VERSION
         assert posted(server)[:2] == ["server/discover", "server/discover"]
 
 
 # ---- what a 2026-07-28 POST carries -----------------------------------------------------------------------
 def test_each_post_carries_its_route_headers_and_no_session():
     with bs.EnvelopeServer() as server:
-        with Client(server.url, protocol_version=ENVELOPE, timeout=WAIT, headers={"X-Trace": "t1"}) as client:
+        with Client(server.url, protocol_version=ENVELOPE_VERSION, timeout=WAIT, headers={"X-Trace": "t1"}) as client:
             client.list_tools()
             client.call_tool("echo", {"x": 1})
             assert client.transport.transport == "streamable"
         records = server.requests
         assert {r.method for r in records} == {"POST"}  # no GET stream, no DELETE at close
         for record in records:
-            assert record.headers["mcp-protocol-version"] == ENVELOPE
+            assert record.headers["mcp-protocol-version"] == ENVELOPE_VERSION
             assert "mcp-session-id" not in record.headers
             assert record.headers["x-trace"] == "t1"
             assert record.headers["mcp-method"] == record.body["method"]
-            assert record.body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == ENVELOPE
+            assert record.body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == ENVELOPE_VERSION
         call = server.of("POST", "tools/call")[0]
         assert call.headers["mcp-name"] == "echo"
 
 
 def test_a_json_rpc_error_in_a_4xx_body_is_the_answer():
     with bs.EnvelopeServer() as server:
-        with Client(server.url, protocol_version=ENVELOPE, timeout=WAIT) as client:
+        with Client(server.url, protocol_version=ENVELOPE_VERSION, timeout=WAIT) as client:
             with pytest.raises(RemoteError) as caught:
                 client.request("no/such/method")
             assert caught.value.code == -32601 and "no/such/method" in caught.value.message
@@ -156,7 +157,7 @@ class PlainRefusalServer(bs.EnvelopeServer):
 
 def test_a_4xx_that_is_not_our_json_rpc_error_is_an_http_error():
     with PlainRefusalServer() as server:
-        with Client(server.url, protocol_version=ENVELOPE, timeout=WAIT) as client:
+        with Client(server.url, protocol_version=ENVELOPE_VERSION, timeout=WAIT) as client:
             with pytest.raises(HTTPError) as caught:
                 client.call_tool("echo")
             assert caught.value.status == 400 and "bad gateway config" in caught.value.body
@@ -169,7 +170,7 @@ def test_a_4xx_that_is_not_our_json_rpc_error_is_an_http_error():
 @pytest.mark.parametrize("how", ["sse", "json"])
 def test_a_broken_list_is_asked_again_once_with_a_new_id(how):
     with bs.BreakingEnvelopeServer({"tools/list": how}) as server:
-        with Client(server.url, protocol_version=ENVELOPE, timeout=WAIT) as client:
+        with Client(server.url, protocol_version=ENVELOPE_VERSION, timeout=WAIT) as client:
             assert [tool["name"] for tool in client.list_tools()] == ["echo", "lookup"]
         first, second = server.of("POST", "tools/list")
         assert first.body["id"] != second.body["id"]
@@ -177,7 +178,7 @@ def test_a_broken_list_is_asked_again_once_with_a_new_id(how):
 
 def test_a_broken_call_of_a_tool_that_may_act_is_response_lost():
     with bs.BreakingEnvelopeServer({"tools/call": "sse"}) as server:
-        with Client(server.url, protocol_version=ENVELOPE, timeout=WAIT) as client:
+        with Client(server.url, protocol_version=ENVELOPE_VERSION, timeout=WAIT) as client:
             client.list_tools()
             with pytest.raises(ResponseLost, match="may or may not have run"):
                 client.call_tool("echo")
@@ -187,7 +188,7 @@ def test_a_broken_call_of_a_tool_that_may_act_is_response_lost():
 
 def test_a_broken_call_of_a_read_only_tool_is_sent_again():
     with bs.BreakingEnvelopeServer({"tools/call": "sse"}) as server:
-        with Client(server.url, protocol_version=ENVELOPE, timeout=WAIT) as client:
+        with Client(server.url, protocol_version=ENVELOPE_VERSION, timeout=WAIT) as client:
             client.list_tools()  # lookup is annotated readOnlyHint
             assert text_of(client.call_tool("lookup")) == "lookup ran"
         assert len(server.of("POST", "tools/call")) == 2
@@ -196,7 +197,7 @@ def test_a_broken_call_of_a_read_only_tool_is_sent_again():
 def test_a_broken_probe_is_sent_again():
     with bs.BreakingEnvelopeServer({"server/discover": "sse"}) as server:
         with Client(server.url, timeout=WAIT) as client:
-            assert client.protocol_version == ENVELOPE
+            assert client.protocol_version == ENVELOPE_VERSION
         assert posted(server)[:2] == ["server/discover", "server/discover"]
 
 
@@ -212,7 +213,7 @@ def test_a_broken_stream_of_a_handshake_session_is_not_response_lost():
 # ---- cancellation is hanging up ------------------------------------------------------------------------
 def test_cancel_closes_the_connection_and_sends_no_notification():
     with bs.HoldingEnvelopeServer() as server:
-        with Client(server.url, protocol_version=ENVELOPE, timeout=WAIT) as client:
+        with Client(server.url, protocol_version=ENVELOPE_VERSION, timeout=WAIT) as client:
             pending = client.send_request("tools/call", {"name": "echo", "arguments": {}})
             server.wait_for("POST", "tools/call")
             assert pending.cancel("no longer needed")
@@ -223,7 +224,7 @@ def test_cancel_closes_the_connection_and_sends_no_notification():
 
 def test_a_timeout_hangs_up_too():
     with bs.HoldingEnvelopeServer() as server:
-        with Client(server.url, protocol_version=ENVELOPE, timeout=WAIT) as client:
+        with Client(server.url, protocol_version=ENVELOPE_VERSION, timeout=WAIT) as client:
             with pytest.raises(RequestTimeout):
                 client.call_tool("echo", timeout=0.3)
             assert server.hung_up.wait(WAIT)
@@ -247,7 +248,7 @@ def test_cancel_reaches_a_handler_of_mcplites_server():
         return "not cancelled"
 
     with serving(server, keepalive_interval=0.05) as http:
-        with Client(http.url, protocol_version=ENVELOPE, timeout=WAIT) as client:
+        with Client(http.url, protocol_version=ENVELOPE_VERSION, timeout=WAIT) as client:
             pending = client.send_request("tools/call", {"name": "wait_forever", "arguments": {}})
             assert started.wait(WAIT)
             pending.cancel()

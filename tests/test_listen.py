@@ -28,7 +28,7 @@ from mcplite.server.connections import LocalEventBus
 from mcplite.transports.memory import memory_pair
 from support import ROOT, WAIT, RawPeer, wait_until
 from support.http import serving
-from support.raw_http import EventReader, EnvelopeClient, RawClient, envelope
+from support.raw_http import EnvelopeClient, EventReader, RawClient, envelope
 
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"

@@ -20,7 +20,7 @@ from mcplite import Client
 
 CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
-ERAS = {"handshake": "2025-11-25", "envelope": "2026-07-28"}
+VERSION_BY_ERA = {"handshake": "2025-11-25", "envelope": "2026-07-28"}
 
 # The server, as a module: imported here for the in-memory transport, run as a script for stdio.
 SERVER = textwrap.dedent('''
@@ -72,7 +72,7 @@ def transport(request: Any) -> str:
     return str(request.param)
 
 
-@pytest.fixture(params=list(ERAS))
+@pytest.fixture(params=list(VERSION_BY_ERA))
 def era(request: Any) -> str:
     return str(request.param)
 
@@ -82,10 +82,10 @@ def connect(kind: str, era: str, script: Path, **options: Any) -> Client:
     if kind == "memory":
         namespace: Dict[str, Any] = {"__name__": "ownership_server"}
         exec(compile(SERVER, str(script), "exec"), namespace)
-        return Client(namespace["server"], protocol_version=ERAS[era], client_info=info, timeout=WAIT,
+        return Client(namespace["server"], protocol_version=VERSION_BY_ERA[era], client_info=info, timeout=WAIT,
                       **options).connect()
     env = {"PYTHONPATH": str(ROOT)}
-    return Client.stdio([sys.executable, str(script)], env=env, protocol_version=ERAS[era], client_info=info,
+    return Client.stdio([sys.executable, str(script)], env=env, protocol_version=VERSION_BY_ERA[era], client_info=info,
                         timeout=WAIT, **options).connect()
 
 

@@ -25,10 +25,10 @@ from mcplite.oauth.rules import AUTH_RULES, AuthRules
 from mcplite.protocol import capabilities as caps
 from mcplite.protocol import versions as v
 from mcplite.protocol.versions import (
+    ENVELOPE,
     HANDSHAKE,
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE_VERSION,
-    ENVELOPE,
     REVISIONS,
     Revision,
     RevisionRecord,

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any, List, NoReturn, Optional
 
-from ..protocol.versions import HANDSHAKE_VERSIONS, ENVELOPE_VERSIONS
+from ..protocol.versions import ENVELOPE_VERSIONS, HANDSHAKE_VERSIONS
 from .commands import _LISTS
 from .exits import UsageError
 from .terminal import _LOG_LEVELS

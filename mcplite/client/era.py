@@ -4,9 +4,9 @@
 era"; 2026-07-28 basic/versioning.mdx and transports):
 
     answer to the probe                                    verdict
-    a DiscoverResult listing a version we speak            envelope-era, at that version
+    a DiscoverResult listing a version we speak            the envelope era, at that version
     a DiscoverResult listing none                          legacy: the initialize handshake
-    -32022 listing an envelope-era version we speak               probe again once, at that version
+    -32022 listing an envelope-era version we speak        probe again once, at that version
     -32022 listing only handshake versions                 legacy
     -32022 listing no version we speak                     VersionMismatch
     any other JSON-RPC error; no answer within the probe   legacy
@@ -15,9 +15,9 @@ era"; 2026-07-28 basic/versioning.mdx and transports):
     HTTP 5xx, a network error                              the error: no verdict
 
 A legacy verdict runs the handshake as before, and over HTTP the handshake's own fallback to HTTP+SSE. A legacy
-server that answers ``initialize`` with ``-32022`` was pinned envelope-era by an earlier probe that we gave up on
-(a slow start): it is probed once more and spoken to in the envelope era. Verdicts are kept for the process, per
-server (stdio: command, directory and environment; HTTP: the URL), so a script that connects again pays no
+server that answers ``initialize`` with ``-32022`` was pinned to the envelope era by an earlier probe that we gave
+up on (a slow start): it is probed once more and spoken to in the envelope era. Verdicts are kept for the process,
+per server (stdio: command, directory and environment; HTTP: the URL), so a script that connects again pays no
 second probe. A pinned envelope-era version sends nothing at connect; a handshake version offers the handshake.
 """
 
@@ -37,10 +37,10 @@ from ..errors import (
 )
 from ..protocol.methods import SERVER_DISCOVER as DISCOVER
 from ..protocol.versions import (
-    HANDSHAKE_VERSIONS,
-    LATEST_ENVELOPE_VERSION,
     ENVELOPE,
     ENVELOPE_VERSIONS,
+    HANDSHAKE_VERSIONS,
+    LATEST_ENVELOPE_VERSION,
     choose_envelope_version,
     revision,
 )
@@ -70,7 +70,7 @@ DEFAULT_PROBE_TIMEOUT = 10.0
 _VERDICTS: Dict[Hashable, str] = {}
 _VERDICTS_LOCK = threading.Lock()
 # ("server/discover", server key) -> the probe's DiscoverResult, for its ttlMs (`client.cache`): a client that
-# connects again to a server known envelope-era adopts it without asking. Locked on its own.
+# connects again to a server known to speak the envelope era adopts it without asking. Locked on its own.
 _DISCOVERED = ResultCache(max_entries=256)
 
 
@@ -172,7 +172,7 @@ def _supported(data: Any) -> List[str]:
 
 
 def _handshake(client: Client, timeout: Any, key: Optional[Hashable]) -> None:
-    """The initialize handshake; if the server turns out to be pinned envelope-era, the probe once more."""
+    """The initialize handshake; if the server turns out to be pinned to the envelope era, the probe once more."""
     try:
         client.session.initialize(client.client_info, client.capabilities(), timeout=timeout)
     except RemoteError as refusal:

@@ -12,9 +12,9 @@ server will accept; ``initialize`` is never batched and never repeated; the serv
 ping until the client has sent ``notifications/initialized``; once CLOSED nothing may be sent.
 
 Two eras (`versions.ERA_NAMES`), one `Era` each: `HANDSHAKE_ERA` (2024-11-05 .. 2025-11-25) and `ENVELOPE_ERA`
-(2026-07-28: no handshake, every request carries its revision in ``params._meta``). Every session starts in
-the handshake era's NEW, where nothing is decided yet; the events of its `switches` move it to the envelope-era
-era (a client that adopts 2026-07-28; a server's first enveloped request, or a transport that knows).
+(2026-07-28: no handshake, every request carries its revision in its envelope, ``params._meta``). Every session
+starts in the handshake era's NEW, where nothing is decided yet; the events of its `switches` move it to the
+envelope era (a client that adopts 2026-07-28; a server's first enveloped request, or a transport that knows).
 """
 
 # The handshake era (revisions 2024-11-05 .. 2025-11-25). Every state goes to CLOSED when the connection
@@ -52,7 +52,7 @@ from ..errors import (
 )
 from .jsonrpc import ERROR, NOTIFICATION, REQUEST, RESPONSE
 from .methods import INITIALIZE, INITIALIZED, PING, SERVER_DISCOVER
-from .versions import HANDSHAKE, ENVELOPE
+from .versions import ENVELOPE, HANDSHAKE
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:

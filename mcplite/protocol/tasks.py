@@ -254,7 +254,7 @@ def execution_mode(support: str, *, enveloped: bool, extension: bool, core_tasks
     """How to serve a ``tools/call`` of a tool with task ``support``: `SYNC`, `EXTENSION` or `CORE`.
 
     Args:
-        envelope-era: the request speaks 2026-07-28 (the extension's era).
+        enveloped: the request speaks 2026-07-28 (the extension's era).
         extension: its client capabilities declare the extension (`extension_declared`).
         core_tasks: its revision has core tasks (2025-11-25).
         task_param: its ``task`` param (2025-11-25's request for a task), None when absent.

@@ -114,7 +114,8 @@ def by_version(rows: Iterable[R]) -> Dict[str, R]:
 #: The handshake era: `initialize` negotiates the revision of a connection (2024-11-05 … 2025-11-25).
 HANDSHAKE = "handshake"
 #: The envelope era: no handshake; each request carries its revision in its `_meta` envelope (2026-07-28 on).
-#: (Called "modern" in earlier versions; the value is what `Revision.era`, the lifecycle and ``mcplite info`` say.)
+#: (The design notes, MODERN.md, call it "modern"; the value is what `Revision.era`, the lifecycle and
+#: ``mcplite info`` say.)
 ENVELOPE = "envelope"
 #: Oldest era first: every revision of an era is newer than every revision of the eras before it.
 ERA_NAMES: Tuple[str, ...] = (HANDSHAKE, ENVELOPE)

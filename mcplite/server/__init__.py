@@ -37,7 +37,7 @@ import os
 from .._once import once
 from ..errors import INVALID_REQUEST, METHOD_NOT_FOUND, RPCError
 from ..protocol import methods
-from ..protocol.versions import HANDSHAKE_VERSIONS, ENVELOPE_VERSIONS, negotiate, revision
+from ..protocol.versions import ENVELOPE_VERSIONS, HANDSHAKE_VERSIONS, negotiate, revision
 from .registry import Registry, drop_none
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
@@ -346,7 +346,7 @@ class Server(Registry):
         if enveloped:
             return _results().answer(result, ctx, self, self._complete_members())  # type: ignore[no-any-return]
         if "resultType" in result or "ttlMs" in result:  # a handler's 2026-07-28 fields, on an older revision
-            result = _results().strip_envelope_fields(result)
+            result = _results().strip_envelope_era_fields(result)
         return {"jsonrpc": "2.0", "id": ctx.id, "result": result}
 
     def _complete_members(self) -> Optional[CompleteMembers]:

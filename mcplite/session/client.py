@@ -56,7 +56,7 @@ class ClientSession(Session):
         #: The ``server/discover`` result the session adopted (2026-07-28), or None (a handshake, or a pin
         #: that has not asked yet).
         self.discover_result: Optional[Dict[str, Any]] = None
-        # The envelope stamped on every request once envelope-era (see `adopt`), None before. Replaced whole, never
+        # The envelope stamped on every request once enveloped (see `adopt`), None before. Replaced whole, never
         # mutated: a sender reads it once, without the lock.
         self._envelope: Optional[_Envelope] = None
         self._client_info: Dict[str, Any] = {}

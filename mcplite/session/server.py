@@ -15,7 +15,7 @@ from .._sync import LazyEvent
 from ..errors import INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION, LocalProtocolError, RPCError
 from ..protocol import envelope, jsonrpc, methods
 from ..protocol.json_text import copied
-from ..protocol.lifecycle import CLOSED, ENVELOPED, ENVELOPE_EXPECTED, READY, RECEIVE, SEND, SERVER, skipped_to
+from ..protocol.lifecycle import CLOSED, ENVELOPE_EXPECTED, ENVELOPED, READY, RECEIVE, SEND, SERVER, skipped_to
 from ..protocol.versions import ENVELOPE, HANDSHAKE, HANDSHAKE_VERSIONS, negotiate, revision
 from ..transports import Transport
 
@@ -51,7 +51,7 @@ class ServerSession(Session):
         self._initialize_result = initialize_result
         self._supported_versions = supported_versions or HANDSHAKE_VERSIONS
         self._envelope_versions = tuple(v for v in self._supported_versions if revision(v).era == ENVELOPE)
-        #: The last envelope the ladder accepted on this stream connection, once it is pinned envelope-era, as
+        #: The last envelope the ladder accepted on this stream connection, once it is pinned to the envelope era, as
         #: (its ``_meta``, the `Envelope`, its `Revision`), the session's own copies: a client stamps the same
         #: ``_meta`` on every request, and one dict comparison (in C) is much cheaper than the ladder. Never used
         #: for a request that came with HTTP headers (their rungs must run). Reader thread only.

@@ -26,7 +26,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 import pytest
 from support import WAIT
 from support.http import serving
-from support.raw_http import EventReader, EnvelopeClient, RawClient, Reply
+from support.raw_http import EnvelopeClient, EventReader, RawClient, Reply
 
 from mcplite import Context, Server
 from mcplite._log import redact_session_ids, session_label

@@ -46,7 +46,7 @@ from ...protocol.envelope import classify
 from ...protocol.jsonrpc import InvalidMessage
 from ...protocol.principal import principal_of
 from ...protocol.sse import encode_event
-from ...protocol.versions import DEFAULT_HTTP_VERSION, HANDSHAKE, ENVELOPE, is_supported
+from ...protocol.versions import DEFAULT_HTTP_VERSION, ENVELOPE, HANDSHAKE, is_supported
 from .. import RequestInfo
 from ..http_messages import ChecksRequests, HTTPRefusal, PublishesRoutes
 from . import HTTPOptions
@@ -383,7 +383,7 @@ class HTTPApp:
         """Hand POSTed messages to the session; requests are handled on this thread, their stream answered."""
         if batch and session.lifecycle.check_incoming_batch(session.revision) is not None:
             raise Reject(400, "Invalid Request: batches are not allowed in this protocol revision")
-        request_ids = jsonrpc.request_ids(messages)  # the envelopes have been checked
+        request_ids = jsonrpc.request_ids(messages)  # the JSON-RPC frames have been checked
         if not request_ids:
             for message in messages:
                 session.receive(message)

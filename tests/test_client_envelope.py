@@ -1,7 +1,7 @@
 """mcplite's Client on revision 2026-07-28 against mcplite's Server: input-required rounds run by the client's
 callbacks, the manual mode, listen streams, and the client API mapped onto the revision.
 
-The pure loop is table-tested in test_client_rounds.py; here every flow goes through a real Server (in memory,
+The pure loop is table-tested in test_client_input_rounds.py; here every flow goes through a real Server (in memory,
 and once over stdio), so the server's replay and the client's loop are held to each other.
 """
 

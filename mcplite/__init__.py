@@ -60,7 +60,7 @@ from .protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
     from . import content
     from .client import Client
-    from .protocol.replay import Elicit, ElicitURL, InputRequired, ListRoots, Sample
+    from .protocol.input_rounds import Elicit, ElicitURL, InputRequired, ListRoots, Sample
     from .schema.functions import Header
     from .server import Context, Server, ToolResult
     from .session import PendingRequest
@@ -80,8 +80,8 @@ __all__ = [
 #: Lazily loaded name -> the module that defines it (a module itself when the name is a submodule).
 _LAZY = {"Server": ".server", "Context": ".server", "ToolResult": ".server", "Client": ".client",
          "PendingRequest": ".session", "content": ".content", "Header": ".schema.functions",
-         "Elicit": ".protocol.replay", "ElicitURL": ".protocol.replay", "Sample": ".protocol.replay",
-         "ListRoots": ".protocol.replay", "InputRequired": ".protocol.replay"}
+         "Elicit": ".protocol.input_rounds", "ElicitURL": ".protocol.input_rounds", "Sample": ".protocol.input_rounds",
+         "ListRoots": ".protocol.input_rounds", "InputRequired": ".protocol.input_rounds"}
 
 
 def __getattr__(name: str) -> Any:

@@ -8,7 +8,7 @@ errors are the peer's. The tree::
     │   ├── LocalProtocolError    ... by us: a request the peer never declared support for, a call on a
     │   │   │                       session that is not initialized, an argument that cannot be encoded
     │   │   └── CapabilityError   the peer did not declare the capability this call needs
-    │   └── RemoteProtocolError   ... by the peer: malformed JSON, an invalid envelope, a result that does
+    │   └── RemoteProtocolError   ... by the peer: malformed JSON, an invalid JSON-RPC frame, a result that does
     │       │                       not match its schema
     │       ├── VersionMismatch   negotiation ended on a protocol revision we do not speak
     │       └── SkillVerificationError  a skill file read does not match the entry that lists it
@@ -82,7 +82,7 @@ class CapabilityError(LocalProtocolError):
 
 
 class RemoteProtocolError(ProtocolError):
-    """The peer broke the protocol: malformed JSON, an invalid envelope or an invalid result."""
+    """The peer broke the protocol: malformed JSON, an invalid JSON-RPC frame or an invalid result."""
 
 
 class VersionMismatch(RemoteProtocolError):

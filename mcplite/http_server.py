@@ -18,7 +18,7 @@ from typing import Any, List
 
 from .transports.http_server.app import HTTPApp
 from .transports.http_server.eventstore import EventStore, InMemoryEventStore
-from .transports.http_server.exchange import Headers, IncomingRequest, Responder, RouteHandler, reason_phrase
+from .transports.http_server.adapter import Headers, IncomingRequest, Responder, RouteHandler, reason_phrase
 from .transports.http_server.guards import LOOPBACK_HOSTS
 from .transports.http_server.stdlib import HTTPServerThread
 from .transports.http_messages import HTTPRefusal

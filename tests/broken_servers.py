@@ -497,7 +497,7 @@ def rpc_error(msg: Dict[str, Any], code: int, message: str, data: Any = None) ->
     return {"jsonrpc": "2.0", "id": msg.get("id"), "error": error}
 
 
-class ModernServer(ScriptedServer):
+class EnvelopeServer(ScriptedServer):
     """A 2026-07-28 server: answers `server/discover`, lists two tools (``echo``; ``lookup``, read-only), and
     answers every request in JSON. Subclasses change one behaviour each by overriding `answer`."""
 
@@ -528,7 +528,7 @@ class ModernServer(ScriptedServer):
             ex.send_json(rpc_error(msg, -32601, f"Method not found: {method}"), status=404)
 
 
-class BreakingModernServer(ModernServer):
+class BreakingEnvelopeServer(EnvelopeServer):
     """Breaks the answer to the first request of each method named in ``breaks``: ``"sse"`` starts an SSE
     stream and cuts it before the response; ``"json"`` cuts a JSON body half-way. Later requests are answered."""
 
@@ -556,7 +556,7 @@ class BreakingModernServer(ModernServer):
             super().answer(ex, msg)
 
 
-class HoldingModernServer(ModernServer):
+class HoldingEnvelopeServer(EnvelopeServer):
     """Starts an SSE answer to tools/call and holds it until the client hangs up, which sets ``hung_up``."""
 
     def __init__(self) -> None:

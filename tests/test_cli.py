@@ -254,7 +254,7 @@ def test_serve_options_need_http(capsys: pytest.CaptureFixture) -> None:
 # ---- every command, over stdio ------------------------------------------------------------------------
 def test_info(capsys: pytest.CaptureFixture) -> None:
     info = run_json(capsys, "info", "--", *SERVE_FIXTURE)
-    assert (info["protocolVersion"], info["era"]) == ("2026-07-28", "modern")  # "auto": the fixture speaks it
+    assert (info["protocolVersion"], info["era"]) == ("2026-07-28", "envelope")  # "auto": the fixture speaks it
     assert info["serverInfo"]["name"] == "mcplite-everything"
     assert set(info["capabilities"]) >= {"tools", "resources", "prompts", "logging", "completions"}
     assert info["instructions"].startswith("The conformance suite's fixture")
@@ -657,7 +657,7 @@ def test_human_info_is_aligned_key_value_lines() -> None:
     done = cli("--human", "info", "--", *SERVE_FIXTURE)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[:2] == ["server:       mcplite-everything 1.0.0",
-                                            "protocol:     2026-07-28 (modern)"]
+                                            "protocol:     2026-07-28 (envelope)"]
 
 
 def test_json_when_piped_is_todays_output(tools_server: List[str]) -> None:

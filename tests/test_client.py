@@ -26,7 +26,7 @@ from mcplite.transports import Transport
 
 from support import WAIT, Background, RawPeer, Recording, run_concurrently
 
-#: The handshake era's latest revision: most tests here read its wire (test_client_modern.py has 2026-07-28's).
+#: The handshake era's latest revision: most tests here read its wire (test_client_envelope.py has 2026-07-28's).
 HANDSHAKE = "2025-11-25"
 
 

@@ -14,13 +14,13 @@ import pytest
 from mcplite import Client, Server
 from mcplite.client import era
 from mcplite.errors import VersionMismatch
-from mcplite.protocol.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
+from mcplite.protocol.versions import ENVELOPE_VERSIONS, HANDSHAKE_VERSIONS
 from mcplite.transports.memory import memory_pair
 
 from support import WAIT, RawPeer
 
 ERA_SERVER = str(Path(__file__).parent / "support" / "era_server.py")
-MODERN = "2026-07-28"
+ENVELOPE_VERSION = "2026-07-28"
 
 
 @pytest.fixture(autouse=True)
@@ -53,8 +53,8 @@ def stdio(behaviour: str, log: Path, **options: Any) -> Client:
 
 def test_auto_speaks_2026_07_28_with_a_server_that_does() -> None:
     with Client(make_server(), timeout=WAIT, protocol_version="auto") as client:
-        assert client.protocol_version == MODERN
-        assert client.discover_result is not None and client.discover_result["supportedVersions"] == [MODERN]
+        assert client.protocol_version == ENVELOPE_VERSION
+        assert client.discover_result is not None and client.discover_result["supportedVersions"] == [ENVELOPE_VERSION]
         assert client.server_info == {"name": "era-test", "version": "2.0"}
         assert client.instructions == "Hello."
         assert "tools" in client.server_capabilities
@@ -77,14 +77,14 @@ def test_auto_falls_back_to_the_handshake_with_a_legacy_only_server() -> None:
 def test_a_pin_sends_nothing_at_connect_and_learns_the_server_on_first_need() -> None:
     ours, theirs = memory_pair()
     peer = RawPeer(ours)
-    client = Client(theirs, timeout=WAIT, protocol_version=MODERN).connect()
+    client = Client(theirs, timeout=WAIT, protocol_version=ENVELOPE_VERSION).connect()
     try:
-        assert client.protocol_version == MODERN
+        assert client.protocol_version == ENVELOPE_VERSION
         with pytest.raises(queue.Empty):  # no probe, no handshake
             peer.next(timeout=0.2)
     finally:
         client.close()
-    with Client(make_server(), timeout=WAIT, protocol_version=MODERN) as client:
+    with Client(make_server(), timeout=WAIT, protocol_version=ENVELOPE_VERSION) as client:
         assert client.discover_result is None
         assert client.server_info == {"name": "era-test", "version": "2.0"}  # asked now
         assert client.discover_result is not None
@@ -100,19 +100,19 @@ def test_an_unknown_protocol_version_is_refused_at_construction() -> None:
         Client(make_server(), protocol_version="2030-01-01")
 
 
-def test_a_modern_request_refused_with_32022_is_sent_again_at_a_version_named() -> None:
+def test_a_envelope_request_refused_with_32022_is_sent_again_at_a_version_named() -> None:
     # What the conformance scenario request-metadata does: the first request is refused whatever it says.
     ours, theirs = memory_pair()
     peer = RawPeer(ours)
-    client = Client(theirs, timeout=WAIT, protocol_version=MODERN).connect()
+    client = Client(theirs, timeout=WAIT, protocol_version=ENVELOPE_VERSION).connect()
     try:
         from support import Background
 
         listing = Background(client.list_tools)
         first = peer.next()
-        assert first["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == MODERN
+        assert first["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == ENVELOPE_VERSION
         peer.send({"jsonrpc": "2.0", "id": first["id"], "error": {
-            "code": -32022, "message": "Unsupported protocol version", "data": {"supported": [MODERN]}}})
+            "code": -32022, "message": "Unsupported protocol version", "data": {"supported": [ENVELOPE_VERSION]}}})
         retry = peer.next()
         assert retry["method"] == "tools/list" and retry["id"] != first["id"]
         peer.send({"jsonrpc": "2.0", "id": retry["id"], "result": {"tools": [], "resultType": "complete"}})
@@ -150,7 +150,7 @@ def test_a_server_that_dies_on_the_probe_is_spawned_again_once(tmp_path: Path) -
 def test_a_32022_naming_our_version_is_probed_once_more(tmp_path: Path) -> None:
     log = tmp_path / "log"
     with stdio("refuse-once", log) as client:
-        assert client.protocol_version == MODERN
+        assert client.protocol_version == ENVELOPE_VERSION
         assert client.server_info == {"name": "era-server", "version": "1"}
     assert sent(log) == ["server/discover", "server/discover"]
 
@@ -160,10 +160,10 @@ def test_a_32022_naming_only_unknown_versions_is_a_version_mismatch(tmp_path: Pa
         stdio("unknown", tmp_path / "log").connect()
 
 
-def test_a_server_pinned_modern_by_a_slow_probe_is_probed_again(tmp_path: Path) -> None:
+def test_a_server_pinned_envelope_by_a_slow_probe_is_probed_again(tmp_path: Path) -> None:
     log = tmp_path / "log"
     with stdio("pinned", log, probe_timeout=0.3) as client:
-        assert client.protocol_version == MODERN
+        assert client.protocol_version == ENVELOPE_VERSION
         assert client.list_tools()[0]["name"] == "echo"
     assert sent(log) == ["server/discover", "initialize", "server/discover", "tools/list"]
 
@@ -175,17 +175,17 @@ def test_verdicts_are_kept_per_server_for_the_process(tmp_path: Path) -> None:
     with stdio("legacy", log) as client:  # the same command: no second probe
         assert client.protocol_version == "2025-11-25"
     assert sent(log) == ["server/discover", "initialize", "initialize"]
-    modern_log = tmp_path / "modern"
+    envelope_log = tmp_path / "envelope"
     for _ in range(2):
-        with stdio("modern", modern_log) as client:
-            assert client.protocol_version == MODERN
-    assert sent(modern_log) == ["server/discover"]  # the second connection adopts 2026-07-28 at once
+        with stdio("envelope", envelope_log) as client:
+            assert client.protocol_version == ENVELOPE_VERSION
+    assert sent(envelope_log) == ["server/discover"]  # the second connection adopts 2026-07-28 at once
 
 
-def test_every_request_of_a_modern_session_carries_the_envelope() -> None:
+def test_every_request_of_a_envelope_session_carries_the_envelope() -> None:
     ours, theirs = memory_pair()
     peer = RawPeer(ours)
-    client = Client(theirs, timeout=WAIT, protocol_version=MODERN, client_info={"name": "me", "version": "9"},
+    client = Client(theirs, timeout=WAIT, protocol_version=ENVELOPE_VERSION, client_info={"name": "me", "version": "9"},
                     elicitation=lambda params: {"action": "decline"}).connect()
     try:
         from support import Background
@@ -194,7 +194,7 @@ def test_every_request_of_a_modern_session_carries_the_envelope() -> None:
         call = Background(lambda: client.request("tools/list", {"_meta": {"custom": 1}}))
         message: Dict[str, Any] = peer.next()
         assert message["params"]["_meta"] == {
-            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/protocolVersion": ENVELOPE_VERSION,
             "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
             "io.modelcontextprotocol/clientInfo": {"name": "me", "version": "9"},
             "io.modelcontextprotocol/logLevel": "info", "custom": 1}
@@ -204,5 +204,5 @@ def test_every_request_of_a_modern_session_carries_the_envelope() -> None:
         client.close()
 
 
-def test_modern_versions_are_listed() -> None:
-    assert MODERN in MODERN_VERSIONS
+def test_envelope_versions_are_listed() -> None:
+    assert ENVELOPE_VERSION in ENVELOPE_VERSIONS

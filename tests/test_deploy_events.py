@@ -34,13 +34,13 @@ def test_a_listener_on_one_process_hears_a_change_made_through_another(tmp_path:
                  env=python_env(STATELESS="1", **bus), name="process-b")
     cleanup.append(b)
     updates: "queue.Queue[str]" = queue.Queue()
-    with Client(a.url, protocol_version="2026-07-28", timeout=WAIT) as modern, \
+    with Client(a.url, protocol_version="2026-07-28", timeout=WAIT) as enveloped, \
             Client(a.url, protocol_version="2025-11-25", timeout=WAIT, on_resource_updated=updates.put) as legacy, \
             Client(b.url, protocol_version="2026-07-28", timeout=WAIT) as writer:
         legacy.subscribe_resource("note://shared")
-        wait_until(lambda: legacy.transport.mode.listening)  # type: ignore[attr-defined]  # its GET stream
-        with modern.listen(uris=["note://shared"]) as stream:
-            pid_a = modern.call_tool("whoami")["structuredContent"]["result"]
+        wait_until(lambda: legacy.transport.dialect.listening)  # type: ignore[attr-defined]  # its GET stream
+        with enveloped.listen(uris=["note://shared"]) as stream:
+            pid_a = enveloped.call_tool("whoami")["structuredContent"]["result"]
             for round in range(3):  # whichever of B's workers takes the write
                 pid_b = writer.call_tool("write_note", {"name": "shared", "text": f"v{round}"})["structuredContent"]
                 assert pid_b["result"] != pid_a

@@ -64,8 +64,8 @@ def test_input_rounds_cross_two_hosts_behind_nginx(tmp_path: Path, cleanup: List
 
     def calls(_: int) -> List[Dict[str, Any]]:
         with Client(front.url, protocol_version="2026-07-28", timeout=WAIT, elicitation=accept,
-                    sampling=summarize) as modern:
-            return [modern.call_tool("confirm_and_summarize", {"topic": "hosts"})["structuredContent"]
+                    sampling=summarize) as enveloped:
+            return [enveloped.call_tool("confirm_and_summarize", {"topic": "hosts"})["structuredContent"]
                     for _ in range(10)]
 
     results = [result for batch in run_concurrently(calls, range(4), timeout=BUSY_WAIT) for result in batch]
@@ -105,7 +105,7 @@ def test_sessions_are_routed_to_their_process_by_nginx(tmp_path: Path, cleanup: 
             assert len(owners) == 1  # every request of the session reached the process that owns it
             uri = f"note://n{index}"
             client.subscribe_resource(uri)
-            wait_until(lambda: client.transport.mode.listening)  # type: ignore[attr-defined]  # GET stream open
+            wait_until(lambda: client.transport.dialect.listening)  # type: ignore[attr-defined]  # GET stream open
             client.call_tool("write_note", {"name": f"n{index}", "text": "hello"})
             assert updates.get(timeout=WAIT) == uri  # on the session's GET stream, through nginx
         return session_id[:2]

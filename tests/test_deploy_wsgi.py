@@ -101,16 +101,16 @@ def test_sessions_on_gunicorns_default_sync_worker_are_refused_at_once_with_the_
 
 def test_revision_2026_07_28_works_on_the_default_sync_worker(started: List[Served], tmp_path: Path) -> None:
     served = start(started, tmp_path, [])
-    with client(served, "2026-07-28") as modern:
-        result = modern.call_tool("confirm_and_summarize", {"topic": "sync"})
+    with client(served, "2026-07-28") as enveloped:
+        result = enveloped.call_tool("confirm_and_summarize", {"topic": "sync"})
         assert result["structuredContent"]["summary"] == "short"
         # But a listen stream would hold the one thread for its lifetime: refused at once, with the fix.
         began = time.monotonic()
         with pytest.raises(MCPError) as failure:
-            modern.listen(tools=True)
+            enveloped.listen(tools=True)
         assert time.monotonic() - began < 2
         assert "one request at a time" in str(failure.value) and "--threads" in str(failure.value)
-        assert modern.call_tool("whoami")["structuredContent"]["result"] > 0  # and the server still serves
+        assert enveloped.call_tool("whoami")["structuredContent"]["result"] > 0  # and the server still serves
 
 
 def test_sessions_work_with_threads(started: List[Served], tmp_path: Path) -> None:
@@ -228,8 +228,8 @@ REPLACED = ["--max-requests", "1"]
 
 def rounds_by_workers(served: Served, clients: int, calls: int) -> List[Dict[str, Any]]:
     def call(_: int) -> List[Dict[str, Any]]:
-        with client(served, "2026-07-28") as modern:
-            return [modern.call_tool("confirm_and_summarize", {"topic": "scale"})["structuredContent"]
+        with client(served, "2026-07-28") as enveloped:
+            return [enveloped.call_tool("confirm_and_summarize", {"topic": "scale"})["structuredContent"]
                     for _ in range(calls)]
 
     return [result for results in run_concurrently(call, range(clients), timeout=BUSY_WAIT) for result in results]
@@ -263,8 +263,8 @@ def test_input_rounds_cross_workers_with_a_configured_key(started: List[Served],
 def test_workers_with_keys_of_their_own_warn_and_refuse_a_crossing_round(started: List[Served],
                                                                            tmp_path: Path) -> None:
     served = start(started, tmp_path, ["-w", "2", *REPLACED])  # no --preload, no MCPLITE_STATE_KEYS
-    with client(served, "2026-07-28") as modern, pytest.raises(RPCError) as refused:
-        modern.call_tool("confirm_and_summarize", {"topic": "keys"})  # its second round: another process
+    with client(served, "2026-07-28") as enveloped, pytest.raises(RPCError) as refused:
+        enveloped.call_tool("confirm_and_summarize", {"topic": "keys"})  # its second round: another process
     assert refused.value.code == -32602 and "Invalid or expired requestState" in str(refused.value)
     served.stop()
     assert "each with a key of its own for requestState" in served.output()

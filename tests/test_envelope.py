@@ -13,9 +13,7 @@ from mcplite.errors import RPCError
 from mcplite.protocol.envelope import (
     CLIENT_CAPABILITIES_KEY,
     CLIENT_INFO_KEY,
-    HANDSHAKE,
     LOG_LEVEL_KEY,
-    MODERN,
     PROTOCOL_VERSION_KEY,
     SERVER_INFO_KEY,
     SUBSCRIPTION_ID_KEY,
@@ -25,8 +23,9 @@ from mcplite.protocol.envelope import (
     missing_capabilities_error,
     read_envelope,
 )
+from mcplite.protocol.versions import ENVELOPE, HANDSHAKE
 
-MODERN_VERSIONS = ("2026-07-28",)
+ENVELOPE_VERSIONS = ("2026-07-28",)
 ALL_VERSIONS = ("2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 V = "2026-07-28"
 CLIENT = {"name": "conformance-client", "version": "1.0.0"}
@@ -53,7 +52,7 @@ DROP = object()
 
 
 def read(method: str, params: Any, headers: Optional[Dict[str, str]] = None) -> Envelope:
-    return read_envelope(method, params, supported_modern=MODERN_VERSIONS, supported_all=ALL_VERSIONS,
+    return read_envelope(method, params, supported_envelope=ENVELOPE_VERSIONS, supported_all=ALL_VERSIONS,
                          headers=headers)
 
 
@@ -71,17 +70,17 @@ def test_reserved_key_names_are_the_spec_s() -> None:
 CLASSIFY = [
     # (case, body, era)
     ("enveloped request", {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": VALID_META}},
-     MODERN),
+     ENVELOPE),
     ("enveloped, version only (the ladder answers the rest)",
      {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {PROTOCOL_VERSION_KEY: "v999"}}},
-     MODERN),
+     ENVELOPE),
     ("enveloped, version null: the key is the evidence",
      {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {PROTOCOL_VERSION_KEY: None}}},
-     MODERN),
+     ENVELOPE),
     ("enveloped notification", {"jsonrpc": "2.0", "method": "notifications/cancelled",
-                                "params": {"_meta": VALID_META, "requestId": 1}}, MODERN),
-    ("enveloped initialize: modern, refused by the ladder (§4.1 check 17)",
-     {"jsonrpc": "2.0", "id": 500, "method": "initialize", "params": {"_meta": VALID_META}}, MODERN),
+                                "params": {"_meta": VALID_META, "requestId": 1}}, ENVELOPE),
+    ("enveloped initialize: envelope-era, refused by the ladder (§4.1 check 17)",
+     {"jsonrpc": "2.0", "id": 500, "method": "initialize", "params": {"_meta": VALID_META}}, ENVELOPE),
     ("legacy initialize", {"jsonrpc": "2.0", "id": 0, "method": "initialize",
                            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
                                       "clientInfo": CLIENT}}, HANDSHAKE),
@@ -190,7 +189,7 @@ REFUSED = [
      "Header mismatch: MCP-Protocol-Version header value '2026-07-28' does not match body value 'v999.0.0'", None),
     ("no version header", "server/discover", {"_meta": VALID_META}, {"Mcp-Method": "server/discover"}, -32020,
      "Header mismatch: missing required MCP-Protocol-Version header", None),
-    ("a legacy version header over a modern body", "server/discover", {"_meta": VALID_META},
+    ("a legacy version header over an envelope-era body", "server/discover", {"_meta": VALID_META},
      {"MCP-Protocol-Version": "2025-11-25", "Mcp-Method": "server/discover"}, -32020,
      "Header mismatch: MCP-Protocol-Version header value '2025-11-25' does not match body value '2026-07-28'",
      None),
@@ -261,15 +260,15 @@ def test_ladder_refusals(case: str, method: str, params: Any, headers: Optional[
 
 
 def test_supported_lists_are_arguments() -> None:
-    """A legacy-only server (no modern version) answers every envelope -32022, listing its legacy versions
+    """A legacy-only server (no envelope-era version) answers every envelope -32022, listing its legacy versions
     (MODERN.md spec point 9): both SDKs then fall back to initialize."""
     with pytest.raises(RPCError) as caught:
-        read_envelope("server/discover", {"_meta": VALID_META}, supported_modern=[],
+        read_envelope("server/discover", {"_meta": VALID_META}, supported_envelope=[],
                       supported_all=iter(["2025-11-25", "2025-06-18"]))
     assert (caught.value.code, caught.value.data) == (-32022, {"supported": ["2025-11-25", "2025-06-18"],
                                                                "requested": V})
     envelope = read_envelope("tools/list", {"_meta": meta(version="2027-01-01")},
-                             supported_modern=iter(["2026-07-28", "2027-01-01"]), supported_all=())
+                             supported_envelope=iter(["2026-07-28", "2027-01-01"]), supported_all=())
     assert envelope.version == "2027-01-01"
 
 

@@ -28,8 +28,8 @@ def test_demo_client_talks_to_the_demo_server_over_stdio() -> None:
     assert 'greeting://Ada: "Hello, Ada!"' in lines
 
 
-def test_modern_client_example_answers_two_rounds_and_hears_a_list_change() -> None:
-    assert run_example("modern_client").splitlines() == [
+def test_envelope_client_example_answers_two_rounds_and_hears_a_list_change() -> None:
+    assert run_example("envelope_client").splitlines() == [
         "protocol: 2026-07-28",
         "  asked: Delete everything in /tmp/old?",
         "  asked: Sure? This cannot be undone.",

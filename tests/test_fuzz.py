@@ -1,7 +1,7 @@
 """Seeded random messages against a real server: whatever arrives, the connection stays usable.
 
 The server is examples/everything_server.py (every feature registered). Each round sends a burst of
-random JSON-RPC traffic (valid and invalid envelopes, known and unknown methods, random params, batches,
+random JSON-RPC traffic (valid and invalid JSON-RPC frames, known and unknown methods, random params, batches,
 bytes that are not JSON) and then must still answer a ping; no fault of ours may be logged at ERROR. The
 HTTP half drives `HTTPApp.handle` with random methods, paths, headers and bodies: every request must get a
 response and nothing may raise. Seeds are fixed, so a failure reproduces.
@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterator, List
 import pytest
 
 from mcplite.transports.http_server.app import HTTPApp
-from mcplite.transports.http_server.exchange import IncomingRequest, Responder
+from mcplite.transports.http_server.adapter import IncomingRequest, Responder
 from mcplite.transports.memory import memory_pair
 
 from support import Background, RawPeer

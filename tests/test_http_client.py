@@ -29,7 +29,7 @@ from support.http import ServerLoop, serving
 
 WAIT = bs.WAIT
 #: These tests read the handshake era's HTTP transport (sessions, GET streams, resuming); 2026-07-28's is in
-#: test_http_client_modern.py.
+#: test_http_client_envelope.py.
 HANDSHAKE = "2025-11-25"
 
 
@@ -260,7 +260,7 @@ def test_call_timeout_and_cancel_work_while_the_server_is_silent():
         assert cancelled.body["params"]["requestId"] == server.of("POST", "tools/call")[0].body["id"]
         pending = client.start_tool_call("echo")  # returns at once: the answer is awaited elsewhere
         assert not pending.done() and pending.cancel()
-        assert client.transport.mode.awaiting == frozenset()
+        assert client.transport.dialect.awaiting == frozenset()
         server.release.set()
         client.ping()
         assert len(server.of("POST", "tools/call")) == 2  # an interrupted POST is not sent again
@@ -385,7 +385,7 @@ def test_session_timeout_cancels_and_stops_the_stream():
             client.call_tool("echo", timeout=0.3)
         cancelled = server.wait_for("POST", "notifications/cancelled")
         assert cancelled.body["params"]["requestId"] == server.of("POST", "tools/call")[0].body["id"]
-        assert client.transport.mode.awaiting == frozenset()
+        assert client.transport.dialect.awaiting == frozenset()
         client.ping()
     assert not [r for r in server.of("GET") if r.headers.get("last-event-id")]  # never resumed
 
@@ -486,9 +486,9 @@ def test_options_are_checked():
         HTTPClientTransport("http://host/mcp", transport="websocket")
 
 
-# ---- a mode driven through its ModeHost: the route decides, the message is not read -------------------
+# ---- a dialect driven through its DialectHost: the route decides, the message is not read -------------------
 class Host:
-    """A `ModeHost` for driving a mode without the transport: it records what the mode hands back."""
+    """A `DialectHost` for driving a dialect without the transport: it records what the dialect hands back."""
 
     def __init__(self, url: str) -> None:
         self.url = url
@@ -514,8 +514,8 @@ class Host:
         self.lost_with.put(exc)
 
 
-def send(mode: StreamableHTTP, message: Dict[str, Any], route: Route) -> None:
-    mode.send(message, jsonrpc.encode(message).encode("utf-8"), route)
+def send(dialect: StreamableHTTP, message: Dict[str, Any], route: Route) -> None:
+    dialect.send(message, jsonrpc.encode(message).encode("utf-8"), route)
 
 
 def test_a_mode_takes_the_session_steps_and_headers_from_the_route():
@@ -526,17 +526,17 @@ def test_a_mode_takes_the_session_steps_and_headers_from_the_route():
     version = {"MCP-Protocol-Version": "2025-06-18"}
     with bs.MCPServer() as server:
         host = Host(server.url)
-        mode = StreamableHTTP(host)
-        send(mode, initialize, Route("initialize", 1, opens_session=True))
+        dialect = StreamableHTTP(host)
+        send(dialect, initialize, Route("initialize", 1, opens_session=True))
         assert host.delivered.get_nowait()["result"]["protocolVersion"] == "2025-11-25"  # before send returned
-        assert mode.session_id == bs.SESSION_ID and mode.protocol_version is None
+        assert dialect.session_id == bs.SESSION_ID and dialect.protocol_version is None
         assert server.of("GET") == []  # only a route that says so starts the listening stream
-        send(mode, initialized, Route("notifications/initialized", headers=version, starts_listening=True))
-        assert mode.protocol_version == "2025-06-18"
+        send(dialect, initialized, Route("notifications/initialized", headers=version, starts_listening=True))
+        assert dialect.protocol_version == "2025-06-18"
         server.wait_for("GET")
-        send(mode, jsonrpc.request(2, "ping"), Route("ping", 2, headers=version))
+        send(dialect, jsonrpc.request(2, "ping"), Route("ping", 2, headers=version))
         assert host.delivered.get(timeout=WAIT)["id"] == 2
-        mode.close()
+        dialect.close()
         host.connections.close()
         assert host.failed.empty() and host.lost_with.empty()
         first, *later = server.requests
@@ -557,28 +557,28 @@ def test_a_mode_awaits_a_request_the_route_does_not_mark_as_opening_on_a_reader(
 
     with Refusing() as server:
         host = Host(server.url)
-        mode = StreamableHTTP(host)
-        send(mode, jsonrpc.request(1, "initialize", {}), Route("initialize", 1))
+        dialect = StreamableHTTP(host)
+        send(dialect, jsonrpc.request(1, "initialize", {}), Route("initialize", 1))
         request_id, error = host.failed.get(timeout=WAIT)
         assert request_id == 1 and isinstance(error, HTTPError) and error.status == 405
-        assert mode.session_id is None
-        mode.close()
+        assert dialect.session_id is None
+        dialect.close()
         host.connections.close()
 
 
 def test_cancel_stops_awaiting_one_answer_and_sends_nothing():
     with bs.SlowServer() as server:
         host = Host(server.url)
-        mode = StreamableHTTP(host)
-        send(mode, jsonrpc.request(1, "tools/call", {"name": "echo"}), Route("tools/call", 1))
+        dialect = StreamableHTTP(host)
+        send(dialect, jsonrpc.request(1, "tools/call", {"name": "echo"}), Route("tools/call", 1))
         server.wait_for("POST", "tools/call")
-        assert mode.awaiting == {1}
-        mode.cancel(1)
-        mode.cancel(1)  # idempotent, and an unknown id is no error
-        assert mode.awaiting == frozenset()
-        assert [r.method for r in server.requests] == ["POST"]  # the session, not the mode, tells the server
+        assert dialect.awaiting == {1}
+        dialect.cancel(1)
+        dialect.cancel(1)  # idempotent, and an unknown id is no error
+        assert dialect.awaiting == frozenset()
+        assert [r.method for r in server.requests] == ["POST"]  # the session, not the dialect, tells the server
         server.release.set()
-        mode.close()
+        dialect.close()
         host.connections.close()
         assert host.failed.empty()
 
@@ -838,7 +838,7 @@ def test_real_server_stream_closed_early_is_resumed(real_server):
 def test_real_server_get_stream_carries_list_changes(real_server):
     changed: "queue.Queue[str]" = queue.Queue()
     with Client(real_server.url, timeout=WAIT, protocol_version=HANDSHAKE, on_list_changed=changed.put) as client:
-        wait_until(lambda: client.transport.mode.listening)  # the GET stream is open (primed)
+        wait_until(lambda: client.transport.dialect.listening)  # the GET stream is open (primed)
         real_server.mcp.add_tool(lambda: "new", name="late")
         assert changed.get(timeout=WAIT) == "tools"
         assert "late" in [tool["name"] for tool in client.list_tools()]

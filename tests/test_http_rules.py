@@ -66,10 +66,10 @@ def test_routes_compare_and_print_by_their_fields() -> None:
     assert Route("ping", 1) != Route("ping", 2)
     assert Route() != ("not", "a", "route")
     assert repr(Route("ping", 1)) == ("Route(method='ping', request_id=1, related_request_id=None, headers={}, "
-                                      "opens_session=False, starts_listening=False, modern=False)")
+                                      "opens_session=False, starts_listening=False, enveloped=False)")
 
 
-def test_a_modern_route_carries_its_own_headers_and_the_revision() -> None:
+def test_a_envelope_route_carries_its_own_headers_and_the_revision() -> None:
     call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "add"}}
     routed = route(call, revision("2026-07-28"), None, {"Mcp-Method": "tools/call", "Mcp-Name": "add"})
     assert routed == Route("tools/call", 3, None, {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call",

@@ -1,4 +1,4 @@
-"""The JSON-RPC envelope: every way a message can be malformed gets the precise error."""
+"""The JSON-RPC frame: every way a message can be malformed gets the precise error."""
 
 import json
 

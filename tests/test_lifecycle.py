@@ -12,14 +12,14 @@ from mcplite.errors import (
 from mcplite.protocol import lifecycle as lc
 from mcplite.protocol.jsonrpc import ERROR, NOTIFICATION, REQUEST, RESPONSE
 from mcplite.protocol.lifecycle import (
-    CLIENT, CLOSED, ENVELOPED, HANDSHAKE_ERA, INITIALIZING, MODERN_ERA, NEGOTIATED, NEW, READY, RECEIVE, SEND, SERVER,
+    CLIENT, CLOSED, ENVELOPED, HANDSHAKE_ERA, INITIALIZING, ENVELOPE_ERA, NEGOTIATED, NEW, READY, RECEIVE, SEND, SERVER,
     Lifecycle,
 )
 from mcplite.protocol.versions import revision
 
 INIT, PING, INITIALIZED, CALL, LOG, DISCOVER = (
     "initialize", "ping", "notifications/initialized", "tools/call", "notifications/message", "server/discover")
-HS, MO = HANDSHAKE_ERA, MODERN_ERA
+HS, MO = HANDSHAKE_ERA, ENVELOPE_ERA
 
 # The refusals, as (exception class, message) for what we send and (code, message) for what we take.
 NOT_INITIALIZED = (LocalProtocolError, "{method}: the session is not initialized")
@@ -97,7 +97,7 @@ def test_what_each_side_may_send(era, role, state, kind, method, verdict):
 def test_a_new_client_may_probe_with_server_discover_and_never_cancels_it():
     assert lc.check_outgoing(CLIENT, NEW, REQUEST, DISCOVER) is None  # before any handshake
     assert type(lc.check_outgoing(CLIENT, INITIALIZING, REQUEST, DISCOVER)) is LocalProtocolError
-    assert lc.check_outgoing(CLIENT, READY, REQUEST, DISCOVER, MO) is None  # a modern session's liveness check
+    assert lc.check_outgoing(CLIENT, READY, REQUEST, DISCOVER, MO) is None  # an envelope-era session's liveness check
     assert not lc.cancellable(DISCOVER) and not lc.cancellable(INIT) and lc.cancellable(CALL)
     assert not lc.cancellable(DISCOVER, MO) and lc.cancellable(CALL, MO)
 
@@ -198,12 +198,12 @@ EVENT_COLUMNS = [
     (SEND, REQUEST, INIT), (RECEIVE, RESPONSE, INIT), (RECEIVE, ERROR, INIT), (SEND, NOTIFICATION, INITIALIZED),
     (SEND, RESPONSE, INIT), (SEND, ERROR, INIT), (RECEIVE, REQUEST, INIT), (RECEIVE, NOTIFICATION, INITIALIZED),
     (SEND, REQUEST, PING), (RECEIVE, REQUEST, CALL), lc.HANDSHAKE_SKIPPED, lc.CONNECTION_CLOSED,
-    lc.MODERN_ADOPTED, lc.MODERN_EXPECTED, (RECEIVE, ENVELOPED, CALL), (RECEIVE, ENVELOPED, DISCOVER),
+    lc.ENVELOPE_ADOPTED, lc.ENVELOPE_EXPECTED, (RECEIVE, ENVELOPED, CALL), (RECEIVE, ENVELOPED, DISCOVER),
 ]
 _ = None  # the state does not change
 
 
-def M(state):  # noqa: N802 - reads as a table cell: the state, in the modern era
+def M(state):  # noqa: N802 - reads as a table cell: the state, in the envelope era
     return (MO, state)
 
 
@@ -243,7 +243,7 @@ def test_transitions(era, role, state, event, after):
 
 
 def test_every_state_of_every_role_is_in_the_tables():
-    assert lc.ERAS == {"handshake": HS, "modern": MO}
+    assert lc.ERA_BY_NAME == {"handshake": HS, "envelope": MO}
     assert set(SENDS) == set(TAKES) == set(MOVES) == set(ERA_ROLE_STATES)
     for era, roles in STATES.items():
         assert era.states == roles
@@ -260,7 +260,7 @@ def test_every_state_of_every_role_is_in_the_tables():
         for (role, _state, _event), after in era.transitions.items():
             assert after in era.states[role]
         for (role, _state, _event), (name, after) in era.switches.items():
-            assert name != era.name and after in lc.ERAS[name].states[role]
+            assert name != era.name and after in lc.ERA_BY_NAME[name].states[role]
 
 
 # ---- the Lifecycle object: both eras end to end ------------------------------------------------------------
@@ -309,17 +309,17 @@ def test_a_stateless_server_skips_the_handshake():
     life = Lifecycle(SERVER)
     assert life.advance(lc.HANDSHAKE_SKIPPED) == READY
     assert life.era is HS and life.send(REQUEST, "sampling/createMessage") is None
-    modern = Lifecycle(SERVER)
-    assert modern.advance(lc.skipped_to("modern")) == READY and modern.era is MO
+    enveloped = Lifecycle(SERVER)
+    assert enveloped.advance(lc.skipped_to("envelope")) == READY and enveloped.era is MO
 
 
 def test_a_client_adopts_2026_07_28_without_a_handshake():
     life = Lifecycle(CLIENT)
     assert life.send(REQUEST, DISCOVER) is None and (life.era, life.state) == (HS, NEW)  # the probe
-    assert life.advance(lc.MODERN_ADOPTED) == READY and life.era is MO
+    assert life.advance(lc.ENVELOPE_ADOPTED) == READY and life.era is MO
     assert life.send(REQUEST, CALL) is None and life.send(NOTIFICATION, "notifications/cancelled") is None
     assert str(life.send(REQUEST, INIT)) == "the session is already initialized"
-    assert life.advance(lc.MODERN_ADOPTED) == READY  # no way back to, or out of, the other era
+    assert life.advance(lc.ENVELOPE_ADOPTED) == READY  # no way back to, or out of, the other era
     life.close()
     assert life.state == CLOSED and life.era is MO
     assert isinstance(life.send(REQUEST, CALL), ConnectionClosed)
@@ -340,12 +340,12 @@ def test_a_server_decides_its_era_on_the_first_enveloped_request_but_a_probe():
     assert (life.check_incoming(REQUEST, PING).code, life.check_incoming(REQUEST, CALL).code) == (INVALID_PARAMS,) * 2
     assert str(life.send(REQUEST, "sampling/createMessage")) == NO_REQUESTS[1].format(method="sampling/createMessage")
     assert life.send(NOTIFICATION, LOG) is None and life.send(NOTIFICATION, "notifications/progress") is None
-    assert repr(life) == "Lifecycle('server', 'modern', state='ready')"
+    assert repr(life) == "Lifecycle('server', 'envelope', state='ready')"
 
 
 def test_a_server_told_by_its_transport_waits_for_the_first_enveloped_request():
     life = Lifecycle(SERVER)
-    assert life.advance(lc.MODERN_EXPECTED) == NEW and life.era is MO and life.awaiting_initialize
+    assert life.advance(lc.ENVELOPE_EXPECTED) == NEW and life.era is MO and life.awaiting_initialize
     assert life.check_incoming(REQUEST, CALL).message == MISSING_META[1]  # not "before initialize"
     assert life.advance((RECEIVE, ENVELOPED, DISCOVER)) == NEW
     assert life.advance((RECEIVE, ENVELOPED, CALL)) == READY and life.era is MO

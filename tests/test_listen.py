@@ -24,11 +24,11 @@ from mcplite import Server
 from mcplite.errors import RPCError
 from mcplite.protocol import jsonrpc
 from mcplite.server.listen import honoured_filter
-from mcplite.server.subscriptions import LocalEventBus
+from mcplite.server.connections import LocalEventBus
 from mcplite.transports.memory import memory_pair
 from support import ROOT, WAIT, RawPeer, wait_until
 from support.http import serving
-from support.raw_http import EventReader, ModernClient, RawClient, envelope
+from support.raw_http import EnvelopeClient, EventReader, RawClient, envelope
 
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
@@ -93,7 +93,7 @@ def listen_request(id: Any, notifications: Dict[str, Any]) -> Dict[str, Any]:
     return jsonrpc.request(id, "subscriptions/listen", {"_meta": envelope(), "notifications": notifications})
 
 
-def modern(id: Any, method: str, params: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+def enveloped(id: Any, method: str, params: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     return jsonrpc.request(id, method, {**(params or {}), "_meta": envelope()})
 
 
@@ -200,7 +200,7 @@ def test_resource_updates_only_for_the_subscribed_uris(server: Server, peer: Pee
     assert peer.next() == {"jsonrpc": "2.0", "method": UPDATED,
                            "params": {"uri": "test://watched", "_meta": {SUBSCRIPTION_ID: 1}}}
     # A tools/call on the same connection triggers one: the listen hears it beside the call's own answer.
-    peer.send(modern(2, "tools/call", {"name": "touch", "arguments": {"uri": "test://watched"}}))
+    peer.send(enveloped(2, "tools/call", {"name": "touch", "arguments": {"uri": "test://watched"}}))
     seen = [peer.next(), peer.next()]
     assert {m.get("method") for m in seen} == {UPDATED, None}
 
@@ -211,7 +211,7 @@ def test_a_cancelled_listen_ends_without_an_answer(server: Server, peer: Peer) -
     peer.send(jsonrpc.notification("notifications/cancelled", {"requestId": "L"}))
     wait_until(lambda: len(server.listens) == 0)
     server.add_tool(lambda: "t", name="t")  # heard by nobody now
-    peer.send(modern(2, "tools/list"))
+    peer.send(enveloped(2, "tools/list"))
     assert is_response(peer.next(), 2)  # the next message is this answer: nothing for L, neither event nor result
     peer.listen("L", {"toolsListChanged": True})  # its id is free again
 
@@ -335,7 +335,7 @@ def http_server() -> Iterator[Any]:
         yield http
 
 
-def open_listen(client: ModernClient, notifications: Dict[str, Any],
+def open_listen(client: EnvelopeClient, notifications: Dict[str, Any],
                 headers: Optional[Dict[str, str]] = None) -> EventReader:
     stream = client.stream(client.request("subscriptions/listen", {"_meta": envelope(),
                                                                    "notifications": notifications}), headers)
@@ -349,14 +349,14 @@ def next_message(stream: EventReader) -> Any:
     return json.loads(event.data)
 
 
-def call(client: ModernClient, tool: str, **arguments: Any) -> Any:
-    reply = client.post(client.modern("tools/call", {"name": tool, "arguments": arguments}))
+def call(client: EnvelopeClient, tool: str, **arguments: Any) -> Any:
+    reply = client.post(client.enveloped("tools/call", {"name": tool, "arguments": arguments}))
     assert reply.status == 200, reply.body
     return reply.json()["result"]
 
 
 def test_http_listen_acknowledges_then_streams_tagged_notifications(http_server: Any) -> None:
-    client = ModernClient(http_server)
+    client = EnvelopeClient(http_server)
     stream = open_listen(client, {"toolsListChanged": True, "resourceSubscriptions": ["test://watched"]})
     ack = next_message(stream)
     listen_id = ack["params"]["_meta"][SUBSCRIPTION_ID]
@@ -373,7 +373,7 @@ def test_http_listen_acknowledges_then_streams_tagged_notifications(http_server:
 
 
 def test_http_listen_hears_only_its_kinds(http_server: Any) -> None:
-    client = ModernClient(http_server)
+    client = EnvelopeClient(http_server)
     stream = open_listen(client, {"promptsListChanged": True})
     assert next_message(stream)["method"] == ACK
     call(client, "change_tools")
@@ -384,7 +384,7 @@ def test_http_listen_hears_only_its_kinds(http_server: Any) -> None:
 
 def test_http_a_dropped_stream_ends_the_listen(http_server: Any) -> None:
     server = http_server.fixture_server
-    client = ModernClient(http_server)
+    client = EnvelopeClient(http_server)
     stream = open_listen(client, {"toolsListChanged": True})
     assert next_message(stream)["method"] == ACK
     assert len(server.listens) == 1
@@ -394,7 +394,7 @@ def test_http_a_dropped_stream_ends_the_listen(http_server: Any) -> None:
 
 
 def test_http_the_cap(http_server: Any) -> None:
-    client = ModernClient(http_server)
+    client = EnvelopeClient(http_server)
     streams = [open_listen(client, {"toolsListChanged": True}) for _ in range(3)]
     for stream in streams:
         assert next_message(stream)["method"] == ACK
@@ -413,7 +413,7 @@ def test_http_the_cap(http_server: Any) -> None:
 def test_http_shutdown_ends_listens_gracefully() -> None:
     server = make_server()
     with serving(server, keepalive_interval=0.2) as http:
-        client = ModernClient(http)
+        client = EnvelopeClient(http)
         stream = open_listen(client, {"toolsListChanged": True})
         listen_id = next_message(stream)["params"]["_meta"][SUBSCRIPTION_ID]
         http.shutdown()
@@ -427,10 +427,10 @@ def test_http_shutdown_ends_listens_gracefully() -> None:
 def test_http_listen_streams_even_in_json_response_mode() -> None:
     server = make_server()
     with serving(server, json_response=True, keepalive_interval=0.2) as http:
-        client = ModernClient(http)
+        client = EnvelopeClient(http)
         stream = open_listen(client, {"toolsListChanged": True})
         assert next_message(stream)["method"] == ACK
-        reply = client.post(client.modern("tools/call", {"name": "change_tools", "arguments": {}}))
+        reply = client.post(client.enveloped("tools/call", {"name": "change_tools", "arguments": {}}))
         assert reply.headers["content-type"] == "application/json"  # other requests still answer with JSON
         assert next_message(stream)["method"] == TOOLS_CHANGED
         stream.drop()
@@ -445,7 +445,7 @@ def test_http_handshake_session_beside_a_listen(http_server: Any) -> None:
     legacy.initialize()
     assert legacy.post(legacy.request("resources/subscribe", {"uri": "test://watched"})).status == 200
     updates = legacy.get()
-    client = ModernClient(http_server)
+    client = EnvelopeClient(http_server)
     stream = open_listen(client, {"resourceSubscriptions": ["test://watched"]})
     assert next_message(stream)["method"] == ACK
     call(client, "touch", uri="test://watched")
@@ -507,17 +507,17 @@ def test_stdio_listens(tmp_path: Any) -> None:
         acks = [server.next() for _ in range(20)]
         assert {ack["params"]["_meta"][SUBSCRIPTION_ID] for ack in acks} == {"tools", *range(19)}
         assert all(ack["method"] == ACK for ack in acks)
-        server.send(modern("c1", "tools/call", {"name": "change_tools", "arguments": {}}))
+        server.send(enveloped("c1", "tools/call", {"name": "change_tools", "arguments": {}}))
         seen = [server.next(), server.next()]
         assert {"jsonrpc": "2.0", "method": TOOLS_CHANGED, "params": {"_meta": {SUBSCRIPTION_ID: "tools"}}} in seen
         assert any(m.get("id") == "c1" and m["result"]["content"] for m in seen)
-        server.send(modern("c2", "tools/call", {"name": "touch", "arguments": {"uri": "test://7"}}))
+        server.send(enveloped("c2", "tools/call", {"name": "touch", "arguments": {"uri": "test://7"}}))
         seen = [server.next(), server.next()]
         assert {"jsonrpc": "2.0", "method": UPDATED, "params": {"uri": "test://7", "_meta": {SUBSCRIPTION_ID: 7}}} \
             in seen
         # Cancelled: no answer, and no more notifications.
         server.send(jsonrpc.notification("notifications/cancelled", {"requestId": "tools"}))
-        server.send(modern("c3", "tools/call", {"name": "change_tools", "arguments": {}}))
+        server.send(enveloped("c3", "tools/call", {"name": "change_tools", "arguments": {}}))
         assert server.next()["id"] == "c3"
         # The client's input ends: every listen still open gets its graceful result, and the server exits.
         server.close_input()

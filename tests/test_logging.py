@@ -125,9 +125,9 @@ def test_the_access_log_has_a_line_per_request_under_the_built_in_server(caplog)
         with Client(http.url, timeout=WAIT, protocol_version="2025-11-25") as client:
             client.call_tool("add", {"a": 2, "b": 2})
     lines = access_lines(caplog.records)
-    modern = [line for line in lines if "tools/call" in line and "session=" not in line]
-    assert len(modern) == 1
-    assert modern[0].startswith('127.0.0.1 "POST /mcp" 200 ') and modern[0].endswith(" tools/call")
+    enveloped = [line for line in lines if "tools/call" in line and "session=" not in line]
+    assert len(enveloped) == 1
+    assert enveloped[0].startswith('127.0.0.1 "POST /mcp" 200 ') and enveloped[0].endswith(" tools/call")
     legacy = [line for line in lines if "tools/call" in line and "session=" in line]
     assert len(legacy) == 1
     assert any(line.startswith('127.0.0.1 "POST /mcp" 200 ') and line.endswith("initialize") for line in lines)
@@ -184,7 +184,7 @@ def subprocess_free_post(url: str, body: bytes) -> int:
 ])
 def test_the_mcp_method_of_a_request_for_the_log(body: bytes, method: str):
     from mcplite.transports.http_server.access import mcp_method_of
-    from mcplite.transports.http_server.exchange import IncomingRequest
+    from mcplite.transports.http_server.adapter import IncomingRequest
 
     assert mcp_method_of(IncomingRequest("POST", "/mcp", "", {}, body)) == method
     headers: Dict[str, str] = {"mcp-method": "tools/call"}

@@ -20,7 +20,7 @@ from mcplite import Client
 
 CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
-ERAS = {"handshake": "2025-11-25", "modern": "2026-07-28"}
+VERSION_BY_ERA = {"handshake": "2025-11-25", "envelope": "2026-07-28"}
 
 # The server, as a module: imported here for the in-memory transport, run as a script for stdio.
 SERVER = textwrap.dedent('''
@@ -72,7 +72,7 @@ def transport(request: Any) -> str:
     return str(request.param)
 
 
-@pytest.fixture(params=list(ERAS))
+@pytest.fixture(params=list(VERSION_BY_ERA))
 def era(request: Any) -> str:
     return str(request.param)
 
@@ -82,10 +82,10 @@ def connect(kind: str, era: str, script: Path, **options: Any) -> Client:
     if kind == "memory":
         namespace: Dict[str, Any] = {"__name__": "ownership_server"}
         exec(compile(SERVER, str(script), "exec"), namespace)
-        return Client(namespace["server"], protocol_version=ERAS[era], client_info=info, timeout=WAIT,
+        return Client(namespace["server"], protocol_version=VERSION_BY_ERA[era], client_info=info, timeout=WAIT,
                       **options).connect()
     env = {"PYTHONPATH": str(ROOT)}
-    return Client.stdio([sys.executable, str(script)], env=env, protocol_version=ERAS[era], client_info=info,
+    return Client.stdio([sys.executable, str(script)], env=env, protocol_version=VERSION_BY_ERA[era], client_info=info,
                         timeout=WAIT, **options).connect()
 
 
@@ -115,7 +115,7 @@ def test_a_handler_that_changes_what_it_was_handed_changes_no_later_request(clie
     first = call(client)["structuredContent"]
     assert first["data"] == {"nested": {"list": [1]}}
     assert first["info"]["nested"] == {"list": [1]} and first["capabilities"] and "poked" not in first["capabilities"]
-    if era == "modern":  # the request's own _meta, nested values included
+    if era == "envelope":  # the request's own _meta, nested values included
         assert first["meta"][CLIENT_INFO]["nested"] == {"list": [1]}
         assert "poked" not in json.dumps(first["meta"])
     for _ in range(4):  # a connection's later requests repeat the same _meta text
@@ -127,14 +127,14 @@ def test_a_caller_that_changes_a_result_changes_no_later_result(client: Client, 
     pristine = json.loads(json.dumps(first))
     first["structuredContent"]["data"]["nested"]["list"].append("changed by the caller")
     first["content"][0]["text"] = "changed"
-    if era == "modern":
+    if era == "envelope":
         assert first["_meta"][SERVER_INFO] == {"name": "ownership", "version": "1.0"}
         first["_meta"][SERVER_INFO]["name"] = "changed by the caller"
         first["_meta"].clear()
     for _ in range(3):
         again = call(client)
         assert again == pristine
-        again["_meta" if era == "modern" else "content"].clear()
+        again["_meta" if era == "envelope" else "content"].clear()
 
 
 def test_a_callback_that_changes_its_arguments_changes_no_later_notification(

@@ -31,7 +31,7 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 def connect(server: Server, **options: Any) -> Client:
     """A connected in-memory client (use it in a ``with`` block), on the handshake era unless ``options`` say
-    otherwise: these tests read the 2025-11-25 wire (test_modern_server.py has 2026-07-28's)."""
+    otherwise: these tests read the 2025-11-25 wire (test_envelope_server.py has 2026-07-28's)."""
     options.setdefault("protocol_version", LATEST_HANDSHAKE_VERSION)
     return Client(server, timeout=WAIT, **options)
 

@@ -125,8 +125,8 @@ SERVER_IMPORT = ["__future__", "mcplite", "mcplite._log", "mcplite._once", "mcpl
                  "mcplite.protocol", "mcplite.protocol.methods", "mcplite.protocol.versions", "mcplite.server", "mcplite.server.registry"]
 #: What building a `Server` adds: its parts (event bus and connections, listen streams, caching hints, the
 #: requestState key ring) and threading for their locks. The session layer waits for the first connection.
-SERVER_PARTS = ["mcplite.protocol.mrtr", "mcplite.server.caching", "mcplite.server.listen",
-                "mcplite.server.subscriptions", "threading"]
+SERVER_PARTS = ["mcplite.protocol.request_state", "mcplite.server.caching", "mcplite.server.listen",
+                "mcplite.server.connections", "threading"]
 
 
 def test_importing_the_server_loads_the_class_and_building_one_its_parts_not_the_session_layer() -> None:
@@ -139,8 +139,9 @@ def test_importing_the_server_loads_the_class_and_building_one_its_parts_not_the
 
 
 def test_the_servers_default_state_ttl_is_the_protocols() -> None:
-    """`Server` spells mrtr.DEFAULT_TTL as a literal, so that its signature does not import mrtr with the class."""
-    from mcplite.protocol.mrtr import DEFAULT_TTL
+    """`Server` spells request_state.DEFAULT_TTL as a literal, so that its signature does not import
+    request_state with the class."""
+    from mcplite.protocol.request_state import DEFAULT_TTL
 
     assert inspect.signature(Server).parameters["state_ttl"].default == DEFAULT_TTL
     assert Server("ttl").state_ttl == DEFAULT_TTL

@@ -20,7 +20,7 @@ from mcplite.transports.memory import memory_pair
 sys.path.insert(0, str(ROOT / "tests" / "fixtures"))
 import tasks_server  # noqa: E402
 
-MODERN = "2026-07-28"
+ENVELOPE_VERSION = "2026-07-28"
 CORE = "2025-11-25"
 
 
@@ -38,8 +38,8 @@ def sampling(params: Dict[str, Any]) -> Dict[str, Any]:
 OPTIONS: Dict[str, Any] = {"timeout": WAIT, "elicitation": answers, "sampling": sampling}
 
 
-@pytest.fixture(params=[("memory", MODERN), ("memory", CORE), ("stdio", MODERN), ("stdio", CORE),
-                        ("http", MODERN), ("http", CORE)], ids=lambda p: f"{p[0]}-{p[1]}")
+@pytest.fixture(params=[("memory", ENVELOPE_VERSION), ("memory", CORE), ("stdio", ENVELOPE_VERSION), ("stdio", CORE),
+                        ("http", ENVELOPE_VERSION), ("http", CORE)], ids=lambda p: f"{p[0]}-{p[1]}")
 def client(request: Any) -> Iterator[Client]:
     wire, version = request.param
     if wire == "memory":
@@ -58,7 +58,7 @@ def client(request: Any) -> Iterator[Client]:
 
 def test_a_task_handle_polls_to_the_result(client: Client) -> None:
     task = client.start_tool_call("sleepy", {"seconds": 0.3}, task=True)
-    assert task.form == ("extension" if client.protocol_version == MODERN else "core") and task.task_id
+    assert task.form == ("extension" if client.protocol_version == ENVELOPE_VERSION else "core") and task.task_id
     assert task.status() in ("working", "completed")
     assert task.wait(WAIT) == "completed" and task.done
     assert task.result()["content"][0]["text"] == "slept 0.3"
@@ -97,7 +97,7 @@ def test_failures(client: Client) -> None:
 
 
 def test_input_before_the_task_is_answered_in_rounds() -> None:
-    with Client(tasks_server.build(), protocol_version=MODERN, **OPTIONS) as client:
+    with Client(tasks_server.build(), protocol_version=ENVELOPE_VERSION, **OPTIONS) as client:
         assert client.call_tool("prelude")["content"][0]["text"] == "hello Alice from task True"
 
 
@@ -109,7 +109,7 @@ def test_revisions_without_tasks_answer_directly() -> None:
         task.cancel()  # nothing to cancel
 
 
-@pytest.mark.parametrize("version", [MODERN, CORE])
+@pytest.mark.parametrize("version", [ENVELOPE_VERSION, CORE])
 def test_polling_honours_the_poll_interval(version: str) -> None:
     server = tasks_server.build(task_poll_interval_ms=200)
     ours, theirs = memory_pair()

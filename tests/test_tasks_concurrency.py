@@ -31,9 +31,9 @@ from mcplite.server.task_store import MemoryTaskStore
 sys.path.insert(0, str(ROOT / "tests" / "fixtures"))
 import tasks_server  # noqa: E402
 
-MODERN = "2026-07-28"
+ENVELOPE_VERSION = "2026-07-28"
 CORE = "2025-11-25"
-WIRES = [("memory", MODERN), ("memory", CORE), ("http", MODERN), ("http", CORE)]
+WIRES = [("memory", ENVELOPE_VERSION), ("memory", CORE), ("http", ENVELOPE_VERSION), ("http", CORE)]
 TASKS = 1000
 THREADS = 20
 CLIENTS = 4  # the threads share them: several at once on each connection, several connections
@@ -102,7 +102,7 @@ def test_a_thousand_concurrent_tasks_all_complete_with_their_own_results(wire: s
 
         assert len(outcomes) == TASKS
         assert sorted(n for n, _, _ in outcomes) == list(range(TASKS))  # none lost, none answered twice
-        assert all(task.form == ("extension" if version == MODERN else "core") for _, task, _ in outcomes)
+        assert all(task.form == ("extension" if version == ENVELOPE_VERSION else "core") for _, task, _ in outcomes)
         assert len({task.task_id for _, task, _ in outcomes}) == TASKS
         for n, task, result in outcomes:
             assert not result.get("isError") and result["structuredContent"] == {"result": n}, (n, result)

@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional
 import pytest
 from support import ROOT, WAIT, RawPeer, run_concurrently, wait_until
 from support.http import serving
-from support.raw_http import ModernClient, envelope
+from support.raw_http import EnvelopeClient, envelope
 
 from mcplite.protocol import jsonrpc
 from mcplite.protocol.tasks import EXTENSION_ID
@@ -86,10 +86,10 @@ class Stdio:
 class Http:
     def __init__(self, server: Any) -> None:
         self._serving = serving(server)
-        self.client = ModernClient(self._serving.__enter__())
+        self.client = EnvelopeClient(self._serving.__enter__())
 
     def __call__(self, method: str, params: Dict[str, Any], capabilities: Optional[Dict[str, Any]]) -> Any:
-        return self.client.post(self.client.modern(method, params, capabilities=capabilities or {})).json()
+        return self.client.post(self.client.enveloped(method, params, capabilities=capabilities or {})).json()
 
     def close(self) -> None:
         self._serving.__exit__(None, None, None)

@@ -112,16 +112,16 @@ def test_a_record_round_trips_through_json_data() -> None:
     (t.OPTIONAL, True, t.EXTENSION), (t.OPTIONAL, False, t.SYNC),
     (t.REQUIRED, True, t.EXTENSION),
 ])
-def test_modern_modes(support: str, extension: bool, expected: str) -> None:
+def test_envelope_modes(support: str, extension: bool, expected: str) -> None:
     # A v1 `task` param means nothing on 2026-07-28.
     for task_param in (None, {"ttl": 1000}):
-        assert t.execution_mode(support, modern=True, extension=extension, core_tasks=False,
+        assert t.execution_mode(support, enveloped=True, extension=extension, core_tasks=False,
                                 task_param=task_param) == expected
 
 
 def test_a_required_task_tool_without_the_extension_is_missing_a_capability() -> None:
     with pytest.raises(RPCError) as caught:
-        t.execution_mode(t.REQUIRED, modern=True, extension=False, core_tasks=False, task_param=None)
+        t.execution_mode(t.REQUIRED, enveloped=True, extension=False, core_tasks=False, task_param=None)
     assert caught.value.code == -32021
     assert caught.value.data == {"requiredCapabilities": {"extensions": {t.EXTENSION_ID: {}}}}
 
@@ -134,16 +134,16 @@ def test_a_required_task_tool_without_the_extension_is_missing_a_capability() ->
 def test_core_modes(support: str, task_param: Any, expected: Any) -> None:
     if isinstance(expected, int):
         with pytest.raises(RPCError) as caught:
-            t.execution_mode(support, modern=False, extension=False, core_tasks=True, task_param=task_param)
+            t.execution_mode(support, enveloped=False, extension=False, core_tasks=True, task_param=task_param)
         assert caught.value.code == expected
     else:
-        assert t.execution_mode(support, modern=False, extension=False, core_tasks=True,
+        assert t.execution_mode(support, enveloped=False, extension=False, core_tasks=True,
                                 task_param=task_param) == expected
 
 
 def test_revisions_without_tasks_run_every_tool_directly() -> None:
     for support in t.TASK_SUPPORT:
-        assert t.execution_mode(support, modern=False, extension=False, core_tasks=False, task_param={}) == t.SYNC
+        assert t.execution_mode(support, enveloped=False, extension=False, core_tasks=False, task_param={}) == t.SYNC
 
 
 def test_extension_declared() -> None:

@@ -5,7 +5,7 @@
   cites, and the words of VERSIONS.md that say so. The rows are checked against `CLAIMS` always; `CLAIMS`
   and the table's list of revisions are checked against VERSIONS.md itself when the file is there.
 - Negotiation per era, and `protocol.capabilities`, as tables.
-- The modern row (2026-07-28) changes no legacy negotiation, and every default names its era.
+- The envelope-era row (2026-07-28) changes no legacy negotiation, and every default names its era.
 """
 
 import ast
@@ -25,15 +25,15 @@ from mcplite.oauth.rules import AUTH_RULES, AuthRules
 from mcplite.protocol import capabilities as caps
 from mcplite.protocol import versions as v
 from mcplite.protocol.versions import (
+    ENVELOPE,
     HANDSHAKE,
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE_VERSION,
-    MODERN,
     REVISIONS,
     Revision,
     RevisionRecord,
     by_version,
-    choose_modern,
+    choose_envelope_version,
     negotiate,
 )
 from support import ROOT, WAIT
@@ -56,7 +56,7 @@ class Claim(NamedTuple):
 
 FIRST = "2024-11-05"
 CLAIMS: Tuple[Claim, ...] = (
-    Claim("era", ((FIRST, HANDSHAKE), ("2026-07-28", MODERN)),
+    Claim("era", ((FIRST, HANDSHAKE), ("2026-07-28", ENVELOPE)),
           "schema/2025-11-25/schema.ts:12; docs/specification/2026-07-28/basic/versioning.mdx",
           (("`2025-11-25`", ('**Last "legacy" (initialize-handshake) revision**',)),
            ("`2026-07-28`", ('**First "modern" (stateless, per-request `_meta`) revision**',)))),
@@ -143,7 +143,7 @@ def test_the_rows_are_the_released_revisions() -> None:
 def test_the_derived_constants() -> None:
     assert HANDSHAKE_VERSIONS == ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
     assert LATEST_HANDSHAKE_VERSION == "2025-11-25"
-    assert v.MODERN_VERSIONS == ("2026-07-28",) and v.LATEST_MODERN_VERSION == "2026-07-28"
+    assert v.ENVELOPE_VERSIONS == ("2026-07-28",) and v.LATEST_ENVELOPE_VERSION == "2026-07-28"
     # The whole table, of either era.
     assert v.SUPPORTED_VERSIONS == ("2026-07-28",) + HANDSHAKE_VERSIONS and v.LATEST_VERSION == "2026-07-28"
     # VERSIONS.md §2 `MCP-Protocol-Version` row: "a missing header means assume `2025-03-26`".
@@ -196,15 +196,15 @@ def test_the_table_holds_the_released_revisions_of_versions_md(versions_md: str)
     statuses = _section_1(versions_md)
     released = sorted(version for version, status in statuses.items() if status.startswith("Released"))
     last_handshake = next(version for version, status in statuses.items() if 'Last "legacy"' in status)
-    first_modern = next(version for version, status in statuses.items() if 'First "modern"' in status)
+    first_envelope = next(version for version, status in statuses.items() if 'First "modern"' in status)
     assert "2024-10-07" in statuses and "2024-10-07" not in released  # the parse reads the pre-release row
-    assert [first for first, era in CLAIMS[0].steps] == [released[0], first_modern]
+    assert [first for first, era in CLAIMS[0].steps] == [released[0], first_envelope]
     # Every released handshake revision is a row, in its era; nothing else is, and a row newer than the last
-    # handshake revision can only be a modern one.
+    # handshake revision can only be an envelope-era one.
     assert [version for version in released if version <= last_handshake] == list(HANDSHAKE_VERSIONS)[::-1]
     assert set(REVISIONS) <= set(released)
     for version, row in REVISIONS.items():
-        assert row.era == (HANDSHAKE if version <= last_handshake else MODERN), version
+        assert row.era == (HANDSHAKE if version <= last_handshake else ENVELOPE), version
 
 
 # ---- the record mechanism -----------------------------------------------------------------------------
@@ -245,7 +245,7 @@ def test_a_table_goes_oldest_first_one_row_per_version_eras_in_order() -> None:
     with pytest.raises(ValueError, match="oldest first"):
         by_version([new, old])
     with pytest.raises(ValueError, match="older era"):
-        v._revisions([old._replace(era=MODERN), new])
+        v._revisions([old._replace(era=ENVELOPE), new])
 
 
 # ---- negotiation per era ------------------------------------------------------------------------------
@@ -274,36 +274,36 @@ def test_negotiate_needs_a_handshake_revision() -> None:
 
 
 @pytest.mark.parametrize("offered, supported, expected", [
-    (["2025-11-25"], HANDSHAKE_VERSIONS, None),  # a handshake revision is never chosen in the modern era
+    (["2025-11-25"], HANDSHAKE_VERSIONS, None),  # a handshake revision is never chosen in the envelope era
     (["2026-07-28"], (), None),
     ([], HANDSHAKE_VERSIONS, None),
 ])
-def test_choose_modern_among_the_supported(offered: List[Any], supported: Tuple[str, ...],
+def test_choose_envelope_among_the_supported(offered: List[Any], supported: Tuple[str, ...],
                                           expected: Optional[str]) -> None:
-    assert choose_modern(offered, supported) == expected
+    assert choose_envelope_version(offered, supported) == expected
 
 
-# ---- the modern row -------------------------------------------------------------------------------------
+# ---- the envelope-era row -------------------------------------------------------------------------------------
 
-def test_the_modern_row_changes_the_whole_table_constants_only() -> None:
-    assert REVISIONS["2026-07-28"].era == MODERN
+def test_the_envelope_row_changes_the_whole_table_constants_only() -> None:
+    assert REVISIONS["2026-07-28"].era == ENVELOPE
     assert v.LATEST_VERSION == "2026-07-28"  # the whole table's newest: read by no default
     assert v.HANDSHAKE_VERSIONS == ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
     assert LATEST_HANDSHAKE_VERSION == "2025-11-25"
 
 
 @pytest.mark.parametrize("requested, supported, expected", [
-    ("2026-07-28", None, "2025-11-25"),  # initialize selects the handshake era: never counter-offer a modern one
+    ("2026-07-28", None, "2025-11-25"),  # initialize selects the handshake era: never counter-offer an envelope-era one
     ("2026-07-28", "all", "2025-11-25"),
     ("2099-01-01", "all", "2025-11-25"),
     ("2025-06-18", "all", "2025-06-18"),
 ])
-def test_the_modern_row_does_not_change_legacy_negotiation(requested: str, supported: Optional[str],
+def test_the_envelope_row_does_not_change_legacy_negotiation(requested: str, supported: Optional[str],
                                                            expected: str) -> None:
     if supported is None:
         assert negotiate(requested) == expected
-    else:  # a server that lists every revision of the table, modern first
-        assert negotiate(requested, v.MODERN_VERSIONS + HANDSHAKE_VERSIONS) == expected
+    else:  # a server that lists every revision of the table, envelope-era first
+        assert negotiate(requested, v.ENVELOPE_VERSIONS + HANDSHAKE_VERSIONS) == expected
 
 
 @pytest.mark.parametrize("offered, expected", [
@@ -312,9 +312,9 @@ def test_the_modern_row_does_not_change_legacy_negotiation(requested: str, suppo
     (["2025-11-25"], None),          # the peer speaks only the handshake era
     (["2099-01-01", 7, None], None),
 ])
-def test_modern_negotiation(offered: List[Any], expected: Optional[str]) -> None:
-    assert choose_modern(offered) == expected
-    assert choose_modern(offered, v.MODERN_VERSIONS + HANDSHAKE_VERSIONS) == expected
+def test_envelope_negotiation(offered: List[Any], expected: Optional[str]) -> None:
+    assert choose_envelope_version(offered) == expected
+    assert choose_envelope_version(offered, v.ENVELOPE_VERSIONS + HANDSHAKE_VERSIONS) == expected
 
 
 DEFAULTS_SCRIPT = """

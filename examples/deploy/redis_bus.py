@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict, Optional
 
 import redis
 
-from mcplite.server.subscriptions import LocalEventBus
+from mcplite.server.connections import LocalEventBus
 
 log = logging.getLogger("mcplite.redis_bus")
 

@@ -37,7 +37,7 @@ def _output(args: argparse.Namespace, value: Any, human: Callable[[Any], str]) -
 
 def _info(client: Client, args: argparse.Namespace, reporter: StderrReporter) -> int:
     _output(args, {"protocolVersion": client.protocol_version,
-                   "era": "modern" if client.session.modern else "handshake",
+                   "era": "envelope" if client.session.enveloped else "handshake",
                    "serverInfo": client.server_info, "capabilities": client.server_capabilities,
                    "instructions": client.instructions}, cli_format.format_info)
     return EXIT_OK
@@ -84,7 +84,7 @@ def _takes_tasks(client: Client, tool: Dict[str, Any]) -> bool:
     """Whether ``call`` goes through a task: the server takes tasks (2026-07-28: it declares the extension and
     decides per call; 2025-11-25: it declares task support and lists the tool as taking them)."""
     capabilities = client.server_capabilities
-    if client.session.modern:
+    if client.session.enveloped:
         extensions = capabilities.get("extensions")
         return isinstance(extensions, dict) and TASKS_EXTENSION in extensions
     execution = tool.get("execution")
@@ -198,7 +198,7 @@ def _listen(client: Client, args: argparse.Namespace, reporter: StderrReporter) 
     uris = [word for word in args.what if word not in _LIST_KINDS]
     if not args.what:
         kinds = set(_LIST_KINDS)
-    if client.session.modern:
+    if client.session.enveloped:
         with client.listen(tools="tools" in kinds, prompts="prompts" in kinds, resources="resources" in kinds,
                            uris=uris) as stream:
             for method, params in stream:
@@ -286,12 +286,12 @@ def connect(target: Target, args: argparse.Namespace, reporter: StderrReporter) 
                        f"{args.connect_timeout:g} s (raise it with --connect-timeout S)") from None
     _note(20, "connected to %s %s in %.0f ms, protocol %s (%s)", client.server_info.get("name"),
           client.server_info.get("version", ""), (time.monotonic() - started) * 1000, client.protocol_version,
-          "modern" if client.session.modern else "handshake")
-    if client.session.modern:
+          "envelope" if client.session.enveloped else "handshake")
+    if client.session.enveloped:
         # 2026-07-28 sends a request's log messages only when it names a level; the handshake revisions send
         # them all until told otherwise. Ask for them all, so both show the same on stderr.
         client.set_logging_level("debug")
-    if args.command == "listen" and not client.session.modern and args.protocol_version not in HANDSHAKE_VERSIONS:
+    if args.command == "listen" and not client.session.enveloped and args.protocol_version not in HANDSHAKE_VERSIONS:
         client.close()  # "auto" chose the handshake: listening needs the callbacks from the start
         args.protocol_version = client.protocol_version
         return connect(target, args, reporter)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any, List, NoReturn, Optional
 
-from ..protocol.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
+from ..protocol.versions import ENVELOPE_VERSIONS, HANDSHAKE_VERSIONS
 from .commands import _LISTS
 from .exits import UsageError
 from .terminal import _LOG_LEVELS
@@ -123,7 +123,7 @@ def build_parser(prog: str = "mcplite") -> argparse.ArgumentParser:
                         help="pass a server command this process's whole environment, secrets included "
                              "(stdio only)")
     parser.add_argument("--cwd", metavar="DIR", help="the working directory of a server command (stdio only)")
-    versions = ["auto", *MODERN_VERSIONS, *HANDSHAKE_VERSIONS]
+    versions = ["auto", *ENVELOPE_VERSIONS, *HANDSHAKE_VERSIONS]
     parser.add_argument("--protocol-version", choices=versions, default="auto", metavar="V",
                         help="the protocol revision: auto (the default: 2026-07-28 with a server that speaks it, else "
                              f"the handshake), or one of {', '.join(versions[1:])}")

@@ -30,14 +30,14 @@ from ..errors import (
 )
 from ..protocol import methods
 from ..protocol.tasks import EXTENSION_ID as TASKS_EXTENSION
-from ..protocol.versions import choose_modern
+from ..protocol.versions import choose_envelope_version
 from ..session.client import ClientSession
 from ..session.endpoint import RequestContext
 from ..session.pending import DEFAULT_TIMEOUT, PendingRequest
 from ..transports import Transport
 from .cache import ResultCache, cache_key
 from .callbacks import InputCallbacks
-from .rounds import InputRounds  # (small, and imported here rather than per call)
+from .input_rounds import InputRounds  # (small, and imported here rather than per call)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from ..protocol import types as t
     from ..session.pending import ProgressCallback
     from .callbacks import ElicitationCallback, RootsSource, SamplingCallback
-    from .listen import Listens, Subscription
+    from .listen import Subscription, SubscriptionRegistry
     from .skills import LoadedSkill
     from .tasks import Task
 
@@ -84,9 +84,9 @@ if TYPE_CHECKING:
         headers: Optional[Mapping[str, str]]  # extra HTTP headers of each request (a tool call's Mcp-Param-*)
         task: Optional[str]  # "extension" (2026-07-28), "core" (2025-11-25), or None: not a task
         rounds: Optional[str]  # "answer" (run them), "return" (the first result as it came), None: no rounds
-        modern: bool  # 2026-07-28: the refusals and broken streams `_run` sends a request again for apply
+        enveloped: bool  # 2026-07-28: the refusals and broken streams `_run` sends a request again for apply
 else:
-    _Call = collections.namedtuple("_Call", "method params timeout progress headers task rounds modern")
+    _Call = collections.namedtuple("_Call", "method params timeout progress headers task rounds enveloped")
 _new_call = tuple.__new__  # a `_Call` from the tuple of its fields, without a named tuple's Python constructor
 
 
@@ -179,11 +179,11 @@ class Client:
         self._repeatable_tools: FrozenSet[str] = frozenset()
         self._started = False
         self.session = self._new_session(self._transport)
-        # Mcp-Param-* maps of the tools listed on a modern session (tool name -> path -> header).
+        # Mcp-Param-* maps of the tools listed on an envelope-era session (tool name -> path -> header).
         self._param_maps: Optional[Dict[str, Any]] = None  # (None: not listed yet)
         # 2026-07-28: the listen streams open, and the one the client keeps for its callbacks and
         # `subscribe_resource` (the "managed" stream), with the resources it names.
-        self._listens: Optional[Listens] = None
+        self._listens: Optional[SubscriptionRegistry] = None
         self._managed: Optional[Subscription] = None
         self._managed_uris: List[str] = []
 
@@ -242,7 +242,7 @@ class Client:
             from . import era  # (not at import: a client that never connects does not need it)
 
             era.connect(self, timeout)
-            if self.session.modern and (self._on_list_changed is not None or self._on_resource_updated is not None):
+            if self.session.enveloped and (self._on_list_changed is not None or self._on_resource_updated is not None):
                 self._relisten(timeout)
         except BaseException:
             self.close()
@@ -299,7 +299,7 @@ class Client:
     def _learn(self) -> None:
         """Under a 2026-07-28 pin nothing was asked at connect: ask ``server/discover`` on first need."""
         session = self.session
-        if session.modern and session.discover_result is None and session.revision is not None:
+        if session.enveloped and session.discover_result is None and session.revision is not None:
             session.learn(self._discover(self.timeout, cached=True))
 
     def _discover(self, timeout: Any, cached: bool = False) -> Dict[str, Any]:
@@ -331,14 +331,14 @@ class Client:
         or a tool listed as read-only or idempotent), else `ResponseLost` is raised: the request may or may
         not have run. ``headers``: extra HTTP headers for this request alone (2026-07-28; ``Mcp-Param-*``)."""
         return self._run(_new_call(_Call, (method, params, timeout, progress, headers, None, None,
-                                           self.session.modern)))
+                                           self.session.enveloped)))
 
     def _through_cache(self, method: str, params: Optional[Dict[str, Any]], fetch: Callable[[], Dict[str, Any]],
                        storable: Callable[[], bool] = lambda: True) -> Dict[str, Any]:
         """``fetch()``'s result, or the cache's while it holds a fresh one (2026-07-28; `client.cache`);
         what ``fetch`` returns is kept when its hints allow it and ``storable()`` says yes."""
         cache = self._cache
-        key = cache_key(method, params) if cache is not None and self.session.modern else None
+        key = cache_key(method, params) if cache is not None and self.session.enveloped else None
         if key is None:
             return fetch()
         assert cache is not None
@@ -372,11 +372,11 @@ class Client:
         for a tool the server lists as taking tasks; the tools are listed once to know). ``meta``: the caller's."""
         if input_required not in ("answer", "return"):
             raise ValueError(f"input_required must be 'answer' or 'return', not {input_required!r}")
-        modern = self.session.modern
+        enveloped = self.session.enveloped
         if meta:
             params["_meta"] = meta
         if input_responses is not None or request_state is not None:
-            if not modern:
+            if not enveloped:
                 raise LocalProtocolError("input_responses and request_state belong to 2026-07-28; this session "
                                          f"speaks {self.protocol_version}")
             params = {**params, **({"inputResponses": input_responses} if input_responses is not None else {}),
@@ -384,7 +384,7 @@ class Client:
         form: Optional[str] = None  # (tasks.EXTENSION or tasks.CORE: a task)
         headers: Optional[Dict[str, str]] = None
         if method == methods.TOOLS_CALL:
-            if modern:
+            if enveloped:
                 if task:
                     from .tasks import EXTENSION, with_extension
 
@@ -398,15 +398,15 @@ class Client:
                     form = CORE
                     params["task"] = {} if ttl_ms is None else {"ttl": ttl_ms}
         return _new_call(_Call, (method, params, timeout, progress, headers, form,
-                                 ("answer" if form else input_required) if modern else None, modern))
+                                 ("answer" if form else input_required) if enveloped else None, enveloped))
 
     def _run(self, call: _Call, rounds_taken: Optional[List[int]] = None) -> Dict[str, Any]:
         """The one way down for a call: each request (a new id each time) to the session, its result back here,
-        until its input rounds (`client.rounds`) end; ``rounds_taken`` gets an item per round. On 2026-07-28 a
+        until its input rounds (`client.input_rounds`) end; ``rounds_taken`` gets an item per round. On 2026-07-28 a
         request is sent again once for each of: ``-32022`` naming revisions we speak, a broken response stream
         (`ResponseLost`) when safe to repeat, a tool call's ``Mcp-Param-*`` headers refused (``-32020``: the
         tools are listed afresh first)."""
-        method, params, timeout, progress, headers, task, rounds, modern = call
+        method, params, timeout, progress, headers, task, rounds, enveloped = call
         session = self.session
         again: Tuple[Any, ...] = ()  # what this request was sent again for
         input_rounds: Optional[InputRounds] = None
@@ -420,11 +420,11 @@ class Client:
                 log.info("the response stream of %s broke; sending it again", method)
                 again += (ResponseLost,)
             except RemoteError as refusal:
-                if not modern or refusal.code in again:
+                if not enveloped or refusal.code in again:
                     raise
                 if refusal.code == UNSUPPORTED_PROTOCOL_VERSION:
                     data = refusal.data if isinstance(refusal.data, dict) else {}
-                    version = choose_modern(data.get("supported") or [])
+                    version = choose_envelope_version(data.get("supported") or [])
                     if version is None:
                         raise
                     session.adopt(version, session.discover_result, self.client_info, self.capabilities())
@@ -463,7 +463,7 @@ class Client:
     def ping(self, *, timeout: Any = DEFAULT) -> None:
         """Check the server is alive (2026-07-28 has no ping: ``server/discover`` is the liveness check)."""
         session = self.session
-        if session.modern and session.revision is not None:
+        if session.enveloped and session.revision is not None:
             self._discover(timeout)
             return
         session.ping(timeout)
@@ -480,7 +480,7 @@ class Client:
         naming it and the reason (streamable-http.mdx: a client must not call it); the headers of the others
         are sent with their calls (``Mcp-Param-*``)."""
         tools = list(self.iter_tools(timeout=timeout))
-        if self.session.modern:
+        if self.session.enveloped:
             tools = self._keep_headed(tools)
         self._output_schemas = {tool["name"]: tool.get("outputSchema") for tool in tools}
         self._task_supports = {tool["name"]: _task_support_of(tool) for tool in tools}
@@ -568,7 +568,7 @@ class Client:
         is read now with ``tasks/get``. `RemoteError` -32602 when the server does not know it."""
         from .tasks import CORE, EXTENSION
 
-        handle = self._task_handle("", EXTENSION if self.session.modern else CORE, {"taskId": task_id}, timeout)
+        handle = self._task_handle("", EXTENSION if self.session.enveloped else CORE, {"taskId": task_id}, timeout)
         handle.status()
         return handle
 
@@ -739,7 +739,7 @@ class Client:
     def subscribe_resource(self, uri: str, *, timeout: Any = DEFAULT) -> None:
         """Ask for `on_resource_updated` calls when ``uri`` changes. On 2026-07-28 the client's own listen
         stream is opened again naming it (``resources/subscribe`` is gone)."""
-        if self.session.modern:
+        if self.session.enveloped:
             if uri not in self._managed_uris:
                 self._managed_uris.append(uri)
                 self._relisten(timeout)
@@ -747,7 +747,7 @@ class Client:
         self.request(methods.RESOURCES_SUBSCRIBE, {"uri": uri}, timeout=timeout)
 
     def unsubscribe_resource(self, uri: str, *, timeout: Any = DEFAULT) -> None:
-        if self.session.modern:
+        if self.session.enveloped:
             if uri in self._managed_uris:
                 self._managed_uris.remove(uri)
                 self._relisten(timeout)
@@ -766,17 +766,17 @@ class Client:
             LocalProtocolError: the session speaks a handshake revision (use the ``on_list_changed`` and
                 ``on_resource_updated`` callbacks and `subscribe_resource` there).
         """
-        if not self.session.modern:
+        if not self.session.enveloped:
             raise LocalProtocolError(f"listen is 2026-07-28's; this session speaks {self.protocol_version}: use "
                                      "on_list_changed=, on_resource_updated= and subscribe_resource()")
         return self._listen_registry().open(self.session, tools=tools, prompts=prompts, resources=resources,
                                             uris=uris, timeout=timeout)
 
-    def _listen_registry(self) -> Listens:
+    def _listen_registry(self) -> SubscriptionRegistry:
         if self._listens is None:
-            from .listen import Listens  # (only 2026-07-28 clients that listen load it)
+            from .listen import SubscriptionRegistry  # (only 2026-07-28 clients that listen load it)
 
-            self._listens = Listens()
+            self._listens = SubscriptionRegistry()
         return self._listens
 
     def _relisten(self, timeout: Any) -> None:
@@ -922,7 +922,7 @@ class Client:
         later request's ``_meta`` (no request is sent now)."""
         if level not in methods.LOGGING_LEVELS:
             raise LocalProtocolError(f"unknown log level {level!r}; use one of {', '.join(methods.LOGGING_LEVELS)}")
-        if self.session.modern:
+        if self.session.enveloped:
             self.session.log_level = level
             return
         self.request(methods.LOGGING_SET_LEVEL, {"level": level}, timeout=timeout)
@@ -930,7 +930,7 @@ class Client:
     def notify_roots_changed(self) -> None:
         """Tell the server our roots changed (it will ask for them again). On 2026-07-28 roots are asked per
         request, so there is nothing to tell."""
-        if self.session.modern:
+        if self.session.enveloped:
             return
         self.notify(methods.ROOTS_LIST_CHANGED)
 

@@ -4,9 +4,9 @@
 era"; 2026-07-28 basic/versioning.mdx and transports):
 
     answer to the probe                                    verdict
-    a DiscoverResult listing a version we speak            modern, at that version
+    a DiscoverResult listing a version we speak            the envelope era, at that version
     a DiscoverResult listing none                          legacy: the initialize handshake
-    -32022 listing a modern version we speak               probe again once, at that version
+    -32022 listing an envelope-era version we speak        probe again once, at that version
     -32022 listing only handshake versions                 legacy
     -32022 listing no version we speak                     VersionMismatch
     any other JSON-RPC error; no answer within the probe   legacy
@@ -15,10 +15,10 @@ era"; 2026-07-28 basic/versioning.mdx and transports):
     HTTP 5xx, a network error                              the error: no verdict
 
 A legacy verdict runs the handshake as before, and over HTTP the handshake's own fallback to HTTP+SSE. A legacy
-server that answers ``initialize`` with ``-32022`` was pinned modern by an earlier probe that we gave up on
-(a slow start): it is probed once more and spoken to in the modern era. Verdicts are kept for the process, per
-server (stdio: command, directory and environment; HTTP: the URL), so a script that connects again pays no
-second probe. A pinned modern version sends nothing at connect; a handshake version offers the handshake.
+server that answers ``initialize`` with ``-32022`` was pinned to the envelope era by an earlier probe that we gave
+up on (a slow start): it is probed once more and spoken to in the envelope era. Verdicts are kept for the process,
+per server (stdio: command, directory and environment; HTTP: the URL), so a script that connects again pays no
+second probe. A pinned envelope-era version sends nothing at connect; a handshake version offers the handshake.
 """
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
@@ -37,11 +37,11 @@ from ..errors import (
 )
 from ..protocol.methods import SERVER_DISCOVER as DISCOVER
 from ..protocol.versions import (
+    ENVELOPE,
+    ENVELOPE_VERSIONS,
     HANDSHAKE_VERSIONS,
-    LATEST_MODERN_VERSION,
-    MODERN,
-    MODERN_VERSIONS,
-    choose_modern,
+    LATEST_ENVELOPE_VERSION,
+    choose_envelope_version,
     revision,
 )
 from .cache import ResultCache
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 
     Client = Any  # mcplite.client.Client (not imported: the package imports this module)
 
-    #: A verdict: the modern version to speak (with what the probe learnt), or LEGACY.
+    #: A verdict: the envelope-era version to speak (with what the probe learnt), or LEGACY.
     Verdict = Union[str, Tuple[str, Optional[Dict[str, Any]]]]
 
 __all__ = ["AUTO", "LEGACY", "DEFAULT_PROBE_TIMEOUT", "connect", "forget_verdicts"]
@@ -65,12 +65,12 @@ LEGACY = "legacy"
 #: rust-sdk); capped by the connect timeout.
 DEFAULT_PROBE_TIMEOUT = 10.0
 
-# server key -> the modern version it speaks, or LEGACY. Guarded by _VERDICTS_LOCK (clients may connect from
+# server key -> the envelope-era version it speaks, or LEGACY. Guarded by _VERDICTS_LOCK (clients may connect from
 # several threads at once).
 _VERDICTS: Dict[Hashable, str] = {}
 _VERDICTS_LOCK = threading.Lock()
 # ("server/discover", server key) -> the probe's DiscoverResult, for its ttlMs (`client.cache`): a client that
-# connects again to a server known modern adopts it without asking. Locked on its own.
+# connects again to a server known to speak the envelope era adopts it without asking. Locked on its own.
 _DISCOVERED = ResultCache(max_entries=256)
 
 
@@ -85,7 +85,7 @@ def connect(client: Client, timeout: Any = DEFAULT) -> None:
     """Bring ``client``'s started session to a revision: the probe, a pin or the handshake."""
     wanted = client._offered_version
     if wanted != AUTO:
-        if revision(wanted).era == MODERN:
+        if revision(wanted).era == ENVELOPE:
             client.session.adopt(wanted, None, client.client_info, client.capabilities())
         else:
             client.session.initialize(client.client_info, client.capabilities(), protocol_version=wanted,
@@ -119,11 +119,11 @@ def _remember(key: Optional[Hashable], verdict: str) -> None:
 
 
 def _probe(client: Client, timeout: Any) -> Tuple[str, Optional[Dict[str, Any]]]:
-    """Ask ``server/discover``: (the modern version to speak, the DiscoverResult), or (LEGACY, None)."""
+    """Ask ``server/discover``: (the envelope-era version to speak, the DiscoverResult), or (LEGACY, None)."""
     probe_timeout = client.probe_timeout
     if isinstance(timeout, (int, float)) and not isinstance(timeout, bool):
         probe_timeout = min(probe_timeout, timeout)
-    version = LATEST_MODERN_VERSION
+    version = LATEST_ENVELOPE_VERSION
     assert version is not None
     respawned = False
     for attempt in range(3):  # the first probe, one at a version the server named, one after a respawn
@@ -134,7 +134,7 @@ def _probe(client: Client, timeout: Any) -> Tuple[str, Optional[Dict[str, Any]]]
             if refusal.code != UNSUPPORTED_PROTOCOL_VERSION:
                 return LEGACY, None  # a legacy server: method not found, "no session", ...
             offered = _supported(refusal.data)
-            mutual = choose_modern(offered)
+            mutual = choose_envelope_version(offered)
             if mutual is not None:
                 if attempt == 0 or mutual != version:
                     version = mutual  # (even the same version: some servers refuse the first request whatever)
@@ -143,7 +143,7 @@ def _probe(client: Client, timeout: Any) -> Tuple[str, Optional[Dict[str, Any]]]
             if not offered or any(v in HANDSHAKE_VERSIONS for v in offered):
                 return LEGACY, None
             raise VersionMismatch(f"the server speaks {', '.join(offered)}; this client speaks "
-                                  f"{', '.join(MODERN_VERSIONS + HANDSHAKE_VERSIONS)}", requested=version) from None
+                                  f"{', '.join(ENVELOPE_VERSIONS + HANDSHAKE_VERSIONS)}", requested=version) from None
         except RequestTimeout:
             return LEGACY, None
         except HTTPError as exc:
@@ -159,7 +159,7 @@ def _probe(client: Client, timeout: Any) -> Tuple[str, Optional[Dict[str, Any]]]
                 raise
             respawned = True  # it died on the probe (go-sdk#1177): spawned again, it gets the handshake
             return LEGACY, None
-        mutual = choose_modern(result.get("supportedVersions") or [])
+        mutual = choose_envelope_version(result.get("supportedVersions") or [])
         if mutual is None:
             return LEGACY, None
         return mutual, result if mutual == version else None
@@ -172,11 +172,11 @@ def _supported(data: Any) -> List[str]:
 
 
 def _handshake(client: Client, timeout: Any, key: Optional[Hashable]) -> None:
-    """The initialize handshake; if the server turns out to be pinned modern, the probe once more."""
+    """The initialize handshake; if the server turns out to be pinned to the envelope era, the probe once more."""
     try:
         client.session.initialize(client.client_info, client.capabilities(), timeout=timeout)
     except RemoteError as refusal:
-        if refusal.code != UNSUPPORTED_PROTOCOL_VERSION or choose_modern(_supported(refusal.data)) is None:
+        if refusal.code != UNSUPPORTED_PROTOCOL_VERSION or choose_envelope_version(_supported(refusal.data)) is None:
             raise
         # A server pinned to 2026-07-28 by a probe we had given up on (it was slow to start): speak it.
         version, result = _probe(client, timeout)

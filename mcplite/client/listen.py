@@ -6,11 +6,12 @@
 
 A listen is a request the server never answers while it lasts: its stream of notifications opens with
 ``notifications/subscriptions/acknowledged`` (the filter the server honours) and each notification on it carries
-``_meta["io.modelcontextprotocol/subscriptionId"]``, the listen request's id, by which `Listens` hands it to its
-`Subscription` (on stdio every stream shares the one connection). It ends when we close it ("local": on stdio
-``notifications/cancelled``, over HTTP the response is closed), when the server ends it with a result
-("graceful"), or when the connection or the request fails ("lost"). No thread is kept per listen: the
-notifications arrive on the session's dispatcher thread and wait in the subscription's queue for the caller.
+``_meta["io.modelcontextprotocol/subscriptionId"]``, the listen request's id, by which the client's
+`SubscriptionRegistry` hands it to its `Subscription` (on stdio every stream shares the one connection). It ends
+when we close it ("local": on stdio ``notifications/cancelled``, over HTTP the response is closed), when the server
+ends it with a result ("graceful"), or when the connection or the request fails ("lost"). No thread is kept per
+listen: the notifications arrive on the session's dispatcher thread and wait in the subscription's queue for the
+caller.
 """
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 
     Notification = Tuple[str, Dict[str, Any]]
 
-__all__ = ["Subscription", "Listens", "LOCAL", "GRACEFUL", "LOST"]
+__all__ = ["Subscription", "SubscriptionRegistry", "LOCAL", "GRACEFUL", "LOST"]
 
 #: How a listen stream ended (`Subscription.end_reason`): we closed it; the server ended it with a result;
 #: the connection or the request failed.
@@ -48,7 +49,7 @@ class Subscription:
     [...]}``). ``end_reason``: None while open, then `LOCAL`, `GRACEFUL` or `LOST`; ``error``: why it was lost.
     """
 
-    def __init__(self, listens: Listens, requested: Dict[str, Any],
+    def __init__(self, listens: SubscriptionRegistry, requested: Dict[str, Any],
                  sink: Optional[Callable[[str, Dict[str, Any]], None]] = None) -> None:
         self._listens = listens
         self._sink = sink  # where notifications go instead of the queue (the client's managed stream)
@@ -134,7 +135,7 @@ class Subscription:
         return f"Subscription(id={self.id!r}, honored={self.honored!r}, end_reason={self.end_reason!r})"
 
 
-class Listens:
+class SubscriptionRegistry:
     """A client's open listen streams, by subscription id; hands each tagged notification to its stream."""
 
     def __init__(self) -> None:

@@ -1,6 +1,6 @@
 """The protocol layer: MCP as data and rules, with no I/O, threads or clocks (it imports only `errors`).
 
-- `jsonrpc`: envelopes: build, encode, decode, classify, and which ids a message asks or answers.
+- `jsonrpc`: JSON-RPC messages: build, encode, decode, classify, and which ids a message asks or answers.
 - `methods`: the method names and logging levels, as string constants.
 - `types`: the wire shapes as `TypedDict`s, for type checkers (loaded only where annotations need it).
 - `versions`: the revision table: one row per revision, its era, and negotiation per era.
@@ -12,7 +12,10 @@
 - `http11`: the HTTP/1.1 request grammar (RFC 9112) the standard-library server parses requests with.
 - `envelope`: 2026-07-28's per-request `_meta` envelope: its keys, the era of a body, the inbound ladder, and
   the error code -> HTTP status table.
-- `mrtr`: multi-round-trip requests (2026-07-28): `requestState` sealed and opened with HMAC, question digests.
+- `request_state`: 2026-07-28's `requestState`: the server's round state sealed and opened with HMAC, question
+  digests.
+- `input_rounds`: 2026-07-28's input rounds on the server: the bookkeeping of one execution of a handler that
+  asks the client (`Round`), and the questions it asks (`Elicit`, `Sample`, ...).
 
 This ``__init__`` imports nothing, so that loading one of them loads no other.
 """

@@ -10,7 +10,7 @@ fields"), ``basic/versioning.mdx`` (the ``-32022`` example), ``basic/transports/
 codes); ../shared/spec/CONFORMANCE-2026.md §4.0 (the order of the checks), §4.1 (``server-stateless``);
 ../shared/design/MODERN.md ("The HTTP server", "Detecting the era", spec point 9).
 
-- `classify` tells an enveloped body ("modern") from ``initialize`` ("handshake"), body first.
+- `classify` tells an enveloped body ("envelope") from ``initialize`` ("handshake"), body first.
 - `read_envelope` runs the ladder on one request and returns an `Envelope`, or raises the `RPCError` to answer
   with. The rungs, in the order the conformance suite and both v2 peers use:
 
@@ -28,8 +28,8 @@ codes); ../shared/spec/CONFORMANCE-2026.md §4.0 (the order of the checks), §4.
 - `http_status` maps the code of an error answer to its HTTP status; `missing_capabilities_error` builds the
   ``-32021`` a handler raises when the request did not declare a capability it needs.
 
-A sibling of `versions` rather than part of it: the supported version lists are arguments, so this module
-works before the version table has a 2026-07-28 row, and a test can feed it any lists.
+A sibling of `versions` rather than part of it: the supported version lists are arguments, so a test can feed
+it any lists. The era names `classify` answers are the table's (`versions.ENVELOPE`, `versions.HANDSHAKE`).
 """
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
@@ -58,6 +58,7 @@ from .methods import (  # the reserved _meta keys: defined with the protocol's o
     SERVER_INFO_KEY,
     SUBSCRIPTION_ID_KEY,
 )
+from .versions import ENVELOPE, HANDSHAKE  # the era names `classify` answers
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
@@ -65,14 +66,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "META_PREFIX", "PROTOCOL_VERSION_KEY", "CLIENT_INFO_KEY", "CLIENT_CAPABILITIES_KEY", "LOG_LEVEL_KEY",
-    "SUBSCRIPTION_ID_KEY", "SERVER_INFO_KEY", "PROGRESS_TOKEN_KEY", "VERSION_HEADER", "MODERN", "HANDSHAKE",
-    "REMOVED_METHODS", "MODERN_ONLY_METHODS", "Envelope", "classify", "read_envelope", "http_status",
+    "SUBSCRIPTION_ID_KEY", "SERVER_INFO_KEY", "PROGRESS_TOKEN_KEY", "VERSION_HEADER",
+    "REMOVED_METHODS", "ENVELOPE_ONLY_METHODS", "Envelope", "classify", "read_envelope", "http_status",
     "missing_capabilities_error",
 ]
-
-#: What `classify` answers.
-MODERN = "modern"
-HANDSHAKE = "handshake"
 
 #: Methods 2026-07-28 removed: a request for one, enveloped, is an unknown method (CONFORMANCE-2026 §4.0.6).
 #: Until the version table lists each revision's methods, this is the one place that knows them.
@@ -82,7 +79,7 @@ REMOVED_METHODS = frozenset({
 })
 
 #: Methods that exist only from 2026-07-28: without an envelope (a handshake-era request) they are unknown.
-MODERN_ONLY_METHODS = frozenset({methods.SERVER_DISCOVER, methods.SUBSCRIPTIONS_LISTEN})
+ENVELOPE_ONLY_METHODS = frozenset({methods.SERVER_DISCOVER, methods.SUBSCRIPTIONS_LISTEN})
 
 # The codes answered with 400 Bad Request (streamable-http.mdx; MODERN.md "The HTTP server", step 5).
 _BAD_REQUEST_CODES = frozenset({
@@ -95,7 +92,7 @@ _OWS = " \t"  # optional whitespace around a header value (RFC 9110), trimmed be
 class Envelope:
     """What one request's ``_meta`` says about it, once the ladder accepted it. Read-only.
 
-    ``version``: the revision the request speaks (one of the server's modern versions). ``client_info``: the
+    ``version``: the revision the request speaks (one of the server's envelope-era versions). ``client_info``: the
     client's ``Implementation`` object, or None when not sent (for display and logs only). ``client_capabilities``:
     the capabilities declared for this request (``{}`` declares none). ``log_level``: the least severe level
     the request wants, or None (then the server emits no log messages for it). ``progress_token``: the
@@ -138,9 +135,9 @@ class Envelope:
 
 
 def classify(body: Any) -> Optional[str]:
-    """The era a decoded message asks for: `MODERN`, `HANDSHAKE`, or None when the body does not say.
+    """The era a decoded message asks for: `ENVELOPE`, `HANDSHAKE`, or None when the body does not say.
 
-    `MODERN` when the message names a method and its ``params._meta`` carries `PROTOCOL_VERSION_KEY`
+    `ENVELOPE` when the message names a method and its ``params._meta`` carries `PROTOCOL_VERSION_KEY`
     (whatever its value: a malformed envelope is still an envelope, and the ladder answers it); this holds
     for ``initialize`` too, which the ladder then refuses as removed (CONFORMANCE-2026 §4.1, checks 17-21).
     `HANDSHAKE` for an ``initialize`` request without it. None for everything else: other unenveloped
@@ -152,7 +149,7 @@ def classify(body: Any) -> Optional[str]:
     params = body.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
     if isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta:
-        return MODERN
+        return ENVELOPE
     if body["method"] == methods.INITIALIZE and "id" in body:
         return HANDSHAKE
     return None
@@ -166,11 +163,11 @@ def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def read_envelope(method: str, params: Any, *, supported_modern: Collection[str], supported_all: Iterable[str],
+def read_envelope(method: str, params: Any, *, supported_envelope: Collection[str], supported_all: Iterable[str],
                   headers: Optional[Mapping[str, str]] = None) -> Envelope:
     """Run the ladder (module docstring) on one request; the `Envelope`, or raise the `RPCError` to answer.
 
-    ``method`` and ``params``: the request's (``params`` as received: None when absent). ``supported_modern``:
+    ``method`` and ``params``: the request's (``params`` as received: None when absent). ``supported_envelope``:
     the versions this server serves per request; ``supported_all``: every version it speaks, both eras, in
     the order to list them in ``-32022``'s ``data.supported``. ``headers``: the HTTP request's headers (names
     in any case) when the request came over HTTP, so rungs 2 and 4 run; None on stdio and in memory.
@@ -206,7 +203,7 @@ def read_envelope(method: str, params: Any, *, supported_modern: Collection[str]
                                             f"'{raw.strip(_OWS)}' does not match body value '{version}'")
     # Rung 3: a version served per request. A handshake version in _meta is refused the same way: that era
     # is reached through initialize only, and data.supported tells the client so (MODERN.md spec point 9).
-    if version not in supported_modern:
+    if version not in supported_envelope:
         raise RPCError(UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version",
                        {"supported": list(supported_all), "requested": version})
     # Rung 4: Mcp-Method and Mcp-Name against the body. The id only marks the message as a request.

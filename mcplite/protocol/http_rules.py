@@ -18,7 +18,7 @@ What changes with the revision (sources: ../shared/spec/VERSIONS.md):
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
 from . import methods
-from .versions import MODERN as _MODERN
+from .versions import ENVELOPE as _ENVELOPE
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
@@ -81,24 +81,24 @@ class Route:
       before `send` returns, takes the session id from it, and may fall back to HTTP+SSE when it is refused;
     - ``starts_listening``: once the peer has accepted the message (notifications/initialized), the session
       is ready for messages the server sends of its own accord: an HTTP client opens its GET stream;
-    - ``modern``: the message is sent at a revision without sessions (2026-07-28): its ``headers`` are its own
+    - ``enveloped``: the message is sent at a revision without sessions (2026-07-28): its ``headers`` are its own
       (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``), hold for it alone, and no
       session id, GET stream or DELETE goes with it.
     """
 
     __slots__ = ("method", "request_id", "related_request_id", "headers", "opens_session", "starts_listening",
-                 "modern")
+                 "enveloped")
 
     def __init__(self, method: Optional[str] = None, request_id: Optional[RequestId] = None,
                  related_request_id: Optional[RequestId] = None, headers: Mapping[str, str] = NO_HEADERS,
-                 opens_session: bool = False, starts_listening: bool = False, modern: bool = False) -> None:
+                 opens_session: bool = False, starts_listening: bool = False, enveloped: bool = False) -> None:
         self.method = method
         self.request_id = request_id
         self.related_request_id = related_request_id
         self.headers = headers
         self.opens_session = opens_session
         self.starts_listening = starts_listening
-        self.modern = modern
+        self.enveloped = enveloped
 
     def _fields(self) -> Tuple[Any, ...]:
         return tuple(getattr(self, name) for name in Route.__slots__)
@@ -133,8 +133,8 @@ def route(message: Any, revision: Optional[Revision], related_request_id: Option
     ``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``); ignored otherwise. On every message's path, so written
     for speed: positional arguments, one dictionary look-up per field.
     """
-    if revision is not None and revision.era == _MODERN:
-        return _modern_route(message, revision, related_request_id, extra_headers)
+    if revision is not None and revision.era == _ENVELOPE:
+        return _envelope_route(message, revision, related_request_id, extra_headers)
     headers = protocol_headers(revision)
     if isinstance(message, dict):
         method = message.get("method")
@@ -144,8 +144,8 @@ def route(message: Any, revision: Optional[Revision], related_request_id: Option
     return Route(None, None, related_request_id, headers, False, False)
 
 
-def _modern_route(message: Any, revision: Revision, related_request_id: Optional[RequestId],
-                  extra_headers: Optional[Mapping[str, str]]) -> Route:
+def _envelope_route(message: Any, revision: Revision, related_request_id: Optional[RequestId],
+                    extra_headers: Optional[Mapping[str, str]]) -> Route:
     """A message's route at a revision without sessions: the headers its sender computed for it alone (the
     client session mirrors each request's body with `mcp_headers.standard_headers`), and the revision's."""
     if extra_headers:

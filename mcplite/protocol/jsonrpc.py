@@ -1,8 +1,9 @@
-"""JSON-RPC 2.0 envelopes: build, encode, decode and check messages. Pure: no I/O, no threads.
+"""JSON-RPC 2.0 messages: build, encode, decode and check them. Pure: no I/O, no threads.
 
-Messages stay plain dicts from the wire to the user; this module only decides what kind of message a dict
-is and whether its envelope is valid. Anything invalid raises `InvalidMessage`, which knows the error
-response to send back (with the request's id when it could be read, else ``null``).
+Messages stay plain dicts from the wire to the user; this module only decides what kind of message a dict is and
+whether its JSON-RPC frame (``jsonrpc``, ``id``, ``method``, ``result``/``error``) is valid. Anything invalid raises
+`InvalidMessage`, which knows the error response to send back (with the request's id when it could be read, else
+``null``).
 
 `RequestId` and `Message` are type aliases for type checkers (``if TYPE_CHECKING:``), not run-time names.
 
@@ -291,7 +292,7 @@ def is_valid_id(value: Any) -> TypeGuard[RequestId]:
 
 
 def is_request(msg: Any) -> bool:
-    """A request (it has a method and an id), without checking the rest of the envelope."""
+    """A request (it has a method and an id), without checking the rest of its frame."""
     return isinstance(msg, dict) and "method" in msg and "id" in msg
 
 
@@ -319,7 +320,7 @@ def id_in_use(id: RequestId) -> RPCError:
 
 
 def kind_of(msg: Any) -> str:
-    """Check one decoded message's envelope and return its kind: REQUEST, NOTIFICATION, RESPONSE or ERROR.
+    """Check one decoded message's JSON-RPC frame and return its kind: REQUEST, NOTIFICATION, RESPONSE or ERROR.
 
     Raises `InvalidMessage` (-32600) naming what is wrong, carrying the id when it is a valid one.
     """

@@ -11,10 +11,10 @@ the handshake only ``initialize`` (client) and ``ping`` (both) are requests eith
 server will accept; ``initialize`` is never batched and never repeated; the server sends no request but
 ping until the client has sent ``notifications/initialized``; once CLOSED nothing may be sent.
 
-Two eras (`versions.ERAS`), one `Era` each: `HANDSHAKE_ERA` (2024-11-05 .. 2025-11-25) and `MODERN_ERA`
-(2026-07-28: no handshake, every request carries its revision in ``params._meta``). Every session starts in
-the handshake era's NEW, where nothing is decided yet; the events of its `switches` move it to the modern
-era (a client that adopts 2026-07-28; a server's first enveloped request, or a transport that knows).
+Two eras (`versions.ERA_NAMES`), one `Era` each: `HANDSHAKE_ERA` (2024-11-05 .. 2025-11-25) and `ENVELOPE_ERA`
+(2026-07-28: no handshake, every request carries its revision in its envelope, ``params._meta``). Every session
+starts in the handshake era's NEW, where nothing is decided yet; the events of its `switches` move it to the
+envelope era (a client that adopts 2026-07-28; a server's first enveloped request, or a transport that knows).
 """
 
 # The handshake era (revisions 2024-11-05 .. 2025-11-25). Every state goes to CLOSED when the connection
@@ -35,7 +35,7 @@ era (a client that adopts 2026-07-28; a server's first enveloped request, or a t
 #    ▼                                            READY ◀─────────────────────────────────────┘
 #   READY
 #
-# The modern era (2026-07-28). A session enters it from the handshake era's NEW, where both eras begin:
+# The envelope era (2026-07-28). A session enters it from the handshake era's NEW, where both eras begin:
 #
 #   client                                        server
 #
@@ -52,7 +52,7 @@ from ..errors import (
 )
 from .jsonrpc import ERROR, NOTIFICATION, REQUEST, RESPONSE
 from .methods import INITIALIZE, INITIALIZED, PING, SERVER_DISCOVER
-from .versions import HANDSHAKE, MODERN
+from .versions import ENVELOPE, HANDSHAKE
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
@@ -73,8 +73,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLIENT", "SERVER", "NEW", "INITIALIZING", "NEGOTIATED", "READY", "CLOSED", "STATES", "SEND", "RECEIVE",
-    "ANY", "ENVELOPED", "CONNECTION_CLOSED", "HANDSHAKE_SKIPPED", "MODERN_ADOPTED", "MODERN_EXPECTED", "skipped_to",
-    "Era", "HANDSHAKE_ERA", "MODERN_ERA", "ERAS", "check_outgoing",
+    "ANY", "ENVELOPED", "CONNECTION_CLOSED", "HANDSHAKE_SKIPPED", "ENVELOPE_ADOPTED", "ENVELOPE_EXPECTED", "skipped_to",
+    "Era", "HANDSHAKE_ERA", "ENVELOPE_ERA", "ERA_BY_NAME", "check_outgoing",
     "check_incoming", "check_incoming_batch", "advance", "cancellable", "Lifecycle",
 ]
 
@@ -109,20 +109,20 @@ CONNECTION_CLOSED: Event = ("local", "closed", "")
 
 
 def skipped_to(era: str) -> Event:
-    """The event "the session speaks ``era`` (a `versions.ERAS` name) from now on, without a handshake"."""
+    """The event "the session speaks ``era`` (a `versions.ERA_NAMES` name) from now on, without a handshake"."""
     return ("local", "handshake skipped", era)
 
 
 HANDSHAKE_SKIPPED = skipped_to(HANDSHAKE)
-MODERN_ADOPTED = skipped_to(MODERN)
-MODERN_EXPECTED: Event = ("local", "expected", MODERN)
+ENVELOPE_ADOPTED = skipped_to(ENVELOPE)
+ENVELOPE_EXPECTED: Event = ("local", "expected", ENVELOPE)
 
 
 class Era:
     """One family of protocol revisions' lifecycle: its transitions and what each role may send and accept.
 
     Args:
-        name: what the era is called (a `versions.ERAS` name: the `Revision.era` of its revisions).
+        name: what the era is called (a `versions.ERA_NAMES` name: the `Revision.era` of its revisions).
         states: role -> the states that role passes through, in order.
         transitions: (role, state, event) -> the next state; an event with no row leaves the state as it is.
             An event's method may be ANY: the row of every method with no row of its own. Every state goes
@@ -227,12 +227,12 @@ _HANDSHAKE_TRANSITIONS: Dict[Tuple[str, str, Event], str] = {
 
 # Where both eras begin, the events that decide for 2026-07-28 (MODERN.md, "Detecting the era").
 _HANDSHAKE_SWITCHES: Dict[MoveKey, Tuple[str, str]] = {
-    # A client that speaks 2026-07-28 (its probe found a modern server, or it was pinned).
-    (CLIENT, NEW, MODERN_ADOPTED): (MODERN, READY),
+    # A client that speaks 2026-07-28 (its probe found an envelope-era server, or it was pinned).
+    (CLIENT, NEW, ENVELOPE_ADOPTED): (ENVELOPE, READY),
     # The server's first enveloped request that the `_meta` ladder accepts (server/discover aside: above).
-    (SERVER, NEW, (RECEIVE, ENVELOPED, ANY)): (MODERN, READY),
-    (SERVER, NEW, MODERN_ADOPTED): (MODERN, READY),  # stateless at a 2026-07-28 revision
-    (SERVER, NEW, MODERN_EXPECTED): (MODERN, NEW),  # an HTTP request at 2026-07-28: its ladder still to run
+    (SERVER, NEW, (RECEIVE, ENVELOPED, ANY)): (ENVELOPE, READY),
+    (SERVER, NEW, ENVELOPE_ADOPTED): (ENVELOPE, READY),  # stateless at a 2026-07-28 revision
+    (SERVER, NEW, ENVELOPE_EXPECTED): (ENVELOPE, NEW),  # an HTTP request at 2026-07-28: its ladder still to run
 }
 
 # What this side may send. Responses are not checked: they answer a request the peer was allowed to send.
@@ -325,7 +325,7 @@ HANDSHAKE_ERA = Era(
     uncancellable=frozenset({INITIALIZE, SERVER_DISCOVER}),
 )
 
-# ---- the modern era: 2026-07-28 ---------------------------------------------------------------------------
+# ---- the envelope era: 2026-07-28 ---------------------------------------------------------------------------
 # No handshake: the client stamps every request with its revision and capabilities, and the server, which
 # sends no requests, asks the client through input-required rounds instead.
 _NO_SERVER_REQUESTS = (LocalProtocolError, "{method}: a 2026-07-28 server sends no requests; a handler asks the "
@@ -336,12 +336,12 @@ _NO_INITIALIZE = (UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version: t
 _MISSING_META = (INVALID_PARAMS, "Invalid params: missing _meta (this connection speaks 2026-07-28, where every "
                                  "request carries its protocol version and client capabilities)")
 
-_MODERN_TRANSITIONS: Dict[MoveKey, str] = {
+_ENVELOPE_TRANSITIONS: Dict[MoveKey, str] = {
     (SERVER, NEW, (RECEIVE, ENVELOPED, ANY)): READY,
     (SERVER, NEW, (RECEIVE, ENVELOPED, SERVER_DISCOVER)): NEW,  # a probe decides nothing, as above
 }
 
-_MODERN_OUTGOING: Dict[RuleKey, OutgoingVerdict] = {
+_ENVELOPE_OUTGOING: Dict[RuleKey, OutgoingVerdict] = {
     # -- client: as a handshake client that is READY (initialize belongs to the other era), then CLOSED
     **{key: verdict for key, verdict in _HANDSHAKE_OUTGOING.items() if key[:2] in ((CLIENT, READY), (CLIENT, CLOSED))},
     # -- server: no requests at all, whatever the state (NEW: its transport expects the era, READY)
@@ -355,7 +355,7 @@ _MODERN_OUTGOING: Dict[RuleKey, OutgoingVerdict] = {
     (SERVER, CLOSED, NOTIFICATION, ANY): _GONE,
 }
 
-_MODERN_INCOMING: Dict[RuleKey, IncomingVerdict] = {
+_ENVELOPE_INCOMING: Dict[RuleKey, IncomingVerdict] = {
     # -- server: every request carries the envelope (its `_meta` ladder runs next)
     (SERVER, NEW, ENVELOPED, ANY): None,
     (SERVER, NEW, REQUEST, INITIALIZE): _NO_INITIALIZE,
@@ -370,20 +370,20 @@ _MODERN_INCOMING: Dict[RuleKey, IncomingVerdict] = {
     (CLIENT, CLOSED, REQUEST, ANY): None,
 }
 
-MODERN_ERA = Era(
-    MODERN,
+ENVELOPE_ERA = Era(
+    ENVELOPE,
     # A client enters it ready; a server NEW only when its transport expects the era before any request.
     states={CLIENT: (READY, CLOSED), SERVER: (NEW, READY, CLOSED)},
-    transitions=_MODERN_TRANSITIONS,
+    transitions=_ENVELOPE_TRANSITIONS,
     switches={},
-    outgoing=_MODERN_OUTGOING,
-    incoming=_MODERN_INCOMING,
+    outgoing=_ENVELOPE_OUTGOING,
+    incoming=_ENVELOPE_INCOMING,
     batched={(SERVER, ENVELOPED, ANY): _BATCHED_ENVELOPE},
     uncancellable=frozenset({SERVER_DISCOVER}),
 )
 
-#: Every era, by name (`versions.ERAS`, `Revision.era`).
-ERAS: Dict[str, Era] = {HANDSHAKE_ERA.name: HANDSHAKE_ERA, MODERN_ERA.name: MODERN_ERA}
+#: Every era, by name (`versions.ERA_NAMES`, `Revision.era`).
+ERA_BY_NAME: Dict[str, Era] = {HANDSHAKE_ERA.name: HANDSHAKE_ERA, ENVELOPE_ERA.name: ENVELOPE_ERA}
 
 
 # ---- the rules as functions -------------------------------------------------------------------------------
@@ -448,7 +448,7 @@ def advance(role: str, state: str, event: Event, era: Era = HANDSHAKE_ERA) -> Tu
             return era, era.transitions[key]
         if key in era.switches:
             name, to = era.switches[key]
-            return ERAS[name], to
+            return ERA_BY_NAME[name], to
     return era, state
 
 

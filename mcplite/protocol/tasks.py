@@ -250,11 +250,11 @@ def extension_declared(client_capabilities: Any) -> bool:
     return isinstance(extensions, dict) and isinstance(extensions.get(EXTENSION_ID), dict)
 
 
-def execution_mode(support: str, *, modern: bool, extension: bool, core_tasks: bool, task_param: Any) -> str:
+def execution_mode(support: str, *, enveloped: bool, extension: bool, core_tasks: bool, task_param: Any) -> str:
     """How to serve a ``tools/call`` of a tool with task ``support``: `SYNC`, `EXTENSION` or `CORE`.
 
     Args:
-        modern: the request speaks 2026-07-28 (the extension's era).
+        enveloped: the request speaks 2026-07-28 (the extension's era).
         extension: its client capabilities declare the extension (`extension_declared`).
         core_tasks: its revision has core tasks (2025-11-25).
         task_param: its ``task`` param (2025-11-25's request for a task), None when absent.
@@ -264,7 +264,7 @@ def execution_mode(support: str, *, modern: bool, extension: bool, core_tasks: b
             2025-11-25: ``-32601`` for a ``task`` param to a ``forbidden`` tool, or none to a ``required``
             one (tasks.mdx, "Tool-Level Negotiation"); ``-32602`` for a ``task`` param that is not an object.
     """
-    if modern:
+    if enveloped:
         # The extension has no per-request opt-in: a v1 ``task`` param is tolerated and means nothing.
         if support == FORBIDDEN:
             return SYNC

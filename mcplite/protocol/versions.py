@@ -4,12 +4,13 @@ A session negotiates one revision and then asks its `Revision` row, never the ve
 feature exists ("does this revision accept batches?"). A new revision is a new row here plus the code for
 whatever genuinely new feature it brings; nothing else should compare version strings.
 
-Revisions come in two eras (VERSIONS.md §1): the *handshake* era (2024-11-05 … 2025-11-25: a connection starts
-with `initialize`, which negotiates one revision for the connection) and the *modern* era (2026-07-28 on: no
-handshake; every request names its revision in `_meta`). The era is a column of the table, each era has its
-own latest revision and its own negotiation, and every default names its era: adding a modern row changes
-`LATEST_VERSION` and `SUPPORTED_VERSIONS` (which describe the whole table) but no default and no legacy
-negotiation.
+Revisions come in two eras (VERSIONS.md §1): the *handshake* era (2024-11-05 … 2025-11-25: a connection starts with
+`initialize`, which negotiates one revision for the connection) and the *envelope* era (2026-07-28 on: no handshake;
+every request carries its *envelope*, the `_meta` block that names its revision, client and capabilities). Each era
+is named after the mechanism by which a peer comes to speak a revision, not its age. The era is a column of the
+table, each era has its own latest revision and its own negotiation, and every default names its era: adding an
+envelope-era row changes `LATEST_VERSION` and `SUPPORTED_VERSIONS` (which describe the whole table) but no default
+and no legacy negotiation.
 
 Which method needs which capability is in `capabilities`.
 
@@ -28,9 +29,10 @@ if TYPE_CHECKING:
     R = TypeVar("R", bound="RevisionRecord")
 
 __all__ = [
-    "RevisionRecord", "by_version", "Revision", "HANDSHAKE", "MODERN", "ERAS", "REVISIONS",
-    "SUPPORTED_VERSIONS", "LATEST_VERSION", "HANDSHAKE_VERSIONS", "MODERN_VERSIONS", "LATEST_HANDSHAKE_VERSION",
-    "LATEST_MODERN_VERSION", "DEFAULT_HTTP_VERSION", "revision", "is_supported", "negotiate", "choose_modern",
+    "RevisionRecord", "by_version", "Revision", "HANDSHAKE", "ENVELOPE", "ERA_NAMES", "REVISIONS",
+    "SUPPORTED_VERSIONS", "LATEST_VERSION", "HANDSHAKE_VERSIONS", "ENVELOPE_VERSIONS", "LATEST_HANDSHAKE_VERSION",
+    "LATEST_ENVELOPE_VERSION", "DEFAULT_HTTP_VERSION", "revision", "is_supported", "negotiate",
+    "choose_envelope_version",
 ]
 
 
@@ -111,17 +113,19 @@ def by_version(rows: Iterable[R]) -> Dict[str, R]:
 
 #: The handshake era: `initialize` negotiates the revision of a connection (2024-11-05 … 2025-11-25).
 HANDSHAKE = "handshake"
-#: The modern era: no handshake; each request carries its revision in `_meta` (2026-07-28 on).
-MODERN = "modern"
+#: The envelope era: no handshake; each request carries its revision in its `_meta` envelope (2026-07-28 on).
+#: (The design notes, MODERN.md, call it "modern"; the value is what `Revision.era`, the lifecycle and
+#: ``mcplite info`` say.)
+ENVELOPE = "envelope"
 #: Oldest era first: every revision of an era is newer than every revision of the eras before it.
-ERAS: Tuple[str, ...] = (HANDSHAKE, MODERN)
+ERA_NAMES: Tuple[str, ...] = (HANDSHAKE, ENVELOPE)
 
 
 class Revision(RevisionRecord):
     """What one protocol revision has. Field names say the feature; values say whether it exists."""
 
     version: str
-    #: `HANDSHAKE` or `MODERN`: how a peer comes to speak this revision (see the module docstring).
+    #: `HANDSHAKE` or `ENVELOPE`: how a peer comes to speak this revision (see the module docstring).
     era: str
     #: JSON-RPC batches on the wire: receivers MUST accept them (2025-03-26 only).
     batching: bool
@@ -160,14 +164,14 @@ class Revision(RevisionRecord):
     core_tasks: bool
 
     def _check(self) -> None:
-        if self.era not in ERAS:
-            raise ValueError(f"revision {self.version}: era {self.era!r} is not one of {', '.join(ERAS)}")
+        if self.era not in ERA_NAMES:
+            raise ValueError(f"revision {self.version}: era {self.era!r} is not one of {', '.join(ERA_NAMES)}")
 
 
 def _revisions(rows: Iterable[Revision]) -> Dict[str, Revision]:
-    """`by_version`, plus: the eras follow each other (no handshake revision newer than a modern one)."""
+    """`by_version`, plus: the eras follow each other (no handshake revision newer than an envelope-era one)."""
     table = by_version(rows)
-    eras = [ERAS.index(row.era) for row in table.values()]
+    eras = [ERA_NAMES.index(row.era) for row in table.values()]
     if eras != sorted(eras):
         raise ValueError("a revision of an older era is listed after one of a newer era")
     return table
@@ -195,8 +199,8 @@ _ROWS: Tuple[Revision, ...] = (
              protocol_version_header=True, resumable_streams=True, sse_polling=True,
              resource_not_found_code=RESOURCE_NOT_FOUND, server_requests=True, input_required=False,
              result_type=False, cache_hints=False, listen=False, per_request_log_level=False, core_tasks=True),
-    # The modern era: no handshake, per-request _meta, no server requests, no sessions or resumable streams.
-    Revision(version="2026-07-28", era=MODERN, batching=False, annotations_audio_completions=True,
+    # The envelope era: no handshake, per-request _meta, no server requests, no sessions or resumable streams.
+    Revision(version="2026-07-28", era=ENVELOPE, batching=False, annotations_audio_completions=True,
              structured_output=True, url_elicitation=True, tool_input_errors_as_results=True,
              protocol_version_header=True, resumable_streams=False, sse_polling=False,
              resource_not_found_code=INVALID_PARAMS, server_requests=False, input_required=True,
@@ -213,14 +217,14 @@ LATEST_VERSION: str = SUPPORTED_VERSIONS[0]
 
 #: The handshake-era revisions, newest first: what `initialize` may negotiate.
 HANDSHAKE_VERSIONS: Tuple[str, ...] = tuple(v for v in SUPPORTED_VERSIONS if REVISIONS[v].era == HANDSHAKE)
-#: The modern-era revisions, newest first.
-MODERN_VERSIONS: Tuple[str, ...] = tuple(v for v in SUPPORTED_VERSIONS if REVISIONS[v].era == MODERN)
+#: The envelope-era revisions, newest first.
+ENVELOPE_VERSIONS: Tuple[str, ...] = tuple(v for v in SUPPORTED_VERSIONS if REVISIONS[v].era == ENVELOPE)
 #: What a client offers in `initialize` unless told otherwise, and every other default's revision.
 LATEST_HANDSHAKE_VERSION: str = HANDSHAKE_VERSIONS[0]
-#: The newest modern revision, or None while the table has none. None rather than absent: it follows from the
-#: rows (the modern row alone sets it), and "no modern revision" stays a state that code must handle anyway,
-#: for a server restricted to handshake revisions; the Optional type makes a type checker ask for it.
-LATEST_MODERN_VERSION: Optional[str] = MODERN_VERSIONS[0] if MODERN_VERSIONS else None
+#: The newest envelope-era revision, or None while the table has none. None rather than absent: it follows from the
+#: rows (the envelope-era row alone sets it), and "no envelope-era revision" stays a state that code must handle
+#: anyway, for a server restricted to handshake revisions; the Optional type makes a type checker ask for it.
+LATEST_ENVELOPE_VERSION: Optional[str] = ENVELOPE_VERSIONS[0] if ENVELOPE_VERSIONS else None
 
 #: What a Streamable HTTP server assumes when a request carries no `MCP-Protocol-Version` header.
 DEFAULT_HTTP_VERSION = "2025-03-26"
@@ -240,11 +244,11 @@ def negotiate(requested: object, supported: Tuple[str, ...] = HANDSHAKE_VERSIONS
     """The server's answer to a client's `initialize` (handshake era): echo the requested version if we
     speak it, else counter-offer the first handshake revision of ``supported`` (our preferred, newest first).
 
-    Only handshake revisions are ever answered: a modern revision in ``supported`` is neither echoed nor
+    Only handshake revisions are ever answered: an envelope-era revision in ``supported`` is neither echoed nor
     offered, since `initialize` selects the handshake era (2026-07-28 basic/versioning.mdx).
 
     Raises:
-        ValueError: ``supported`` holds no handshake revision (a server configured for the modern era only
+        ValueError: ``supported`` holds no handshake revision (a server configured for the envelope era only
             has nothing to answer `initialize` with).
     """
     handshake = [version for version in supported if is_supported(version, HANDSHAKE)]
@@ -255,8 +259,8 @@ def negotiate(requested: object, supported: Tuple[str, ...] = HANDSHAKE_VERSIONS
     return handshake[0]
 
 
-def choose_modern(offered: Iterable[object], supported: Tuple[str, ...] = MODERN_VERSIONS) -> Optional[str]:
-    """Modern-era negotiation: the first modern revision of ``supported`` (our preferred) that is also in
+def choose_envelope_version(offered: Iterable[object], supported: Tuple[str, ...] = ENVELOPE_VERSIONS) -> Optional[str]:
+    """Envelope-era negotiation: the first envelope-era revision of ``supported`` (our preferred) that is also in
     ``offered``, or None. There is no counter-offer in this era: a server given a request at a revision it
     does not speak answers `-32022` with its list, and the client chooses again from that list
     (2026-07-28 basic/versioning.mdx). A server checks one request with ``offered=[its version]``; a client
@@ -264,6 +268,6 @@ def choose_modern(offered: Iterable[object], supported: Tuple[str, ...] = MODERN
     """
     theirs = {version for version in offered if isinstance(version, str)}
     for version in supported:
-        if version in theirs and is_supported(version, MODERN):
+        if version in theirs and is_supported(version, ENVELOPE):
             return version
     return None

@@ -12,8 +12,8 @@ The package, by concern:
 - `handlers`: the request handlers the method tables below name;
 - `results`: a handler's value turned into its wire shape (`ToolResult`, content blocks, pages);
 - `context`: `Context`, what a handler can do about its request;
-- `subscriptions`: per-connection state (log level, resource subscriptions), who hears what, and the one path
-  of server events (`Server.publish`, through the event bus) to both eras;
+- `connections`: the handshake connections and their state (log level, resource subscriptions), who hears
+  what, and the one path of server events (`Server.publish`, through the event bus) to both eras;
 - `listen`: ``subscriptions/listen`` (2026-07-28): the listen streams and the request that opens one.
 
 Server events: `add_tool`, `remove_prompt` and the other changes of a catalog, and `notify_resource_updated`,
@@ -24,7 +24,7 @@ replaces the default in-process bus for a deployment of several processes.
 
 Only this module and `registry` load with the class; each other part loads when it is first needed, so a
 process that imports Server only to, say, print its version does not pay for them (tests/test_server_startup.py
-holds the list): `subscriptions`, `listen`, `caching`, `mrtr` and `threading` when a Server is built (its
+holds the list): `connections`, `listen`, `caching`, `request_state` and `threading` when a Server is built (its
 parts), the session layer with its first connection (`create_session`), `handlers` (and the 2026-07-28
 envelope rules) with the first request, and `context`, `results` and `schema` (which needs `typing`) with the
 first registration.
@@ -37,7 +37,7 @@ import os
 from .._once import once
 from ..errors import INVALID_REQUEST, METHOD_NOT_FOUND, RPCError
 from ..protocol import methods
-from ..protocol.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS, negotiate, revision
+from ..protocol.versions import ENVELOPE_VERSIONS, HANDSHAKE_VERSIONS, negotiate, revision
 from .registry import Registry, drop_none
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Type, Union
 
     from ..protocol import types as t
-    from ..protocol.mrtr import StateCodec, StateKeys
+    from ..protocol.request_state import StateCodec, StateKeys
     from ..session import RequestContext
     from ..session.endpoint import Deferred
     from ..session.server import ServerSession
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from .context import ELICIT_TIMEOUT as ELICIT_TIMEOUT  # the elicitation default, as it was here
     from .context import Context
     from .results import CompleteMembers, ToolResult
-    from .subscriptions import Connection, Event
+    from .connections import Connection, Event
     from .task_store import TaskStore
     from .tasks import TaskManager
 
@@ -101,7 +101,8 @@ class Server(Registry):
             authenticated request means it names nobody: its tasks and ``requestState`` are refused (-32600)
             rather than shared with every other such caller.
         supported_versions: protocol revisions to accept, newest first (default: all we implement, both eras;
-            without a modern one the server speaks only the handshake era, without a handshake one only 2026-07-28).
+            without an envelope-era one the server speaks only the handshake era, without a handshake one only
+            2026-07-28).
         cache_ttl_ms, cache_scope: the caching hints of revision 2026-07-28 (``ttlMs``, ``cacheScope``) on the
             results of ``server/discover``, the lists and ``resources/read``: how many milliseconds a client may
             reuse one (0: not at all), and for whom (``"public"``: anyone; ``"private"``: the same
@@ -112,7 +113,7 @@ class Server(Registry):
             connection; beyond it a listen is refused with ``-32603``. Over HTTP each holds a thread.
         event_bus: where server events go (`publish`): an object with ``publish(event)`` and
             ``subscribe(callback)`` that calls every subscriber, this process's included. Default: this process
-            only (`subscriptions.LocalEventBus`); several processes serving one server share one.
+            only (`connections.LocalEventBus`); several processes serving one server share one.
         task_store: where tasks are kept (tools registered with ``task=``; README "Tasks"): a
             `task_store.TaskStore`, e.g. ``SQLiteTaskStore(path)`` so tasks survive a restart and are shared by
             the processes of one host. Default: in memory, at most 10,000 tasks.
@@ -128,9 +129,9 @@ class Server(Registry):
                  description: Optional[str] = None, website_url: Optional[str] = None,
                  icons: Optional[List[t.Icon]] = None, instructions: Optional[str] = None,
                  page_size: Optional[int] = None, max_workers: int = 16,
-                 supported_versions: Sequence[str] = MODERN_VERSIONS + HANDSHAKE_VERSIONS,
+                 supported_versions: Sequence[str] = ENVELOPE_VERSIONS + HANDSHAKE_VERSIONS,
                  state_keys: Union[StateKeys, Sequence[bytes], str, None] = None,
-                 state_codec: Optional[StateCodec] = None, state_ttl: float = 3600,  # mrtr.DEFAULT_TTL
+                 state_codec: Optional[StateCodec] = None, state_ttl: float = 3600,  # request_state.DEFAULT_TTL
                  bind_principal: Optional[Callable[[Any], Optional[str]]] = None, cache_ttl_ms: int = 0,
                  cache_scope: str = "private", list_ttl_ms: Optional[int] = None,
                  list_scope: Optional[str] = None, max_listens: int = 1024, event_bus: Any = None,
@@ -141,8 +142,8 @@ class Server(Registry):
         import threading
 
         from .caching import CachePolicy
-        from .listen import Listens
-        from .subscriptions import Connections
+        from .listen import ListenRegistry
+        from .connections import Connections
 
         super().__init__(Connections(event_bus), page_size)
         #: The key ring that seals and opens ``requestState`` (2026-07-28 input rounds); see `state_keys_source`.
@@ -164,7 +165,7 @@ class Server(Registry):
         self.max_workers = max_workers
         self.supported_versions = tuple(supported_versions)
         #: The open ``subscriptions/listen`` streams (2026-07-28); ``len(server.listens)`` is how many.
-        self.listens = Listens(self._connections.bus, max_listens)
+        self.listens = ListenRegistry(self._connections.bus, max_listens)
         self._task_options: Dict[str, Any] = {"store": task_store, "max_workers": task_workers,
                                               "ttl_ms": task_ttl_ms, "poll_interval_ms": task_poll_interval_ms}
         self._tasks: Optional[TaskManager] = None
@@ -335,17 +336,17 @@ class Server(Registry):
         picks the era's method table (a method of the other era is unknown) and the shape of the result on
         its way back up (`results.answer`, or the handshake era's plain result).
         """
-        modern = ctx.envelope is not None
-        handler = _method_tables()[modern].get(ctx.method)
+        enveloped = ctx.envelope is not None
+        handler = _method_tables()[enveloped].get(ctx.method)
         if handler is None:
             raise RPCError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
         result = handler(self, connection, ctx)
         if not isinstance(result, dict):  # a Deferred: answered later, with a result its handler shaped
             return result
-        if modern:
+        if enveloped:
             return _results().answer(result, ctx, self, self._complete_members())  # type: ignore[no-any-return]
         if "resultType" in result or "ttlMs" in result:  # a handler's 2026-07-28 fields, on an older revision
-            result = _results().strip_modern_fields(result)
+            result = _results().strip_envelope_era_fields(result)
         return {"jsonrpc": "2.0", "id": ctx.id, "result": result}
 
     def _complete_members(self) -> Optional[CompleteMembers]:
@@ -368,7 +369,7 @@ class Server(Registry):
 
 def _state_keys(keys: Union[StateKeys, Sequence[bytes], str, None]) -> Tuple[StateKeys, str]:
     """The key ring a server was given, and where it came from ("argument", the variable's name, "ephemeral")."""
-    from ..protocol.mrtr import STATE_KEYS_ENV, StateKeys  # a part of the server: loaded when one is built
+    from ..protocol.request_state import STATE_KEYS_ENV, StateKeys  # a part of the server: loaded when one is built
 
     if isinstance(keys, StateKeys):
         return keys, "argument"
@@ -417,8 +418,8 @@ def _method_tables() -> Tuple[Dict[str, Handler], Dict[str, Handler]]:
     """Each era's method table, request method -> its handler: (the handshake era's, 2026-07-28's). Importing
     the handlers: a server that never answers a request never loads them. (Two first requests on two threads
     may both build them: the same tables.)"""
-    from ..protocol.envelope import MODERN_ONLY_METHODS, REMOVED_METHODS
-    from . import handlers, listen, subscriptions, tasks
+    from ..protocol.envelope import ENVELOPE_ONLY_METHODS, REMOVED_METHODS
+    from . import connections, handlers, listen, tasks
 
     def on_connection(handle: Callable[[Connection, RequestContext], Dict[str, Any]]) -> Handler:
         return lambda server, connection, ctx: handle(connection, ctx)
@@ -430,12 +431,12 @@ def _method_tables() -> Tuple[Dict[str, Handler], Dict[str, Handler]]:
         methods.RESOURCES_LIST: handlers.list_resources,
         methods.RESOURCES_TEMPLATES_LIST: handlers.list_templates,
         methods.RESOURCES_READ: handlers.read_resource,
-        methods.RESOURCES_SUBSCRIBE: on_connection(subscriptions.subscribe),
-        methods.RESOURCES_UNSUBSCRIBE: on_connection(subscriptions.unsubscribe),
+        methods.RESOURCES_SUBSCRIBE: on_connection(connections.subscribe),
+        methods.RESOURCES_UNSUBSCRIBE: on_connection(connections.unsubscribe),
         methods.PROMPTS_LIST: handlers.list_prompts,
         methods.PROMPTS_GET: handlers.get_prompt,
         methods.COMPLETE: handlers.complete,
-        methods.LOGGING_SET_LEVEL: on_connection(subscriptions.set_level),
+        methods.LOGGING_SET_LEVEL: on_connection(connections.set_level),
         methods.SUBSCRIPTIONS_LISTEN: listen.listen,
         # the skills extension: its module loads with the first such request
         "skills/list": _skills_handler("list_skills"),
@@ -444,9 +445,9 @@ def _method_tables() -> Tuple[Dict[str, Handler], Dict[str, Handler]]:
     }
     # Without an envelope (the handshake era) a method that exists only from 2026-07-28 is unknown; with one,
     # the `_meta` ladder has already refused the methods 2026-07-28 removed.
-    handshake = {method: handle for method, handle in both.items() if method not in MODERN_ONLY_METHODS}
-    modern = {method: handle for method, handle in both.items() if method not in REMOVED_METHODS}
-    return {**handshake, **tasks.HANDSHAKE_METHODS}, {**modern, **tasks.MODERN_METHODS}
+    handshake = {method: handle for method, handle in both.items() if method not in ENVELOPE_ONLY_METHODS}
+    enveloped = {method: handle for method, handle in both.items() if method not in REMOVED_METHODS}
+    return {**handshake, **tasks.HANDSHAKE_METHODS}, {**enveloped, **tasks.ENVELOPE_METHODS}
 
 
 def _skills_handler(name: str) -> Handler:

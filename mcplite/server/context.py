@@ -19,11 +19,11 @@ from ..protocol.capabilities import (
 from ..protocol.envelope import missing_capabilities_error
 from ..protocol.json_text import copied
 from ..protocol.methods import LOGGING_LEVELS
-from ..protocol.replay import Elicit, ElicitURL, InputRequest, ListRoots, Round, Sample, StartTask
+from ..protocol.input_rounds import Elicit, ElicitURL, InputRequest, ListRoots, Round, Sample, StartTask
 from ..schema.validation import ValidationError, validate
 from ..session.pending import DEFAULT_TIMEOUT
 from ..session.server import stateless_refusal
-from .subscriptions import check_log_level, log_params
+from .connections import check_log_level, log_params
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ..protocol.versions import Revision
     from ..session import LazyEvent, RequestContext, ServerSession
     from ..transports import RequestInfo
-    from .subscriptions import Connection
+    from .connections import Connection
 
 __all__ = ["Context", "ELICIT_TIMEOUT"]
 
@@ -169,7 +169,7 @@ class Context:
     # ---- questions to the client -------------------------------------------------------------------------
     # Up to 2025-11-25 a question is a request to the client, and the call blocks until it answers. From
     # 2026-07-28 the server sends no requests: a question is part of an input-required round, and the handler
-    # is replayed with the answers (protocol/replay.py). The same calls work in both; see the README.
+    # is replayed with the answers (protocol/input_rounds.py). The same calls work in both; see the README.
     def sample(self, messages: Union[str, Sequence[Union[str, Dict[str, Any]]]], *, max_tokens: int = 1000,
                system_prompt: Optional[str] = None, temperature: Optional[float] = None,
                stop_sequences: Optional[List[str]] = None, model_preferences: Optional[Dict[str, Any]] = None,
@@ -233,7 +233,7 @@ class Context:
         """
         for request in questions.values():
             self._check_capability(request)
-        if self._modern:
+        if self._enveloped:
             return self._replay_round().ask_many(questions)
         pending = {key: self.session.send_request(request.method, self._legacy_params(request),
                                                   related_request_id=self.request_id)
@@ -299,14 +299,14 @@ class Context:
 
     # -- how a question is asked --
     @property
-    def _modern(self) -> bool:
+    def _enveloped(self) -> bool:
         return self.revision.input_required
 
     def _ask_one(self, key: Optional[str], request: InputRequest, timeout: Optional[float]) -> Any:
-        if not self._modern and self.session.stateless:  # the true reason, before "did not declare"
+        if not self._enveloped and self.session.stateless:  # the true reason, before "did not declare"
             raise LocalProtocolError(stateless_refusal(request.method, self.revision.version))
         self._check_capability(request)
-        if self._modern:
+        if self._enveloped:
             return self._replay_round().ask(key, request)
         result = self.session.request(request.method, self._legacy_params(request), timeout=timeout,
                                       related_request_id=self.request_id)
@@ -326,7 +326,7 @@ class Context:
                                                  self.revision)
         if missing is None:
             return
-        if self._modern:
+        if self._enveloped:
             required: Dict[str, Any] = {}
             for name in reversed(missing.split(".")):
                 required = {name: required}

@@ -12,10 +12,10 @@ import time
 
 from .._log import log
 from ..errors import INTERNAL_ERROR, INVALID_PARAMS, RemoteError, ResourceNotFound, RPCError
-from ..protocol.mrtr import open_state, seal_state
-from ..protocol.replay import InputRequired, Round, StartTask, Suspend
+from ..protocol.request_state import open_state, seal_state
+from ..protocol.input_rounds import InputRequired, Round, StartTask, Suspend
 from ..protocol.tasks import EXTENSION_ID as TASKS_EXTENSION
-from ..protocol.versions import MODERN, revision
+from ..protocol.versions import ENVELOPE, revision
 from ..schema.validation import ValidationError, validate
 from .context import ELICIT_TIMEOUT, Context
 from .results import (
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from ..schema.functions import FunctionSchema
     from ..session import RequestContext
     from .registry import Registry, ResourceEntry, ToolEntry
-    from .subscriptions import Connection
+    from .connections import Connection
 
 
 def _call(server: Registry, connection: Connection, ctx: RequestContext, fn: Callable[..., Any],
@@ -97,9 +97,9 @@ def _call_with_rounds(server: Registry, connection: Connection, ctx: RequestCont
             return value, None
         round = Round(None, None)
     else:
-        envelope = None if token is None else open_state(token, now=time.time(), **_binding(server, ctx, target,
-                                                                                             arguments))
-        round = Round(envelope, responses, validate)  # its ValidationError is a ValueError
+        round_state = None if token is None else open_state(token, now=time.time(),
+                                                            **_binding(server, ctx, target, arguments))
+        round = Round(round_state, responses, validate)  # its ValidationError is a ValueError
         try:
             value = _call(server, connection, ctx, fn, schema, kwargs, round, prelude)
         except Suspend:
@@ -114,14 +114,15 @@ def _call_with_rounds(server: Registry, connection: Connection, ctx: RequestCont
     if outcome is None:
         return value, None
     info: Any = server  # the Server
-    state = seal_state(outcome["envelope"], now=time.time(), ttl=info.state_ttl,
+    state = seal_state(outcome["round_state"], now=time.time(), ttl=info.state_ttl,
                        **_binding(server, ctx, target, arguments))
     return None, {"resultType": "input_required", "inputRequests": outcome["inputRequests"], "requestState": state}
 
 
 def _binding(server: Registry, ctx: RequestContext, target: str, arguments: Dict[str, Any]) -> Dict[str, Any]:
     """What a request's ``requestState`` is sealed with and bound to: the server's keys, codec and name, the
-    request's method, target and arguments, and who is calling (`mrtr.seal_state`, `mrtr.open_state`)."""
+    request's method, target and arguments, and who is calling
+    (`request_state.seal_state`, `request_state.open_state`)."""
     info: Any = server
     auth = ctx.request_info.auth if ctx.request_info is not None else None
     return {"keys": info.state_keys, "codec": info.state_codec, "method": ctx.method, "target": target,
@@ -137,9 +138,9 @@ def _arguments(ctx: RequestContext) -> Dict[str, Any]:
 
 # ---- discovery (2026-07-28) ----------------------------------------------------------------------------
 def discover(server: Registry, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
-    """`server/discover`: the modern versions served, the capabilities and the instructions.
+    """`server/discover`: the envelope-era versions served, the capabilities and the instructions.
 
-    Only the modern versions: a client that finds none it speaks falls back to ``initialize`` (MODERN.md spec
+    Only the envelope-era versions: a client that finds none it speaks falls back to ``initialize`` (MODERN.md spec
     point 9); ``-32022`` lists both eras. The server's identity goes in ``_meta`` with every result.
     """
     info: Any = server
@@ -148,7 +149,7 @@ def discover(server: Registry, connection: Connection, ctx: RequestContext) -> D
     # one, only by a server with a tool that may run as a task.
     if any(tool.task_support != "forbidden" for tool in server._tools.values()):
         capabilities["extensions"] = {**capabilities.get("extensions", {}), TASKS_EXTENSION: {}}
-    result: Dict[str, Any] = {"supportedVersions": [v for v in info.supported_versions if revision(v).era == MODERN],
+    result: Dict[str, Any] = {"supportedVersions": [v for v in info.supported_versions if revision(v).era == ENVELOPE],
                               "capabilities": capabilities}
     if info.instructions:
         result["instructions"] = info.instructions
@@ -190,7 +191,7 @@ def call_tool(server: Registry, connection: Connection, ctx: RequestContext) -> 
     if tool.task_support != "forbidden" or "task" in ctx.params:
         from ..protocol import tasks as states
 
-        mode = states.execution_mode(tool.task_support, modern=ctx.envelope is not None,
+        mode = states.execution_mode(tool.task_support, enveloped=ctx.envelope is not None,
                                      extension=ctx.envelope is not None
                                      and states.extension_declared(ctx.envelope.client_capabilities),
                                      core_tasks=revision.core_tasks, task_param=ctx.params.get("task"))

@@ -7,7 +7,7 @@ From 2026-07-28 a client hears the server's list changes and resource updates on
    ``resourcesListChanged`` (booleans) and ``resourceSubscriptions`` (resource URIs);
 2. gets, as its first message, ``notifications/subscriptions/acknowledged`` with the filter this server
    honours: the kinds its capabilities declare, the others omitted (`honoured_filter`);
-3. then hears every published event its filter names (`Listens.deliver`), each notification carrying
+3. then hears every published event its filter names (`ListenRegistry.deliver`), each notification carrying
    ``_meta["io.modelcontextprotocol/subscriptionId"]``: the JSON-RPC id of the listen request;
 4. ends when the client cancels it (``notifications/cancelled`` on stdio, a closed response on HTTP) or
    leaves: no answer; or when the server ends the session (shutdown): the graceful result
@@ -19,8 +19,8 @@ pool worker that ran it is free at once, and the session keeps the request in fl
 the thread of the POST holds the response open (the response is the stream). ``Server(max_listens=...)``
 caps the listens open at once: beyond it, a listen is refused with ``-32603`` before any acknowledgement.
 
-Each `Server` has a `Listens` registry (``server.listens``), subscribed to its event bus next to the
-handshake connections (`subscriptions`). This module loads with every server built, so it keeps its imports
+Each `Server` has a `ListenRegistry` (``server.listens``), subscribed to its event bus next to the
+handshake connections (`connections`). This module loads with every server built, so it keeps its imports
 light: `results` and the session layer's `Deferred` are imported by the first listen.
 """
 
@@ -41,9 +41,9 @@ if TYPE_CHECKING:
     from ..session import RequestContext, ServerSession
     from ..session.endpoint import Deferred
     from .registry import Registry
-    from .subscriptions import Connection, Event
+    from .connections import Connection, Event
 
-__all__ = ["Listen", "Listens", "honoured_filter", "listen"]
+__all__ = ["Listen", "ListenRegistry", "honoured_filter", "listen"]
 
 #: A boolean field of the filter -> the notification it asks for, and the capability that must declare it.
 _LIST_CHANGES: Dict[str, Tuple[str, str, str]] = {
@@ -136,7 +136,7 @@ class Listen:
                 log.debug("%s to listen %r dropped: %s", method, self.id, exc)
 
 
-class Listens:
+class ListenRegistry:
     """The open listen streams of one `Server`, at most ``max_listens`` at once; ``len()`` is how many.
 
     Args:
@@ -201,7 +201,7 @@ def listen(server: Registry, connection: Connection, ctx: RequestContext) -> Def
 
     info: Any = server  # a Server: its capabilities, its listens, its info
     honoured = honoured_filter(ctx.params.get("notifications"), info.capabilities())
-    registry: Listens = info.listens
+    registry: ListenRegistry = info.listens
     entry = registry.open(ctx.session, ctx.id, honoured)  # type: ignore[arg-type]  # a ServerSession
     try:
         entry.acknowledge(honoured)

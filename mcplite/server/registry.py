@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from ..session import ServerSession
     from .caching import ResourceHints
     from .skills import SkillIndex
-    from .subscriptions import Connections
+    from .connections import Connections
 
     F = TypeVar("F", bound=Callable[..., Any])
     E = TypeVar("E")

@@ -183,7 +183,7 @@ def completion_result(values: Any) -> Dict[str, Any]:
 
 # ---- the shape of a result per revision --------------------------------------------------------------
 #: What 2026-07-28 adds to results, removed from results of older revisions (a handler may set them).
-_MODERN_FIELDS = ("resultType", "ttlMs", "cacheScope")
+_ENVELOPE_ERA_FIELDS = ("resultType", "ttlMs", "cacheScope")
 
 
 def shape_result(result: Dict[str, Any], ctx: RequestContext, server: Any) -> Dict[str, Any]:
@@ -237,9 +237,9 @@ def answer(result: Dict[str, Any], ctx: RequestContext, server: Any,
     return jsonrpc.result(ctx.id, shape_result(result, ctx, server))
 
 
-def strip_modern_fields(result: Dict[str, Any]) -> Dict[str, Any]:
+def strip_envelope_era_fields(result: Dict[str, Any]) -> Dict[str, Any]:
     """``result`` without the fields of 2026-07-28, for a request of an older revision."""
-    return {key: value for key, value in result.items() if key not in _MODERN_FIELDS}
+    return {key: value for key, value in result.items() if key not in _ENVELOPE_ERA_FIELDS}
 
 
 # ---- pagination ---------------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from typing import Any, Dict, Iterable, List, Optional, Tuple
 
     from ..session import RequestContext
-    from .subscriptions import Connection
+    from .connections import Connection
 
     #: The `Registry` a handler serves from (not imported by name: the registry imports this module).
     Registry = Any

@@ -35,7 +35,7 @@ from .._sync import DaemonPool, LazyEvent
 from ..errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, RemoteError, RPCError
 from ..protocol import tasks as states
 from ..protocol.envelope import missing_capabilities_error
-from ..protocol.replay import InputRequired, Round, check_answer, key_pending
+from ..protocol.input_rounds import InputRequired, Round, check_answer, key_pending
 from ..schema.validation import validate
 from .context import ELICIT_TIMEOUT, Context
 from .results import describe_exception, error_result, tool_result
@@ -45,10 +45,10 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run t
 if TYPE_CHECKING:
     from typing import Any, Callable, Dict, List, Mapping, Optional
 
-    from ..protocol.replay import InputRequest
+    from ..protocol.input_rounds import InputRequest
     from ..session import RequestContext
     from .registry import Registry, ToolEntry
-    from .subscriptions import Connection
+    from .connections import Connection
     from .task_store import TaskStore
 
 __all__ = ["TaskManager", "TaskCancelled", "DEFAULT_TASK_TTL_MS", "DEFAULT_POLL_INTERVAL_MS", "RECHECK_SECONDS"]
@@ -474,7 +474,7 @@ def _manager(server: Registry) -> TaskManager:
     return manager
 
 
-def _modern_gate(ctx: RequestContext) -> None:
+def _envelope_gate(ctx: RequestContext) -> None:
     """2026-07-28: the tasks methods exist only for a request that declares the extension (-32021)."""
     envelope = ctx.envelope
     assert envelope is not None
@@ -494,22 +494,22 @@ def _task_id(ctx: RequestContext) -> Any:
 
 
 # 2026-07-28 (the extension): tasks/get, tasks/update, tasks/cancel.
-def modern_get(server: Registry, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
+def envelope_get(server: Registry, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
     """``tasks/get``: a ``DetailedTask``, its result, error or questions inlined."""
-    _modern_gate(ctx)
+    _envelope_gate(ctx)
     return states.detailed_task(_manager(server).find(_task_id(ctx), _principal(server, ctx)))
 
 
-def modern_update(server: Registry, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
+def envelope_update(server: Registry, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
     """``tasks/update``: answers to a task's questions; an empty acknowledgement."""
-    _modern_gate(ctx)
+    _envelope_gate(ctx)
     _manager(server).update(_task_id(ctx), _principal(server, ctx), ctx.params.get("inputResponses"))
     return {}
 
 
-def modern_cancel(server: Registry, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
+def envelope_cancel(server: Registry, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
     """``tasks/cancel``: an empty acknowledgement (also for a task that already ended)."""
-    _modern_gate(ctx)
+    _envelope_gate(ctx)
     _manager(server).cancel(_task_id(ctx), _principal(server, ctx))
     return {}
 
@@ -568,4 +568,4 @@ def core_list(server: Registry, connection: Connection, ctx: RequestContext) -> 
 #: The method tables' rows for tasks, per era (`server._method_tables`): the other era's methods are unknown.
 HANDSHAKE_METHODS = {"tasks/get": core_get, "tasks/cancel": core_cancel, "tasks/result": core_result,
                      "tasks/list": core_list}
-MODERN_METHODS = {"tasks/get": modern_get, "tasks/update": modern_update, "tasks/cancel": modern_cancel}
+ENVELOPE_METHODS = {"tasks/get": envelope_get, "tasks/update": envelope_update, "tasks/cancel": envelope_cancel}

@@ -1,8 +1,8 @@
 """`ClientSession`: the client end of the lifecycle, in both protocol eras.
 
 Handshake era (2024-11-05 … 2025-11-25): `initialize` negotiates one revision for the connection, and the
-server's capabilities come with its answer. Modern era (2026-07-28): no handshake. `discover` asks
-``server/discover`` (the era probe, which changes nothing), and `adopt` makes the session speak a modern
+server's capabilities come with its answer. Envelope era (2026-07-28): no handshake. `discover` asks
+``server/discover`` (the era probe, which changes nothing), and `adopt` makes the session speak an envelope-era
 revision: from then on every request carries the envelope in ``params._meta`` (protocol version, client
 capabilities, client info, and the log level once one is set), built once and reused, and over HTTP the
 headers that mirror its body (``Mcp-Method``, ``Mcp-Name``). Which era to speak is the `Client`'s decision.
@@ -16,8 +16,15 @@ from .._sync import DEFAULT
 from ..errors import RemoteProtocolError, VersionMismatch
 from ..protocol import jsonrpc, methods
 from ..protocol.json_text import copied
-from ..protocol.lifecycle import CLIENT, MODERN_ADOPTED, RECEIVE
-from ..protocol.versions import HANDSHAKE, HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION, MODERN, is_supported, revision
+from ..protocol.lifecycle import CLIENT, ENVELOPE_ADOPTED, RECEIVE
+from ..protocol.versions import (
+    ENVELOPE,
+    HANDSHAKE,
+    HANDSHAKE_VERSIONS,
+    LATEST_HANDSHAKE_VERSION,
+    is_supported,
+    revision,
+)
 from ..transports import Transport
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
@@ -49,7 +56,7 @@ class ClientSession(Session):
         #: The ``server/discover`` result the session adopted (2026-07-28), or None (a handshake, or a pin
         #: that has not asked yet).
         self.discover_result: Optional[Dict[str, Any]] = None
-        # The envelope stamped on every request once modern (see `adopt`), None before. Replaced whole, never
+        # The envelope stamped on every request once enveloped (see `adopt`), None before. Replaced whole, never
         # mutated: a sender reads it once, without the lock.
         self._envelope: Optional[_Envelope] = None
         self._client_info: Dict[str, Any] = {}
@@ -100,7 +107,7 @@ class ClientSession(Session):
         self.notify(methods.INITIALIZED)
         return result
 
-    # ---- the modern era (2026-07-28) ---------------------------------------------------------------------
+    # ---- the envelope era (2026-07-28) ---------------------------------------------------------------------
     @staticmethod
     def envelope(version: str, client_info: Dict[str, Any], capabilities: Dict[str, Any],
                  log_level: Optional[str] = None) -> Dict[str, Any]:
@@ -116,7 +123,7 @@ class ClientSession(Session):
                  timeout: Any = DEFAULT) -> Dict[str, Any]:
         """Ask ``server/discover`` at ``version`` (a 2026-07-28 request, whatever the session speaks) and
         return the `DiscoverResult`. Changes nothing: the probe of era detection, and the liveness check of a
-        modern session.
+        envelope-era session.
 
         Raises:
             RemoteError: the server answered with an error (``-32022`` carries the versions it speaks).
@@ -132,16 +139,16 @@ class ClientSession(Session):
 
     def adopt(self, version: str, discover_result: Optional[Dict[str, Any]], client_info: Dict[str, Any],
               capabilities: Dict[str, Any]) -> None:
-        """Speak ``version`` (a modern revision) from now on, without a handshake. ``discover_result``: what
+        """Speak ``version`` (an envelope-era revision) from now on, without a handshake. ``discover_result``: what
         the probe learnt of the server (None under a pin: then nothing is known of it yet)."""
-        if revision(version).era != MODERN:
+        if revision(version).era != ENVELOPE:
             raise ValueError(f"{version} is not a revision without a handshake")
         self._client_info, self._capabilities = client_info, capabilities
         self._envelope = _Envelope(self.envelope(version, client_info, capabilities, self._log_level))
         if discover_result is not None:
             self.learn(discover_result)
         self.revision = revision(version)
-        self._advance(MODERN_ADOPTED)
+        self._advance(ENVELOPE_ADOPTED)
 
     def learn(self, discover_result: Dict[str, Any]) -> None:
         """Take the server's description from a `DiscoverResult` (its info rides in the result's ``_meta``;
@@ -154,7 +161,7 @@ class ClientSession(Session):
         self.instructions = discover_result.get("instructions")
 
     @property
-    def modern(self) -> bool:
+    def enveloped(self) -> bool:
         """True once the session speaks a revision without a handshake (`adopt`)."""
         return self._envelope is not None
 

@@ -5,7 +5,7 @@ refuses (MODERN.md, "The server side on stdio and in-memory"). It starts where b
 moves it on in the handshake era, and the first enveloped request that the `_meta` ladder accepts moves it to
 2026-07-28's, where every request then runs the ladder and goes to its handler with its own revision.
 ``server/discover`` decides nothing: a client's probe that was merely slow may be followed by ``initialize``
-(2026-07-28 transports/stdio.mdx). Over HTTP every modern request gets a throwaway session of its own, so the
+(2026-07-28 transports/stdio.mdx). Over HTTP every envelope-era request gets a throwaway session of its own, so the
 era of an HTTP session is only ever decided by its first request.
 """
 
@@ -15,8 +15,8 @@ from .._sync import LazyEvent
 from ..errors import INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION, LocalProtocolError, RPCError
 from ..protocol import envelope, jsonrpc, methods
 from ..protocol.json_text import copied
-from ..protocol.lifecycle import CLOSED, ENVELOPED, MODERN_EXPECTED, READY, RECEIVE, SEND, SERVER, skipped_to
-from ..protocol.versions import HANDSHAKE, HANDSHAKE_VERSIONS, MODERN, negotiate, revision
+from ..protocol.lifecycle import CLOSED, ENVELOPE_EXPECTED, ENVELOPED, READY, RECEIVE, SEND, SERVER, skipped_to
+from ..protocol.versions import ENVELOPE, HANDSHAKE, HANDSHAKE_VERSIONS, negotiate, revision
 from ..transports import Transport
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
@@ -50,8 +50,8 @@ class ServerSession(Session):
         super().__init__(transport, **kwargs)
         self._initialize_result = initialize_result
         self._supported_versions = supported_versions or HANDSHAKE_VERSIONS
-        self._modern_versions = tuple(v for v in self._supported_versions if revision(v).era == MODERN)
-        #: The last envelope the ladder accepted on this stream connection, once it is pinned modern, as
+        self._envelope_versions = tuple(v for v in self._supported_versions if revision(v).era == ENVELOPE)
+        #: The last envelope the ladder accepted on this stream connection, once it is pinned to the envelope era, as
         #: (its ``_meta``, the `Envelope`, its `Revision`), the session's own copies: a client stamps the same
         #: ``_meta`` on every request, and one dict comparison (in C) is much cheaper than the ladder. Never used
         #: for a request that came with HTTP headers (their rungs must run). Reader thread only.
@@ -86,7 +86,7 @@ class ServerSession(Session):
 
     def _accept_request(self, msg: Message, batch: Optional[_Batch], inline: bool,
                         request_info: Optional[RequestInfo] = None) -> None:
-        if envelope.classify(msg) == envelope.MODERN:
+        if envelope.classify(msg) == ENVELOPE:
             self._accept_enveloped(msg, batch, inline, request_info)
         elif msg["method"] == methods.INITIALIZE:
             self._initialize(msg, batch)
@@ -97,7 +97,7 @@ class ServerSession(Session):
                           request_info: Optional[RequestInfo]) -> None:
         """A request with a 2026-07-28 envelope: the lifecycle's verdict, the `_meta` ladder, then its handler
         with the request's own revision."""
-        params = msg["params"]  # an object with a _meta object: what made `envelope.classify` say MODERN
+        params = msg["params"]  # an object with a _meta object: what made `envelope.classify` say ENVELOPE
         ctx = RequestContext(self, msg["id"], msg["method"], params)
         last = self._last_envelope
         if last is not None and request_info is None and batch is None and params["_meta"] == last[0] \
@@ -112,10 +112,10 @@ class ServerSession(Session):
         if refusal is None:
             try:
                 read = envelope.read_envelope(
-                    # -32022 lists what server/discover lists (the modern versions), or, from a server that
+                    # -32022 lists what server/discover lists (the envelope-era versions), or, from a server that
                     # speaks only the handshake era, those versions, so that a probing client falls back at once.
-                    ctx.method, params, supported_modern=self._modern_versions,
-                    supported_all=self._modern_versions or self._supported_versions,
+                    ctx.method, params, supported_envelope=self._envelope_versions,
+                    supported_all=self._envelope_versions or self._supported_versions,
                     headers=request_info.headers if request_info is not None else None)
             except RPCError as exc:
                 refusal = exc
@@ -134,10 +134,10 @@ class ServerSession(Session):
                 log_level=read.log_level, progress_token=read.progress_token), ctx.revision)
         self._admit(ctx, inline)
 
-    def expect_modern(self) -> None:
+    def expect_envelope(self) -> None:
         """Speak 2026-07-28 only: the transport knows (an HTTP request sent at that revision), so a request
         without an envelope is refused for its missing ``_meta`` rather than for a missing handshake."""
-        self._advance(MODERN_EXPECTED)
+        self._advance(ENVELOPE_EXPECTED)
 
     def _check_outgoing_request(self, method: str) -> None:
         if self.stateless:

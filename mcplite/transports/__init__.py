@@ -203,7 +203,7 @@ class HostedSession(Protocol):
     def assume_initialized(self, version: str) -> None:
         """Start past the handshake, under ``version`` (stateless HTTP: every request stands alone)."""
 
-    def expect_modern(self) -> None:
+    def expect_envelope(self) -> None:
         """Speak 2026-07-28 only (an HTTP request sent at that revision): an unenveloped request is malformed."""
 
 

@@ -15,9 +15,10 @@ import os
 import sys
 
 from mcplite import Server
-from mcplite.protocol.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
+from mcplite.protocol.versions import ENVELOPE_VERSIONS, HANDSHAKE_VERSIONS
 
-versions = HANDSHAKE_VERSIONS if os.environ.get("MCPLITE_BENCH_LEGACY_ONLY") == "1" else MODERN_VERSIONS + HANDSHAKE_VERSIONS
+legacy_only = os.environ.get("MCPLITE_BENCH_LEGACY_ONLY") == "1"
+versions = HANDSHAKE_VERSIONS if legacy_only else ENVELOPE_VERSIONS + HANDSHAKE_VERSIONS
 server = Server("bench-mcplite", supported_versions=versions)
 
 

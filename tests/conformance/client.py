@@ -15,7 +15,7 @@ The revision: the suite says which one it judges in ``MCP_CONFORMANCE_PROTOCOL_V
 the handshake; the 2026-07-28 set: per-request ``_meta``, no handshake; suite 0.1.16 names none and judges
 the handshake era). Every scenario pins the client to it, as a user who knows the server would; the probe the
 default ``protocol_version="auto"`` makes is tested in tests/test_client_era.py and
-tests/test_http_client_modern.py. (At 2026-07-28 several mocks do not answer
+tests/test_http_client_envelope.py. (At 2026-07-28 several mocks do not answer
 ``server/discover`` at all, which the spec allows: discover is optional there.)
 """
 

@@ -14,7 +14,7 @@ handshake revision, either era's in auto mode).
 
 On 2026-07-28 the peers' servers ask for sampling, elicitation and roots with ``input_required`` results,
 which the client answers through the same ``sampling=``, ``elicitation=`` and ``roots=`` callbacks as the
-handshake's server-to-client requests, retrying the call (`mcplite.client.rounds`). That revision has no
+handshake's server-to-client requests, retrying the call (`mcplite.client.input_rounds`). That revision has no
 ``logging/setLevel``: the level set with ``set_logging_level`` rides in each later request's ``_meta``, and
 the server's log messages for that request reach ``on_log`` as on the handshake.
 """
@@ -98,7 +98,7 @@ def main(argv: List[str]) -> int:
             # Handshake: one logging/setLevel for the session, only when the server declares logging (the spec
             # forbids it otherwise). 2026-07-28: nothing is sent now; the level rides in every later request's
             # _meta, and a server sends log messages only for requests that carry one.
-            if client.session.modern:
+            if client.session.enveloped:
                 client.set_logging_level(CONTRACT["modernLogLevel"])
             elif "logging" in client.server_capabilities:
                 client.set_logging_level("info")

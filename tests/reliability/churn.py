@@ -84,7 +84,7 @@ def _churn(client: Client, rng: random.Random, calls: int, burst: int, tally: _T
             tally.calls += size
             tally.cancelled += len(took_effect)
         sent += size
-    client.ping(timeout=WAIT) if not client.session.modern else client.list_tools(timeout=WAIT)
+    client.ping(timeout=WAIT) if not client.session.enveloped else client.list_tools(timeout=WAIT)
 
 
 @scenario("cancel-stdio", quick_timeout=120, long_timeout=900)

@@ -20,7 +20,7 @@ from .rawhttp import Answer, exchange, json_body, request
 
 BATCH = 100
 LEGACY = "2025-11-25"
-MODERN = "2026-07-28"
+ENVELOPE_VERSION = "2026-07-28"
 ACCEPT = ("Accept", "application/json, text/event-stream")
 JSON_TYPE = ("Content-Type", "application/json")
 #: Seconds a request may take to be answered (or closed) before it counts as a hang.
@@ -51,12 +51,12 @@ class _Fuzzer:
             headers.append(("MCP-Session-Id", self.session()))
         return "POST", "/mcp", headers, self.body()
 
-    def modern_post(self) -> Tuple[str, str, Headers, bytes]:
+    def envelope_post(self) -> Tuple[str, str, Headers, bytes]:
         message = random_message(self.rng)
         if isinstance(message.get("params"), dict) and self.rng.random() < 0.7:
-            message["params"]["_meta"] = {"io.modelcontextprotocol/protocolVersion": MODERN,
+            message["params"]["_meta"] = {"io.modelcontextprotocol/protocolVersion": ENVELOPE_VERSION,
                                           "io.modelcontextprotocol/clientCapabilities": {}}
-        headers: Headers = [JSON_TYPE, ACCEPT, ("MCP-Protocol-Version", MODERN)]
+        headers: Headers = [JSON_TYPE, ACCEPT, ("MCP-Protocol-Version", ENVELOPE_VERSION)]
         method = message.get("method")
         if isinstance(method, str) and self.rng.random() < 0.8:
             headers.append(("Mcp-Method", method))
@@ -97,7 +97,7 @@ class _Fuzzer:
         if roll < 0.35:
             return self.legacy_post()
         if roll < 0.65:
-            return self.modern_post()
+            return self.envelope_post()
         if roll < 0.68:
             return self.initialize()
         return self.other()

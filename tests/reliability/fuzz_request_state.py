@@ -1,4 +1,4 @@
-"""Fuzzer fuzz-request-state: seeded mutations of sealed ``requestState`` tokens, opened by `mrtr.open_state`.
+"""Fuzzer fuzz-request-state: seeded mutations of sealed ``requestState`` tokens, opened by `request_state.open_state`.
 
 Every case starts from a valid token for one request and spoils it one of three ways (`KINDS`):
 
@@ -10,7 +10,7 @@ Every case starts from a valid token for one request and spoils it one of three 
 - ``codec``: what a deployment's codec hands back (``Server(state_codec=...)``): the same spoiled payloads, a
   str, or something that is neither.
 
-Passing means: every case returns an envelope (a dict with ``r``, ``asked``, ``answers``, ``memo``) or raises
+Passing means: every case returns a round state (a dict with ``r``, ``asked``, ``answers``, ``memo``) or raises
 `InvalidRequestState`, never another exception (UnicodeError, ValueError, RecursionError, KeyError, TypeError).
 A failure raises AssertionError with the line that reproduces the case alone (`run_case`).
 
@@ -25,7 +25,7 @@ import json
 import random
 from typing import Any, Callable, Dict, List, Optional
 
-from mcplite.protocol.mrtr import InvalidRequestState, StateKeys, open_state, question_digest, seal_state
+from mcplite.protocol.request_state import InvalidRequestState, StateKeys, open_state, question_digest, seal_state
 
 __all__ = ["run", "run_case", "KINDS"]
 
@@ -35,7 +35,7 @@ NOW = 1_800_000_000
 #: The request every case's token is sealed for, and opened against.
 REQUEST: Dict[str, Any] = {"method": "tools/call", "target": "transfer", "arguments": {"to": "bob", "amount": 5},
                            "audience": "bank"}
-ENVELOPE: Dict[str, Any] = {
+ROUND_STATE: Dict[str, Any] = {
     "r": 1, "asked": {"ask-1": question_digest("elicitation/create", {"message": "Sure?"})},
     "answers": {"ask-1": {"action": "accept", "content": {"sure": True}}}, "memo": {"n": 1}, "user": ["u", 2]}
 KINDS = ("token", "payload", "codec")
@@ -104,7 +104,7 @@ def _value(rng: random.Random, depth: int = 0) -> Any:
 
 def _payload(principal: Optional[str]) -> Dict[str, Any]:
     """The payload of a valid token for `REQUEST`, as a dict."""
-    token = seal_state(ENVELOPE, keys=KEYS, now=NOW, principal=principal, **REQUEST)
+    token = seal_state(ROUND_STATE, keys=KEYS, now=NOW, principal=principal, **REQUEST)
     body = token.split(".")[1]
     decoded: Dict[str, Any] = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
     return decoded
@@ -159,7 +159,7 @@ def _spoiled_token(rng: random.Random, token: str) -> Any:
 
 
 def run_case(seed: int, n: int) -> str:
-    """Case ``n`` of ``seed``: opens one spoiled state; returns what came of it ("envelope" or "refused").
+    """Case ``n`` of ``seed``: opens one spoiled state; returns what came of it ("opened" or "refused").
 
     Raises AssertionError, with the line that reproduces it, when anything else comes of it."""
     rng = random.Random(f"request-state:{seed}:{n}")
@@ -168,7 +168,7 @@ def run_case(seed: int, n: int) -> str:
     opened_by = principal if rng.random() < 0.8 else rng.choice([None, "mallory"])
     codec: Optional[_Codec] = None
     if kind == "token":
-        token: Any = _spoiled_token(rng, seal_state(ENVELOPE, keys=KEYS, now=NOW, principal=principal, **REQUEST))
+        token: Any = _spoiled_token(rng, seal_state(ROUND_STATE, keys=KEYS, now=NOW, principal=principal, **REQUEST))
     elif kind == "payload":
         token = _sign(_spoiled_payload(rng, principal))
     else:
@@ -180,7 +180,7 @@ def run_case(seed: int, n: int) -> str:
             unsealed = _value(rng)
         codec, token = _Codec(unsealed), "opaque"
     try:
-        envelope = open_state(token, keys=KEYS, now=NOW + 1, principal=opened_by, codec=codec, **REQUEST)
+        round_state = open_state(token, keys=KEYS, now=NOW + 1, principal=opened_by, codec=codec, **REQUEST)
     except InvalidRequestState:
         return "refused"
     except Exception as exc:
@@ -188,9 +188,9 @@ def run_case(seed: int, n: int) -> str:
             f"fuzz-request-state case {n} ({kind}) of seed {seed}: {type(exc).__name__}: {str(exc)[:200]}; "
             f"reproduce (from the checkout's root): python3 -c \"from tests.reliability.fuzz_request_state "
             f"import run_case; run_case({seed}, {n})\"") from exc
-    assert isinstance(envelope, dict) and {"r", "asked", "answers", "memo"} <= set(envelope), \
-        f"fuzz-request-state case {n} of seed {seed}: opened to {envelope!r:.200}"
-    return "envelope"
+    assert isinstance(round_state, dict) and {"r", "asked", "answers", "memo"} <= set(round_state), \
+        f"fuzz-request-state case {n} of seed {seed}: opened to {round_state!r:.200}"
+    return "opened"
 
 
 def run(seed: int, cases: int, *, on_case: Optional[Callable[[int, str], None]] = None) -> None:

@@ -36,19 +36,19 @@ def server_restart(run: Run) -> Result:
     slowest = 0.0
     server = HTTPServerProcess(run)
     port = server.port
-    modern = Client(server.url, timeout=30).connect()
+    enveloped = Client(server.url, timeout=30).connect()
     legacy = Client(server.url, protocol_version="2025-11-25", timeout=30).connect()
     try:
         for round in range(rounds):
             server.stop()
-            for name, client in (("2026-07-28", modern), ("2025-11-25", legacy)):
+            for name, client in (("2026-07-28", enveloped), ("2025-11-25", legacy)):
                 started = time.monotonic()
                 outcome = _call(client, round)
                 slowest = max(slowest, time.monotonic() - started)
                 if outcome == "ok" or outcome.startswith("wrong"):
                     problems.append(f"round {round}, {name}, server down: {outcome}")
             server = HTTPServerProcess(run, address=f"127.0.0.1:{port}")
-            outcome = _call(modern, round)
+            outcome = _call(enveloped, round)
             if outcome != "ok":
                 problems.append(f"round {round}, 2026-07-28 after the restart: {outcome}")
             started = time.monotonic()
@@ -67,7 +67,7 @@ def server_restart(run: Run) -> Result:
             if outcome != "ok":
                 problems.append(f"round {round}, a new 2025-11-25 client: {outcome}")
     finally:
-        modern.close()
+        enveloped.close()
         legacy.close()
         server.stop()
     result.figures.update(rounds=rounds, slowest_failure=ms(slowest), problems=len(problems))

@@ -26,12 +26,12 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 import pytest
 from support import WAIT
 from support.http import serving
-from support.raw_http import EventReader, ModernClient, RawClient, Reply
+from support.raw_http import EnvelopeClient, EventReader, RawClient, Reply
 
 from mcplite import Context, Server
 from mcplite._log import redact_session_ids, session_label
-from mcplite.protocol import mrtr
-from mcplite.protocol.mrtr import InvalidRequestState, StateKeys, open_state, seal_state
+from mcplite.protocol import request_state
+from mcplite.protocol.request_state import InvalidRequestState, StateKeys, open_state, seal_state
 from mcplite.protocol.principal import principal_of
 from mcplite.server import default_principal
 from mcplite.transports.http_messages import HTTPRefusal
@@ -111,8 +111,8 @@ def as_user(http: Any, name: Optional[str], version: str = TASKS_2025) -> RawCli
     return client
 
 
-def modern_as(http: Any, name: Optional[str], capabilities: Optional[Dict[str, Any]] = None) -> ModernClient:
-    client = ModernClient(http, capabilities)
+def envelope_as(http: Any, name: Optional[str], capabilities: Optional[Dict[str, Any]] = None) -> EnvelopeClient:
+    client = EnvelopeClient(http, capabilities)
     if name is not None:
         client.extra["Authorization"] = f"Bearer {name}"
     return client
@@ -326,29 +326,29 @@ def test_an_owner_less_caller_and_an_owner_never_see_each_others_tasks() -> None
             assert task_request(ann, method, owner_less)["error"]["code"] == -32602
 
 
-def input_round(client: ModernClient, tool: str = "confirm", arguments: Optional[Dict[str, Any]] = None
+def input_round(client: EnvelopeClient, tool: str = "confirm", arguments: Optional[Dict[str, Any]] = None
                 ) -> Dict[str, Any]:
-    body = client.modern("tools/call", {"name": tool, "arguments": arguments or {"amount": 5}})
-    return client.post(body, client.modern_headers(body)).json()  # type: ignore[no-any-return]
+    body = client.enveloped("tools/call", {"name": tool, "arguments": arguments or {"amount": 5}})
+    return client.post(body, client.envelope_headers(body)).json()  # type: ignore[no-any-return]
 
 
-def retry(client: ModernClient, state: Any, tool: str = "confirm", arguments: Optional[Dict[str, Any]] = None
+def retry(client: EnvelopeClient, state: Any, tool: str = "confirm", arguments: Optional[Dict[str, Any]] = None
           ) -> Dict[str, Any]:
-    body = client.modern("tools/call", {"name": tool, "arguments": arguments or {"amount": 5},
+    body = client.enveloped("tools/call", {"name": tool, "arguments": arguments or {"amount": 5},
                                         "inputResponses": {"ok": {"action": "accept", "content": {"ok": True}}},
                                         "requestState": state})
-    return client.post(body, client.modern_headers(body)).json()  # type: ignore[no-any-return]
+    return client.post(body, client.envelope_headers(body)).json()  # type: ignore[no-any-return]
 
 
 def test_claims_that_name_nobody_are_refused_a_request_state_at_the_first_round() -> None:
     with serving(build(), authenticate=introspection) as http:
-        answer = input_round(modern_as(http, "ann", ELICITING))
+        answer = input_round(envelope_as(http, "ann", ELICITING))
         assert answer["error"]["code"] == -32600 and "requestState" in answer["error"]["message"]
 
 
 def test_a_request_state_of_one_username_is_refused_to_another() -> None:
     with serving(build(), authenticate=introspection_with_username) as http:
-        ann, bob = modern_as(http, "ann", ELICITING), modern_as(http, "bob", ELICITING)
+        ann, bob = envelope_as(http, "ann", ELICITING), envelope_as(http, "bob", ELICITING)
         state = input_round(ann)["result"]["requestState"]
         refused = retry(bob, state)
         assert refused["error"] == {"code": -32602, "message": "Invalid or expired requestState"}
@@ -519,20 +519,20 @@ def test_the_request_state_fuzzer_finds_nothing_but_invalid_request_states() -> 
     for seed in (1, 2):
         fuzz_request_state(seed, 1500, on_case=lambda n, outcome: outcomes.update(
             {outcome: outcomes.get(outcome, 0) + 1}))
-    assert outcomes["refused"] > 2000 and outcomes.get("envelope", 0) > 0  # some mutations leave it valid
+    assert outcomes["refused"] > 2000 and outcomes.get("opened", 0) > 0  # some mutations leave it valid
     assert time.monotonic() - started < 5
 
 
 def test_a_non_ascii_request_state_over_http_is_the_frozen_refusal() -> None:
     with serving(build()) as http:
-        answer = retry(modern_as(http, None, ELICITING), f"v1.\u00e9\u00e9.{SIGNATURE}")
+        answer = retry(envelope_as(http, None, ELICITING), f"v1.\u00e9\u00e9.{SIGNATURE}")
         assert answer["error"] == {"code": -32602, "message": "Invalid or expired requestState"}
 
 
 # ---- 4. protections already held, kept held (these pass on the old code too) ------------------------------------
 def test_a_request_state_sealed_for_one_subject_is_refused_to_another_over_http() -> None:
     with serving(build(), authenticate=by_subject) as http:
-        ann, bob = modern_as(http, "ann", ELICITING), modern_as(http, "bob", ELICITING)
+        ann, bob = envelope_as(http, "ann", ELICITING), envelope_as(http, "bob", ELICITING)
         state = input_round(ann)["result"]["requestState"]
         assert retry(bob, state)["error"]["code"] == -32602
         assert retry(ann, state)["result"]["content"][0]["text"] == "sent 5"
@@ -540,7 +540,7 @@ def test_a_request_state_sealed_for_one_subject_is_refused_to_another_over_http(
 
 def test_a_request_state_is_refused_for_another_tool_or_other_arguments_over_http() -> None:
     with serving(build(), authenticate=by_subject) as http:
-        ann = modern_as(http, "ann", ELICITING)
+        ann = envelope_as(http, "ann", ELICITING)
         state = input_round(ann)["result"]["requestState"]
         assert retry(ann, state, tool="confirm_too")["error"]["code"] == -32602
         assert retry(ann, state, arguments={"amount": 500})["error"]["code"] == -32602
@@ -551,13 +551,13 @@ def test_a_request_state_of_another_server_is_refused_over_http() -> None:
     other = build()
     other.name = "another-server"
     with serving(build(), authenticate=by_subject) as first, serving(other, authenticate=by_subject) as second:
-        state = input_round(modern_as(first, "ann", ELICITING))["result"]["requestState"]
-        assert retry(modern_as(second, "ann", ELICITING), state)["error"]["code"] == -32602
+        state = input_round(envelope_as(first, "ann", ELICITING))["result"]["requestState"]
+        assert retry(envelope_as(second, "ann", ELICITING), state)["error"]["code"] == -32602
 
 
 def test_a_tampered_request_state_is_refused_over_http() -> None:
     with serving(build(), authenticate=by_subject) as http:
-        ann = modern_as(http, "ann", ELICITING)
+        ann = envelope_as(http, "ann", ELICITING)
         state = input_round(ann)["result"]["requestState"]
         version, body, signature = state.split(".")
         flipped = body[:10] + ("A" if body[10] != "A" else "B") + body[11:]
@@ -570,13 +570,13 @@ def test_an_expired_request_state_is_refused() -> None:
     with pytest.raises(InvalidRequestState) as refused:
         open_state(token, keys=KEYS, now=NOW + 60, principal="p", **BINDING)
     assert "expired" in refused.value.reason
-    assert refused.value.message == mrtr.INVALID_STATE_MESSAGE
+    assert refused.value.message == request_state.INVALID_STATE_MESSAGE
 
 
 def test_an_expired_request_state_is_refused_over_http() -> None:
     """A state the server's own keys sealed for ann, for this very call, that expired a minute ago."""
     with serving(build(), authenticate=by_subject) as http:
-        ann = modern_as(http, "ann", ELICITING)
+        ann = envelope_as(http, "ann", ELICITING)
         now = time.time()
         expired = seal_state(ENVELOPE, keys=KEYS, now=now - 120, ttl=60, principal=f"{ISSUER}|ann|", **BINDING)
         fresh = seal_state(ENVELOPE, keys=KEYS, now=now, ttl=60, principal=f"{ISSUER}|ann|", **BINDING)

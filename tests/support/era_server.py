@@ -12,17 +12,17 @@ as a 2025-11-25 server does; `server/discover` as BEHAVIOUR says:
     old-only     -32022 listing handshake versions only
     unknown      -32022 listing only a version nobody speaks
     refuse-once  -32022 listing 2026-07-28 on the first probe, then answer it (and every enveloped request)
-    pinned       silent on the first probe; then initialize gets -32022 (a slow probe pinned it modern) and
+    pinned       silent on the first probe; then initialize gets -32022 (a slow probe pinned it to 2026-07-28) and
                  a second probe is answered
-    modern       answer it, and every enveloped request; initialize gets -32022
+    envelope     answer it, and every enveloped request; initialize gets -32022
 """
 
 import json
 import os
 import sys
 
-MODERN = "2026-07-28"
-DISCOVER = {"supportedVersions": [MODERN], "capabilities": {"tools": {}},
+ENVELOPE_VERSION = "2026-07-28"
+DISCOVER = {"supportedVersions": [ENVELOPE_VERSION], "capabilities": {"tools": {}},
             "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "era-server", "version": "1"}},
             "resultType": "complete"}
 TOOLS = [{"name": "echo", "inputSchema": {"type": "object"}}]
@@ -69,13 +69,13 @@ def main() -> None:
                                                            "data": {"supported": ["2099-01-01"]}}})
             elif behaviour == "refuse-once" and probes == 1:
                 send({"jsonrpc": "2.0", "id": id, "error": {"code": -32022, "message": "Unsupported protocol version",
-                                                           "data": {"supported": [MODERN]}}})
+                                                           "data": {"supported": [ENVELOPE_VERSION]}}})
             else:
                 send({"jsonrpc": "2.0", "id": id, "result": DISCOVER})
         elif method == "initialize":
-            if pinned or behaviour == "modern":
+            if pinned or behaviour == "envelope":
                 send({"jsonrpc": "2.0", "id": id, "error": {"code": -32022, "message": "Unsupported protocol version",
-                                                           "data": {"supported": [MODERN]}}})
+                                                           "data": {"supported": [ENVELOPE_VERSION]}}})
                 continue
             send({"jsonrpc": "2.0", "id": id, "result": {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
                                                          "serverInfo": {"name": "era-server", "version": "1"}}})

@@ -160,14 +160,14 @@ class RawClient:
         return reply
 
 
-#: The protocol revision of the modern era, and what its requests' ``_meta`` carries by default.
-MODERN_VERSION = "2026-07-28"
+#: The protocol revision of the envelope era, and what its requests' ``_meta`` carries by default.
+ENVELOPE_VERSION = "2026-07-28"
 
 
 def envelope(capabilities: Optional[Dict[str, Any]] = None, **extra: Any) -> Dict[str, Any]:
     """A 2026-07-28 request's ``_meta``: the version, the client capabilities (none by default), ``extra`` keys
     (``logLevel="info"`` becomes ``io.modelcontextprotocol/logLevel``; ``progressToken`` stays as it is)."""
-    meta: Dict[str, Any] = {"io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+    meta: Dict[str, Any] = {"io.modelcontextprotocol/protocolVersion": ENVELOPE_VERSION,
                             "io.modelcontextprotocol/clientCapabilities": capabilities or {},
                             "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"}}
     for key, value in extra.items():
@@ -175,21 +175,21 @@ def envelope(capabilities: Optional[Dict[str, Any]] = None, **extra: Any) -> Dic
     return meta
 
 
-class ModernClient(RawClient):
+class EnvelopeClient(RawClient):
     """A 2026-07-28 client by hand: no session; every request enveloped, with the standard headers."""
 
     def __init__(self, http: Any, capabilities: Optional[Dict[str, Any]] = None) -> None:
-        super().__init__(http, MODERN_VERSION)
+        super().__init__(http, ENVELOPE_VERSION)
         self.capabilities = capabilities or {}
 
-    def modern(self, method: str, params: Optional[Dict[str, Any]] = None, **meta: Any) -> Dict[str, Any]:
+    def enveloped(self, method: str, params: Optional[Dict[str, Any]] = None, **meta: Any) -> Dict[str, Any]:
         """An enveloped request (``meta`` as for `envelope`; ``capabilities=`` overrides the client's)."""
         capabilities = meta.pop("capabilities", self.capabilities)
         return self.request(method, {**(params or {}), "_meta": envelope(capabilities, **meta)})
 
-    def modern_headers(self, body: Dict[str, Any]) -> Dict[str, str]:
+    def envelope_headers(self, body: Dict[str, Any]) -> Dict[str, str]:
         """The headers a conforming client sends with ``body``: version, Mcp-Method and (where named) Mcp-Name."""
-        headers = {"MCP-Protocol-Version": MODERN_VERSION, "Mcp-Method": body["method"]}
+        headers = {"MCP-Protocol-Version": ENVELOPE_VERSION, "Mcp-Method": body["method"]}
         params = body.get("params") or {}
         if body["method"] in ("tools/call", "prompts/get"):
             headers["Mcp-Name"] = params.get("name", "")
@@ -201,10 +201,10 @@ class ModernClient(RawClient):
 
     def post(self, body: Any, headers: Optional[Dict[str, str]] = None, **kwargs: Any) -> Reply:
         if isinstance(body, dict) and "method" in body:
-            headers = {**self.modern_headers(body), **(headers or {})}
+            headers = {**self.envelope_headers(body), **(headers or {})}
         return super().post(body, headers, **kwargs)
 
     def stream(self, body: Any, headers: Optional[Dict[str, str]] = None) -> EventReader:
         if isinstance(body, dict) and "method" in body:
-            headers = {**self.modern_headers(body), **(headers or {})}
+            headers = {**self.envelope_headers(body), **(headers or {})}
         return super().stream(body, headers)

@@ -3,16 +3,16 @@ transport for old servers. Standard library only: `http.client` for the wire, `u
 
     HTTPClientTransport("https://host/mcp")       # what Client("https://host/mcp") builds
 
-`HTTPClientTransport` chooses a *mode* with the first message of the handshake era, and drives it: Streamable
+`HTTPClientTransport` chooses a *dialect* with the first message of the handshake era, and drives it: Streamable
 HTTP (`streamable.StreamableHTTP`), falling back to HTTP+SSE (`legacy_sse.LegacySSE`) when the message that
 opens the session is refused with 400, 404 or 405. Messages of revision 2026-07-28 (their route says
-``modern``) have no session and choose nothing: they go through a Streamable HTTP mode of their own, so a
+``enveloped``) have no session and choose nothing: they go through a Streamable HTTP dialect of their own, so a
 ``server/discover`` probe that a handshake-era server refuses leaves the choice to the ``initialize`` that
-follows. Each mode depends only on `host.ModeHost` (what it may ask of
+follows. Each dialect depends only on `dialect.DialectHost` (what it may ask of
 the transport, which this class implements) and on `pool` (keep-alive connections, TLS, proxies, the ``auth``
-flow), so the modes never import this module. The transport reads no MCP message: what it needs to know
+flow), so the dialects never import this module. The transport reads no MCP message: what it needs to know
 about one comes with its `Route` (see `mcplite.transports`), and the session says when it gives up on a
-request (`cancel`). The session above never knows which mode is in use.
+request (`cancel`). The session above never knows which dialect is in use.
 
 Every HTTP failure becomes an exception carrying the status and body: `HTTPError` raised by `send`
 (status 0 when no response arrived) for the opening message, notifications and responses; for a request,
@@ -96,8 +96,8 @@ class HTTPClientTransport(Transport):
     them; HTTPS goes through the proxy with CONNECT.
 
     The attributes ``url``, ``timeout``, ``sse_read_timeout``, ``max_readers``, ``max_message_size``, ``headers``
-    and ``connections``, and the methods `deliver`, `deliver_invalid`, `fail` and `lost`, are its `host.ModeHost`
-    side: what the modes use.
+    and ``connections``, and the methods `deliver`, `deliver_invalid`, `fail` and `lost`, are its `dialect.DialectHost`
+    side: what the dialects use.
     """
 
     wants_route = True  # the headers, the opening message and the listening stream come from it
@@ -122,10 +122,10 @@ class HTTPClientTransport(Transport):
                                           max_body_size=max_message_size)
         self._kind = transport
         self._sink: Optional[MessageSink] = None
-        self._mode: Union[StreamableHTTP, LegacySSE, None] = None  # chosen by the first handshake-era send
-        self._modern: Optional[StreamableHTTP] = None  # carries the 2026-07-28 messages; made by the first
-        self._mode_lock = threading.Lock()  # serialises that choice
-        #: The thread that holds `_mode_lock` to send the first message (0: none). Delivering the answer to
+        self._dialect: Union[StreamableHTTP, LegacySSE, None] = None  # chosen by the first handshake-era send
+        self._enveloped_dialect: Optional[StreamableHTTP] = None  # carries the 2026-07-28 messages; made by the first
+        self._dialect_lock = threading.Lock()  # serialises that choice
+        #: The thread that holds `_dialect_lock` to send the first message (0: none). Delivering the answer to
         #: that message can make the session send a reply (to an invalid message) on the same thread, which
         #: must fail at once rather than wait on the lock its own thread holds.
         self._opening_thread = 0
@@ -136,24 +136,24 @@ class HTTPClientTransport(Transport):
     @property
     def transport(self) -> Optional[str]:
         """"streamable" or "sse" once the first message chose one, else None."""
-        if self._mode is None:
-            return None if self._modern is None else "streamable"
-        return "sse" if isinstance(self._mode, LegacySSE) else "streamable"
+        if self._dialect is None:
+            return None if self._enveloped_dialect is None else "streamable"
+        return "sse" if isinstance(self._dialect, LegacySSE) else "streamable"
 
     @property
-    def mode(self) -> Union[StreamableHTTP, LegacySSE, None]:
-        """The mode in use (`StreamableHTTP` or `LegacySSE`) once the first message chose one, else None."""
-        return self._mode
+    def dialect(self) -> Union[StreamableHTTP, LegacySSE, None]:
+        """The dialect in use (`StreamableHTTP` or `LegacySSE`) once the first message chose one, else None."""
+        return self._dialect
 
     @property
     def session_id(self) -> Optional[str]:
         """The ``MCP-Session-Id`` the server gave at initialize (None: none, or not yet)."""
-        return self._mode.session_id if isinstance(self._mode, StreamableHTTP) else None
+        return self._dialect.session_id if isinstance(self._dialect, StreamableHTTP) else None
 
     @property
     def protocol_version(self) -> Optional[str]:
         """The revision sent as ``MCP-Protocol-Version`` (None until initialize, or for old revisions)."""
-        return self._mode.protocol_version if isinstance(self._mode, StreamableHTTP) else None
+        return self._dialect.protocol_version if isinstance(self._dialect, StreamableHTTP) else None
 
     def auth_context(self) -> Hashable:
         """Who the server sees us as, for the client's cache of private results: the ``Authorization`` header
@@ -187,45 +187,45 @@ class HTTPClientTransport(Transport):
         body = encode_bytes(message)
         if route is None:
             route = _NO_ROUTE
-        if route.modern:
-            self._modern_mode().send(message, body, route)
+        if route.enveloped:
+            self._get_enveloped_dialect().send(message, body, route)
             return
-        mode = self._mode
-        if mode is None:
+        dialect = self._dialect
+        if dialect is None:
             if self._opening_thread == threading.get_ident():
                 raise TransportError("cannot send while the first exchange is still being answered")
-            with self._mode_lock:
-                if self._mode is None:
+            with self._dialect_lock:
+                if self._dialect is None:
                     self._opening_thread = threading.get_ident()
                     try:
                         self._open(message, body, route)
                     finally:
                         self._opening_thread = 0
                     return
-                mode = self._mode
-        mode.send(message, body, route)
+                dialect = self._dialect
+        dialect.send(message, body, route)
 
     def cancel(self, request_id: RequestId) -> bool:
         """Stop awaiting the answer to ``request_id`` (Streamable HTTP: stop reading its stream); True when
         that cancelled it (2026-07-28: its connection is closed)."""
-        modern, mode = self._modern, self._mode
-        if modern is not None and modern.cancel(request_id):
+        enveloped, dialect = self._enveloped_dialect, self._dialect
+        if enveloped is not None and enveloped.cancel(request_id):
             return True
-        return mode.cancel(request_id) if mode is not None else False
+        return dialect.cancel(request_id) if dialect is not None else False
 
-    def _modern_mode(self) -> StreamableHTTP:
-        modern = self._modern
-        if modern is None:
-            with self._mode_lock:
-                if self._modern is None:
-                    self._modern = StreamableHTTP(self)
-                modern = self._modern
+    def _get_enveloped_dialect(self) -> StreamableHTTP:
+        enveloped = self._enveloped_dialect
+        if enveloped is None:
+            with self._dialect_lock:
+                if self._enveloped_dialect is None:
+                    self._enveloped_dialect = StreamableHTTP(self)
+                enveloped = self._enveloped_dialect
             if self._closed:  # close() ran meanwhile, and may have missed it
-                modern.close()
-        return modern
+                enveloped.close()
+        return enveloped
 
     def _open(self, message: Any, body: bytes, route: Route) -> None:
-        """Choose the mode with the first message (initialize), and send it there."""
+        """Choose the dialect with the first message (initialize), and send it there."""
         if self._kind == "sse":
             self._open_legacy(message, body, route, None)
             return
@@ -239,7 +239,7 @@ class HTTPClientTransport(Transport):
                      refusal.error.status)
             self._open_legacy(message, body, route, refusal.error)
             return
-        self._mode = streamable
+        self._dialect = streamable
         if self._closed:  # close() ran while this first message was on its way
             streamable.close()
 
@@ -252,10 +252,10 @@ class HTTPClientTransport(Transport):
                 raise
             raise HTTPError(f"{refusal} (and the HTTP+SSE fallback failed: {exc})", status=refusal.status,
                             body=refusal.body, headers=refusal.headers) from exc
-        self._mode = legacy  # before sending: close() must reach its stream even if this POST fails
+        self._dialect = legacy  # before sending: close() must reach its stream even if this POST fails
         legacy.send(message, body, route)
 
-    # ---- the ModeHost side: called by the modes ---------------------------------------------------------
+    # ---- the DialectHost side: called by the dialects ---------------------------------------------------------
     def deliver(self, value: Any) -> None:
         if self._sink is not None and not self._lost:
             self._sink.receive(value)
@@ -283,8 +283,8 @@ class HTTPClientTransport(Transport):
             if self._closed:
                 return
             self._closed = True
-        for mode in (self._modern, self._mode):
-            if mode is not None:
-                mode.close()
+        for dialect in (self._enveloped_dialect, self._dialect):
+            if dialect is not None:
+                dialect.close()
         self.connections.close()
         self.lost(None)

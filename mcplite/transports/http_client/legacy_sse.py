@@ -2,8 +2,8 @@
 
 One GET stream carries everything the server says, starting with an ``endpoint`` event naming the URL
 that each of our messages is POSTed to; the POSTs are answered "Accepted", and the answers come on the
-stream. `HTTPClientTransport` chooses this mode with ``transport="sse"``, or falls back to it when a server
-refuses Streamable HTTP. Like every mode, it knows the transport only as a `host.ModeHost`.
+stream. `HTTPClientTransport` chooses this dialect with ``transport="sse"``, or falls back to it when a server
+refuses Streamable HTTP. Like every dialect, it knows the transport only as a `dialect.DialectHost`.
 
 The revision of this transport has no protocol headers, so a message's route is not needed; nor is
 `cancel`, since every answer comes on the one stream (the session drops one it no longer waits for).
@@ -24,7 +24,7 @@ from .pool import Exchange, deliver_event, describe, read_sse
 if TYPE_CHECKING:
     from ...protocol.http_rules import Route
     from ...protocol.jsonrpc import RequestId
-    from .host import ModeHost
+    from .dialect import DialectHost
 
 __all__ = ["LegacySSE"]
 
@@ -36,7 +36,7 @@ class LegacySSE:
     #: This transport has no session id (the endpoint URL plays that part).
     session_id: Optional[str] = None
 
-    def __init__(self, host: ModeHost) -> None:
+    def __init__(self, host: DialectHost) -> None:
         self._host = host
         self._url = host.url
         self._conns = host.connections

@@ -6,7 +6,7 @@ goes back to the pool once its response was read to the end. Every failure is an
 the status (0 when no response arrived) and the body.
 
 Proxies come from the environment as `urllib` reads them (``http_proxy``, ``https_proxy``, ``no_proxy``);
-HTTPS goes through a proxy with CONNECT. This is the plumbing of the modes (`streamable`, `legacy_sse`), not a
+HTTPS goes through a proxy with CONNECT. This is the plumbing of the dialects (`streamable`, `legacy_sse`), not a
 public API; it knows HTTP, and nothing of MCP beyond the media types and event names of `protocol.http_rules`.
 """
 

@@ -1,4 +1,4 @@
-"""The Streamable HTTP mode of the HTTP client: one endpoint, a POST per message; in revisions 2025-03-26 to
+"""The Streamable HTTP dialect of the HTTP client: one endpoint, a POST per message; in revisions 2025-03-26 to
 2025-11-25 also a GET to listen and a DELETE to end the session.
 
 Every message is POSTed to the MCP endpoint. The answer to a request is either JSON or an SSE stream that
@@ -22,7 +22,7 @@ Threads, and why:
 A 404 for our session ends the session: `SessionExpired` is raised by `send` or becomes the session's
 ``close_reason``.
 
-Revision 2026-07-28 (a message whose route is ``modern``) has no session: each POST carries exactly the
+Revision 2026-07-28 (a message whose route is ``enveloped``) has no session: each POST carries exactly the
 headers of its route, and nothing else is ever sent (no GET, no DELETE, no session id). Its answers differ in
 three ways: a 4xx whose JSON body is the JSON-RPC error for the request is that request's answer (the
 server's status follows the error code: 404 for -32601, 400 for -32602 and -32020..-32022); a stream that
@@ -82,7 +82,7 @@ from .pool import Call, Exchange, deliver_event, describe, read_sse
 if TYPE_CHECKING:
     from ...protocol.http_rules import Route
     from ...protocol.jsonrpc import RequestId
-    from .host import ModeHost
+    from .dialect import DialectHost
 
 __all__ = ["StreamableHTTP", "NotStreamable", "DEFAULT_RETRY_MS"]
 
@@ -101,9 +101,9 @@ class _Stream:
     empty, the GET stream only when stopped.
     """
 
-    def __init__(self, request_ids: Set[RequestId], deadline: float, modern: bool = False) -> None:
+    def __init__(self, request_ids: Set[RequestId], deadline: float, enveloped: bool = False) -> None:
         self.request_ids = frozenset(request_ids)
-        self.modern = modern  # a 2026-07-28 request: error answers come with 4xx; no resuming
+        self.enveloped = enveloped  # a 2026-07-28 request: error answers come with 4xx; no resuming
         self.pending = set(request_ids)
         self.listening = not request_ids
         self.last_event_id = ""
@@ -167,12 +167,12 @@ class NotStreamable(Exception):
 
 
 class StreamableHTTP:
-    """The Streamable HTTP mode (2025-03-26 onwards): one endpoint, POST per message, GET to listen.
+    """The Streamable HTTP dialect (2025-03-26 onwards): one endpoint, POST per message, GET to listen.
 
-    Everything it needs from the transport comes through ``host`` (see `host.ModeHost`).
+    Everything it needs from the transport comes through ``host`` (see `dialect.DialectHost`).
     """
 
-    def __init__(self, host: ModeHost) -> None:
+    def __init__(self, host: DialectHost) -> None:
         self._host = host
         self._url = host.url
         self._conns = host.connections
@@ -185,7 +185,7 @@ class StreamableHTTP:
         self.session_id: Optional[str] = None
         self._headers = _Headers(host.headers, None, NO_HEADERS)
         # 2026-07-28 POSTs: these, then the route's own headers (which the custom ones cannot override).
-        self._modern_post = {**host.headers, "Accept": POST_ACCEPT, "Content-Type": JSON}
+        self._envelope_post = {**host.headers, "Accept": POST_ACCEPT, "Content-Type": JSON}
 
     @property
     def protocol_version(self) -> Optional[str]:
@@ -227,8 +227,8 @@ class StreamableHTTP:
         """
         if self._dead:
             raise ConnectionClosed("the HTTP session is closed")
-        if route.modern:
-            self._send_modern(message, body, route)
+        if route.enveloped:
+            self._send_enveloped(message, body, route)
             return
         headers = self._headers_for(route.headers)
         request_ids = jsonrpc.request_ids(message) if route.request_id is None else [route.request_id]
@@ -249,12 +249,12 @@ class StreamableHTTP:
             if route.starts_listening:
                 self._start_listening()
 
-    def _send_modern(self, message: Any, body: bytes, route: Route) -> None:
+    def _send_enveloped(self, message: Any, body: bytes, route: Route) -> None:
         """POST one 2026-07-28 message with exactly its route's headers (no session: none exists)."""
-        headers = {**self._modern_post, **route.headers} if route.headers else self._modern_post
+        headers = {**self._envelope_post, **route.headers} if route.headers else self._envelope_post
         request_ids = jsonrpc.request_ids(message) if route.request_id is None else [route.request_id]
         if request_ids:
-            stream = self._register(set(request_ids), modern=True)
+            stream = self._register(set(request_ids), enveloped=True)
             try:
                 call = self._conns.begin("POST", self._url, headers, body, self._host.timeout)
             except BaseException:
@@ -281,7 +281,7 @@ class StreamableHTTP:
         stream.pending.discard(request_id)
         if not stream.pending:
             stream.stop()  # interrupts the read: the connection closes under it
-        return stream.modern
+        return stream.enveloped
 
     def _check(self, exchange: Exchange) -> None:
         """Raise for a POST that failed: `SessionExpired` for a 404 on our session, else `HTTPError`."""
@@ -316,9 +316,9 @@ class StreamableHTTP:
         self.session_id = session_id
         self._headers = _Headers(self._host.headers, session_id, self._headers.protocol)
 
-    def _register(self, request_ids: Set[RequestId], modern: bool = False) -> _Stream:
+    def _register(self, request_ids: Set[RequestId], enveloped: bool = False) -> _Stream:
         """A stream for the answer to these requests, findable by their ids until `_unregister`."""
-        stream = _Stream(request_ids, time.monotonic() + self._host.timeout, modern)
+        stream = _Stream(request_ids, time.monotonic() + self._host.timeout, enveloped)
         with self._lock:
             if self._dead:
                 raise ConnectionClosed("the HTTP session is closed")
@@ -363,7 +363,7 @@ class StreamableHTTP:
                 raise
             finally:
                 stream.detach()
-            if stream.modern and 400 <= exchange.status < 500 and self._error_answer(exchange, stream):
+            if stream.enveloped and 400 <= exchange.status < 500 and self._error_answer(exchange, stream):
                 return
             if exchange.status == 404 and self.session_id is not None:
                 self._expire(exchange)
@@ -375,7 +375,7 @@ class StreamableHTTP:
                 try:
                     problem = self._json_answer(exchange, stream.request_ids)
                 except HTTPError as exc:  # the body broke off
-                    if not stream.modern:
+                    if not stream.enveloped:
                         raise
                     self._fail(stream, "", error=ResponseLost(f"POST {self._url}: {exc}; the request may or may "
                                                               "not have run"))
@@ -514,7 +514,7 @@ class StreamableHTTP:
                 reason = self._pump(stream, current) or "the server ended the stream"
             if stream.done:
                 return
-            if stream.modern:  # 2026-07-28 streams cannot be resumed: the caller decides what to do
+            if stream.enveloped:  # 2026-07-28 streams cannot be resumed: the caller decides what to do
                 self._fail(stream, "", error=ResponseLost(
                     f"POST {self._url}: the response stream broke before the response ({reason}); the request "
                     "may or may not have run"))

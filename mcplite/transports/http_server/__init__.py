@@ -2,7 +2,8 @@
 
 The modules, bottom up:
 
-- `exchange`: one request as the core sees it (`IncomingRequest`) and how the core answers (`Responder`);
+- `adapter`: the seam with the adapters: one request as the core sees it (`IncomingRequest`) and how the core
+  answers (`Responder`);
 - `guards`: the checks before any route (Host, Origin, Accept, Content-Type, body size), and `LOOPBACK_HOSTS`;
 - `eventstore`: where resumable SSE events are kept; `sqlitestore`: in a SQLite file shared by processes;
 - `streams`: which response carries each outgoing message (`Stream`, `SessionTransport`), given a `StreamHost`;
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Mapping, Optional, Sequence
 
     from .eventstore import EventStore
-    from .exchange import RouteHandler
+    from .adapter import RouteHandler
 
 __all__ = ["HTTPOptions"]
 

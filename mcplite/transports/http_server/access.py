@@ -17,13 +17,13 @@ import re
 import time
 
 from ..._log import access_log, session_label
-from .exchange import IncomingRequest, Responder
+from .adapter import IncomingRequest, Responder
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
     from typing import Optional
 
-    from .exchange import Headers
+    from .adapter import Headers
 
 __all__ = ["AccessRecorder", "mcp_method_of"]
 

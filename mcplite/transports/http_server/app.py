@@ -46,12 +46,12 @@ from ...protocol.envelope import classify
 from ...protocol.jsonrpc import InvalidMessage
 from ...protocol.principal import principal_of
 from ...protocol.sse import encode_event
-from ...protocol.versions import DEFAULT_HTTP_VERSION, HANDSHAKE, MODERN, is_supported
+from ...protocol.versions import DEFAULT_HTTP_VERSION, ENVELOPE, HANDSHAKE, is_supported
 from .. import RequestInfo
 from ..http_messages import ChecksRequests, HTTPRefusal, PublishesRoutes
 from . import HTTPOptions
 from .eventstore import InMemoryEventStore
-from .exchange import JSON_HEADERS, IncomingRequest, Reject, Responder, RouteHandler, error_body
+from .adapter import JSON_HEADERS, IncomingRequest, Reject, Responder, RouteHandler, error_body
 from .guards import RequestGuard, check_post_media, check_stream_accept
 from .sessions import SessionEntry, SessionTable
 from .streams import SSE_HEADERS, SessionTransport
@@ -266,8 +266,8 @@ class HTTPApp:
             kinds = [jsonrpc.kind_of(message) for message in messages]
         except InvalidMessage as exc:
             raise Reject(400, str(exc), id=exc.id) from None
-        if not batch and self._is_modern(messages[0], headers):
-            self._modern_post(request, responder, messages[0], kinds[0], claims)
+        if not batch and self._is_enveloped(messages[0], headers):
+            self._envelope_post(request, responder, messages[0], kinds[0], claims)
             return
         if any(kind is jsonrpc.REQUEST and message["method"] == methods.INITIALIZE
                for message, kind in zip(messages, kinds)):
@@ -292,15 +292,15 @@ class HTTPApp:
 
     # ---- 2026-07-28: one request per POST, no session ------------------------------------------------------
     @staticmethod
-    def _is_modern(message: Any, headers: Mapping[str, str]) -> bool:
+    def _is_enveloped(message: Any, headers: Mapping[str, str]) -> bool:
         """Whether a POSTed message goes down the 2026-07-28 path: by its body, else by its version header."""
         era = classify(message)
         if era is not None:
-            return era == MODERN
+            return era == ENVELOPE
         version = headers.get("mcp-protocol-version")
-        return version is not None and is_supported(version.strip(" \t"), MODERN)
+        return version is not None and is_supported(version.strip(" \t"), ENVELOPE)
 
-    def _modern_post(self, request: IncomingRequest, responder: Responder, message: Any, kind: str,
+    def _envelope_post(self, request: IncomingRequest, responder: Responder, message: Any, kind: str,
                      claims: Any) -> None:
         """A 2026-07-28 POST: its own throwaway session, which runs the `_meta` ladder and the handler inline.
 
@@ -320,9 +320,9 @@ class HTTPApp:
             except Reject as exc:
                 raise exc.answering(message["id"]) from None
         try:
-            transport = SessionTransport(self.sessions, None, modern=True, listen=listen)
+            transport = SessionTransport(self.sessions, None, enveloped=True, listen=listen)
             session = self.sessions.new_session(transport)
-            session.expect_modern()
+            session.expect_envelope()
             if listen:
                 with self._listening_lock:
                     self._listening.add(session)
@@ -383,7 +383,7 @@ class HTTPApp:
         """Hand POSTed messages to the session; requests are handled on this thread, their stream answered."""
         if batch and session.lifecycle.check_incoming_batch(session.revision) is not None:
             raise Reject(400, "Invalid Request: batches are not allowed in this protocol revision")
-        request_ids = jsonrpc.request_ids(messages)  # the envelopes have been checked
+        request_ids = jsonrpc.request_ids(messages)  # the JSON-RPC frames have been checked
         if not request_ids:
             for message in messages:
                 session.receive(message)

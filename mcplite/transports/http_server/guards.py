@@ -14,7 +14,7 @@ from __future__ import annotations  # annotations are not evaluated at import: a
 from urllib.parse import urlsplit
 
 from ..http_messages import LOOPBACK_HOSTNAMES, LOOPBACK_HOSTS
-from .exchange import Reject
+from .adapter import Reject
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:

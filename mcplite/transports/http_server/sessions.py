@@ -27,7 +27,7 @@ import time
 
 from ..._log import log, session_label
 from ...protocol.http_rules import is_valid_session_id
-from .exchange import Reject
+from .adapter import Reject
 from .streams import Attachment, SessionTransport, Stream, StreamHost
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)

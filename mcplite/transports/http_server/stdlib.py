@@ -39,7 +39,7 @@ from ...protocol.http11 import (
 from ..http_messages import HTTPRefusal
 from .app import HTTPApp
 from .eventstore import EventStore, InMemoryEventStore
-from .exchange import Headers, IncomingRequest, Responder, RouteHandler, error_body, reason_phrase
+from .adapter import Headers, IncomingRequest, Responder, RouteHandler, error_body, reason_phrase
 from .guards import LOOPBACK_HOSTS, unlisted_hosts
 
 __all__ = [

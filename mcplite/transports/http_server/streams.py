@@ -49,7 +49,7 @@ from ...protocol import jsonrpc
 from ...protocol.envelope import http_status
 from ...protocol.sse import encode_comment, encode_event
 from .. import MessageSink, Route, Transport
-from .exchange import JSON_HEADERS, Headers, Reject, Responder, error_body
+from .adapter import JSON_HEADERS, Headers, Reject, Responder, error_body
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
@@ -355,13 +355,13 @@ class SessionTransport(Transport):
     wants_route = True  # a message related to a request goes to that request's stream
 
     def __init__(self, host: StreamHost, session_id: Optional[str], *, legacy: bool = False,
-                 modern: bool = False, listen: bool = False) -> None:
+                 enveloped: bool = False, listen: bool = False) -> None:
         self.host = host
         self.session_id = session_id
         self.legacy = legacy
         #: Carries one 2026-07-28 request: an error answer gets its own HTTP status, and a client that closes
         #: the response has cancelled the request (streamable-http.mdx, "Cancellation").
-        self.modern = modern
+        self.enveloped = enveloped
         #: Carries a ``subscriptions/listen`` (2026-07-28): its response is an SSE stream even in JSON response
         #: mode, since notifications are all it carries.
         self.listen = listen
@@ -433,7 +433,7 @@ class SessionTransport(Transport):
         requests' cancel events and ends their deferred answers without sending anything (`Session.connection_lost`),
         so nothing comes back to this stream's lock.
         """
-        if self.modern and self._sink is not None:
+        if self.enveloped and self._sink is not None:
             self._sink.connection_lost(ConnectionClosed("the client closed the response stream"))
 
     def send(self, message: Any, route: Optional[Route] = None) -> None:
@@ -444,7 +444,7 @@ class SessionTransport(Transport):
             if self.closed:
                 raise ConnectionClosed("the HTTP session has ended")
             stream = self._routes.get(related_request_id) if related_request_id is not None else None
-        if self.modern and answers and stream is not None and "error" in message:
+        if self.enveloped and answers and stream is not None and "error" in message:
             stream.status = http_status(message["error"]["code"])
         if stream is not None and stream.deliver(data, answers):
             return

@@ -31,7 +31,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional
 from ..._log import log, use_stderr_by_default
 from ..http_messages import lower_case_headers
 from .app import MULTIPROCESS_SESSIONS, HTTPApp
-from .exchange import Headers, IncomingRequest, Responder, reason_phrase
+from .adapter import Headers, IncomingRequest, Responder, reason_phrase
 from .guards import unlisted_hosts
 from .sqlitestore import SQLiteEventStore
 

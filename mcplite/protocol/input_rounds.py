@@ -5,12 +5,12 @@ requestState}``; the client asks its user or model and calls again with ``inputR
 ``requestState`` (basic/patterns/mrtr.mdx). mcplite keeps the handler's blocking API by *replay*
 (MODERN.md, "Round trips on the server"): each round runs the handler again from the top; a question already
 answered returns its recorded answer, the first unanswered one unwinds the handler (`Suspend`), and the
-answers so far ride in the sealed ``requestState`` (`mrtr.seal_state`). Nothing is parked: no thread waits,
+answers so far ride in the sealed ``requestState`` (`request_state.seal_state`). Nothing is parked: no thread waits,
 and a retry may land on another worker or after a restart.
 
 This module is the pure bookkeeping of one execution of a handler (`Round`) and the question builders a
 handler passes to ``ctx.ask``: no threads, sessions or I/O. A question is identified by its *key* (given, or
-``ask-<n>`` for the n-th unnamed question of an execution) and pinned by its *digest* (`mrtr.question_digest`
+``ask-<n>`` for the n-th unnamed question of an execution) and pinned by its *digest* (`request_state.question_digest`
 of its method and params): an answer is only ever taken for the very question it answers.
 
     round 1: ask(k) -> no answer -> pending {k: q}, Suspend -> input_required, state {asked: {k: d(q)}}
@@ -25,7 +25,7 @@ import threading
 
 from ..errors import INTERNAL_ERROR, INVALID_PARAMS, LocalProtocolError, RPCError
 from . import methods
-from .mrtr import question_digest
+from .request_state import question_digest
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
@@ -162,7 +162,8 @@ class Round:
     """The questions and answers of one execution of a handler on 2026-07-28.
 
     Args:
-        envelope: what the request's ``requestState`` held (`mrtr.open_state`), or None on the first round.
+        round_state: what the request's ``requestState`` held (`request_state.open_state`), or None on the
+            first round.
         input_responses: the request's ``inputResponses`` (as received; None when absent).
         validate_content: checks an accepted elicitation's content against its schema (ValueError if not).
 
@@ -170,14 +171,14 @@ class Round:
         RPCError: -32602 when ``inputResponses`` is not an object of objects.
     """
 
-    def __init__(self, envelope: Optional[Dict[str, Any]], input_responses: Any,
+    def __init__(self, round_state: Optional[Dict[str, Any]], input_responses: Any,
                  validate_content: Optional[ContentValidator] = None) -> None:
         if input_responses is not None and not isinstance(input_responses, dict):
             raise RPCError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
-        state = envelope or {}
+        state = round_state or {}
         #: Round number: 0 on the first call, then one more on each retry.
         self.number: int = state.get("r", 0)
-        self._stateless = envelope is None
+        self._stateless = round_state is None
         self._asked: Dict[str, str] = dict(state.get("asked", {}))   # key -> digest of the question asked
         self._answers: Dict[str, Any] = dict(state.get("answers", {}))  # key -> its checked answer
         self._memo: Dict[str, Any] = dict(state.get("memo", {}))
@@ -245,7 +246,7 @@ class Round:
         return check_answer(request.method, request.params, answer, self._validate)
 
     def snapshot(self) -> Dict[str, Any]:
-        """What this round knows (questions asked, answers, remembered values), as an envelope a later
+        """What this round knows (questions asked, answers, remembered values), as a round state a later
         `Round` starts from: how a handler that started a task finds its earlier answers in the task."""
         return {"r": self.number, "asked": dict(self._asked), "answers": dict(self._answers), "memo": dict(self._memo)}
 
@@ -258,7 +259,7 @@ class Round:
     # -- the end of the round --
     def outcome(self, value: Any) -> Optional[Dict[str, Any]]:
         """After the handler returned ``value`` (None if it was suspended): None when the round is complete,
-        else ``{"inputRequests", "envelope"}``: the questions, and the envelope to seal as ``requestState``.
+        else ``{"inputRequests", "round_state"}``: the questions, and the round state to seal as ``requestState``.
 
         Raises:
             RPCError: -32603 when an explicit `InputRequired` reuses a key of a blocking question.
@@ -274,11 +275,11 @@ class Round:
             user = value.state
         elif not requests:
             return None
-        envelope: Dict[str, Any] = {"r": self.number + 1, "asked": {**self._asked, **self._pending_digests},
-                                    "answers": self._answers, "memo": self._memo}
+        round_state: Dict[str, Any] = {"r": self.number + 1, "asked": {**self._asked, **self._pending_digests},
+                                       "answers": self._answers, "memo": self._memo}
         if user is not None:
-            envelope["user"] = user
-        return {"inputRequests": requests, "envelope": envelope}
+            round_state["user"] = user
+        return {"inputRequests": requests, "round_state": round_state}
 
 
 def check_answer(method: str, params: Dict[str, Any], answer: Any,

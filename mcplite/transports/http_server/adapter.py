@@ -1,4 +1,4 @@
-"""One HTTP request as the server core (`HTTPApp`) sees it, and how the core answers it.
+"""The adapter seam: one HTTP request as the server core (`HTTPApp`) sees it, and how the core answers it.
 
 The seam between the core and the HTTP servers in front of it: an adapter (the standard library's server in
 `http_server`, PEP 3333 in `wsgi`) parses a request into an `IncomingRequest` and implements `Responder`.

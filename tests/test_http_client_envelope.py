@@ -12,7 +12,7 @@ from support import WAIT
 from support.results import text_of
 from support.http import serving
 
-MODERN = "2026-07-28"
+ENVELOPE_VERSION = "2026-07-28"
 
 
 @pytest.fixture(autouse=True)
@@ -38,7 +38,7 @@ def test_auto_falls_back_from_the_probe_to_http_sse(status):
             assert text_of(client.call_tool("echo")) == "legacy answer"
         first, second = server.requests[:2]
         assert (first.method, first.body["method"]) == ("POST", "server/discover")
-        assert first.headers["mcp-protocol-version"] == MODERN
+        assert first.headers["mcp-protocol-version"] == ENVELOPE_VERSION
         assert (second.method, second.body["method"]) == ("POST", "initialize")
 
 
@@ -64,19 +64,19 @@ def test_auto_takes_a_missing_session_refusal_for_a_handshake_server():
         assert posted(server)[:3] == ["server/discover", "initialize", "notifications/initialized"]
 
 
-def test_auto_speaks_2026_to_a_modern_server_and_keeps_the_verdict():
-    with bs.ModernServer() as server:
+def test_auto_speaks_2026_to_a_envelope_server_and_keeps_the_verdict():
+    with bs.EnvelopeServer() as server:
         with Client(server.url, timeout=WAIT) as client:
-            assert client.protocol_version == MODERN
-            assert client.server_info["name"] == "ModernServer"
+            assert client.protocol_version == ENVELOPE_VERSION
+            assert client.server_info["name"] == "EnvelopeServer"
             assert text_of(client.call_tool("echo")) == "echo ran"
         with Client(server.url, timeout=WAIT) as again:  # the verdict is kept for the URL: no second probe
-            assert again.protocol_version == MODERN
+            assert again.protocol_version == ENVELOPE_VERSION
             assert text_of(again.call_tool("echo")) == "echo ran"
         assert posted(server).count("server/discover") == 1
 
 
-class ErrorOnProbeServer(bs.ModernServer):
+class ErrorOnProbeServer(bs.EnvelopeServer):
     """Answers the first probe with ``status`` (and ``body``), then behaves."""
 
     def __init__(self, status: int, body: object = None) -> None:
@@ -104,47 +104,48 @@ def test_a_5xx_on_the_probe_is_an_error_not_a_verdict(status):
         assert caught.value.status == status and "overloaded" in caught.value.body
         assert posted(server) == ["server/discover"]  # no initialize: a 5xx says nothing about the era
         with Client(server.url, timeout=WAIT) as client:  # and nothing was remembered: this one probes
-            assert client.protocol_version == MODERN
+            assert client.protocol_version == ENVELOPE_VERSION
 
 
 def test_a_32022_in_a_400_is_a_correction_not_a_refusal():
     refusal = {"jsonrpc": "2.0", "error": {"code": -32022, "message": "Unsupported protocol version",
-                                           "data": {"supported": [MODERN, "2025-11-25"], "requested": MODERN}}}
+                                           "data": {"supported": [ENVELOPE_VERSION, "2025-11-25"],
+                                                    "requested": ENVELOPE_VERSION}}}
     with ErrorOnProbeServer(400, refusal) as server:
         with Client(server.url, timeout=WAIT) as client:
-            assert client.protocol_version == MODERN
+            assert client.protocol_version == ENVELOPE_VERSION
         assert posted(server)[:2] == ["server/discover", "server/discover"]
 
 
 # ---- what a 2026-07-28 POST carries -----------------------------------------------------------------------
 def test_each_post_carries_its_route_headers_and_no_session():
-    with bs.ModernServer() as server:
-        with Client(server.url, protocol_version=MODERN, timeout=WAIT, headers={"X-Trace": "t1"}) as client:
+    with bs.EnvelopeServer() as server:
+        with Client(server.url, protocol_version=ENVELOPE_VERSION, timeout=WAIT, headers={"X-Trace": "t1"}) as client:
             client.list_tools()
             client.call_tool("echo", {"x": 1})
             assert client.transport.transport == "streamable"
         records = server.requests
         assert {r.method for r in records} == {"POST"}  # no GET stream, no DELETE at close
         for record in records:
-            assert record.headers["mcp-protocol-version"] == MODERN
+            assert record.headers["mcp-protocol-version"] == ENVELOPE_VERSION
             assert "mcp-session-id" not in record.headers
             assert record.headers["x-trace"] == "t1"
             assert record.headers["mcp-method"] == record.body["method"]
-            assert record.body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == MODERN
+            assert record.body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == ENVELOPE_VERSION
         call = server.of("POST", "tools/call")[0]
         assert call.headers["mcp-name"] == "echo"
 
 
 def test_a_json_rpc_error_in_a_4xx_body_is_the_answer():
-    with bs.ModernServer() as server:
-        with Client(server.url, protocol_version=MODERN, timeout=WAIT) as client:
+    with bs.EnvelopeServer() as server:
+        with Client(server.url, protocol_version=ENVELOPE_VERSION, timeout=WAIT) as client:
             with pytest.raises(RemoteError) as caught:
                 client.request("no/such/method")
             assert caught.value.code == -32601 and "no/such/method" in caught.value.message
             assert text_of(client.call_tool("echo")) == "echo ran"  # the connection is still usable
 
 
-class PlainRefusalServer(bs.ModernServer):
+class PlainRefusalServer(bs.EnvelopeServer):
     def answer(self, ex: bs.Exchange, msg: dict) -> None:
         if msg["method"] == "tools/call":
             ex.send(400, b"bad gateway config")  # no JSON-RPC body: an HTTP failure, with its status
@@ -156,7 +157,7 @@ class PlainRefusalServer(bs.ModernServer):
 
 def test_a_4xx_that_is_not_our_json_rpc_error_is_an_http_error():
     with PlainRefusalServer() as server:
-        with Client(server.url, protocol_version=MODERN, timeout=WAIT) as client:
+        with Client(server.url, protocol_version=ENVELOPE_VERSION, timeout=WAIT) as client:
             with pytest.raises(HTTPError) as caught:
                 client.call_tool("echo")
             assert caught.value.status == 400 and "bad gateway config" in caught.value.body
@@ -168,16 +169,16 @@ def test_a_4xx_that_is_not_our_json_rpc_error_is_an_http_error():
 # ---- broken response streams ---------------------------------------------------------------------------
 @pytest.mark.parametrize("how", ["sse", "json"])
 def test_a_broken_list_is_asked_again_once_with_a_new_id(how):
-    with bs.BreakingModernServer({"tools/list": how}) as server:
-        with Client(server.url, protocol_version=MODERN, timeout=WAIT) as client:
+    with bs.BreakingEnvelopeServer({"tools/list": how}) as server:
+        with Client(server.url, protocol_version=ENVELOPE_VERSION, timeout=WAIT) as client:
             assert [tool["name"] for tool in client.list_tools()] == ["echo", "lookup"]
         first, second = server.of("POST", "tools/list")
         assert first.body["id"] != second.body["id"]
 
 
 def test_a_broken_call_of_a_tool_that_may_act_is_response_lost():
-    with bs.BreakingModernServer({"tools/call": "sse"}) as server:
-        with Client(server.url, protocol_version=MODERN, timeout=WAIT) as client:
+    with bs.BreakingEnvelopeServer({"tools/call": "sse"}) as server:
+        with Client(server.url, protocol_version=ENVELOPE_VERSION, timeout=WAIT) as client:
             client.list_tools()
             with pytest.raises(ResponseLost, match="may or may not have run"):
                 client.call_tool("echo")
@@ -186,17 +187,17 @@ def test_a_broken_call_of_a_tool_that_may_act_is_response_lost():
 
 
 def test_a_broken_call_of_a_read_only_tool_is_sent_again():
-    with bs.BreakingModernServer({"tools/call": "sse"}) as server:
-        with Client(server.url, protocol_version=MODERN, timeout=WAIT) as client:
+    with bs.BreakingEnvelopeServer({"tools/call": "sse"}) as server:
+        with Client(server.url, protocol_version=ENVELOPE_VERSION, timeout=WAIT) as client:
             client.list_tools()  # lookup is annotated readOnlyHint
             assert text_of(client.call_tool("lookup")) == "lookup ran"
         assert len(server.of("POST", "tools/call")) == 2
 
 
 def test_a_broken_probe_is_sent_again():
-    with bs.BreakingModernServer({"server/discover": "sse"}) as server:
+    with bs.BreakingEnvelopeServer({"server/discover": "sse"}) as server:
         with Client(server.url, timeout=WAIT) as client:
-            assert client.protocol_version == MODERN
+            assert client.protocol_version == ENVELOPE_VERSION
         assert posted(server)[:2] == ["server/discover", "server/discover"]
 
 
@@ -211,8 +212,8 @@ def test_a_broken_stream_of_a_handshake_session_is_not_response_lost():
 
 # ---- cancellation is hanging up ------------------------------------------------------------------------
 def test_cancel_closes_the_connection_and_sends_no_notification():
-    with bs.HoldingModernServer() as server:
-        with Client(server.url, protocol_version=MODERN, timeout=WAIT) as client:
+    with bs.HoldingEnvelopeServer() as server:
+        with Client(server.url, protocol_version=ENVELOPE_VERSION, timeout=WAIT) as client:
             pending = client.send_request("tools/call", {"name": "echo", "arguments": {}})
             server.wait_for("POST", "tools/call")
             assert pending.cancel("no longer needed")
@@ -222,8 +223,8 @@ def test_cancel_closes_the_connection_and_sends_no_notification():
 
 
 def test_a_timeout_hangs_up_too():
-    with bs.HoldingModernServer() as server:
-        with Client(server.url, protocol_version=MODERN, timeout=WAIT) as client:
+    with bs.HoldingEnvelopeServer() as server:
+        with Client(server.url, protocol_version=ENVELOPE_VERSION, timeout=WAIT) as client:
             with pytest.raises(RequestTimeout):
                 client.call_tool("echo", timeout=0.3)
             assert server.hung_up.wait(WAIT)
@@ -247,7 +248,7 @@ def test_cancel_reaches_a_handler_of_mcplites_server():
         return "not cancelled"
 
     with serving(server, keepalive_interval=0.05) as http:
-        with Client(http.url, protocol_version=MODERN, timeout=WAIT) as client:
+        with Client(http.url, protocol_version=ENVELOPE_VERSION, timeout=WAIT) as client:
             pending = client.send_request("tools/call", {"name": "wait_forever", "arguments": {}})
             assert started.wait(WAIT)
             pending.cancel()

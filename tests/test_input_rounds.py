@@ -1,12 +1,11 @@
-"""protocol/replay: the bookkeeping of one execution of a replayed handler, as tables. Pure: no threads, no I/O."""
+"""protocol/input_rounds: one execution of a handler that asks, as tables. Pure: no threads, no I/O."""
 
 from typing import Any, Dict, Optional
 
 import pytest
 
 from mcplite.errors import RPCError
-from mcplite.protocol.mrtr import StateKeys, open_state, question_digest, seal_state
-from mcplite.protocol.replay import (
+from mcplite.protocol.input_rounds import (
     Elicit,
     ElicitURL,
     InputRequired,
@@ -17,6 +16,7 @@ from mcplite.protocol.replay import (
     key_pending,
     sampling_params,
 )
+from mcplite.protocol.request_state import StateKeys, open_state, question_digest, seal_state
 
 FORM = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
 YES = {"action": "accept", "content": {"ok": True}}
@@ -36,7 +36,7 @@ def next_round(round_: Round, responses: Any) -> Round:
     assert outcome is not None
     keys = StateKeys([b"s" * 32])
     binding: Dict[str, Any] = dict(method="tools/call", target="t", arguments={}, audience="a", principal=None)
-    token = seal_state(outcome["envelope"], keys=keys, now=1000.0, **binding)
+    token = seal_state(outcome["round_state"], keys=keys, now=1000.0, **binding)
     return Round(open_state(token, keys=keys, now=1001.0, **binding), responses)
 
 
@@ -138,7 +138,7 @@ def test_the_explicit_form() -> None:
     round_ = Round(None, None)
     outcome = round_.outcome(InputRequired({"ok": Elicit("OK?", FORM)}, state={"step": 1}))
     assert outcome is not None and list(outcome["inputRequests"]) == ["ok"]
-    assert outcome["envelope"]["user"] == {"step": 1}
+    assert outcome["round_state"]["user"] == {"step": 1}
     clash = Round(None, None)
     suspended(clash, "ok", ListRoots())
     with pytest.raises(RPCError) as raised:
@@ -160,6 +160,6 @@ def test_the_envelope_records_digests() -> None:
     suspended(round_, "q", ListRoots())
     outcome = round_.outcome(None)
     assert outcome is not None
-    assert outcome["envelope"]["asked"] == {"q": question_digest("roots/list", {})}
-    assert outcome["envelope"]["r"] == 1
+    assert outcome["round_state"]["asked"] == {"q": question_digest("roots/list", {})}
+    assert outcome["round_state"]["r"] == 1
     assert not key_pending("an answer")

@@ -1,7 +1,7 @@
 """mcplite's Client on revision 2026-07-28 against mcplite's Server: input-required rounds run by the client's
 callbacks, the manual mode, listen streams, and the client API mapped onto the revision.
 
-The pure loop is table-tested in test_client_rounds.py; here every flow goes through a real Server (in memory,
+The pure loop is table-tested in test_client_input_rounds.py; here every flow goes through a real Server (in memory,
 and once over stdio), so the server's replay and the client's loop are held to each other.
 """
 
@@ -16,17 +16,17 @@ from mcplite import Client, Context, Server
 from mcplite.client.listen import GRACEFUL, LOCAL
 from mcplite.errors import LocalProtocolError, RemoteError, RemoteProtocolError, RequestTimeout
 from mcplite.protocol import jsonrpc
-from mcplite.protocol.replay import Elicit, ListRoots, Sample
+from mcplite.protocol.input_rounds import Elicit, ListRoots, Sample
 from mcplite.transports.memory import memory_pair
 
 from support import WAIT, Recording, wait_until
 
-MODERN = "2026-07-28"
+ENVELOPE_VERSION = "2026-07-28"
 CONFIRM = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
 
 
 def make_server() -> Server:
-    server = Server("modern-client", version="1.0")
+    server = Server("envelope-era-client", version="1.0")
     server.runs: List[str] = []  # type: ignore[attr-defined]
 
     @server.tool
@@ -95,7 +95,7 @@ def test_a_tool_that_asks_twice_is_answered_by_the_elicitation_callback() -> Non
     server = make_server()
     elicitation = answers(accept(ok=True), accept(ok=True))
     with connect(server, elicitation=elicitation) as client:
-        assert client.protocol_version == MODERN
+        assert client.protocol_version == ENVELOPE_VERSION
         result = client.call_tool("delete", {"path": "/tmp/x"})
         assert result["content"][0]["text"] == "deleted" and result["resultType"] == "complete"
     assert elicitation.asked == ["Delete /tmp/x?", "Really?"]
@@ -189,7 +189,7 @@ def test_the_rounds_work_over_stdio(tmp_path: Path) -> None:
     env = {"PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     with Client.stdio([sys.executable, str(script)], env=env, timeout=WAIT, protocol_version="auto",
                       elicitation=lambda params: accept(ok=True)) as client:
-        assert client.protocol_version == MODERN
+        assert client.protocol_version == ENVELOPE_VERSION
         assert client.call_tool("confirm")["content"][0]["text"] == "yes"
 
 
@@ -273,7 +273,7 @@ def test_an_unknown_result_type_is_a_protocol_error_and_a_missing_one_is_complet
 
     ours, theirs = memory_pair()
     peer = RawPeer(ours)
-    client = Client(theirs, timeout=WAIT, protocol_version=MODERN).connect()
+    client = Client(theirs, timeout=WAIT, protocol_version=ENVELOPE_VERSION).connect()
     try:
         for result, outcome in (({"content": [], "resultType": "task"}, "task"),
                                 ({"content": [{"type": "text", "text": "old style"}]}, "old style")):
@@ -300,7 +300,7 @@ def test_the_envelope_is_encoded_once_and_every_request_is_written_as_its_plain_
     server.connect(server_end)
     recording = Recording(client_end)
     with Client(recording, timeout=WAIT) as client:
-        assert client.protocol_version == MODERN
+        assert client.protocol_version == ENVELOPE_VERSION
         progress: List[Any] = []
         assert client.call_tool("plain", {"a": 2})["structuredContent"] == {"result": 4}
         client.call_tool("plain", {"a": 3}, meta={"note": "mine"})
@@ -318,7 +318,7 @@ def test_the_envelope_is_encoded_once_and_every_request_is_written_as_its_plain_
         plain = json_copy(message)
         assert jsonrpc.encode_bytes(message) == jsonrpc.encode_bytes(plain)
         assert jsonrpc.encode(message).count('"_meta"') == 1
-        assert plain["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == MODERN
+        assert plain["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == ENVELOPE_VERSION
     calls = [m["params"] for m in requests if m["method"] == "tools/call"]
     assert calls[1]["_meta"]["note"] == "mine" and "progressToken" in calls[2]["_meta"]
     assert calls[-1]["_meta"]["io.modelcontextprotocol/logLevel"] == "debug"

@@ -12,11 +12,11 @@ from typing import Any, Dict, Iterator, List, Optional
 import pytest
 
 from mcplite import Client, Context, Elicit, InputRequired, ListRoots, Sample, Server
-from mcplite.protocol import replay
+from mcplite.protocol import input_rounds
 from mcplite.transports.memory import memory_pair
 from support import RawPeer
 from support.http import serving
-from support.raw_http import ModernClient, envelope
+from support.raw_http import EnvelopeClient, envelope
 
 ALL_CAPS = {"elicitation": {}, "sampling": {}, "roots": {}}
 NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
@@ -183,7 +183,7 @@ def test_remember_keeps_a_value_across_rounds(peer: RawPeer, server: Server) -> 
 
 
 def test_a_swallowed_suspension_still_asks(peer: RawPeer) -> None:
-    assert issubclass(replay.Suspend, BaseException) and not issubclass(replay.Suspend, Exception)
+    assert issubclass(input_rounds.Suspend, BaseException) and not issubclass(input_rounds.Suspend, Exception)
     assert Caller(peer).tool("swallows")["result"]["resultType"] == "input_required"
 
 
@@ -274,15 +274,15 @@ def test_a_retry_on_another_worker_needs_the_same_keys() -> None:
     keys = [b"k" * 32]
     with serving(make_server(state_keys=keys)) as worker_a, serving(make_server(state_keys=keys)) as worker_b, \
             serving(make_server()) as stranger:
-        first = ModernClient(worker_a, ALL_CAPS)
-        body = first.modern("tools/call", {"name": "greet", "arguments": {}})
+        first = EnvelopeClient(worker_a, ALL_CAPS)
+        body = first.enveloped("tools/call", {"name": "greet", "arguments": {}})
         state = first.post(body).json()["result"]["requestState"]
         retry = {"name": "greet", "arguments": {}, "inputResponses": {"ask-1": ACCEPT_ADA}, "requestState": state}
-        second = ModernClient(worker_b, ALL_CAPS)
-        reply = second.post(second.modern("tools/call", retry))
+        second = EnvelopeClient(worker_b, ALL_CAPS)
+        reply = second.post(second.enveloped("tools/call", retry))
         assert reply.json()["result"]["content"][0]["text"] == "Hello, Ada!"
-        third = ModernClient(stranger, ALL_CAPS)
-        reply = third.post(third.modern("tools/call", retry))
+        third = EnvelopeClient(stranger, ALL_CAPS)
+        reply = third.post(third.enveloped("tools/call", retry))
         assert (reply.status, reply.json()["error"]["code"]) == (400, -32602)
 
 
@@ -296,12 +296,12 @@ def test_state_keys_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_asks_come_from_the_handlers_thread() -> None:
-    round_ = replay.Round(None, None)
+    round_ = input_rounds.Round(None, None)
     errors: List[BaseException] = []
 
     def other() -> None:
         try:
-            round_.ask(None, replay.ListRoots())
+            round_.ask(None, input_rounds.ListRoots())
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)
 

@@ -1,11 +1,11 @@
-"""The client's input-required rounds (client/rounds.py), table-tested without threads, sockets or clocks."""
+"""The client's input-required rounds (client/input_rounds.py), table-tested without threads, sockets or clocks."""
 
 import time
 from typing import Any, Callable, Dict, List
 
 import pytest
 
-from mcplite.client.rounds import DEFAULT_MAX_ROUNDS, InputRounds
+from mcplite.client.input_rounds import DEFAULT_MAX_ROUNDS, InputRounds
 from mcplite.errors import METHOD_NOT_FOUND, RemoteProtocolError, RPCError
 
 ELICIT = {"method": "elicitation/create", "params": {"message": "ok?", "requestedSchema": {"type": "object"}}}

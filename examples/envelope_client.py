@@ -1,5 +1,5 @@
 """Revision 2026-07-28 from both ends, in one process: a tool that asks the user twice, a client that answers
-from a plain callback, and a listen stream. Run it: ``python3 -m examples.modern_client``.
+from a plain callback, and a listen stream. Run it: ``python3 -m examples.envelope_client``.
 
 The server's handler is written once, as for any revision (`ctx.elicit` blocks and returns the answer); on
 2026-07-28 mcplite replays it each round. The client's ``elicitation=`` callback answers the questions as they

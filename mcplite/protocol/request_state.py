@@ -1,10 +1,11 @@
-"""Multi-round-trip requests (2026-07-28): sealing and opening `requestState`, and the question digests.
+"""`requestState` (2026-07-28): the server's round state sealed into a token and opened again, and the question
+digests.
 
 On revision 2026-07-28 a server that needs input answers ``{resultType: "input_required", inputRequests,
 requestState}`` and the client retries the request with the answers and the same ``requestState``. mcplite runs
 such handlers by *replay* (MODERN.md, "Round trips on the server"): the answers gathered so far travel in the
 state, so a retry may land on another worker or after a restart. This module is the pure half of that: it turns
-an envelope (``r``, ``asked``, ``answers``, ``memo``, ``user``) into a token bound to its request, and back.
+a round state (``r``, ``asked``, ``answers``, ``memo``, ``user``) into a token bound to its request, and back.
 
 The token (MODERN.md, "Protecting `requestState` with the standard library only")::
 
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "STATE_KEYS_ENV", "MIN_SECRET_BYTES", "MAX_ROUNDS", "MAX_STATE_BYTES", "DEFAULT_TTL", "INVALID_STATE_MESSAGE",
-    "ENVELOPE_FIELDS", "InvalidRequestState", "StateKeys", "canonical_json", "arguments_digest",
+    "ROUND_STATE_FIELDS", "InvalidRequestState", "StateKeys", "canonical_json", "arguments_digest",
     "question_digest", "seal_state", "open_state",
 ]
 
@@ -66,8 +67,8 @@ MAX_STATE_BYTES = 256 * 1024
 DEFAULT_TTL = 3600
 #: The one message of every refusal; both official SDKs use this wording.
 INVALID_STATE_MESSAGE = "Invalid or expired requestState"
-#: What an envelope may hold (the replay engine's bookkeeping); everything else in a payload is a claim.
-ENVELOPE_FIELDS = ("r", "asked", "answers", "memo", "user")
+#: What a round state may hold (the bookkeeping of `input_rounds`); everything else in a payload is a claim.
+ROUND_STATE_FIELDS = ("r", "asked", "answers", "memo", "user")
 
 _VERSION = "v1"
 _FORMAT = 1  # the payload's "v"
@@ -258,23 +259,23 @@ def _mac(key: _Key, signed_part: str) -> bytes:
 # --- sealing and opening ----------------------------------------------------------------------------------
 
 
-def seal_state(envelope: Dict[str, Any], *, keys: StateKeys, method: str, target: str, arguments: Any,
+def seal_state(round_state: Dict[str, Any], *, keys: StateKeys, method: str, target: str, arguments: Any,
                audience: str, principal: Optional[str], now: float, ttl: float = DEFAULT_TTL,
                codec: Optional[StateCodec] = None, max_bytes: int = MAX_STATE_BYTES) -> str:
-    """Seal ``envelope`` into a ``requestState`` token bound to this request, valid from ``now`` for ``ttl`` s.
+    """Seal ``round_state`` into a ``requestState`` token bound to this request, valid from ``now`` for ``ttl`` s.
 
-    ``envelope`` holds ``r`` (the round counter, an int) and optionally ``asked``, ``answers``, ``memo`` (dicts)
+    ``round_state`` holds ``r`` (the round counter, an int) and optionally ``asked``, ``answers``, ``memo`` (dicts)
     and ``user`` (any JSON). ``target`` is the tool or prompt name or the resource uri; ``audience`` the server's
     name; ``principal`` who is calling, or None when the request is not authenticated. A ``codec`` replaces the
     HMAC signature (the key ring still derives ``kid`` and ``p``).
 
     Raises `RPCError` -32603 when the round counter passes `MAX_ROUNDS` or the token passes ``max_bytes``: both
-    are the server's fault and must fail loudly rather than be cut short. A malformed envelope (a bug in the
+    are the server's fault and must fail loudly rather than be cut short. A malformed round state (a bug in the
     caller) raises ValueError or TypeError."""
-    unknown = set(envelope) - set(ENVELOPE_FIELDS)
+    unknown = set(round_state) - set(ROUND_STATE_FIELDS)
     if unknown:
-        raise ValueError(f"not envelope fields: {sorted(unknown)}")
-    rounds = envelope.get("r")
+        raise ValueError(f"not round state fields: {sorted(unknown)}")
+    rounds = round_state.get("r")
     if type(rounds) is not int or rounds < 0:
         raise ValueError(f"the round counter r must be a non-negative int, not {rounds!r}")
     if rounds > MAX_ROUNDS:
@@ -285,16 +286,16 @@ def seal_state(envelope: Dict[str, Any], *, keys: StateKeys, method: str, target
     payload: Dict[str, Any] = {
         "v": _FORMAT, "kid": key.kid, "iat": int(now), "exp": int(now + ttl),
         "m": method, "t": target, "a": arguments_digest(arguments), "aud": audience,
-        "r": rounds, "asked": envelope.get("asked", {}), "answers": envelope.get("answers", {}),
-        "memo": envelope.get("memo", {}),
+        "r": rounds, "asked": round_state.get("asked", {}), "answers": round_state.get("answers", {}),
+        "memo": round_state.get("memo", {}),
     }
     for name in ("asked", "answers", "memo"):
         if not isinstance(payload[name], dict):
-            raise TypeError(f"envelope field {name!r} must be a dict, not {type(payload[name]).__name__}")
+            raise TypeError(f"round state field {name!r} must be a dict, not {type(payload[name]).__name__}")
     if principal is not None:
         payload["p"] = _principal_digest(key, principal)
-    if "user" in envelope:
-        payload["user"] = envelope["user"]
+    if "user" in round_state:
+        payload["user"] = round_state["user"]
     encoded = canonical_json(payload)
     if codec is not None:
         token = codec.seal(encoded)
@@ -309,7 +310,7 @@ def seal_state(envelope: Dict[str, Any], *, keys: StateKeys, method: str, target
 def open_state(token: Any, *, keys: StateKeys, method: str, target: str, arguments: Any, audience: str,
                principal: Optional[str], now: float, codec: Optional[StateCodec] = None,
                max_bytes: int = MAX_STATE_BYTES) -> Dict[str, Any]:
-    """Verify a ``requestState`` against this request and return its envelope (``r``, ``asked``, ``answers``,
+    """Verify a ``requestState`` against this request and return its round state (``r``, ``asked``, ``answers``,
     ``memo``, and ``user`` when it was sealed with one).
 
     Raises `InvalidRequestState` (-32602 "Invalid or expired requestState") for any failure: not a string, too
@@ -415,15 +416,15 @@ def _check(payload: Dict[str, Any], verified_by: Optional[_Key], *, keys: StateK
     rounds = payload.get("r")
     if type(rounds) is not int or not 0 <= rounds <= MAX_ROUNDS:
         raise InvalidRequestState(f"round counter {rounds!r} out of range")
-    envelope: Dict[str, Any] = {"r": rounds}
+    round_state: Dict[str, Any] = {"r": rounds}
     for name in ("asked", "answers", "memo"):
         value = payload.get(name)
         if not isinstance(value, dict):
-            raise InvalidRequestState(f"envelope field {name!r} is not an object")
-        envelope[name] = value
+            raise InvalidRequestState(f"round state field {name!r} is not an object")
+        round_state[name] = value
     if "user" in payload:
-        envelope["user"] = payload["user"]
-    unknown = set(payload) - set(_CLAIMS) - set(ENVELOPE_FIELDS)
+        round_state["user"] = payload["user"]
+    unknown = set(payload) - set(_CLAIMS) - set(ROUND_STATE_FIELDS)
     if unknown:
         raise InvalidRequestState(f"unknown fields {sorted(unknown)}")
-    return envelope
+    return round_state

@@ -1,4 +1,5 @@
-"""Who hears what: the state a server keeps per connection, and the one path of server-initiated events.
+"""The server's connections: the state it keeps per connection, who hears what, and the one path of
+server-initiated events.
 
 Up to revision 2025-11-25 a client chooses, for its whole connection, the lowest log level it wants
 (`logging/setLevel`) and the resources it wants update notifications for (`resources/subscribe`). That
@@ -6,13 +7,13 @@ per-connection state lives here, in `Connection`, and nowhere else. Revision 202
 per-request log levels and ``subscriptions/listen`` streams, whose registry is the sibling module `listen`.
 
 Both eras hear the server's events through one seam, `Connections.publish`: a list change (`add_tool`,
-`remove_prompt`...) or a resource update (`Server.notify_resource_updated`) is an *event*, the notification
-itself as a JSON object (``{"method": ..., "params": {...}}``, params optional). It goes to the server's
-event bus, which calls back its two subscribers in every process: `Connections.deliver` sends it to the
-handshake connections that hear it (exactly as before there were listen streams), `listen.Listens` to the
-listen streams whose filter names it. The default bus, `LocalEventBus`, is this process; a deployment of
-several processes passes its own (``Server(event_bus=...)``: anything with ``publish(event)`` and
-``subscribe(callback)``), which must call every subscriber, the publishing process's own included.
+`remove_prompt`...) or a resource update (`Server.notify_resource_updated`) is an *event*, the notification itself
+as a JSON object (``{"method": ..., "params": {...}}``, params optional). It goes to the server's event bus, which
+calls back its two subscribers in every process: `Connections.deliver` sends it to the handshake connections that
+hear it (exactly as before there were listen streams), `listen.ListenRegistry.deliver_event` to the listen streams
+whose filter names it. The default bus, `LocalEventBus`, is this process; a deployment of several processes passes
+its own (``Server(event_bus=...)``: anything with ``publish(event)`` and ``subscribe(callback)``), which must call
+every subscriber, the publishing process's own included.
 """
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up

@@ -1,8 +1,10 @@
-"""What a mode of the HTTP client may ask of the transport that runs it, and what the transport asks of a mode.
+"""The HTTP client's dialects: what a dialect may ask of the transport that runs it, and what the transport asks
+of a dialect.
 
-`HTTPClientTransport` chooses one *mode* per connection (Streamable HTTP in `streamable`, HTTP+SSE in
-`legacy_sse`) and hands it a `ModeHost`: itself. A mode depends on this module and on `pool`, never on
-the transport's module, so the modes and the transport form no import cycle, and a mode can be driven in a
+MCP has two ways of carrying a session over HTTP, its *dialects*: Streamable HTTP (`streamable`) and the
+2024-11-05 HTTP+SSE transport (`legacy_sse`). `HTTPClientTransport` chooses one per connection and hands it a
+`DialectHost`: itself. A dialect depends on this module and on `pool`, never on
+the transport's module, so the dialects and the transport form no import cycle, and a dialect can be driven in a
 test by any object that has these members.
 """
 
@@ -15,11 +17,11 @@ if TYPE_CHECKING:
     from ...protocol.jsonrpc import InvalidMessage, RequestId
     from .pool import ConnectionPool
 
-__all__ = ["ModeHost", "Mode"]
+__all__ = ["DialectHost", "Dialect"]
 
 
-class ModeHost(Protocol):
-    """The transport, as a mode sees it: the settings, the connections, and where messages go."""
+class DialectHost(Protocol):
+    """The transport, as a dialect sees it: the settings, the connections, and where messages go."""
 
     #: The URL the user gave: the MCP endpoint (for an HTTP+SSE server, its SSE endpoint).
     url: str
@@ -31,7 +33,7 @@ class ModeHost(Protocol):
     max_readers: int
     #: The largest message read: a JSON body, or one SSE event or line.
     max_message_size: int
-    #: The user's extra headers, for every request (the protocol's own are added by the mode).
+    #: The user's extra headers, for every request (the protocol's own are added by the dialect).
     headers: Dict[str, str]
     #: The keep-alive connections, TLS, proxies and the ``auth`` flow.
     connections: ConnectionPool
@@ -49,17 +51,17 @@ class ModeHost(Protocol):
         """Nothing more will arrive (said once, however often called)."""
 
 
-class Mode(Protocol):
+class Dialect(Protocol):
     """One way of carrying the session over HTTP, as the transport drives it."""
 
-    #: The ``MCP-Session-Id`` the server assigned (None: none, not yet, or a mode without one).
+    #: The ``MCP-Session-Id`` the server assigned (None: none, not yet, or a dialect without one).
     session_id: Optional[str]
 
     def send(self, message: Any, body: bytes, route: Route) -> None:
         """Send one message, already encoded as ``body``. Raises as `HTTPClientTransport.send`."""
 
     def cancel(self, request_id: RequestId) -> bool:
-        """Stop awaiting the answer to ``request_id``, if the mode awaits answers one by one; True when that
+        """Stop awaiting the answer to ``request_id``, if the dialect awaits answers one by one; True when that
         closed the request's connection and so cancelled it (2026-07-28)."""
         ...
 

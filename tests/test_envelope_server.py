@@ -15,20 +15,20 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 import pytest
 from support import WAIT, Kept, RawPeer, wait_until
 from support.http import serving
-from support.raw_http import ModernClient, RawClient, envelope
+from support.raw_http import EnvelopeClient, RawClient, envelope
 
 from mcplite import Context, Server
 from mcplite.protocol import jsonrpc
 from mcplite.protocol.versions import HANDSHAKE_VERSIONS
 from mcplite.transports.memory import memory_pair
 
-MODERN = "2026-07-28"
-ALL_VERSIONS = [MODERN, *HANDSHAKE_VERSIONS]
+ENVELOPE_VERSION = "2026-07-28"
+ALL_VERSIONS = [ENVELOPE_VERSION, *HANDSHAKE_VERSIONS]
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 
 
 def make_server(**options: Any) -> Server:
-    server = Server("modern-test", "2.0", instructions="Be kind.", **options)
+    server = Server("envelope-era-test", "2.0", instructions="Be kind.", **options)
     release = threading.Event()
 
     @server.tool
@@ -73,7 +73,7 @@ def peer() -> Iterator[RawPeer]:
     session.close()
 
 
-def modern(peer: RawPeer, id: Any, method: str, params: Optional[Dict[str, Any]] = None,
+def enveloped(peer: RawPeer, id: Any, method: str, params: Optional[Dict[str, Any]] = None,
            capabilities: Optional[Dict[str, Any]] = None, **meta: Any) -> Dict[str, Any]:
     return peer.request(id, method, {**(params or {}), "_meta": envelope(capabilities, **meta)})
 
@@ -86,11 +86,11 @@ def error_of(answer: Dict[str, Any]) -> Tuple[int, Any]:
 # ---- the era of a stream connection ------------------------------------------------------------------------
 
 def test_discover_does_not_decide_the_era(peer: RawPeer) -> None:
-    result = modern(peer, 1, "server/discover")["result"]
-    assert result["supportedVersions"] == [MODERN]  # modern versions only (MODERN.md spec point 9)
+    result = enveloped(peer, 1, "server/discover")["result"]
+    assert result["supportedVersions"] == [ENVELOPE_VERSION]  # envelope-era versions only (MODERN.md spec point 9)
     assert result["capabilities"]["tools"] == {"listChanged": True}
     assert result["instructions"] == "Be kind."
-    assert result["_meta"][SERVER_INFO] == {"name": "modern-test", "version": "2.0"}
+    assert result["_meta"][SERVER_INFO] == {"name": "envelope-era-test", "version": "2.0"}
     assert (result["resultType"], result["ttlMs"], result["cacheScope"]) == ("complete", 0, "private")
     # A probe that was merely slow is followed by initialize: the handshake still works.
     answer = peer.initialize()
@@ -98,37 +98,37 @@ def test_discover_does_not_decide_the_era(peer: RawPeer) -> None:
     assert "resultType" not in answer["result"]
 
 
-def test_an_enveloped_request_pins_the_connection_modern(peer: RawPeer) -> None:
-    tools = modern(peer, 1, "tools/list")["result"]
+def test_an_enveloped_request_pins_the_connection_envelope(peer: RawPeer) -> None:
+    tools = enveloped(peer, 1, "tools/list")["result"]
     assert [tool["name"] for tool in tools["tools"]][:2] == ["add", "whoami"]
     assert (tools["resultType"], tools["ttlMs"], tools["cacheScope"]) == ("complete", 0, "private")
     code, data = error_of(peer.request(2, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}}))
     assert code == -32022 and data == {"supported": ALL_VERSIONS, "requested": "2025-11-25"}
     code, _ = error_of(peer.request(3, "tools/list", {}))
-    assert code == -32602  # no _meta on a modern connection
+    assert code == -32602  # no _meta on an envelope-era connection
     for method in ("ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "initialize"):
-        assert error_of(modern(peer, method, method))[0] == -32601, method
-    assert error_of(modern(peer, 4, "no/such"))[0] == -32601
+        assert error_of(enveloped(peer, method, method))[0] == -32601, method
+    assert error_of(enveloped(peer, 4, "no/such"))[0] == -32601
 
 
 def test_a_handshake_connection_refuses_enveloped_requests(peer: RawPeer) -> None:
     peer.initialize()
-    assert error_of(modern(peer, 1, "tools/list"))[0] == -32600
+    assert error_of(enveloped(peer, 1, "tools/list"))[0] == -32600
     assert error_of(peer.request(2, "server/discover", {}))[0] == -32601  # exists only enveloped
     assert "resultType" not in peer.request(3, "tools/list", {})["result"]
 
 
 @pytest.mark.parametrize("meta, code", [
     (None, -32602),                                                                   # no _meta
-    ({"io.modelcontextprotocol/protocolVersion": MODERN}, -32602),                    # no capabilities
+    ({"io.modelcontextprotocol/protocolVersion": ENVELOPE_VERSION}, -32602),                    # no capabilities
     ({"io.modelcontextprotocol/clientCapabilities": {}, "io.modelcontextprotocol/protocolVersion": 7}, -32602),
     ({**envelope(), "io.modelcontextprotocol/logLevel": "loud"}, -32602),
     ({**envelope(), "io.modelcontextprotocol/clientInfo": "me"}, -32602),
 ])
 def test_the_ladder_refuses_malformed_envelopes(peer: RawPeer, meta: Any, code: int) -> None:
     params = {"_meta": meta} if meta is not None else {}
-    if meta is None:  # unenveloped: only a connection already modern calls that a missing _meta
-        modern(peer, 0, "tools/list")
+    if meta is None:  # unenveloped: only a connection already envelope-era calls that a missing _meta
+        enveloped(peer, 0, "tools/list")
     assert error_of(peer.request(1, "tools/list", params))[0] == code
 
 
@@ -136,31 +136,32 @@ def test_an_unsupported_version_lists_every_version(peer: RawPeer) -> None:
     meta = {**envelope(), "io.modelcontextprotocol/protocolVersion": "v999.0.0"}
     code, data = error_of(peer.request(1, "server/discover", {"_meta": meta}))
     # What server/discover lists (the conformance suite holds data.supported to be a subset of it).
-    assert code == -32022 and data == {"supported": [MODERN], "requested": "v999.0.0"}
+    assert code == -32022 and data == {"supported": [ENVELOPE_VERSION], "requested": "v999.0.0"}
 
 
 def test_client_info_is_optional_and_per_request(peer: RawPeer) -> None:
-    meta = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
+    meta = {"io.modelcontextprotocol/protocolVersion": ENVELOPE_VERSION,
+            "io.modelcontextprotocol/clientCapabilities": {}}
     assert "result" in peer.request(1, "server/discover", {"_meta": meta})
-    answer = modern(peer, 2, "tools/call", {"name": "whoami"}, capabilities={"sampling": {}})
+    answer = enveloped(peer, 2, "tools/call", {"name": "whoami"}, capabilities={"sampling": {}})
     assert answer["result"]["structuredContent"] == {
-        "version": MODERN, "client": {"name": "raw", "version": "1"}, "caps": {"sampling": {}}}
+        "version": ENVELOPE_VERSION, "client": {"name": "raw", "version": "1"}, "caps": {"sampling": {}}}
 
 
 def test_a_repeated_envelope_is_read_once_and_any_change_is_read_again(peer: RawPeer) -> None:
     # The session keeps the last verdict for an identical _meta (the common case: a client stamps the same
     # one on every request); whatever differs goes through the whole ladder again.
     for id in (1, 2, 3):
-        assert modern(peer, id, "tools/call", {"name": "whoami"})["result"]["structuredContent"]["caps"] == {}
-    answer = modern(peer, 4, "tools/call", {"name": "whoami"}, capabilities={"roots": {}})
+        assert enveloped(peer, id, "tools/call", {"name": "whoami"})["result"]["structuredContent"]["caps"] == {}
+    answer = enveloped(peer, 4, "tools/call", {"name": "whoami"}, capabilities={"roots": {}})
     assert answer["result"]["structuredContent"]["caps"] == {"roots": {}}
-    assert modern(peer, 5, "tools/call", {"name": "whoami"})["result"]["structuredContent"]["caps"] == {}
-    assert error_of(modern(peer, 6, "ping"))[0] == -32601  # a removed method, the same _meta
+    assert enveloped(peer, 5, "tools/call", {"name": "whoami"})["result"]["structuredContent"]["caps"] == {}
+    assert error_of(enveloped(peer, 6, "ping"))[0] == -32601  # a removed method, the same _meta
     stale = {**envelope(), "io.modelcontextprotocol/protocolVersion": "2025-11-25"}
     assert error_of(peer.request(7, "tools/list", {"_meta": stale}))[0] == -32022
     assert error_of(peer.request(8, "tools/list", {"_meta": {**envelope(), "io.modelcontextprotocol/logLevel": 1}})
                     )[0] == -32602
-    assert modern(peer, 9, "tools/list")["result"]["resultType"] == "complete"
+    assert enveloped(peer, 9, "tools/list")["result"]["resultType"] == "complete"
 
 
 def test_logs_only_at_the_requests_level_and_progress_only_with_a_token(peer: RawPeer) -> None:
@@ -183,14 +184,14 @@ def test_logs_only_at_the_requests_level_and_progress_only_with_a_token(peer: Ra
 
 
 def test_results_are_shaped_per_revision(peer: RawPeer) -> None:
-    read = modern(peer, 1, "resources/read", {"uri": "test://static"})["result"]
+    read = enveloped(peer, 1, "resources/read", {"uri": "test://static"})["result"]
     assert read["contents"][0]["text"] == "static text"
     assert (read["resultType"], read["ttlMs"], read["cacheScope"]) == ("complete", 0, "private")
-    call = modern(peer, 2, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 2}})["result"]
+    call = enveloped(peer, 2, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 2}})["result"]
     assert call["resultType"] == "complete" and "ttlMs" not in call  # tools/call is not cacheable
-    assert call["_meta"][SERVER_INFO]["name"] == "modern-test"
-    own = modern(peer, 3, "prompts/get", {"name": "whole_result"})["result"]
-    assert own["resultType"] == "complete" and own["_meta"][SERVER_INFO]["name"] == "modern-test"
+    assert call["_meta"][SERVER_INFO]["name"] == "envelope-era-test"
+    own = enveloped(peer, 3, "prompts/get", {"name": "whole_result"})["result"]
+    assert own["resultType"] == "complete" and own["_meta"][SERVER_INFO]["name"] == "envelope-era-test"
 
 
 def test_results_follow_the_server_info_as_it_changes() -> None:
@@ -202,13 +203,13 @@ def test_results_follow_the_server_info_as_it_changes() -> None:
     peer = RawPeer(ours)
 
     def info(id: int) -> Any:
-        answer = modern(peer, id, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})
+        answer = enveloped(peer, id, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})
         return answer["result"]["_meta"][SERVER_INFO] if "result" in answer else answer["error"]["code"]
 
     try:
-        assert info(1) == info(2) == {"name": "modern-test", "version": "2.0"}
-        server.info["title"] = "Modern"
-        assert info(3) == {"name": "modern-test", "version": "2.0", "title": "Modern"}
+        assert info(1) == info(2) == {"name": "envelope-era-test", "version": "2.0"}
+        server.info["title"] = "Envelope-era"
+        assert info(3) == {"name": "envelope-era-test", "version": "2.0", "title": "Envelope-era"}
         server.info["icons"] = [{"src": "https://example.com/a.png"}]
         assert info(4)["icons"] == [{"src": "https://example.com/a.png"}]
         server.info["icons"][0]["sizes"] = ["48x48"]  # deep in the info
@@ -240,12 +241,12 @@ def test_the_common_answer_is_made_whole_with_its_members_encoded_once() -> None
         for answer in answers.values():
             assert json.loads(jsonrpc.encode(answer)) == answer
             assert answer["result"]["resultType"] == "complete"
-            assert answer["result"]["_meta"][SERVER_INFO] == {"name": "modern-test", "version": "2.0"}
+            assert answer["result"]["_meta"][SERVER_INFO] == {"name": "envelope-era-test", "version": "2.0"}
     finally:
         session.close()
 
 
-def test_handshake_results_lose_the_modern_fields() -> None:
+def test_handshake_results_lose_the_envelope_fields() -> None:
     ours, theirs = memory_pair()
     session = make_server().connect(theirs)
     peer = RawPeer(ours)
@@ -258,25 +259,25 @@ def test_handshake_results_lose_the_modern_fields() -> None:
 
 
 def test_a_missing_resource_is_invalid_params_with_its_uri(peer: RawPeer) -> None:
-    code, data = error_of(modern(peer, 1, "resources/read", {"uri": "test://nothing"}))
+    code, data = error_of(enveloped(peer, 1, "resources/read", {"uri": "test://nothing"}))
     assert code == -32602 and data == {"uri": "test://nothing"}
 
 
 def test_a_server_of_one_era() -> None:
     ours, theirs = memory_pair()
-    session = Server("modern-only", supported_versions=[MODERN]).connect(theirs)
+    session = Server("envelope-era-only", supported_versions=[ENVELOPE_VERSION]).connect(theirs)
     peer = RawPeer(ours)
     try:
         code, data = error_of(peer.request(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}}))
-        assert code == -32022 and data == {"supported": [MODERN], "requested": "2025-11-25"}
-        assert modern(peer, 2, "server/discover")["result"]["supportedVersions"] == [MODERN]
+        assert code == -32022 and data == {"supported": [ENVELOPE_VERSION], "requested": "2025-11-25"}
+        assert enveloped(peer, 2, "server/discover")["result"]["supportedVersions"] == [ENVELOPE_VERSION]
     finally:
         session.close()
     ours, theirs = memory_pair()
     session = Server("legacy-only", supported_versions=HANDSHAKE_VERSIONS).connect(theirs)
     peer = RawPeer(ours)
     try:
-        code, data = error_of(modern(peer, 1, "server/discover"))
+        code, data = error_of(enveloped(peer, 1, "server/discover"))
         assert code == -32022 and data["supported"] == list(HANDSHAKE_VERSIONS)  # a prober falls back at once
         assert peer.initialize()["result"]["protocolVersion"] == "2025-11-25"
     finally:
@@ -285,7 +286,7 @@ def test_a_server_of_one_era() -> None:
 
 def test_stdio_serves_both_eras(tmp_path: Any) -> None:
     script = tmp_path / "server.py"
-    script.write_text("from mcplite import Server\nserver = Server('stdio-modern')\n"
+    script.write_text("from mcplite import Server\nserver = Server('stdio-envelope-era')\n"
                       "@server.tool\ndef echo(text: str) -> str:\n    'Echo.'\n    return text\n"
                       "server.run()\n")
     lines = [jsonrpc.request(1, "server/discover", {"_meta": envelope()}),
@@ -294,7 +295,7 @@ def test_stdio_serves_both_eras(tmp_path: Any) -> None:
     completed = subprocess.run([sys.executable, str(script)], input="".join(json.dumps(m) + "\n" for m in lines),
                                capture_output=True, text=True, timeout=WAIT * 2, env=_env_with_repo())
     answers = {m["id"]: m for m in map(json.loads, completed.stdout.splitlines())}
-    assert answers[1]["result"]["supportedVersions"] == [MODERN]
+    assert answers[1]["result"]["supportedVersions"] == [ENVELOPE_VERSION]
     assert answers[2]["result"]["content"] == [{"type": "text", "text": "hi"}]
     assert answers[3]["error"]["code"] == -32022
     assert completed.returncode == 0, completed.stderr
@@ -338,18 +339,18 @@ def http_server() -> Iterator[Any]:
 
 
 def test_http_answers_and_statuses(http_server: Any) -> None:
-    client = ModernClient(http_server)
-    reply = client.post(client.modern("server/discover"))
-    assert reply.status == 200 and reply.json()["result"]["supportedVersions"] == [MODERN]
+    client = EnvelopeClient(http_server)
+    reply = client.post(client.enveloped("server/discover"))
+    assert reply.status == 200 and reply.json()["result"]["supportedVersions"] == [ENVELOPE_VERSION]
     assert "mcp-session-id" not in reply.headers  # 2026-07-28 has no sessions
-    reply = client.post(client.modern("tools/call", {"name": "add", "arguments": {"a": 1, "b": 1}}),
+    reply = client.post(client.enveloped("tools/call", {"name": "add", "arguments": {"a": 1, "b": 1}}),
                         {"Mcp-Session-Id": "ignored"})
     assert reply.status == 200 and reply.json()["result"]["structuredContent"] == {"result": 2}
     for method, status, code in (("ping", 404, -32601), ("no/such", 404, -32601), ("initialize", 404, -32601)):
-        body = client.modern(method)
+        body = client.enveloped(method)
         reply = client.post(body)
         assert (reply.status, reply.json()["error"]["code"], reply.json()["id"]) == (status, code, body["id"])
-    body = client.modern("tools/list")
+    body = client.enveloped("tools/list")
     reply = client.post(body, {"MCP-Protocol-Version": "2025-11-25"})  # the header must repeat the body
     assert (reply.status, reply.json()["error"]["code"]) == (400, -32020)
     reply = client.post(body, {"Mcp-Method": "prompts/list"})
@@ -360,9 +361,9 @@ def test_http_answers_and_statuses(http_server: Any) -> None:
     meta = {**envelope(), "io.modelcontextprotocol/protocolVersion": "v999.0.0"}
     reply = client.post(client.request("server/discover", {"_meta": meta}), {"MCP-Protocol-Version": "v999.0.0"})
     assert (reply.status, reply.json()["error"]["code"]) == (400, -32022)
-    assert reply.json()["error"]["data"] == {"supported": [MODERN], "requested": "v999.0.0"}
+    assert reply.json()["error"]["data"] == {"supported": [ENVELOPE_VERSION], "requested": "v999.0.0"}
     reply = client.post({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}},
-                        {"MCP-Protocol-Version": MODERN})
+                        {"MCP-Protocol-Version": ENVELOPE_VERSION})
     assert reply.status == 202
 
 
@@ -371,14 +372,14 @@ def test_http_serves_the_handshake_era_beside(http_server: Any) -> None:
     legacy.initialize()
     reply = legacy.post(legacy.request("tools/list"))
     assert reply.status == 200 and "resultType" not in reply.json()["result"]
-    client = ModernClient(http_server)  # a modern request with a legacy session's id is still modern
-    reply = client.post(client.modern("tools/list"), {"MCP-Session-Id": legacy.session_id or ""})
+    client = EnvelopeClient(http_server)  # an envelope-era request with a legacy session's id is still envelope-era
+    reply = client.post(client.enveloped("tools/list"), {"MCP-Session-Id": legacy.session_id or ""})
     assert reply.json()["result"]["resultType"] == "complete"
 
 
 def test_get_and_delete_are_405_without_a_handshake_revision() -> None:
-    with serving(Server("modern-only", supported_versions=[MODERN])) as http:
-        client = ModernClient(http)
+    with serving(Server("envelope-era-only", supported_versions=[ENVELOPE_VERSION])) as http:
+        client = EnvelopeClient(http)
         for method in ("GET", "DELETE"):
             response = client.send(method, None, {"Accept": "text/event-stream"})
             assert response.status == 405 and response.getheader("Allow") == "POST"
@@ -389,9 +390,9 @@ def test_get_and_delete_are_405_without_a_handshake_revision() -> None:
 
 
 def test_a_dropped_stream_cancels_the_request(http_server: Any) -> None:
-    client = ModernClient(http_server)
+    client = EnvelopeClient(http_server)
     before = set(threading.enumerate())
-    stream = client.stream(client.modern("tools/call", {"name": "wait_for_cancel"}))
+    stream = client.stream(client.enveloped("tools/call", {"name": "wait_for_cancel"}))
     stream.read_raw_until(b":")  # a keep-alive comment: the handler is running and the stream is SSE
     # The thread serving this connection (socketserver's unnamed one: not mcplite's own, nor earlier tests').
     connection_threads = [thread for thread in set(threading.enumerate()) - before
@@ -420,14 +421,14 @@ def test_mcp_param_headers_are_checked_against_the_arguments() -> None:
         return region or "none"
 
     with serving(server) as http:
-        client = ModernClient(http)
-        body = client.modern("tools/call", {"name": "regional", "arguments": {"region": "us-west1"}})
+        client = EnvelopeClient(http)
+        body = client.enveloped("tools/call", {"name": "regional", "arguments": {"region": "us-west1"}})
         assert client.post(body, {"Mcp-Param-Region": "us-west1"}).status == 200
         assert client.post(body, {"Mcp-Param-Region": "=?base64?dXMtd2VzdDE=?="}).status == 200
         for headers in ({}, {"Mcp-Param-Region": "eu"}, {"Mcp-Param-Region": "=?base64?dXMtd2VzdDE?="}):
             reply = client.post(body, headers)
             assert (reply.status, reply.json()["error"]["code"]) == (400, -32020), headers
-        no_value = client.modern("tools/call", {"name": "regional", "arguments": {}})
+        no_value = client.enveloped("tools/call", {"name": "regional", "arguments": {}})
         assert result_of(client.post(no_value))["content"][0]["text"] == "none"
 
 
@@ -459,12 +460,12 @@ def test_wsgi_serves_both_eras(caplog: pytest.LogCaptureFixture) -> None:
 
     with caplog.at_level(logging.WARNING, logger="mcplite"):
         answer = call({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": envelope()}},
-                      {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/list"})
+                      {"MCP-Protocol-Version": ENVELOPE_VERSION, "Mcp-Method": "tools/list"})
     assert answer["result"]["resultType"] == "complete" and statuses[-1].startswith("200")
     # wsgi.multiprocess with a key drawn in this very process: said once, at the first request.
     assert any("state_keys" in record.getMessage() for record in caplog.records)
     answer = call({"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"_meta": envelope()}},
-                  {"MCP-Protocol-Version": MODERN, "Mcp-Method": "ping"})
+                  {"MCP-Protocol-Version": ENVELOPE_VERSION, "Mcp-Method": "ping"})
     assert answer["error"]["code"] == -32601 and statuses[-1].startswith("404")
     answer = call({"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "w", "version": "1"}}}, {})

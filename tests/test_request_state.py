@@ -1,4 +1,4 @@
-"""protocol/mrtr: `requestState` sealed and opened with the standard library (MODERN.md, "Protecting
+"""protocol/request_state: `requestState` sealed and opened with the standard library (MODERN.md, "Protecting
 `requestState`"). Pure: every case is a row of a table, with ``now`` passed in; no threads, no clock."""
 
 import base64
@@ -12,8 +12,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import pytest
 
 from mcplite.errors import INTERNAL_ERROR, INVALID_PARAMS, RPCError
-from mcplite.protocol import jsonrpc, mrtr
-from mcplite.protocol.mrtr import (
+from mcplite.protocol import jsonrpc, request_state
+from mcplite.protocol.request_state import (
     MAX_ROUNDS, MAX_STATE_BYTES, InvalidRequestState, StateKeys, arguments_digest, canonical_json, open_state,
     question_digest, seal_state,
 )
@@ -26,7 +26,7 @@ FOREIGN = StateKeys([b"f" * 32])
 NOW = 1_800_000_000
 TTL = 600
 
-ENVELOPE: Dict[str, Any] = {
+ROUND_STATE: Dict[str, Any] = {
     "r": 1,
     "asked": {"ask-1": question_digest("elicitation/create", {"message": "Sure?"})},
     "answers": {"ask-1": {"action": "accept", "content": {"sure": True}}},
@@ -41,8 +41,8 @@ REQUEST: Dict[str, Any] = {
 }
 
 
-def seal(envelope: Optional[Dict[str, Any]] = None, keys: StateKeys = OLD, now: float = NOW, **changes: Any) -> str:
-    return seal_state(ENVELOPE if envelope is None else envelope, keys=keys, now=now, ttl=TTL,
+def seal(round_state: Optional[Dict[str, Any]] = None, keys: StateKeys = OLD, now: float = NOW, **changes: Any) -> str:
+    return seal_state(ROUND_STATE if round_state is None else round_state, keys=keys, now=now, ttl=TTL,
                       **{**REQUEST, **changes})
 
 
@@ -82,7 +82,7 @@ def resign(payload: Dict[str, Any], secret: bytes) -> str:
 
 
 def test_a_sealed_state_opens_to_its_envelope() -> None:
-    assert open_(seal()) == ENVELOPE
+    assert open_(seal()) == ROUND_STATE
 
 
 def test_an_envelope_without_the_optional_fields_opens_with_empty_ones_and_no_user() -> None:
@@ -92,12 +92,12 @@ def test_an_envelope_without_the_optional_fields_opens_with_empty_ones_and_no_us
 def test_an_unauthenticated_request_round_trips_and_carries_no_principal_claim() -> None:
     token = seal(principal=None)
     assert "p" not in payload_of(token)
-    assert open_(token, principal=None) == ENVELOPE
+    assert open_(token, principal=None) == ROUND_STATE
 
 
 def test_no_arguments_and_empty_arguments_are_the_same_call() -> None:
     assert arguments_digest(None) == arguments_digest({})
-    assert open_(seal(arguments=None), arguments={}) == ENVELOPE
+    assert open_(seal(arguments=None), arguments={}) == ROUND_STATE
 
 
 def test_the_token_has_the_designed_format_and_claims() -> None:
@@ -118,13 +118,13 @@ def test_the_token_is_signed_not_encrypted() -> None:
     """Documented: the client can read what the state carries, so memo and user must hold no secrets."""
     payload = payload_of(seal())
     assert {name: payload[name] for name in ("asked", "answers", "memo", "user")} == \
-        {name: ENVELOPE[name] for name in ("asked", "answers", "memo", "user")}
+        {name: ROUND_STATE[name] for name in ("asked", "answers", "memo", "user")}
 
 
 def test_sealing_is_deterministic_for_equal_inputs_whatever_the_key_order() -> None:
     reordered = {"arguments": {"force": True, "path": "/tmp/x"}}
     assert seal() == seal(**reordered)
-    assert open_(seal(), **reordered) == ENVELOPE
+    assert open_(seal(), **reordered) == ROUND_STATE
 
 
 # --- refusals ---------------------------------------------------------------------------------------------
@@ -218,7 +218,7 @@ SIGNED_BUT_WRONG: List[Tuple[str, Callable[[Dict[str, Any]], Any], str]] = [
                          ids=[n for n, _, _ in SIGNED_BUT_WRONG])
 def test_a_signed_payload_that_breaks_the_format_is_refused(change: Callable[[Dict[str, Any]], Any],
                                                             word: str) -> None:
-    assert open_(resign(payload_of(seal()), b"o" * 32)) == ENVELOPE  # the hand-made signature is right
+    assert open_(resign(payload_of(seal()), b"o" * 32)) == ROUND_STATE  # the hand-made signature is right
     assert word in refusal(lambda: open_(resign(change(payload_of(seal())), b"o" * 32))).reason
 
 
@@ -244,7 +244,7 @@ EXPIRY: List[Tuple[str, float, bool]] = [
 def test_a_state_expires_at_exp(offset: float, opens: bool) -> None:
     token = seal()
     if opens:
-        assert open_(token, now=NOW + TTL + offset) == ENVELOPE
+        assert open_(token, now=NOW + TTL + offset) == ROUND_STATE
     else:
         assert "expired" in refusal(lambda: open_(token, now=NOW + TTL + offset)).reason
 
@@ -292,7 +292,7 @@ ROTATION: List[Tuple[str, StateKeys, StateKeys, bool]] = [
 def test_rotation(sealing: StateKeys, opening: StateKeys, opens: bool) -> None:
     token = seal(keys=sealing)
     if opens:
-        assert open_(token, keys=opening) == ENVELOPE
+        assert open_(token, keys=opening) == ROUND_STATE
     else:
         assert "no key of the ring" in refusal(lambda: open_(token, keys=opening)).reason
 
@@ -320,7 +320,7 @@ def test_from_hex_reads_the_environment_form() -> None:
     old, new = (b"o" * 32).hex(), (b"n" * 32).hex()
     ring = StateKeys.from_hex(f" {new} ,{old.upper()},")  # spaces, upper case and a trailing comma are fine
     assert ring.kids == (NEW.kids[0], OLD.kids[0])
-    assert open_(seal(keys=OLD), keys=ring) == ENVELOPE
+    assert open_(seal(keys=OLD), keys=ring) == ROUND_STATE
 
 
 #: (case, the environment value, a word of the error)
@@ -374,10 +374,10 @@ def test_a_state_past_the_size_cap_fails_loudly_when_sealed() -> None:
 
 def test_the_size_cap_is_the_token_length_and_can_be_set() -> None:
     token = seal()
-    assert seal_state(ENVELOPE, keys=OLD, now=NOW, ttl=TTL, max_bytes=len(token), **REQUEST) == token
+    assert seal_state(ROUND_STATE, keys=OLD, now=NOW, ttl=TTL, max_bytes=len(token), **REQUEST) == token
     with pytest.raises(RPCError, match="too large"):
-        seal_state(ENVELOPE, keys=OLD, now=NOW, ttl=TTL, max_bytes=len(token) - 1, **REQUEST)
-    assert open_state(token, keys=OLD, now=NOW, max_bytes=len(token), **REQUEST) == ENVELOPE
+        seal_state(ROUND_STATE, keys=OLD, now=NOW, ttl=TTL, max_bytes=len(token) - 1, **REQUEST)
+    assert open_state(token, keys=OLD, now=NOW, max_bytes=len(token), **REQUEST) == ROUND_STATE
     assert "too large" in refusal(lambda: open_state(token, keys=OLD, now=NOW, max_bytes=len(token) - 1,
                                                      **REQUEST)).reason
 
@@ -399,35 +399,35 @@ ROUNDS: List[Tuple[str, Any, Optional[type]]] = [
 
 @pytest.mark.parametrize("rounds,error", [(r, e) for _, r, e in ROUNDS], ids=[n for n, _, _ in ROUNDS])
 def test_the_round_counter(rounds: Any, error: Optional[type]) -> None:
-    envelope = {} if rounds is None else {"r": rounds}
+    round_state = {} if rounds is None else {"r": rounds}
     if error is None:
-        assert open_(seal(envelope))["r"] == rounds
+        assert open_(seal(round_state))["r"] == rounds
         return
     with pytest.raises(error) as caught:
-        seal(envelope)
+        seal(round_state)
     if error is RPCError:
         assert caught.value.code == INTERNAL_ERROR  # type: ignore[attr-defined]
 
 
-#: (case, envelope, exception): the caller's bugs, raised as such rather than sealed.
-BAD_ENVELOPES: List[Tuple[str, Dict[str, Any], type]] = [
+#: (case, round_state, exception): the caller's bugs, raised as such rather than sealed.
+BAD_ROUND_STATES: List[Tuple[str, Dict[str, Any], type]] = [
     ("an unknown field", {"r": 1, "state": {}}, ValueError),
-    ("a claim in the envelope", {"r": 1, "exp": 0}, ValueError),
+    ("a claim in the round state", {"r": 1, "exp": 0}, ValueError),
     ("answers not a dict", {"r": 1, "answers": []}, TypeError),
     ("a value JSON cannot carry", {"r": 1, "memo": {"x": float("nan")}}, ValueError),
 ]
 
 
-@pytest.mark.parametrize("envelope,error", [(e, x) for _, e, x in BAD_ENVELOPES],
-                         ids=[n for n, _, _ in BAD_ENVELOPES])
-def test_a_malformed_envelope_is_the_callers_bug(envelope: Dict[str, Any], error: type) -> None:
+@pytest.mark.parametrize("round_state,error", [(e, x) for _, e, x in BAD_ROUND_STATES],
+                         ids=[n for n, _, _ in BAD_ROUND_STATES])
+def test_a_malformed_round_state_is_the_callers_bug(round_state: Dict[str, Any], error: type) -> None:
     with pytest.raises(error):
-        seal(envelope)
+        seal(round_state)
 
 
 def test_a_ttl_must_be_positive() -> None:
     with pytest.raises(ValueError, match="ttl"):
-        seal_state(ENVELOPE, keys=OLD, now=NOW, ttl=0, **REQUEST)
+        seal_state(ROUND_STATE, keys=OLD, now=NOW, ttl=0, **REQUEST)
 
 
 # --- a pluggable codec ------------------------------------------------------------------------------------
@@ -447,9 +447,9 @@ class ReversingCodec:
 
 def test_a_codec_replaces_the_signature_and_the_claims_are_still_checked() -> None:
     codec = ReversingCodec()
-    token = seal_state(ENVELOPE, keys=OLD, now=NOW, ttl=TTL, codec=codec, **REQUEST)
+    token = seal_state(ROUND_STATE, keys=OLD, now=NOW, ttl=TTL, codec=codec, **REQUEST)
     assert token.startswith("rev.") and "accept" not in token
-    assert open_state(token, keys=OLD, now=NOW + 1, codec=codec, **REQUEST) == ENVELOPE
+    assert open_state(token, keys=OLD, now=NOW + 1, codec=codec, **REQUEST) == ROUND_STATE
     assert "t=" in refusal(lambda: open_state(token, keys=OLD, now=NOW + 1, codec=codec,
                                               **{**REQUEST, "target": "other"})).reason
     assert "expired" in refusal(lambda: open_state(token, keys=OLD, now=NOW + TTL, codec=codec, **REQUEST)).reason
@@ -487,11 +487,11 @@ sys.path.insert(0, ROOT)  # run with -S: no site, so nothing has imported these 
 import json, os
 lazy = ["hmac", "hashlib", "base64"]
 assert not [name for name in lazy if name in sys.modules], "loaded before the test began"
-from mcplite.protocol import mrtr
-keys = mrtr.StateKeys.generate()  # what Server() will do at construction
-keys = mrtr.StateKeys.from_hex("ab" * 32)
+from mcplite.protocol import request_state
+keys = request_state.StateKeys.generate()  # what Server() will do at construction
+keys = request_state.StateKeys.from_hex("ab" * 32)
 print(" ".join(name for name in lazy if name in sys.modules) or "-")
-token = mrtr.seal_state({"r": 1}, keys=keys, method="tools/call", target="t", arguments={}, audience="a",
+token = request_state.seal_state({"r": 1}, keys=keys, method="tools/call", target="t", arguments={}, audience="a",
                         principal=None, now=0)
 print(" ".join(name for name in lazy if name in sys.modules))
 '''
@@ -507,4 +507,4 @@ def test_importing_the_module_and_building_keys_load_no_hmac_hashlib_or_base64()
 
 
 def test_the_module_names_its_public_api() -> None:
-    assert [name for name in mrtr.__all__ if not hasattr(mrtr, name)] == []
+    assert [name for name in request_state.__all__ if not hasattr(request_state, name)] == []

@@ -3,11 +3,14 @@
 from http.client import HTTPException
 import json
 import socket
+import threading
 import time
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
+from mcplite import Context, Server
+from mcplite.errors import ConnectionClosed
 from mcplite.transports import MessageSink
 from mcplite.transports.http_messages import ChecksRequests, PublishesRoutes
 from mcplite.transports.http_server import HTTPOptions
@@ -879,3 +882,64 @@ def test_the_head_parser_refuses_too_many_headers_and_too_long_lines(http: HTTPS
     assert head_exchange(http, [ping_head(extra=many)]).startswith(b"HTTP/1.1 431")
     assert head_exchange(http, [ping_head(extra=b"X-Long: " + b"x" * 65536 + b"\r\n")]).startswith(b"HTTP/1.1 431")
     assert head_exchange(http, [ping_head()]).startswith(b"HTTP/1.1 200")  # and the server still serves
+
+
+def test_a_request_to_a_client_whose_get_stream_is_not_open_yet_waits_for_it() -> None:
+    """A client opens its GET stream after the handshake, on a thread of its own; a 2025-11-25 task that asks
+    at once can be ahead of it. The question waits for the stream (up to `FIRST_LISTENER_GRACE`) rather than
+    failing the task with "no open stream" (seen in CI on a loaded machine)."""
+    server = Server("early-asker")
+    asking = threading.Event()
+
+    @server.tool(task="optional")
+    def confirm(ctx: Context) -> str:
+        asking.set()
+        answer = ctx.elicit("Go?", {"type": "object", "properties": {"ok": {"type": "boolean"}}})
+        return "went" if (answer.get("content") or {}).get("ok") else "stayed"
+
+    with serving(server) as http:
+        client = RawClient(http)
+        client.initialize(capabilities={"elicitation": {}})
+        made = client.post(client.request("tools/call", {"name": "confirm", "arguments": {}, "task": {}})).json()
+        task_id = made["result"]["task"]["taskId"]
+        assert asking.wait(WAIT)  # the task is asking now, before any GET stream exists
+        stream = client.get()
+        question = stream.next()
+        assert question is not None
+        request = json.loads(question.data)
+        assert request["method"] == "elicitation/create"
+        answer = {"jsonrpc": "2.0", "id": request["id"], "result": {"action": "accept", "content": {"ok": True}}}
+        assert client.post(answer).status == 202
+        final = client.post(client.request("tasks/result", {"taskId": task_id})).json()["result"]
+        assert final["content"][0]["text"] == "went"
+        stream.drop()
+
+
+def test_a_request_to_a_client_that_closed_its_get_stream_fails_at_once() -> None:
+    """The wait is for a first listener only: a client that listened and left is not waited for."""
+    transport = SessionTransport(_Host(), "id")
+    transport.standalone.opened = True  # a client listened once, and has gone
+    started = time.monotonic()
+    with pytest.raises(ConnectionClosed, match="no open stream"):
+        transport.send({"jsonrpc": "2.0", "id": 1, "method": "roots/list"})
+    assert time.monotonic() - started < 1.0
+
+
+def test_a_closed_session_wakes_a_request_waiting_for_a_first_listener() -> None:
+    transport = SessionTransport(_Host(), "id")
+    failures: List[BaseException] = []
+
+    def ask() -> None:
+        try:
+            transport.send({"jsonrpc": "2.0", "id": 1, "method": "roots/list"})
+        except ConnectionClosed as exc:
+            failures.append(exc)
+
+    asker = threading.Thread(target=ask)
+    started = time.monotonic()
+    asker.start()
+    wait_until(lambda: transport.standalone._first_listener is not None)  # the request is waiting
+    transport.close()
+    asker.join(WAIT)
+    assert not asker.is_alive() and len(failures) == 1
+    assert time.monotonic() - started < 3.0  # well within FIRST_LISTENER_GRACE: the close woke it

@@ -131,6 +131,7 @@ class Stream:
         self.held: List[str] = []  # responses kept while a POST may still answer with one JSON body
         self.finished = False
         self.opened = False  # standalone only: a client has listened, so missed events are worth keeping
+        self._first_listener: Optional[threading.Event] = None  # standalone only: made by the first waiter
         #: The status of a one-body JSON answer: 200, or on 2026-07-28 the one its error code calls for.
         self.status = 200
 
@@ -234,7 +235,24 @@ class Stream:
             if self.out is not None:
                 raise Reject(409, "Conflict: this session already has a standalone SSE stream")
             self.opened = True
-            return self._attach(responder, preface + self._priming())
+            out = self._attach(responder, preface + self._priming())
+            if self._first_listener is not None:
+                self._first_listener.set()
+            return out
+
+    def wait_first_listener(self, timeout: float) -> bool:
+        """Wait, up to ``timeout`` seconds, for a client to open this standalone stream for the first time.
+
+        A client opens its GET stream right after the handshake, on a thread of its own; a handler or a task
+        that asks the client something at once can be ahead of it. False at once if a client has listened
+        before (it left: the request fails now, not later) or the session is over."""
+        with self.lock:
+            if self.opened or self.finished:
+                return False
+            if self._first_listener is None:
+                self._first_listener = threading.Event()
+            first_listener = self._first_listener
+        return first_listener.wait(timeout)
 
     def resume(self, responder: Responder, after_seq: int) -> Optional[Attachment]:
         """Replay the events after ``after_seq`` on a GET, then carry the live ones; None if the stream had ended."""
@@ -252,7 +270,10 @@ class Stream:
                     raise Reject(400, "This stream has not started")
                 self._release(self.out)  # the client has moved to the new connection
             self.opened = True
-            return self._attach(responder, b"".join(_event(self.id, seq, data) for seq, data in missed))
+            out = self._attach(responder, b"".join(_event(self.id, seq, data) for seq, data in missed))
+            if self._first_listener is not None:
+                self._first_listener.set()
+            return out
 
     def _attach(self, responder: Responder, first: bytes) -> Attachment:
         out = self.transport.host.track(Attachment(responder, waited_on=True), self)
@@ -327,6 +348,8 @@ class Stream:
             self.finished = True
             if self.out is not None and self.out.streaming:
                 self._release(self.out)
+            if self._first_listener is not None:
+                self._first_listener.set()  # no client will listen now: a waiting request fails at once
             # An undecided POST keeps its response: `finish_post`, on the POST's thread, answers it.
 
     def keepalive(self, out: Attachment, idle_since: float) -> None:
@@ -343,6 +366,11 @@ class Stream:
 
 def _event(stream_id: str, seq: int, data: str) -> bytes:
     return encode_event(data, id=f"{stream_id}:{seq}")
+
+
+#: How long a server-initiated request waits for a client that has not yet opened its GET stream (see
+#: `Stream.wait_first_listener`); one that never opens it gets the request refused after this.
+FIRST_LISTENER_GRACE = 5.0
 
 
 class SessionTransport(Transport):
@@ -457,6 +485,9 @@ class SessionTransport(Transport):
                                  "it (JSON response mode, the request was answered, or the client left)")
         if not self.standalone.deliver(data, answers):
             if jsonrpc.is_request(message):
+                standalone = self.standalone
+                if standalone.wait_first_listener(FIRST_LISTENER_GRACE) and standalone.deliver(data, answers):
+                    return
                 raise ConnectionClosed(f"{message['method']}: the client has no open stream to receive it")
             log.debug("message dropped: the client has no open stream: %.200s", data)
 

@@ -5,9 +5,10 @@ soak: one stdio connection, 5,000 calls (50,000 in long mode) one after another,
 are sampled along the way; after a warm-up (the first tenth), RSS may grow by at most 5 MiB, and the
 threads must end where the warm-up left them.
 
-slow-client: raw sockets that each send a valid 2026-07-28 ``tools/call`` one byte every 50 ms (10 of them,
-50 in long mode) while four clients keep calling; their latency must stay bounded, every trickled request
-must then be answered, and the server's threads must come back to their baseline.
+slow-client: raw sockets that each send a valid 2026-07-28 ``tools/call`` one byte every 25 ms (10 of them, 50 in
+long mode; each head arrives within the server's 10 s ``header_timeout``) while four clients keep calling; their
+latency must stay bounded, every trickled request must then be answered, and the server's threads must come back
+to their baseline.
 """
 
 import socket
@@ -87,6 +88,12 @@ def soak(run: Run) -> Result:
     return result
 
 
+#: The pause between a trickled request's bytes: slow, yet its head (some 210 bytes) arrives within the server's
+#: ``header_timeout`` (10 s), past which a client that has not sent its head is cut off as a slowloris
+#: (tests/security/test_sec_http.py).
+TRICKLE_PAUSE = 0.025
+
+
 def _trickled_request(n: int) -> bytes:
     """A complete 2026-07-28 tools/call of echo(n)."""
     headers = [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream"),
@@ -134,13 +141,13 @@ def slow_client(run: Run) -> Result:
         worker.start()
     started = time.monotonic()
     longest = max(len(payload) for payload in payloads)
-    for offset in range(longest):  # one byte per socket every 50 ms
+    for offset in range(longest):  # one byte per socket every TRICKLE_PAUSE
         for sock, payload in zip(sockets, payloads):
             if offset < len(payload):
                 sock.sendall(payload[offset:offset + 1])
                 if offset == len(payload) - 1:
                     sock.shutdown(socket.SHUT_WR)  # so the server closes after answering
-        time.sleep(0.05)
+        time.sleep(TRICKLE_PAUSE)
     trickle_time = time.monotonic() - started
     answered = 0
     for n, sock in enumerate(sockets):

@@ -67,6 +67,10 @@ def _legacy_ipv4(host: str) -> Optional[ipaddress.IPv4Address]:
     parts = host.split(".")
     if not 1 <= len(parts) <= 4 or not all(_IPV4_PART.fullmatch(part) for part in parts):
         return None
+    # Leading zeros are allowed (strtoul reads them), but a part with more than 11 significant digits is beyond
+    # 32 bits whatever its base, so not an address: refused before int() reads a host of any length.
+    if any(len(part[2:].lstrip("0") if part[:2].lower() == "0x" else part.lstrip("0")) > 11 for part in parts):
+        return None
     values = [int(part, 16) if part[:2].lower() == "0x" else int(part, 8) if part.startswith("0") else int(part)
               for part in parts]
     *head, last = values

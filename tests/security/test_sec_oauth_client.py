@@ -453,3 +453,17 @@ def test_the_resource_indicator_names_the_mcp_server_and_foreign_resource_metada
     with pytest.raises(AuthError, match="refusing to use it"):
         drive(secret_client().auth_flow(jsonrpc_request(MCP)), network)
     assert hosts_contacted(network) == ["mcp.example.com"]
+
+
+@pytest.mark.parametrize("host", ["1" * 5000, "0x" + "f" * 5000, "0" * 5000 + "1.2.3.4"])
+def test_a_numeric_host_of_any_length_is_judged_quickly_without_a_bare_error(host: str) -> None:
+    """A host of digits too long for an address is a name (so https only), never int()'s digit-limit ValueError;
+    leading zeros still read as the address they spell (``0x000...a9`` is 169)."""
+    started = time.monotonic()
+    kind, _ = host_kind(host)
+    assert kind == "public"  # a name (or, for the last, 1.2.3.4): public, so https only
+    assert time.monotonic() - started < 0.05
+    with pytest.raises(AuthError, match="https only"):
+        check_oauth_destination(f"http://{host}/token", what="the token endpoint",
+                                server_url="https://mcp.example.com/mcp")
+    assert host_kind("0x" + "0" * 5000 + "a9.0xfe.0xa9.0xfe")[0] == "metadata"

@@ -34,6 +34,8 @@ from __future__ import annotations
 import math
 import re
 
+from .json_text import MAX_NUMBER_LENGTH
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional, Tuple
@@ -118,6 +120,9 @@ _ESCAPES = {"0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "
             "P": "\u2029"}
 _HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
 _HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+#: The largest integer a front matter may hold: what JSON text may carry (`json_text.MAX_NUMBER_LENGTH` decimal
+#: digits). int() bounds decimal literals itself; hex and octal ones it reads at any length.
+_MAX_INT_BITS = int(MAX_NUMBER_LENGTH * math.log2(10))
 #: A lone surrogate: no Unicode character, so no UTF-8 text holds one (a str may, from code other than a decoder).
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -133,10 +138,12 @@ def resolve_plain(text: str) -> Any:
         return _BOOLS[text]
     if _INT.match(text):
         return int(text)
-    if _OCT.match(text):
-        return int(text[2:], 8)
-    if _HEX.match(text):
-        return int(text[2:], 16)
+    if _OCT.match(text) or _HEX.match(text):
+        value = int(text[2:], 8 if text[1] == "o" else 16)
+        if value.bit_length() > _MAX_INT_BITS:
+            raise ValueError(f"{text[:24]}... is an integer beyond {MAX_NUMBER_LENGTH} digits, which JSON text "
+                             "does not carry; quote it for a string")
+        return value
     if _FLOAT.match(text):
         number = float(text)
         if math.isinf(number):

@@ -400,3 +400,14 @@ def test_the_front_matter_fuzzer_reports_a_failure_with_a_reproduce_line(monkeyp
         fuzz.run(seed=7, cases=3)
     message = str(failure.value)
     assert "case 0 of seed 7: RecursionError" in message and "check(make_case(7, 0))" in message
+
+
+@pytest.mark.parametrize("literal", ["0x" + "f" * 5000, "0o" + "7" * 6000])
+def test_a_hex_or_octal_integer_too_long_for_json_is_a_frontmatter_error(literal: str) -> None:
+    """int() reads hex and octal at any length; the value would then fail json.dumps (and str()) with the
+    interpreter's digit limit, outside FrontmatterError."""
+    from mcplite.protocol.frontmatter import FrontmatterError, load_yaml
+
+    with pytest.raises(FrontmatterError, match="beyond 4300 digits"):
+        load_yaml(f"name: x\nsize: {literal}\n")
+    assert load_yaml("size: 0xff\n") == {"size": 255}

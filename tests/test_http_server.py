@@ -943,3 +943,15 @@ def test_a_closed_session_wakes_a_request_waiting_for_a_first_listener() -> None
     asker.join(WAIT)
     assert not asker.is_alive() and len(failures) == 1
     assert time.monotonic() - started < 3.0  # well within FIRST_LISTENER_GRACE: the close woke it
+
+
+def test_a_client_that_never_listens_costs_one_grace_not_one_per_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcplite.transports.http_server import streams
+
+    monkeypatch.setattr(streams, "FIRST_LISTENER_GRACE", 0.2)
+    transport = SessionTransport(_Host(), "id")
+    started = time.monotonic()
+    for request_id in (1, 2, 3):
+        with pytest.raises(ConnectionClosed, match="no open stream"):
+            transport.send({"jsonrpc": "2.0", "id": request_id, "method": "roots/list"})
+    assert 0.2 <= time.monotonic() - started < 0.35  # the first waited out the grace; the others did not wait

@@ -240,19 +240,21 @@ class Stream:
                 self._first_listener.set()
             return out
 
-    def wait_first_listener(self, timeout: float) -> bool:
+    def wait_first_listener(self, timeout: float) -> None:
         """Wait, up to ``timeout`` seconds, for a client to open this standalone stream for the first time.
 
         A client opens its GET stream right after the handshake, on a thread of its own; a handler or a task
-        that asks the client something at once can be ahead of it. False at once if a client has listened
-        before (it left: the request fails now, not later) or the session is over."""
+        that asks the client something at once can be ahead of it. Returns at once if a client has listened
+        before (it left: the request fails now, not later) or the session is over; and once a wait has run out,
+        no later request waits again (a client that never listens costs one grace, not one per question)."""
         with self.lock:
             if self.opened or self.finished:
-                return False
+                return
             if self._first_listener is None:
                 self._first_listener = threading.Event()
             first_listener = self._first_listener
-        return first_listener.wait(timeout)
+        if not first_listener.wait(timeout):
+            first_listener.set()
 
     def resume(self, responder: Responder, after_seq: int) -> Optional[Attachment]:
         """Replay the events after ``after_seq`` on a GET, then carry the live ones; None if the stream had ended."""
@@ -485,8 +487,8 @@ class SessionTransport(Transport):
                                  "it (JSON response mode, the request was answered, or the client left)")
         if not self.standalone.deliver(data, answers):
             if jsonrpc.is_request(message):
-                standalone = self.standalone
-                if standalone.wait_first_listener(FIRST_LISTENER_GRACE) and standalone.deliver(data, answers):
+                self.standalone.wait_first_listener(FIRST_LISTENER_GRACE)
+                if self.standalone.deliver(data, answers):
                     return
                 raise ConnectionClosed(f"{message['method']}: the client has no open stream to receive it")
             log.debug("message dropped: the client has no open stream: %.200s", data)

@@ -16,9 +16,11 @@ answer may hold ``active`` alone), ``iss`` alone (everyone of one issuer), a boo
 object that only has ``object.__repr__`` (its address, which a later object may reuse). For those it returns
 None, and the server then refuses the features that belong to someone, rather than pool every caller as one.
 
-In the joined forms a ``|`` or ``\\`` inside a value is escaped with a backslash, and each form has its own
-number of unescaped separators, so two different identities never give one string. The ``"iss|sub|client"``
-form is the one earlier versions gave, unchanged for values without ``|`` or ``\\``.
+In the joined forms a ``|`` or ``\\`` inside a value is escaped with a backslash, so the fields are told apart,
+and the forms are told apart by their fields: ``"iss|sub|client"`` has a non-empty second field, the other two
+an empty one, and of those ``"iss||client|username"`` has four fields where ``"iss||client"`` has three. So two
+different identities never give one string. The ``"iss|sub|client"`` form is the one earlier versions gave,
+unchanged for values without ``|`` or ``\\``.
 
 Pure: no I/O, no imports.
 """

@@ -38,6 +38,7 @@ from ..protocol.envelope import missing_capabilities_error
 from ..protocol.input_rounds import InputRequired, Round, check_answer, key_pending
 from ..schema.validation import validate
 from .context import ELICIT_TIMEOUT, Context
+from .handlers import request_owner
 from .results import describe_exception, error_result, tool_result
 from .task_store import MemoryTaskStore, TaskLimitError
 
@@ -128,7 +129,7 @@ class TaskManager:
         now = self.clock()
         ttl = self.ttl_ms if ttl_ms is None or (self.ttl_ms is not None and ttl_ms > self.ttl_ms) else ttl_ms
         record = states.new_task(uuid.uuid4().hex, form, now=now, ttl_ms=ttl, poll_interval_ms=self.poll_interval_ms,
-                                 owner=_principal(server, ctx), tool=str(tool.definition["name"]))
+                                 owner=request_owner(server, ctx), tool=str(tool.definition["name"]))
         try:
             self.store.create(record, now)
         except TaskLimitError as exc:
@@ -458,15 +459,6 @@ def _status_notifier(connection: Connection) -> Callable[[states.TaskRecord], No
 STATUS_NOTIFICATION = "notifications/tasks/status"
 
 
-def _principal(server: Registry, ctx: RequestContext) -> Optional[str]:
-    """Who owns a task made by this request (`Server.owner_of`): None when it is not authenticated; -32600
-    when it is but names nobody."""
-    info: Any = server
-    auth = ctx.request_info.auth if ctx.request_info is not None else None
-    principal: Optional[str] = info.owner_of(auth)
-    return principal
-
-
 # ---- the methods ---------------------------------------------------------------------------------------------
 def _manager(server: Registry) -> TaskManager:
     info: Any = server
@@ -497,20 +489,20 @@ def _task_id(ctx: RequestContext) -> Any:
 def envelope_get(server: Registry, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
     """``tasks/get``: a ``DetailedTask``, its result, error or questions inlined."""
     _envelope_gate(ctx)
-    return states.detailed_task(_manager(server).find(_task_id(ctx), _principal(server, ctx)))
+    return states.detailed_task(_manager(server).find(_task_id(ctx), request_owner(server, ctx)))
 
 
 def envelope_update(server: Registry, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
     """``tasks/update``: answers to a task's questions; an empty acknowledgement."""
     _envelope_gate(ctx)
-    _manager(server).update(_task_id(ctx), _principal(server, ctx), ctx.params.get("inputResponses"))
+    _manager(server).update(_task_id(ctx), request_owner(server, ctx), ctx.params.get("inputResponses"))
     return {}
 
 
 def envelope_cancel(server: Registry, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
     """``tasks/cancel``: an empty acknowledgement (also for a task that already ended)."""
     _envelope_gate(ctx)
-    _manager(server).cancel(_task_id(ctx), _principal(server, ctx))
+    _manager(server).cancel(_task_id(ctx), request_owner(server, ctx))
     return {}
 
 
@@ -518,14 +510,14 @@ def envelope_cancel(server: Registry, connection: Connection, ctx: RequestContex
 def core_get(server: Registry, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
     """``tasks/get``: the task."""
     _core_gate(ctx)
-    return states.core_task(_manager(server).find(_task_id(ctx), _principal(server, ctx)))
+    return states.core_task(_manager(server).find(_task_id(ctx), request_owner(server, ctx)))
 
 
 def core_cancel(server: Registry, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
     """``tasks/cancel``: the task (``-32602`` for one that already ended, as that revision says)."""
     _core_gate(ctx)
     manager = _manager(server)
-    owner = _principal(server, ctx)
+    owner = request_owner(server, ctx)
     if manager.find(_task_id(ctx), owner).terminal:
         raise RPCError(INVALID_PARAMS, "Invalid params: the task has already ended and cannot be cancelled")
     return states.core_task(manager.cancel(_task_id(ctx), owner))
@@ -538,7 +530,7 @@ RESULT_WAIT_SECONDS = 3600.0
 def core_result(server: Registry, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
     """``tasks/result``: wait until the task ends; its result, or its error."""
     _core_gate(ctx)
-    record = _manager(server).wait_ended(_task_id(ctx), _principal(server, ctx), RESULT_WAIT_SECONDS)
+    record = _manager(server).wait_ended(_task_id(ctx), request_owner(server, ctx), RESULT_WAIT_SECONDS)
     meta = {states.RELATED_TASK_KEY: {"taskId": record.task_id}}
     if record.status in (states.COMPLETED, states.FAILED) and record.result is not None:  # a tool error too
         result = dict(record.result)
@@ -558,7 +550,7 @@ def core_list(server: Registry, connection: Connection, ctx: RequestContext) -> 
     from .results import page
 
     manager = _manager(server)
-    owner = _principal(server, ctx)
+    owner = request_owner(server, ctx)
     # The store's filter treats None as "everyone's": an owner-less caller sees the owner-less tasks only.
     records: List[states.TaskRecord] = [record for record in manager.store.list(manager.clock(), owner)
                                         if record.owner == owner]

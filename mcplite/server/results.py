@@ -18,7 +18,7 @@ from .caching import CACHEABLE_METHODS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+    from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
     from ..protocol import types as t
     from ..schema.functions import FunctionSchema

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 # them, and its start-up time is part of every client's cold start.
 
 __all__ = ["StdioClientTransport", "StdioServerTransport", "DEFAULT_SHUTDOWN_TIMEOUT", "DEFAULT_MAX_LINE_SIZE",
-           "INHERITED_ENV_VARS", "server_environment"]
+           "INHERITED_ENV_VARS", "INHERITED_ENV_PREFIXES", "server_environment"]
 
 
 #: Seconds each shutdown step (EOF on stdin, then SIGTERM) waits before the next, harsher one.
@@ -71,9 +71,9 @@ def server_environment(env: Optional[Mapping[str, str]] = None, *, inherit_env: 
     if inherit_env:
         chosen = dict(source)
     else:
-        allowed = INHERITED_ENV_VARS  # read at each call: a test run that measures coverage extends it
         chosen = {name: value for name, value in source.items()
-                  if (name in allowed or name.startswith(INHERITED_ENV_PREFIXES)) and not value.startswith("()")}
+                  if (name in INHERITED_ENV_VARS or name.startswith(INHERITED_ENV_PREFIXES))
+                  and not value.startswith("()")}
     if env:
         chosen.update(env)
     return chosen

@@ -89,8 +89,13 @@ class Context:
 
     @property
     def client_capabilities(self) -> Dict[str, Any]:
+        return copied(self._capabilities())
+
+    def _capabilities(self) -> Dict[str, Any]:
+        """The declared capabilities themselves, for this class's own reads: only the public property hands
+        out a copy (it belongs to the caller; these are the connection's or the envelope's)."""
         envelope = self._request.envelope
-        return copied(self.session.peer_capabilities if envelope is None else envelope.client_capabilities)
+        return self.session.peer_capabilities if envelope is None else envelope.client_capabilities
 
     @property
     def auth(self) -> Any:
@@ -250,7 +255,7 @@ class Context:
 
     def can_elicit(self, mode: str = "form") -> bool:
         """Whether this request's client declared elicitation (in ``mode``: "form" or "url")."""
-        elicitation = self.client_capabilities.get("elicitation")
+        elicitation = self._capabilities().get("elicitation")
         if not isinstance(elicitation, dict):
             return False
         if mode == "url":
@@ -259,12 +264,12 @@ class Context:
 
     def can_sample(self, tools: bool = False) -> bool:
         """Whether this request's client declared sampling (with tool use, when ``tools``)."""
-        sampling = self.client_capabilities.get("sampling")
-        return isinstance(sampling, dict) and (not tools or sampling_tools_declared(self.client_capabilities))
+        sampling = self._capabilities().get("sampling")
+        return isinstance(sampling, dict) and (not tools or sampling_tools_declared(self._capabilities()))
 
     def can_list_roots(self) -> bool:
         """Whether this request's client declared roots."""
-        return isinstance(self.client_capabilities.get("roots"), dict)
+        return isinstance(self._capabilities().get("roots"), dict)
 
     @property
     def input_responses(self) -> Dict[str, Any]:
@@ -320,9 +325,9 @@ class Context:
 
     def _check_capability(self, request: InputRequest) -> None:
         """Refuse a question the client cannot answer: -32021 on 2026-07-28, `CapabilityError` before."""
-        missing = missing_capability(request.method, self.client_capabilities, self.revision, peer_is_server=False)
+        missing = missing_capability(request.method, self._capabilities(), self.revision, peer_is_server=False)
         if missing is None:
-            missing = missing_request_capability(request.method, request.params, self.client_capabilities,
+            missing = missing_request_capability(request.method, request.params, self._capabilities(),
                                                  self.revision)
         if missing is None:
             return
@@ -340,7 +345,7 @@ class Context:
     def _legacy_params(self, request: InputRequest) -> Dict[str, Any]:
         """A question's params as a request of this (handshake) revision sends them."""
         if request.method == methods.ELICIT and "mode" not in request.params and \
-                url_elicitation_supported(self.client_capabilities, self.revision):
+                url_elicitation_supported(self._capabilities(), self.revision):
             return {**request.params, "mode": "form"}  # a client that knows URL mode is told which
         return request.params
 

@@ -359,10 +359,8 @@ _ENVELOPE_OUTGOING: Dict[RuleKey, OutgoingVerdict] = _as_in_the_handshake_era(_H
 _ENVELOPE_INCOMING: Dict[RuleKey, IncomingVerdict] = _as_in_the_handshake_era(_HANDSHAKE_INCOMING, {
     # -- server: every request carries the envelope (its `_meta` ladder runs next; NEW takes it as above)
     (SERVER, READY, ENVELOPED, ANY): None,
-    (SERVER, NEW, REQUEST, INITIALIZE): _NO_INITIALIZE,
-    (SERVER, NEW, REQUEST, ANY): _MISSING_META,
-    (SERVER, READY, REQUEST, INITIALIZE): _NO_INITIALIZE,
-    (SERVER, READY, REQUEST, ANY): _MISSING_META,
+    **{(SERVER, state, REQUEST, INITIALIZE): _NO_INITIALIZE for state in (NEW, READY)},
+    **{(SERVER, state, REQUEST, ANY): _MISSING_META for state in (NEW, READY)},
 })
 
 ENVELOPE_ERA = Era(

@@ -263,24 +263,19 @@ _HANDSHAKE_OUTGOING: Dict[RuleKey, OutgoingVerdict] = {
     (CLIENT, READY, NOTIFICATION, ANY): None,
     (CLIENT, CLOSED, NOTIFICATION, ANY): _GONE,
     # -- server requests: only ping until the client has sent notifications/initialized
-    (SERVER, NEW, REQUEST, INITIALIZE): _CLIENT_ONLY,
     (SERVER, NEW, REQUEST, PING): None,
     (SERVER, NEW, REQUEST, ANY): _CLIENT_NOT_INITIALIZED,
-    (SERVER, NEGOTIATED, REQUEST, INITIALIZE): _CLIENT_ONLY,
     (SERVER, NEGOTIATED, REQUEST, PING): None,
     (SERVER, NEGOTIATED, REQUEST, ANY): _CLIENT_NOT_INITIALIZED,
-    (SERVER, READY, REQUEST, INITIALIZE): _CLIENT_ONLY,
     (SERVER, READY, REQUEST, ANY): None,
     (SERVER, CLOSED, REQUEST, ANY): _GONE,
     # -- server notifications: log messages and progress may go out before initialized (the spec allows
     # logging, and progress answers the client's own request)
-    (SERVER, NEW, NOTIFICATION, INITIALIZED): _CLIENT_ONLY,
-    (SERVER, NEW, NOTIFICATION, ANY): None,
-    (SERVER, NEGOTIATED, NOTIFICATION, INITIALIZED): _CLIENT_ONLY,
-    (SERVER, NEGOTIATED, NOTIFICATION, ANY): None,
-    (SERVER, READY, NOTIFICATION, INITIALIZED): _CLIENT_ONLY,
-    (SERVER, READY, NOTIFICATION, ANY): None,
+    **{(SERVER, state, NOTIFICATION, ANY): None for state in (NEW, NEGOTIATED, READY)},
     (SERVER, CLOSED, NOTIFICATION, ANY): _GONE,
+    # -- server: initialize and notifications/initialized are the client's, whatever the state
+    **{(SERVER, state, kind, method): _CLIENT_ONLY for state in (NEW, NEGOTIATED, READY)
+       for kind, method in ((REQUEST, INITIALIZE), (NOTIFICATION, INITIALIZED))},
 }
 
 # Which of the peer's requests this side takes; a refused one is answered with the error. Notifications
@@ -341,39 +336,36 @@ _ENVELOPE_TRANSITIONS: Dict[MoveKey, str] = {
     (SERVER, NEW, (RECEIVE, ENVELOPED, SERVER_DISCOVER)): NEW,  # a probe decides nothing, as above
 }
 
-_ENVELOPE_OUTGOING: Dict[RuleKey, OutgoingVerdict] = {
-    # -- client: as a handshake client that is READY (initialize belongs to the other era), then CLOSED
-    **{key: verdict for key, verdict in _HANDSHAKE_OUTGOING.items() if key[:2] in ((CLIENT, READY), (CLIENT, CLOSED))},
-    # -- server: no requests at all, whatever the state (NEW: its transport expects the era, READY)
-    (SERVER, NEW, REQUEST, ANY): _NO_SERVER_REQUESTS,
-    (SERVER, NEW, NOTIFICATION, INITIALIZED): _CLIENT_ONLY,
-    (SERVER, NEW, NOTIFICATION, ANY): None,
-    (SERVER, READY, REQUEST, ANY): _NO_SERVER_REQUESTS,
-    (SERVER, READY, NOTIFICATION, INITIALIZED): _CLIENT_ONLY,
-    (SERVER, READY, NOTIFICATION, ANY): None,
-    (SERVER, CLOSED, REQUEST, ANY): _NO_SERVER_REQUESTS,
-    (SERVER, CLOSED, NOTIFICATION, ANY): _GONE,
-}
+#: The states of each role in the envelope era: a client enters it ready; a server NEW only when its transport
+#: expects the era before any request.
+_ENVELOPE_STATES = {CLIENT: (READY, CLOSED), SERVER: (NEW, READY, CLOSED)}
 
-_ENVELOPE_INCOMING: Dict[RuleKey, IncomingVerdict] = {
-    # -- server: every request carries the envelope (its `_meta` ladder runs next)
-    (SERVER, NEW, ENVELOPED, ANY): None,
-    (SERVER, NEW, REQUEST, INITIALIZE): _NO_INITIALIZE,
-    (SERVER, NEW, REQUEST, ANY): _MISSING_META,
+
+def _as_in_the_handshake_era(handshake_rules: Dict[RuleKey, Verdict], own: Dict[RuleKey, Verdict]
+                             ) -> Dict[RuleKey, Verdict]:
+    """The envelope era's rules: ``own``, and the handshake era's rows for every (role, state, kind) of this era
+    that ``own`` leaves out (what a READY client sends and takes, say, is the same in both eras)."""
+    ruled = {key[:3] for key in own}
+    shared = {key: verdict for key, verdict in handshake_rules.items()
+              if key[1] in _ENVELOPE_STATES[key[0]] and key[:3] not in ruled}
+    return {**shared, **own}
+
+
+_ENVELOPE_OUTGOING: Dict[RuleKey, OutgoingVerdict] = _as_in_the_handshake_era(_HANDSHAKE_OUTGOING, {
+    # -- server: no requests at all, whatever the state (NEW: its transport expects the era, READY, CLOSED)
+    **{(SERVER, state, REQUEST, ANY): _NO_SERVER_REQUESTS for state in _ENVELOPE_STATES[SERVER]},
+})
+
+_ENVELOPE_INCOMING: Dict[RuleKey, IncomingVerdict] = _as_in_the_handshake_era(_HANDSHAKE_INCOMING, {
+    # -- server: every request carries the envelope (its `_meta` ladder runs next; NEW takes it as above)
     (SERVER, READY, ENVELOPED, ANY): None,
-    (SERVER, READY, REQUEST, INITIALIZE): _NO_INITIALIZE,
-    (SERVER, READY, REQUEST, ANY): _MISSING_META,
-    (SERVER, CLOSED, ENVELOPED, ANY): None,  # nobody is left to answer: the session drops it
-    (SERVER, CLOSED, REQUEST, ANY): None,
-    # -- client: the server sends none, and any that comes goes to the client's handlers, as in the other era
-    (CLIENT, READY, REQUEST, ANY): None,
-    (CLIENT, CLOSED, REQUEST, ANY): None,
-}
+    **{(SERVER, state, REQUEST, INITIALIZE): _NO_INITIALIZE for state in (NEW, READY)},
+    **{(SERVER, state, REQUEST, ANY): _MISSING_META for state in (NEW, READY)},
+})
 
 ENVELOPE_ERA = Era(
     ENVELOPE,
-    # A client enters it ready; a server NEW only when its transport expects the era before any request.
-    states={CLIENT: (READY, CLOSED), SERVER: (NEW, READY, CLOSED)},
+    states=_ENVELOPE_STATES,
     transitions=_ENVELOPE_TRANSITIONS,
     switches={},
     outgoing=_ENVELOPE_OUTGOING,

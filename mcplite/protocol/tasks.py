@@ -139,13 +139,11 @@ class TaskRecord:
         return self.status in TERMINAL
 
     def to_dict(self) -> Dict[str, Any]:
-        """The record as JSON-able data (what a persistent store writes)."""
-        return {"task_id": self.task_id, "form": self.form, "status": self.status,
-                "status_message": self.status_message, "created_at": self.created_at,
-                "updated_at": self.updated_at, "ttl_ms": self.ttl_ms, "poll_interval_ms": self.poll_interval_ms,
-                "result": self.result, "error": self.error, "input_requests": dict(self.input_requests),
-                "input_responses": dict(self.input_responses), "progress": self.progress, "owner": self.owner,
-                "tool": self.tool}
+        """The record as JSON-able data (what a persistent store writes): every field, by its name."""
+        data = {name: getattr(self, name) for name in TaskRecord.__slots__}
+        for name in ("input_requests", "input_responses"):  # copies: `replace` builds the new record from them
+            data[name] = dict(data[name])
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TaskRecord:

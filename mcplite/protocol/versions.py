@@ -177,35 +177,25 @@ def _revisions(rows: Iterable[Revision]) -> Dict[str, Revision]:
     return table
 
 
-# Oldest first; each row differs from the one above only where the changelog says so.
-_ROWS: Tuple[Revision, ...] = (
-    Revision(version="2024-11-05", era=HANDSHAKE, batching=False, annotations_audio_completions=False,
-             structured_output=False, url_elicitation=False, tool_input_errors_as_results=False,
-             protocol_version_header=False, resumable_streams=False, sse_polling=False,
-             resource_not_found_code=RESOURCE_NOT_FOUND, server_requests=True, input_required=False,
-             result_type=False, cache_hints=False, listen=False, per_request_log_level=False, core_tasks=False),
-    Revision(version="2025-03-26", era=HANDSHAKE, batching=True, annotations_audio_completions=True,
-             structured_output=False, url_elicitation=False, tool_input_errors_as_results=False,
-             protocol_version_header=False, resumable_streams=True, sse_polling=False,
-             resource_not_found_code=RESOURCE_NOT_FOUND, server_requests=True, input_required=False,
-             result_type=False, cache_hints=False, listen=False, per_request_log_level=False, core_tasks=False),
-    Revision(version="2025-06-18", era=HANDSHAKE, batching=False, annotations_audio_completions=True,
-             structured_output=True, url_elicitation=False, tool_input_errors_as_results=False,
-             protocol_version_header=True, resumable_streams=True, sse_polling=False,
-             resource_not_found_code=RESOURCE_NOT_FOUND, server_requests=True, input_required=False,
-             result_type=False, cache_hints=False, listen=False, per_request_log_level=False, core_tasks=False),
-    Revision(version="2025-11-25", era=HANDSHAKE, batching=False, annotations_audio_completions=True,
-             structured_output=True, url_elicitation=True, tool_input_errors_as_results=True,
-             protocol_version_header=True, resumable_streams=True, sse_polling=True,
-             resource_not_found_code=RESOURCE_NOT_FOUND, server_requests=True, input_required=False,
-             result_type=False, cache_hints=False, listen=False, per_request_log_level=False, core_tasks=True),
-    # The envelope era: no handshake, per-request _meta, no server requests, no sessions or resumable streams.
-    Revision(version="2026-07-28", era=ENVELOPE, batching=False, annotations_audio_completions=True,
-             structured_output=True, url_elicitation=True, tool_input_errors_as_results=True,
-             protocol_version_header=True, resumable_streams=False, sse_polling=False,
-             resource_not_found_code=INVALID_PARAMS, server_requests=False, input_required=True,
-             result_type=True, cache_hints=True, listen=True, per_request_log_level=True, core_tasks=False),
-)
+# Oldest first; each row is the one above with what the changelog changed.
+_2024_11_05 = Revision(version="2024-11-05", era=HANDSHAKE, batching=False, annotations_audio_completions=False,
+                       structured_output=False, url_elicitation=False, tool_input_errors_as_results=False,
+                       protocol_version_header=False, resumable_streams=False, sse_polling=False,
+                       resource_not_found_code=RESOURCE_NOT_FOUND, server_requests=True, input_required=False,
+                       result_type=False, cache_hints=False, listen=False, per_request_log_level=False,
+                       core_tasks=False)
+_2025_03_26 = _2024_11_05._replace(version="2025-03-26", batching=True, annotations_audio_completions=True,
+                                   resumable_streams=True)
+_2025_06_18 = _2025_03_26._replace(version="2025-06-18", batching=False, structured_output=True,
+                                   protocol_version_header=True)
+_2025_11_25 = _2025_06_18._replace(version="2025-11-25", url_elicitation=True, tool_input_errors_as_results=True,
+                                   sse_polling=True, core_tasks=True)
+# The envelope era: no handshake, per-request _meta, no server requests, no sessions or resumable streams.
+_2026_07_28 = _2025_11_25._replace(version="2026-07-28", era=ENVELOPE, resumable_streams=False, sse_polling=False,
+                                   resource_not_found_code=INVALID_PARAMS, server_requests=False,
+                                   input_required=True, result_type=True, cache_hints=True, listen=True,
+                                   per_request_log_level=True, core_tasks=False)
+_ROWS = (_2024_11_05, _2025_03_26, _2025_06_18, _2025_11_25, _2026_07_28)
 REVISIONS: Dict[str, Revision] = _revisions(_ROWS)
 
 # What the whole table holds, both eras. No default reads these two, so that adding a row of a new era

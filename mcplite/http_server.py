@@ -14,8 +14,8 @@ here but are not in `__all__`, and change more readily. `serve` and `start_http_
 The code lives in `mcplite.transports.http_server`.
 """
 
-from typing import Any, List
-
+from ._deprecated import deprecated_names
+from .transports.http_server import stdlib as _stdlib
 from .transports.http_server.app import HTTPApp
 from .transports.http_server.eventstore import EventStore, InMemoryEventStore
 from .transports.http_server.adapter import Headers, IncomingRequest, Responder, RouteHandler, reason_phrase
@@ -28,23 +28,9 @@ __all__ = ["HTTPServerThread", "HTTPRefusal", "IncomingRequest", "LOOPBACK_HOSTS
 #: Advanced names, importable but not in `__all__` (see above).
 ADVANCED = ("HTTPApp", "Responder", "Headers", "RouteHandler", "reason_phrase")
 
-#: Deprecated name -> what to use instead: they work until mcplite 0.2, with a `DeprecationWarning`.
-_DEPRECATED = {"serve": "Server.run(http=address, ...)",
-               "start_http_server": "HTTPServerThread(server, address, ...).start(), or use it as a context manager"}
-
-
-def __getattr__(name: str) -> Any:
-    instead = _DEPRECATED.get(name)
-    if instead is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import warnings
-
-    warnings.warn(f"mcplite.http_server.{name} is deprecated: use {instead} (it goes in mcplite 0.2)",
-                  DeprecationWarning, stacklevel=2)
-    from .transports.http_server import stdlib
-
-    return getattr(stdlib, name)
-
-
-def __dir__() -> List[str]:
-    return sorted(set(globals()) | set(__all__))
+#: The deprecated names and what to use instead: they work until mcplite 0.2, with a `DeprecationWarning`.
+__getattr__ = deprecated_names(__name__, {
+    "serve": (_stdlib.serve, "use Server.run(http=address, ...) (it goes in mcplite 0.2)"),
+    "start_http_server": (_stdlib.start_http_server, "use HTTPServerThread(server, address, ...).start(), or use "
+                                                     "it as a context manager (it goes in mcplite 0.2)"),
+})

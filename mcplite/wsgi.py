@@ -11,8 +11,8 @@ a warning.
 The code lives in `mcplite.transports.http_server.wsgi`.
 """
 
-from typing import Any, List
-
+from ._deprecated import deprecated_names
+from .transports.http_server import wsgi as _wsgi
 from .transports.http_server.wsgi import SQLiteEventStore, WSGIApp
 
 __all__ = ["SQLiteEventStore"]
@@ -20,18 +20,5 @@ __all__ = ["SQLiteEventStore"]
 #: Advanced names, importable but not in `__all__` (see above).
 ADVANCED = ("WSGIApp",)
 
-
-def __getattr__(name: str) -> Any:
-    if name != "wsgi_app":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import warnings
-
-    warnings.warn("mcplite.wsgi.wsgi_app is deprecated: use server.wsgi_app(...) (it goes in mcplite 0.2)",
-                  DeprecationWarning, stacklevel=2)
-    from .transports.http_server import wsgi
-
-    return wsgi.wsgi_app
-
-
-def __dir__() -> List[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__ = deprecated_names(__name__, {
+    "wsgi_app": (_wsgi.wsgi_app, "use server.wsgi_app(...) (it goes in mcplite 0.2)")})

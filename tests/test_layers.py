@@ -21,6 +21,7 @@ MODULES = sorted(PACKAGE.rglob("*.py"))
 ALLOWED: Dict[str, Set[str]] = {
     "errors": set(),
     "_once": set(),  # the first-use loader: every layer may use it (ALWAYS)
+    "_deprecated": set(),  # the deprecated spellings' __getattr__: every layer may use it (ALWAYS)
     "_log": set(),
     "_sync": {"_log"},
     "_files": set(),  # creating private files: for the stores and the token file
@@ -42,7 +43,7 @@ ALLOWED: Dict[str, Set[str]] = {
 }
 
 #: What every module may import: pure helpers of no layer.
-ALWAYS: Set[str] = {"_once"}
+ALWAYS: Set[str] = {"_once", "_deprecated"}
 
 #: What a function-level import may reach beyond ALLOWED: the API layer loads a transport when asked to.
 LAZY_ALSO: Dict[str, Set[str]] = {

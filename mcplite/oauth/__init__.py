@@ -32,11 +32,9 @@ named after the rule, so each can be checked against the spec text. The modules,
 - the server side: `bearer` (`BearerAuth`).
 """
 
-from __future__ import annotations
-
-from typing import Any, List
-
+from .._deprecated import deprecated_names
 from ..transports.http_messages import HTTPRequest, HTTPResponse
+from . import advanced
 from .bearer import BearerAuth
 from .dpop import NonceIssuer
 from .driver import drive
@@ -60,20 +58,6 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """The names that moved to `mcplite.oauth.advanced`, still found here until 0.2, with a `DeprecationWarning`."""
-    from .advanced import __all__ as moved  # (not ``from . import advanced``: that asks this hook first)
-
-    if name not in moved:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import warnings
-
-    from . import advanced
-
-    warnings.warn(f"mcplite.oauth.{name} is deprecated: import it from mcplite.oauth.advanced (the old path "
-                  "goes in mcplite 0.2)", DeprecationWarning, stacklevel=2)
-    return getattr(advanced, name)
-
-
-def __dir__() -> List[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__ = deprecated_names(__name__, {
+    name: (getattr(advanced, name), "import it from mcplite.oauth.advanced (the old path goes in mcplite 0.2)")
+    for name in advanced.__all__})

@@ -159,9 +159,8 @@ class BearerAuth(PublishesRoutes, ChecksRequests):
         Clients try the URL from the challenge first, then the path-specific well-known URL, then the
         root one (2025-11-25); serving both helps clients that skip the challenge's URL.
         """
-        routes: Dict[str, Callable[[Any], Document]] = {_WELL_KNOWN: self._serve_metadata}
-        routes[protected_resource_metadata_path(self.resource)] = self._serve_metadata
-        return routes
+        serve = self._serve_metadata
+        return {_WELL_KNOWN: serve, protected_resource_metadata_path(self.resource): serve}
 
     def _serve_metadata(self, request: Any) -> Document:
         body = json.dumps(self.metadata()).encode("utf-8")

@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 
 from ..errors import AuthError
 from ..transports.http_messages import LOOPBACK_HOSTNAMES
-from .rules import is_http_url
+from .rules import is_http_url, origin_of
 
 __all__ = ["check_oauth_destination", "check_metadata_destinations", "host_kind", "METADATA_HOSTS", "PRIVATE_NETWORKS",
            "METADATA_URL_MEMBERS"]
@@ -140,13 +140,6 @@ _NEVER = {
 }
 
 
-def _origin(url: str) -> Tuple[str, str, Optional[int]]:
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    port = parts.port or {"http": 80, "https": 443}.get(scheme)
-    return scheme, (parts.hostname or "").lower(), port
-
-
 def check_oauth_destination(url: str, *, what: str, server_url: str, allow_private_networks: bool = False) -> None:
     """Refuse a URL a server named unless the OAuth client may go there (the rules are in the module docstring).
 
@@ -168,7 +161,7 @@ def check_oauth_destination(url: str, *, what: str, server_url: str, allow_priva
     kind, network = host_kind(host)
     if kind in _NEVER:
         raise AuthError(f"{what} {shown!r} is {_NEVER[kind]}; the OAuth client never goes there")
-    if _origin(url) == _origin(server_url):
+    if origin_of(url) == origin_of(server_url):
         return
     if parts.scheme.lower() != "https" and kind != "loopback":
         raise AuthError(f"{what} {shown!r} is plain http on a host that is not loopback; the OAuth client "

@@ -44,7 +44,7 @@ from .rules import (
 )
 from .storage import MemoryTokenStorage, TokenStorage
 
-__all__ = ["BaseOAuth", "Binding", "PrivateKeySource", "TokenRequestRefused", "json_object", "parse_json_object",
+__all__ = ["BaseOAuth", "Binding", "PrivateKeySource", "TokenRequestRefused", "parse_json_object",
            "endpoint_of", "is_visible_ascii"]
 
 _log = logging.getLogger("mcplite.oauth")
@@ -54,11 +54,6 @@ FORM = "application/x-www-form-urlencoded"
 
 #: A private key as the grants accept it: PEM, a JWK dict, or a `jose` key (ES256 or RS256).
 PrivateKeySource = Union[str, bytes, Mapping[str, Any], jose.ECPrivateKey, jose.RSAPrivateKey]
-
-
-def json_object(body: bytes) -> Optional[Dict[str, Any]]:
-    """The body as a JSON object, or None when it is not one (see `parse_json_object` for why not)."""
-    return parse_json_object(body)[0]
 
 
 def parse_json_object(body: bytes) -> Tuple[Optional[Dict[str, Any]], str]:

@@ -46,6 +46,15 @@ def _with_query(url: str, params: Mapping[str, str]) -> str:
     return urlunsplit((parts.scheme, parts.netloc, parts.path, query, parts.fragment))
 
 
+def _with_scope_and_resource(form: Dict[str, str], binding: Binding, scopes: List[str]) -> Dict[str, str]:
+    """``form`` with the requested ``scope`` and the RFC 8707 ``resource``, where there are any."""
+    if scopes:
+        form["scope"] = " ".join(scopes)
+    if binding.resource:
+        form["resource"] = binding.resource
+    return form
+
+
 def _check_client_metadata_url(url: str) -> None:
     # 2025-11-25 client registration: a Client ID Metadata Document URL is https and has a path.
     parts = urlsplit(url)
@@ -207,14 +216,10 @@ class OAuth(BaseOAuth):
         iss_advertised = metadata.get("authorization_response_iss_parameter_supported") is True
         verifier, challenge = pkce_pair()
         state = secrets.token_urlsafe(32)
-        params = {
+        params = _with_scope_and_resource({
             "response_type": "code", "client_id": client.client_id, "redirect_uri": redirect_uri,
             "code_challenge": challenge, "code_challenge_method": "S256", "state": state,
-        }
-        if scopes:
-            params["scope"] = " ".join(scopes)
-        if binding.resource:
-            params["resource"] = binding.resource
+        }, binding, scopes)
         answer = self.authorize(_with_query(endpoint, params))
         response = (answer if isinstance(answer, AuthorizationResponse)
                     else AuthorizationResponse.from_redirect_url(answer))
@@ -261,11 +266,7 @@ class ClientCredentials(BaseOAuth):
 
     def _obtain_tokens(self, binding: Binding, scopes: List[str]) -> Generator[HTTPRequest, HTTPResponse, Tokens]:
         client = self._preregistered(binding, self._client)
-        form = {"grant_type": "client_credentials"}
-        if scopes:
-            form["scope"] = " ".join(scopes)
-        if binding.resource:
-            form["resource"] = binding.resource
+        form = _with_scope_and_resource({"grant_type": "client_credentials"}, binding, scopes)
         return (yield from self._request_tokens(binding, form, client, scopes))
 
 
@@ -328,14 +329,10 @@ class CrossAppAccess(BaseOAuth):
         endpoint = yield from self._idp_endpoint()
         assert binding.issuer is not None
         id_token = self._id_token() if callable(self._id_token) else self._id_token
-        form = {
+        form = _with_scope_and_resource({
             "grant_type": TOKEN_EXCHANGE_GRANT, "requested_token_type": ID_JAG_TOKEN_TYPE,
             "audience": binding.issuer, "subject_token": id_token, "subject_token_type": ID_TOKEN_TYPE,
-        }
-        if binding.resource:
-            form["resource"] = binding.resource
-        if scopes:
-            form["scope"] = " ".join(scopes)
+        }, binding, scopes)
         headers = {"Content-Type": FORM, "Accept": JSON_ACCEPT}
         if self._idp_client_id is not None and self._idp_client_secret is not None:
             headers["Authorization"] = basic_credentials(self._idp_client_id, self._idp_client_secret)
@@ -355,11 +352,7 @@ class CrossAppAccess(BaseOAuth):
     def _obtain_tokens(self, binding: Binding, scopes: List[str]) -> Generator[HTTPRequest, HTTPResponse, Tokens]:
         client = self._preregistered(binding, self._client)  # before the IdP is asked for a grant for it
         grant = yield from self._exchange_id_token(binding, scopes)
-        form = {"grant_type": JWT_BEARER_GRANT, "assertion": grant}
-        if scopes:
-            form["scope"] = " ".join(scopes)
-        if binding.resource:
-            form["resource"] = binding.resource
+        form = _with_scope_and_resource({"grant_type": JWT_BEARER_GRANT, "assertion": grant}, binding, scopes)
         return (yield from self._request_tokens(binding, form, client, scopes))
 
 
@@ -499,11 +492,7 @@ class JWTBearer(BaseOAuth):
         if self.check_audience and not _audience_names(claims, accepted):
             raise AuthError(f"the workload identity assertion is not for {binding.issuer} (its aud names neither "
                             "the issuer nor its token endpoint); not sending it there")
-        form = {"grant_type": JWT_BEARER_GRANT, "assertion": assertion}
-        if scopes:
-            form["scope"] = " ".join(scopes)
-        if binding.resource:
-            form["resource"] = binding.resource
+        form = _with_scope_and_resource({"grant_type": JWT_BEARER_GRANT, "assertion": assertion}, binding, scopes)
         try:
             return (yield from self._request_tokens(binding, form, self._client, scopes))
         except TokenRequestRefused as refusal:

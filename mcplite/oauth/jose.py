@@ -43,7 +43,7 @@ import math
 import re
 import secrets
 import time
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple, TypeVar, Union
 
 from .._once import once
 from ..protocol import json_text
@@ -727,6 +727,21 @@ def _as_jwk(source: Union[str, bytes, Mapping[str, Any]]) -> Union[Mapping[str, 
     return jwk
 
 
+_Key = TypeVar("_Key", PrivateKey, PublicKey)
+
+
+def _load(source: Union[str, bytes, Mapping[str, Any]], from_jwk: Callable[[Mapping[str, Any]], _Key],
+          pem_readers: Mapping[str, Callable[[bytes], _Key]], kind: str) -> _Key:
+    material = _as_jwk(source)
+    if not isinstance(material, str):
+        return from_jwk(material)
+    label, der = _pem_block(material)
+    reader = pem_readers.get(label)
+    if reader is None:
+        raise JWTError(f"unsupported PEM label {label!r} for a {kind} key")
+    return reader(der)
+
+
 def load_private_key(source: Union[str, bytes, Mapping[str, Any]]) -> PrivateKey:
     """A signing key from a JWK (dict or JSON text) or unencrypted PEM.
 
@@ -736,14 +751,7 @@ def load_private_key(source: Union[str, bytes, Mapping[str, Any]]) -> PrivateKey
     Raises:
         JWTError: an unsupported or malformed key.
     """
-    material = _as_jwk(source)
-    if not isinstance(material, str):
-        return _private_from_jwk(material)
-    label, der = _pem_block(material)
-    reader = _PRIVATE_PEM_READERS.get(label)
-    if reader is None:
-        raise JWTError(f"unsupported PEM label {label!r} for a private key")
-    return reader(der)
+    return _load(source, _private_from_jwk, _PRIVATE_PEM_READERS, "private")
 
 
 def load_public_key(source: Union[str, bytes, Mapping[str, Any]]) -> PublicKey:
@@ -752,14 +760,7 @@ def load_public_key(source: Union[str, bytes, Mapping[str, Any]]) -> PublicKey:
     Raises:
         JWTError: an unsupported or malformed key.
     """
-    material = _as_jwk(source)
-    if not isinstance(material, str):
-        return _public_from_jwk(material)
-    label, der = _pem_block(material)
-    reader = _PUBLIC_PEM_READERS.get(label)
-    if reader is None:
-        raise JWTError(f"unsupported PEM label {label!r} for a public key")
-    return reader(der)
+    return _load(source, _public_from_jwk, _PUBLIC_PEM_READERS, "public")
 
 
 # --- JWT (RFC 7519, compact JWS serialization RFC 7515 §7.1) -----------------------------------------

@@ -57,15 +57,11 @@ class MemoryTransport(Transport):
             self._peer._inbox.put(data)
 
     def close(self) -> None:
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
         assert self._peer is not None
-        self._inbox.put(_EOF)  # our own reader ends
-        self._peer._close_from_peer()
+        self._end()
+        self._peer._end()
 
-    def _close_from_peer(self) -> None:
+    def _end(self) -> None:
         with self._lock:
             if self._closed:
                 return

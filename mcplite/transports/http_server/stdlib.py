@@ -47,11 +47,11 @@ __all__ = [
     "HTTPServerThread", "start_http_server", "LOOPBACK_HOSTS", "EventStore", "InMemoryEventStore", "reason_phrase",
 ]
 
-_CTRL_C_WAKE = 1.0
+_CTRL_C_WAKE = 1.0  # seconds the accept loop may sleep without looking up (see _MCPHTTPServer.serve_forever)
 #: Seconds a connection turned away with 503 stays open for its client to finish writing and read the answer;
 #: at most so many such connections at once (beyond, one is closed at once, as it always was).
 _TURNED_AWAY_LINGER = 2.0
-_MAX_TURNED_AWAY = 1024  # seconds the accept loop may sleep without looking up (see _MCPHTTPServer.serve_forever)
+_MAX_TURNED_AWAY = 1024
 _cached_date: Tuple[int, str] = (0, "")
 
 

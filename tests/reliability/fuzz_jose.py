@@ -264,7 +264,20 @@ def case(seed: int, n: int) -> float:
     what, call, allowed = make(rng, material)
     reproduce = (f"reproduce: python3 -c \"import sys; sys.path[:0] = ['.', 'tests']; "
                  f"from reliability.fuzz_jose import case; case({seed}, {n})\"")
-    started = time.process_time()
+    spent = _cpu_of(call, allowed, what, n, seed, reproduce)
+    if spent > CASE_BOUND:
+        # Measured again before it counts: a collection of the test run's garbage, or a slice lost on a loaded
+        # machine, lands in one measurement; a parser's real cost is in both.
+        spent = min(spent, _cpu_of(call, allowed, what, n, seed, reproduce))
+    if spent > CASE_BOUND:
+        raise AssertionError(f"fuzz_jose case {n} of seed {seed}: {_clip(what)} took {spent * 1000:.0f} ms of CPU "
+                             f"(bound {CASE_BOUND * 1000:.0f} ms); {reproduce}")
+    return spent
+
+
+def _cpu_of(call: Callable[[], object], allowed: Any, what: str, n: int, seed: int, reproduce: str) -> float:
+    """The CPU seconds this thread spent on one case (``thread_time``: other threads of the process don't count)."""
+    started = time.thread_time()
     try:
         call()
     except allowed:
@@ -272,11 +285,7 @@ def case(seed: int, n: int) -> float:
     except Exception as exc:
         raise AssertionError(f"fuzz_jose case {n} of seed {seed}: {_clip(what)} raised {type(exc).__name__}: "
                              f"{_clip(str(exc))}; {reproduce}") from exc
-    spent = time.process_time() - started
-    if spent > CASE_BOUND:
-        raise AssertionError(f"fuzz_jose case {n} of seed {seed}: {_clip(what)} took {spent * 1000:.0f} ms of CPU "
-                             f"(bound {CASE_BOUND * 1000:.0f} ms); {reproduce}")
-    return spent
+    return time.thread_time() - started
 
 
 def _clip(text: str, limit: int = 300) -> str:

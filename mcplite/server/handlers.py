@@ -300,7 +300,13 @@ def read_resource(server: Registry, connection: Connection, ctx: RequestContext)
             kwargs = entry.schema.bind(variables, from_strings=True)
         except ValidationError as exc:
             raise ResourceNotFound(uri, f"Resource not found: {uri} ({exc})") from None
-        value, asking = _call_with_rounds(server, connection, ctx, entry.fn, entry.schema, kwargs, uri, {})
+        try:
+            value, asking = _call_with_rounds(server, connection, ctx, entry.fn, entry.schema, kwargs, uri, {})
+        except (KeyError, FileNotFoundError):
+            if entry.template is None:
+                raise  # a fixed resource's own bug: an internal error
+            # A template's lookup of what the URI names found nothing: the URI names nothing.
+            raise ResourceNotFound(uri) from None
         if asking is not None:
             return asking
     except ResourceNotFound as exc:

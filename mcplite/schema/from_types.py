@@ -143,16 +143,15 @@ def _schema(annotation: Any, defs: _Definitions) -> Schema:
 
 #: What to write instead of an annotation that has no JSON Schema, the end of its registration error.
 _WRITE_INSTEAD = ("annotate it with a JSON type (str, int, float, bool, None, list[...], dict[str, ...], Any), "
-                  "a dataclass, TypedDict, NamedTuple, Enum, Literal, pydantic model, datetime, date, time, "
-                  "UUID, Decimal, Path or bytes (or Optional/Union of these)")
+                  "an Enum, a Literal, datetime, date, time, UUID, Decimal, Path or bytes (or Optional/Union "
+                  "of these); for a class of your own, make it a dataclass, a TypedDict, a NamedTuple or a "
+                  "pydantic model")
 
 
 def _unsupported(annotation: Any) -> TypeError:
     """The error of an annotation with no JSON Schema, saying what would have one."""
-    if isinstance(annotation, type) and get_origin(annotation) is None:
-        return TypeError(f"{annotation.__qualname__} is not a type a JSON value can be read into: make it a "
-                         f"dataclass, a TypedDict, a NamedTuple or a pydantic model, or {_WRITE_INSTEAD}")
-    return TypeError(f"{annotation!r} is not a type a JSON value can be read into; {_WRITE_INSTEAD}")
+    name = annotation.__qualname__ if isinstance(annotation, type) else repr(annotation)
+    return TypeError(f"{name} is not a type a JSON value can be read into: {_WRITE_INSTEAD}")
 
 
 def string_class_of(annotation: type) -> Optional[str]:

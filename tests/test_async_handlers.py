@@ -17,7 +17,6 @@ import pytest
 
 from mcplite import Client, Context, Server
 from mcplite.protocol.versions import LATEST_HANDSHAKE_VERSION
-from mcplite.server import coroutines
 from tests.support import ROOT
 from tests.support.wait import WAIT, wait_until
 
@@ -170,6 +169,8 @@ def test_a_cancel_before_the_coroutine_starts_cancels_it_at_once() -> None:
             from mcplite._sync import LazyEvent
 
             self.cancelled = LazyEvent()
+
+    from mcplite.server import coroutines
 
     holder = Holder()
     holder.cancelled.set()

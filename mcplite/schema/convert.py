@@ -90,30 +90,28 @@ _WRITTEN_AS = {"datetime": "an ISO 8601 date-time (2025-01-31T12:00:00Z)", "date
 def _string_converter(cls: type, string_class: str) -> _Convert:
     """A JSON string (a number too, for Decimal) becomes an instance of ``cls``; ValidationError when it does not
     parse. ISO 8601 text ending in ``Z`` is read as UTC on every Python (fromisoformat takes it from 3.11 only)."""
-    parse: Callable[[Any], Any]
-    if string_class in ("datetime", "time"):
-        def parse(text: Any) -> Any:
-            if text[-1:] in ("Z", "z"):
-                text = text[:-1] + "+00:00"
-            return cls.fromisoformat(text)  # type: ignore[attr-defined]
-    elif string_class == "date":
-        parse = cls.fromisoformat  # type: ignore[attr-defined]
-    elif string_class == "Decimal":
-        def parse(value: Any) -> Any:
-            if value.__class__ is bool:
-                raise ValueError(value)
-            number = cls(str(value) if isinstance(value, float) else value)
-            if not number.is_finite():  # pydantic refuses NaN and infinities too
-                raise ValueError(value)
-            return number
-    elif string_class == "bytes":
-        def parse(text: Any) -> Any:
-            import base64
+    def parse_iso(text: Any) -> Any:
+        if text[-1:] in ("Z", "z"):
+            text = text[:-1] + "+00:00"
+        return cls.fromisoformat(text)  # type: ignore[attr-defined]
 
-            standard = text.replace("-", "+").replace("_", "/")  # URL-safe or standard, padded or not
-            return base64.b64decode(standard + "=" * (-len(standard) % 4), validate=True)
-    else:  # UUID, Path: the class reads its own text
-        parse = cls
+    def parse_decimal(value: Any) -> Any:
+        if value.__class__ is bool:
+            raise ValueError(value)
+        number = cls(str(value) if isinstance(value, float) else value)
+        if not number.is_finite():  # pydantic refuses NaN and infinities too
+            raise ValueError(value)
+        return number
+
+    def parse_base64(text: Any) -> Any:
+        import base64
+
+        standard = text.replace("-", "+").replace("_", "/")  # URL-safe or standard, padded or not
+        return base64.b64decode(standard + "=" * (-len(standard) % 4), validate=True)
+
+    parse: Callable[[Any], Any] = {  # UUID, Path and date read their own text
+        "datetime": parse_iso, "time": parse_iso, "Decimal": parse_decimal, "bytes": parse_base64,
+        "date": getattr(cls, "fromisoformat", cls)}.get(string_class, cls)
     written_as = _WRITTEN_AS[string_class]
 
     def convert_string(value: Any, path: Any) -> Any:

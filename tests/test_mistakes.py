@@ -122,3 +122,40 @@ def test_a_pep604_string_hint_works_where_python_has_it():
     with Client(server, timeout=WAIT) as client:
         schema = client.list_tools()[0]["inputSchema"]["properties"]["user"]
         assert schema.get("anyOf") or schema.get("type")
+
+
+class Point:  # a class of one's own, not a dataclass: nothing says how to read it from JSON
+    def __init__(self, x: int) -> None:
+        self.x = x
+
+
+def _unsupported_annotations() -> Any:
+    import datetime
+    from typing import Callable, Dict, List
+
+    return [
+        (Point, "Point is not a type a JSON value can be read into", "make it a dataclass"),
+        (List[Point], "Point is not a type a JSON value can be read into", "a pydantic model"),
+        (complex, "complex is not a type a JSON value can be read into", "annotate it with a JSON type"),
+        (datetime.timedelta, "timedelta is not a type", "datetime, date, time, UUID, Decimal, Path or bytes"),
+        (Callable[[int], int], "is not a type a JSON value can be read into", "annotate it with a JSON type"),
+        (Dict[int, str], "JSON object keys are strings", "write dict[str, ...]"),
+    ]
+
+
+@pytest.mark.parametrize("annotation, problem, instead", _unsupported_annotations())
+@pytest.mark.parametrize("kind", ["tool", "prompt", "resource"])
+def test_an_annotation_json_cannot_carry_is_refused_at_the_decorator_naming_what_to_write(
+        kind: str, annotation: Any, problem: str, instead: str) -> None:
+    server = Server("types")
+
+    def find(where: Any) -> str:
+        return ""
+
+    find.__annotations__ = {"where": annotation, "return": str}
+    register = {"tool": server.tool, "prompt": server.prompt, "resource": server.resource("places://{where}")}[kind]
+    with pytest.raises(TypeError) as refused:
+        register(find)
+    message = str(refused.value)
+    assert message.startswith("find(): parameter 'where': "), message
+    assert problem in message and instead in message, message

@@ -1,6 +1,8 @@
 """JSON -> Python for `FunctionSchema.bind`: validated JSON arguments become what the annotations promise.
 
-Dataclass instances, Enum members, tuples, sets and floats, with containers converted item by item. Pure.
+Dataclass instances, NamedTuples, pydantic models, Enum members, tuples, sets, floats, and the standard classes
+written as strings (datetime, date, time, UUID, Decimal, Path, bytes), with containers converted item by item.
+A string that does not parse into its class is a `ValidationError` naming the argument. Pure.
 """
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
@@ -9,8 +11,8 @@ import enum
 from typing import Any, Callable, Dict, List, Optional, Tuple, get_args, get_origin
 
 from .from_types import (
-    _ARRAY_ORIGINS, _MAPPING_ORIGINS, _SET_ORIGINS, _UNION_ORIGINS, _is_dataclass, _is_typeddict, _NoneType,
-    _type_hints, _unwrap, type_schema,
+    _ARRAY_ORIGINS, _MAPPING_ORIGINS, _SET_ORIGINS, _UNION_ORIGINS, _is_dataclass, _is_namedtuple, _is_typeddict,
+    _NoneType, _type_hints, _unwrap, is_model, string_class_of, type_schema,
 )
 from .validation import ValidationError, _compile_check, member_path
 
@@ -52,6 +54,13 @@ def _converter(annotation: Any, classes: Dict[type, Optional[_Convert]]) -> Opti
             return _dataclass_converter(annotation, classes)
         if _is_typeddict(annotation):
             return _typeddict_converter(annotation, classes)
+        if _is_namedtuple(annotation):
+            return _namedtuple_converter(annotation, classes)
+        if is_model(annotation):
+            return _model_converter(annotation)
+        string_class = string_class_of(annotation)
+        if string_class is not None:
+            return _string_converter(annotation, string_class)
     container = origin or annotation
     if container is tuple and args and args[-1] is not Ellipsis:
         return _fixed_tuple_converter(args, classes)
@@ -70,6 +79,72 @@ def _enum_converter(cls: type) -> _Convert:
     def convert_enum(value: Any, path: Any) -> Any:
         return cls(value)
     return convert_enum
+
+
+#: What each of `from_types.STRING_CLASSES` (and bytes) is written as, for the message of a string that is not.
+_WRITTEN_AS = {"datetime": "an ISO 8601 date-time (2025-01-31T12:00:00Z)", "date": "an ISO 8601 date (2025-01-31)",
+               "time": "an ISO 8601 time (12:00:00)", "UUID": "a UUID", "Decimal": "a decimal number",
+               "PurePath": "a path", "bytes": "base64"}
+
+
+def _string_converter(cls: type, string_class: str) -> _Convert:
+    """A JSON string (a number too, for Decimal) becomes an instance of ``cls``; ValidationError when it does not
+    parse. ISO 8601 text ending in ``Z`` is read as UTC on every Python (fromisoformat takes it from 3.11 only)."""
+    def parse_iso(text: Any) -> Any:
+        if text[-1:] in ("Z", "z"):
+            text = text[:-1] + "+00:00"
+        return cls.fromisoformat(text)  # type: ignore[attr-defined]
+
+    def parse_decimal(value: Any) -> Any:
+        if value.__class__ is bool:
+            raise ValueError(value)
+        number = cls(str(value) if isinstance(value, float) else value)
+        if not number.is_finite():  # pydantic refuses NaN and infinities too
+            raise ValueError(value)
+        return number
+
+    def parse_base64(text: Any) -> Any:
+        import base64
+
+        standard = text.replace("-", "+").replace("_", "/")  # URL-safe or standard, padded or not
+        return base64.b64decode(standard + "=" * (-len(standard) % 4), validate=True)
+
+    parse: Callable[[Any], Any] = {  # UUID, Path and date read their own text
+        "datetime": parse_iso, "time": parse_iso, "Decimal": parse_decimal, "bytes": parse_base64,
+        "date": getattr(cls, "fromisoformat", cls)}.get(string_class, cls)
+    written_as = _WRITTEN_AS[string_class]
+
+    def convert_string(value: Any, path: Any) -> Any:
+        if isinstance(value, cls):
+            return value
+        try:
+            return parse(value)
+        except (TypeError, ValueError, ArithmeticError) as exc:  # binascii.Error is a ValueError
+            raise ValidationError([f"{_path_text(path)}: {value!r} is not {written_as}"]) from exc
+    return convert_string
+
+
+def _namedtuple_converter(cls: type, classes: Dict[type, Optional[_Convert]]) -> _Convert:
+    """A JSON array becomes the NamedTuple, its items converted by its fields' annotations."""
+    hints = _type_hints(cls, cls.__name__)
+    converters = [_converter(hints.get(name, Any), classes) for name in cls._fields]  # type: ignore[attr-defined]
+
+    def convert_namedtuple(value: Any, path: Any) -> Any:
+        if not isinstance(value, list):
+            return value
+        return cls(*(item if convert is None else convert(item, (path, index))
+                     for index, (item, convert) in enumerate(zip(value, converters))))
+    return convert_namedtuple
+
+
+def _model_converter(cls: Any) -> _Convert:
+    """A JSON object becomes the pydantic model, by its own ``model_validate``; its errors name the argument."""
+    def convert_model(value: Any, path: Any) -> Any:
+        try:
+            return cls.model_validate(value)
+        except ValueError as exc:  # pydantic's ValidationError is a ValueError
+            raise ValidationError([f"{_path_text(path)}: {exc}"]) from exc
+    return convert_model
 
 
 def _union_converter(arms: Tuple[Any, ...], classes: Dict[type, Optional[_Convert]]) -> Optional[_Convert]:

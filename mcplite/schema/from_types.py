@@ -1,7 +1,12 @@
 """Python types -> JSON Schema (`type_schema`), and Python values -> JSON (`to_jsonable`).
 
-Dataclasses and TypedDicts become ``"$defs"`` entries; ``Annotated`` metadata adds descriptions and
-`Header` marks a parameter mirrored into an HTTP header (2026-07-28). Pure: no I/O.
+Dataclasses, TypedDicts and pydantic models become ``"$defs"`` entries; NamedTuples are arrays of fixed length;
+``Annotated`` metadata adds descriptions and `Header` marks a parameter mirrored into an HTTP header
+(2026-07-28). The standard classes with a string form get the schemas pydantic gives them, as the official
+Python SDK publishes them (`STRING_FORMATS`). Pure: no I/O.
+
+Pydantic models are read by what they have (``model_json_schema``, ``model_validate``, ``model_dump``):
+pydantic is never imported here, so a server that does not use it does not need it.
 """
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
@@ -30,6 +35,29 @@ _PRIMITIVES = {int: "integer", float: "number", str: "string", bool: "boolean", 
 _ARRAY_ORIGINS = (list, collections.abc.Sequence, collections.abc.MutableSequence)
 _SET_ORIGINS = (set, frozenset, collections.abc.Set, collections.abc.MutableSet)
 _MAPPING_ORIGINS = (dict, collections.abc.Mapping, collections.abc.MutableMapping)
+
+#: The standard classes whose JSON form is a string, as (module, class): an annotation that is one (or a
+#: subclass) gets the schema below, its argument is parsed into it and its value written as that string.
+#: Looked up in sys.modules, never imported: an annotation cannot be a class whose module nobody imported
+#: (and a server that uses none of them pays for none: tests/test_server_startup.py). datetime comes before
+#: date, which it subclasses.
+STRING_CLASSES = (("datetime", "datetime"), ("datetime", "date"), ("datetime", "time"), ("uuid", "UUID"),
+                  ("decimal", "Decimal"), ("pathlib", "PurePath"))
+#: What pydantic's ``TypeAdapter(X).json_schema()`` gives each of them (pydantic 2.13), as the official SDK
+#: publishes them. Decimal: pydantic's validation-mode schema (a number, or a string of digits), which is
+#: what a tool's arguments are read in; its values are written as strings, which that schema accepts too.
+#: bytes: pydantic's base64 mode (``ser_json_bytes="base64"``: URL-safe base64 out, either alphabet in), not
+#: its default, which reads a string's UTF-8 and cannot carry arbitrary bytes.
+_DECIMAL_PATTERN = "^(?!^[-+.]*$)[+-]?0*\\d*\\.?\\d*$"  # pydantic's: digits with one point at most, a sign
+STRING_FORMATS: Dict[str, Schema] = {
+    "datetime": {"type": "string", "format": "date-time"},
+    "date": {"type": "string", "format": "date"},
+    "time": {"type": "string", "format": "time"},
+    "UUID": {"type": "string", "format": "uuid"},
+    "Decimal": {"anyOf": [{"type": "number"}, {"type": "string", "pattern": _DECIMAL_PATTERN}]},
+    "PurePath": {"type": "string", "format": "path"},
+    "bytes": {"type": "string", "format": "base64url"},
+}
 
 
 # --- type -> schema -------------------------------------------------------------------------------------
@@ -68,8 +96,16 @@ class _Definitions:
                 suffix += 1
             self._names[cls] = name
             self.schemas[name] = {}  # reserved first, so a class that refers to itself finds its own name
-            self.schemas[name] = _class_schema(cls, self)
+            self.schemas[name] = self._model_schema(cls) if is_model(cls) else _class_schema(cls, self)
         return {"$ref": "#/$defs/" + name}
+
+    def _model_schema(self, cls: Any) -> Schema:
+        """A pydantic model's own schema (``model_json_schema()``); the models it uses join these "$defs"
+        under pydantic's names, which its "$ref"s use."""
+        schema = dict(cls.model_json_schema())
+        for name, definition in schema.pop("$defs", {}).items():
+            self.schemas.setdefault(name, definition)
+        return schema
 
 
 def _schema(annotation: Any, defs: _Definitions) -> Schema:
@@ -87,16 +123,76 @@ def _schema(annotation: Any, defs: _Definitions) -> Schema:
             return _enum_schema([member.value for member in annotation])
         if annotation in _PRIMITIVES:
             return {"type": _PRIMITIVES[annotation]}
-        if _is_dataclass(annotation) or _is_typeddict(annotation):
+        if _is_dataclass(annotation) or _is_typeddict(annotation) or is_model(annotation):
             return defs.ref(annotation)
+        if _is_namedtuple(annotation):
+            return _namedtuple_schema(annotation, defs)
+        string_class = string_class_of(annotation)
+        if string_class is not None:
+            copy: Schema = json.loads(json.dumps(STRING_FORMATS[string_class]))  # its own, nested lists too
+            return copy
     container = _container_schema(annotation, (), defs)  # bare list, dict, tuple, set...
     if container is None:
         import inspect  # here, not at the top: inspect is heavy, and this line is rarely reached
 
         if annotation is inspect.Parameter.empty:  # a signature's marker of a parameter without annotation
             return {}
-        raise TypeError(f"unsupported type annotation {annotation!r}")
+        raise _unsupported(annotation)
     return container
+
+
+#: What to write instead of an annotation that has no JSON Schema, the end of its registration error.
+_WRITE_INSTEAD = ("annotate it with a JSON type (str, int, float, bool, None, list[...], dict[str, ...], Any), "
+                  "an Enum, a Literal, datetime, date, time, UUID, Decimal, Path or bytes (or Optional/Union "
+                  "of these); for a class of your own, make it a dataclass, a TypedDict, a NamedTuple or a "
+                  "pydantic model")
+
+
+def _unsupported(annotation: Any) -> TypeError:
+    """The error of an annotation with no JSON Schema, saying what would have one."""
+    name = annotation.__qualname__ if isinstance(annotation, type) else repr(annotation)
+    return TypeError(f"{name} is not a type a JSON value can be read into: {_WRITE_INSTEAD}")
+
+
+def string_class_of(annotation: type) -> Optional[str]:
+    """Which of `STRING_CLASSES` (or bytes) the class `annotation` is, or subclasses: its name, or None."""
+    if annotation is bytes:
+        return "bytes"
+    for module_name, name in STRING_CLASSES:
+        module = sys.modules.get(module_name)
+        if module is not None and issubclass(annotation, getattr(module, name)):
+            return name
+    return None
+
+
+def is_model(annotation: Any) -> bool:
+    """Whether ``annotation`` is a pydantic model class (read by duck typing: pydantic is not imported)."""
+    return (isinstance(annotation, type) and callable(getattr(annotation, "model_json_schema", None))
+            and callable(getattr(annotation, "model_validate", None)))
+
+
+def _is_namedtuple(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, tuple) and hasattr(annotation, "_fields")
+
+
+def _namedtuple_schema(cls: type, defs: _Definitions) -> Schema:
+    """A NamedTuple as pydantic has it: an array of its fields, in order; the ones with a default may be left
+    off the end."""
+    hints = _type_hints(cls, cls.__name__)
+    fields: Tuple[str, ...] = cls._fields  # type: ignore[attr-defined]
+    defaults: Dict[str, Any] = cls._field_defaults  # type: ignore[attr-defined]
+    items = []
+    for name in fields:
+        try:
+            item = _schema(hints.get(name, Any), defs)
+        except TypeError as exc:
+            raise TypeError(f"{cls.__name__}.{name}: {exc}") from None
+        if name in defaults:
+            item = dict(item)
+            _add_default(item, defaults[name])
+        items.append(item)
+    return {"type": "array", "prefixItems": items, "minItems": len([n for n in fields if n not in defaults]),
+            "maxItems": len(fields)}
 
 
 def _generic_schema(annotation: Any, origin: Any, args: Tuple[Any, ...], defs: _Definitions) -> Schema:
@@ -116,7 +212,7 @@ def _generic_schema(annotation: Any, origin: Any, args: Tuple[Any, ...], defs: _
         return _enum_schema(list(args))
     container = _container_schema(origin, args, defs)
     if container is None:
-        raise TypeError(f"unsupported type annotation {annotation!r}")
+        raise _unsupported(annotation)
     return container
 
 
@@ -226,7 +322,8 @@ def _container_schema(origin: Any, args: Tuple[Any, ...], defs: _Definitions) ->
                 "minItems": len(args), "maxItems": len(args)}
     if origin in _MAPPING_ORIGINS:
         if args and args[0] not in (str, Any):
-            raise TypeError(f"JSON object keys are strings, not {args[0]!r}")
+            raise TypeError(f"JSON object keys are strings, not {args[0]!r}: write dict[str, ...] "
+                            "(or a list of pairs)")
         schema: Schema = {"type": "object"}
         values = _schema(args[1], defs) if args else {}
         if values:  # additionalProperties {} would say nothing
@@ -358,6 +455,28 @@ def to_jsonable(value: Any) -> Any:
             if not isinstance(key, str):
                 raise TypeError(f"JSON object keys must be strings, got {key!r}")
         return {key: to_jsonable(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
+    if isinstance(value, (list, tuple, set, frozenset)):  # a NamedTuple too, as pydantic writes one
         return [to_jsonable(item) for item in value]
+    model_dump = getattr(value, "model_dump", None)
+    if model_dump is not None and is_model(kind):  # a pydantic model
+        return model_dump(mode="json")
+    if isinstance(kind, type):
+        string_class = string_class_of(kind) if kind is not bytearray else "bytes"
+        if string_class is not None:
+            return _string_form(value, string_class)
     return value
+
+
+def _string_form(value: Any, string_class: str) -> str:
+    """The JSON string of a value of one of `STRING_CLASSES` (or bytes), as pydantic's ``model_dump(mode="json")``
+    writes it: ISO 8601 (UTC as ``Z``), a UUID's and a Path's str, a Decimal's digits, bytes in URL-safe base64."""
+    if string_class == "bytes":
+        import base64
+
+        return base64.urlsafe_b64encode(bytes(value)).decode("ascii")
+    if string_class in ("datetime", "time"):
+        text: str = value.isoformat()
+        return text[:-6] + "Z" if text.endswith("+00:00") else text
+    if string_class == "date":
+        return value.isoformat()  # type: ignore[no-any-return]
+    return str(value)

@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple, get_a
 from .convert import _argument_converters
 from .from_types import (
     _MAPPING_ORIGINS, _UNION_ORIGINS, Header, Schema, _add_default, _Definitions, _is_dataclass, _is_typeddict,
-    _NoneType, _object_schema, _schema, _type_hints, _unwrap, to_jsonable, type_schema,
+    _NoneType, _object_schema, _schema, _type_hints, _unwrap, is_model, to_jsonable, type_schema,
 )
 
 # validate and compile_schema are not used here: like ValidationError and coerce_from_string, they are
@@ -295,7 +295,7 @@ def _output_schema(annotation: Any) -> Tuple[Optional[Schema], bool]:
     except TypeError:
         return None, False
     origin = get_origin(bare)
-    if origin is None and (_is_dataclass(bare) or _is_typeddict(bare)):
+    if origin is None and (_is_dataclass(bare) or _is_typeddict(bare) or is_model(bare)):
         return _inline_root_ref(schema), False
     if (origin or bare) in _MAPPING_ORIGINS:
         return schema, False

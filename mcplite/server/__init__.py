@@ -4,7 +4,9 @@ A `Server` is the registry and the method tables (one per era). Each connection 
 (from `connect`), so one `Server` serves one stdio client or many HTTP clients at once. Handlers are plain
 functions; their signatures become JSON Schemas (`schema`), and whatever they return is turned into the
 wire shape. A handler that declares a parameter annotated with `Context` gets one: progress, logging,
-sampling, elicitation, roots and the cancel event of the request it is answering.
+sampling, elicitation, roots and the cancel event of the request it is answering. A handler may be
+``async def``: it runs to completion on the worker thread that serves its request, on that thread's own event
+loop (`coroutines`), and a cancel from the client reaches it as CancelledError at its next await.
 
 The package, by concern:
 
@@ -12,6 +14,7 @@ The package, by concern:
 - `handlers`: the request handlers the method tables below name;
 - `results`: a handler's value turned into its wire shape (`ToolResult`, content blocks, pages);
 - `context`: `Context`, what a handler can do about its request;
+- `coroutines`: ``async def`` handlers, run on their worker thread's own event loop;
 - `connections`: the handshake connections and their state (log level, resource subscriptions), who hears
   what, and the one path of server events (`Server.publish`, through the event bus) to both eras;
 - `listen`: ``subscriptions/listen`` (2026-07-28): the listen streams and the request that opens one.

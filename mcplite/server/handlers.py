@@ -18,6 +18,7 @@ from ..protocol.tasks import EXTENSION_ID as TASKS_EXTENSION
 from ..protocol.versions import ENVELOPE, revision
 from ..schema.validation import ValidationError, validate
 from .context import ELICIT_TIMEOUT, Context
+from .coroutines import COROUTINE, run as run_coroutine
 from .results import (
     completion_result,
     describe_exception,
@@ -44,7 +45,20 @@ def _call(server: Registry, connection: Connection, ctx: RequestContext, fn: Cal
     """Call a registered function, giving each parameter annotated `Context` this request's."""
     for name in schema.injected:
         kwargs[name] = Context(server, connection, ctx, round, prelude)
-    return fn(**kwargs)
+    return _value(fn(**kwargs), ctx)
+
+
+def _value(value: Any, ctx: RequestContext) -> Any:
+    """What a handler returned, its coroutine run first when it is ``async def`` (`coroutines`)."""
+    if value.__class__ is COROUTINE:
+        return run_coroutine(value, ctx, _request_cancelled)
+    return value
+
+
+def _request_cancelled() -> BaseException:
+    """What an ``async def`` handler cancelled by its client ends with: an error nobody is told (the session
+    answers no cancelled request), as a plain handler that saw ``ctx.cancelled`` ends with anything."""
+    return RPCError(INTERNAL_ERROR, "Request cancelled")
 
 
 class _TaskStarted:
@@ -92,7 +106,7 @@ def _call_with_rounds(server: Registry, connection: Connection, ctx: RequestCont
     if token is None and responses is None and not schema.injected and not prelude:
         # A handler without a Context cannot ask: the common case costs no round (unless it returns the
         # explicit form, which then goes through one below).
-        value = fn(**kwargs)
+        value = _value(fn(**kwargs), ctx)
         if not isinstance(value, InputRequired):
             return value, None
         round = Round(None, None)
@@ -286,7 +300,13 @@ def read_resource(server: Registry, connection: Connection, ctx: RequestContext)
             kwargs = entry.schema.bind(variables, from_strings=True)
         except ValidationError as exc:
             raise ResourceNotFound(uri, f"Resource not found: {uri} ({exc})") from None
-        value, asking = _call_with_rounds(server, connection, ctx, entry.fn, entry.schema, kwargs, uri, {})
+        try:
+            value, asking = _call_with_rounds(server, connection, ctx, entry.fn, entry.schema, kwargs, uri, {})
+        except (KeyError, FileNotFoundError):
+            if entry.template is None:
+                raise  # a fixed resource's own bug: an internal error
+            # A template's lookup of what the URI names found nothing: the URI names nothing.
+            raise ResourceNotFound(uri) from None
         if asking is not None:
             return asking
     except ResourceNotFound as exc:
@@ -345,5 +365,5 @@ def complete(server: Registry, connection: Connection, ctx: RequestContext) -> D
     completer = server._completions.get((kind, target, argument["name"]))
     values: Any = []
     if completer is not None:
-        values = completer(str(argument.get("value", "")), dict(chosen or {}))
+        values = _value(completer(str(argument.get("value", "")), dict(chosen or {})), ctx)
     return completion_result(values)

@@ -138,7 +138,16 @@ def tool_result(value: Any, definition: Dict[str, Any], schema: FunctionSchema) 
 
 
 def resource_contents(value: Any, uri: str, mime_type: Optional[str]) -> List[Dict[str, Any]]:
-    """Turn what a resource returned (str, bytes, a contents dict, or a list of those) into its `contents`."""
+    """Turn what a resource returned into its `contents` (README, "Resources", has the table).
+
+    ``str`` is text, ``bytes`` a blob, a contents dict (``text`` or ``blob``) is taken as it is, and a list
+    holds any of those. Under a JSON MIME type (``application/json``, ``...+json``) any other dict or list,
+    and the values `schema.to_jsonable` writes (dataclasses, models, datetimes...), are the resource's data:
+    one text entry, its JSON.
+    """
+    if mime_type is not None and _is_json_type(mime_type) and not isinstance(value, (str, bytes, bytearray)) \
+            and not _is_contents(value) and not (isinstance(value, list) and value and all(map(_is_contents, value))):
+        return [{"uri": uri, "mimeType": mime_type, "text": _json_text(_to_jsonable(value))}]
     items: Iterable[Any] = value if isinstance(value, list) else [value]
     contents = []
     for item in items:
@@ -153,8 +162,26 @@ def resource_contents(value: Any, uri: str, mime_type: Optional[str]) -> List[Di
                 entry["mimeType"] = mime_type
             contents.append(entry)
         else:
-            raise TypeError(f"resource {uri}: cannot turn {type(item).__name__} into resource contents")
+            raise TypeError(f"resource {uri}: cannot turn {type(item).__name__} into resource contents; return "
+                            "str, bytes, a contents dict, or register it with mime_type=\"application/json\" "
+                            "to send a dict or list as JSON")
     return contents
+
+
+#: The members of a `ResourceContents` dict: a dict with ``text`` or ``blob`` and no other member is contents
+#: even under a JSON MIME type (anything else there is the resource's data).
+_CONTENTS_MEMBERS = frozenset({"uri", "mimeType", "text", "blob", "_meta"})
+
+
+def _is_contents(item: Any) -> bool:
+    return isinstance(item, (str, bytes, bytearray)) or (
+        isinstance(item, dict) and ("text" in item or "blob" in item) and item.keys() <= _CONTENTS_MEMBERS)
+
+
+def _is_json_type(mime_type: str) -> bool:
+    """Whether a MIME type is JSON: ``application/json``, or any ``.../...+json`` (parameters ignored)."""
+    essence = mime_type.split(";", 1)[0].strip().lower()
+    return essence == "application/json" or essence.endswith("+json")
 
 
 def prompt_messages(value: Any) -> List[Dict[str, Any]]:

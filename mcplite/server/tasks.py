@@ -38,6 +38,7 @@ from ..protocol.envelope import missing_capabilities_error
 from ..protocol.input_rounds import InputRequired, Round, check_answer, key_pending
 from ..schema.validation import validate
 from .context import ELICIT_TIMEOUT, Context
+from .coroutines import COROUTINE, run as run_coroutine
 from .handlers import request_owner
 from .results import describe_exception, error_result, tool_result
 from .task_store import MemoryTaskStore, TaskLimitError
@@ -211,7 +212,10 @@ class TaskManager:
         call = dict(kwargs)
         for name in tool.schema.injected:
             call[name] = self._context(server, connection, ctx, record, live, round)
-        return tool.fn(**call)
+        value = tool.fn(**call)
+        if value.__class__ is COROUTINE:  # an ``async def`` tool: cancelled with the task (`coroutines`)
+            return run_coroutine(value, live, TaskCancelled)
+        return value
 
     # ---- changes -----------------------------------------------------------------------------------------
     def _change(self, task_id: str, change: Callable[[states.TaskRecord], states.TaskRecord]

@@ -7,6 +7,7 @@
 With ``BENCH_WORKERS=N`` (stateless only), the same server runs as a WSGI app (mc_wsgi.py) on gunicorn with N
 sync worker processes, ``--preload`` (one requestState key for all): this program becomes gunicorn, so it must
 run on a Python that has gunicorn (the bench runs it on its own Python, not the clean venv).
+With ``MCPLITE_BENCH_ASYNC=1`` its tool is ``async def`` (what an async handler costs: run.py's mcplite-async).
 With ``MCPLITE_BENCH_LEGACY_ONLY=1`` it serves the handshake revisions only, as a server that predates
 2026-07-28 (what the probe of ``protocol_version="auto"`` costs is measured against it).
 """
@@ -22,10 +23,16 @@ versions = HANDSHAKE_VERSIONS if legacy_only else ENVELOPE_VERSIONS + HANDSHAKE_
 server = Server("bench-mcplite", supported_versions=versions)
 
 
-@server.tool
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
+if os.environ.get("MCPLITE_BENCH_ASYNC") == "1":  # the same tool written async def (run.py's mcplite-async)
+    @server.tool
+    async def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+else:
+    @server.tool
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
 
 
 if __name__ == "__main__":

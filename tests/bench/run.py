@@ -45,6 +45,12 @@ workload only; its row of interest is the 8 concurrent clients'):
                         `SCALE_WORKERS` worker processes, beside the SDK in one process when it ran;
                         uvicorn as deployed, whose --workers leaves Nagle's algorithm on (`SCALE_NOTE`)
 
+and, for one line after it (issue 32: what an ``async def`` tool costs against a plain one):
+
+    mcplite-async   mc_client.py against mc_server.py with its tool written ``async def``
+                    (MCPLITE_BENCH_ASYNC=1), on stdio only, beside mcplite's own stdio figures: the ratio of
+                    their calls/s must reach `ASYNC_TARGET` (an async tool costs within 25% of a plain one)
+
 and, for one line after it (issue 13: what protocol_version="auto" costs against a server without 2026-07-28):
 
     mcplite-probe-pinned, mcplite-probe-auto
@@ -204,6 +210,9 @@ def implementations(python: str, peer_python: str, node: str) -> Dict[str, Imple
                                                  [python, here("era_client.py"), "--client", "equalized"],
                                                  [python, here("mc_server.py")], [], [], SESSION_ERA_WORKLOADS,
                                                  passes=ERA_PASSES),
+        ASYNC: Implementation(ASYNC, [python, here("mc_client.py")],
+                              ["env", "MCPLITE_BENCH_ASYNC=1", python, here("mc_server.py")], [], [],
+                              ASYNC_WORKLOADS),
         "mcplite-probe-pinned": against_legacy("mcplite-probe-pinned", "2025-11-25"),
         "mcplite-probe-auto": against_legacy("mcplite-probe-auto", "auto"),
         "python-sdk": in_python("python-sdk", peer_python, "py_client.py", "py_server.py",
@@ -452,6 +461,11 @@ ERA_WORKLOADS = ("stdio", "http stateless", "http default")
 #: Runs of each mcplite-eras workload per round (`Implementation.passes`): 9 samples of each ratio in a full run.
 ERA_PASSES = 3
 SDK_ERA_WORKLOADS = SESSION_ERA_WORKLOADS = ("stdio",)
+#: What an async def tool costs: mcplite's stdio workload with the tool written async (`async_lines`).
+ASYNC = "mcplite-async"
+ASYNC_WORKLOADS = ("stdio",)
+#: Its calls/s over mcplite's own must reach this: a call costs at most 1.25x a plain tool's (1 / 1.25).
+ASYNC_TARGET = 0.80
 #: What the probe of protocol_version="auto" costs against a server without 2026-07-28: a cold start each way.
 PROBE_WORKLOADS = ("cold start",)
 PROBE_PINNED, PROBE_AUTO = "mcplite-probe-pinned", "mcplite-probe-auto"
@@ -557,6 +571,7 @@ TARGETS: Dict[str, List[Tuple[str, float]]] = {
 SHORT = {"floor": "floor", "mcplite": "mcplite", "mcplite-eras": "mcplite's server in both eras",
          "mcplite-eras-session": "the same, mcplite's Session as the client",
          "mcplite-eras-equalized": "the same, the raw client reading as much in both eras",
+         "mcplite-async": "mcplite, its tool async def",
          "mcplite-probe-pinned": "mcplite 2025-11-25 -> legacy-only server",
          "mcplite-probe-auto": "mcplite auto -> legacy-only server",
          "python-sdk": "Python SDK", "typescript-sdk": "TS SDK",
@@ -731,6 +746,29 @@ SHORT_SCALE = {"mcplite": "mcplite 1", SCALED_MCPLITE: "mcplite gunicorn", "pyth
                SCALED_SDK: "SDK uvicorn"}
 
 
+def async_lines(names: Sequence[str], record: Record) -> Tuple[List[str], List[str]]:
+    """One sentence: an ``async def`` tool's stdio calls/s beside a plain tool's (the median of the rounds'
+    ratios), and the target it missed, if it did."""
+    if ASYNC not in names or "mcplite" not in names:
+        return [], []
+    sentences: List[str] = []
+    missed: List[str] = []
+    for metric, label in (("stdio_seq", "sequential"), ("stdio_in_flight", f"{WINDOW} in flight")):
+        theirs, ours = record.samples["mcplite"].get(metric, []), record.samples[ASYNC].get(metric, [])
+        ratio = paired_ratio(ours, theirs)
+        if ratio is None:
+            continue
+        sentences.append(f"{label} {statistics.median(ours):.0f} against {statistics.median(theirs):.0f} calls/s, "
+                         f"{ratio:.3f}x")
+        if ratio < ASYNC_TARGET:
+            missed.append(f"async def tool, stdio {label}: {ratio:.3f}x of a plain tool's calls/s, "
+                          f"must reach {ASYNC_TARGET:g}x")
+    if not sentences:
+        return [], missed
+    return [f"An async def tool on stdio (must reach {ASYNC_TARGET:g}x a plain tool's calls/s): "
+            + "; ".join(sentences) + "."], missed
+
+
 def probe_lines(names: Sequence[str], medians: Dict[str, Dict[str, float]]) -> List[str]:
     """One sentence: what ``protocol_version="auto"`` adds to a cold start against a legacy-only stdio server,
     beside the round trip of one call (the probe is one request the server refuses)."""
@@ -839,7 +877,8 @@ def main(argv: Sequence[str]) -> int:
 
     medians = record.medians()
     main_names = [name for name in names
-                  if name not in ERA_NAMES and name not in SCALE_NAMES and name not in (PROBE_PINNED, PROBE_AUTO)]
+                  if name not in ERA_NAMES and name not in SCALE_NAMES
+                  and name not in (PROBE_PINNED, PROBE_AUTO, ASYNC)]
     lines, missed = table(main_names, medians, record.versions)
     scale = scale_table(names, medians, record.versions)
     if scale:
@@ -848,6 +887,10 @@ def main(argv: Sequence[str]) -> int:
         era_lines, era_missed = era_table(names, record)
         lines += ["", *era_lines]
         missed += era_missed
+    async_line, async_missed = async_lines(names, record)
+    if async_line:
+        lines += ["", *async_line]
+    missed += async_missed
     probe = probe_lines(names, medians)
     if probe:
         lines += ["", *probe]
@@ -872,7 +915,7 @@ def main(argv: Sequence[str]) -> int:
     if not args.quick:
         write_results(lines, about, " ".join(["python3 tests/bench/run.py", *argv]))
         print(f"bench: wrote {os.path.relpath(RESULTS, ROOT)}")
-    if any(name in record.failures for name in ("mcplite", "floor", "mcplite-eras", SCALED_MCPLITE)):
+    if any(name in record.failures for name in ("mcplite", "floor", "mcplite-eras", SCALED_MCPLITE, ASYNC)):
         print("bench: FAILED: a workload of mcplite or of the floor failed")
         return 1
     if args.strict and missed:

@@ -91,7 +91,7 @@ def connect(client: Client, timeout: Any = DEFAULT) -> None:
             client.session.initialize(client.client_info, client.capabilities(), protocol_version=wanted,
                                       timeout=timeout)
         return
-    key = client._server_key()
+    key = client._key
     with _VERDICTS_LOCK:
         known = _VERDICTS.get(key) if key is not None else None
     caching = key is not None and client._cache is not None

@@ -207,10 +207,7 @@ class ClientSession(Session):
 
     def _send_at(self, at: Any, method: str, params: Dict[str, Any]) -> PendingRequest:
         """Send one request routed as revision ``at`` speaks, whatever the session speaks (the probe)."""
-        speaking = self.revision
-        if speaking is not None:
-            return super().send_request(method, params, headers=_mirrored_headers(method, params, None))
-        self._probing = at
+        self._probing = at if self.revision is None else None
         try:
             return super().send_request(method, params, headers=_mirrored_headers(method, params, None))
         finally:

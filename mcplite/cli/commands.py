@@ -89,7 +89,7 @@ def _call_task(client: Client, tool: str, arguments: Dict[str, Any], reporter: S
         return dict(task.result())
     shown: List[Any] = [None]
 
-    def show(polled: Any) -> None:
+    def report(polled: Any) -> None:
         line = (polled.info.get("status"), polled.progress)
         if line != shown[0]:
             shown[0] = line
@@ -97,7 +97,7 @@ def _call_task(client: Client, tool: str, arguments: Dict[str, Any], reporter: S
 
     try:  # from here a Ctrl-C cancels the task (the server knows it by now)
         reporter.note(f"task {task.task_id} started")
-        task.wait(None, on_poll=show)
+        task.wait(None, on_poll=report)
     except KeyboardInterrupt:
         reporter.finish()
         try:
@@ -207,8 +207,7 @@ def _print_line(value: Dict[str, Any], args: argparse.Namespace) -> None:
         line = cli_format.format_notification(value["method"], value.get("params"))
     else:
         line = json.dumps(value, ensure_ascii=not speaks_unicode(sys.stdout))
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
+    show(line)
 
 
 def _listen_filter(what: List[str]) -> Tuple[Set[str], List[str]]:
@@ -313,16 +312,12 @@ def user_sign_in(protocol_version: str) -> Any:
 def _run(client: Client, args: argparse.Namespace, reporter: StderrReporter) -> int:
     """Run the command on a connected client, then close it: with the server's usual grace to exit when the
     command ran its course (even to an error), at once after a timeout or Ctrl-C."""
-    graceful = False
+    graceful = True
     try:
-        status = COMMANDS[args.command](client, args, reporter)
-        graceful = True
-        return status
+        return COMMANDS[args.command](client, args, reporter)
     except (KeyboardInterrupt, TimeoutError):
+        graceful = False
         reporter.finish()
-        raise
-    except BaseException:
-        graceful = True
         raise
     finally:
         _close(client, graceful)

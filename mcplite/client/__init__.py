@@ -452,8 +452,8 @@ class Client:
         session = self.session
         if session.enveloped and session.revision is not None:
             self._discover(timeout)
-            return
-        session.ping(timeout)
+        else:
+            session.ping(timeout)
 
     # ---- tools ------------------------------------------------------------------------------------------
     def iter_tools(self, *, timeout: Any = DEFAULT) -> Iterator[t.Tool]:
@@ -486,8 +486,8 @@ class Client:
             except ValueError as problem:
                 log.warning("tool %r left out: its x-mcp-header annotations are invalid: %s", tool.get("name"),
                             problem)
-                continue
-            kept.append(tool)
+            else:
+                kept.append(tool)
         self._param_maps = maps
         return kept
 
@@ -602,14 +602,12 @@ class Client:
     def _core_task_support(self, name: str, timeout: Any) -> Optional[str]:
         """A tool's listed ``execution.taskSupport`` (the tools are listed when not known yet) if this 2025-11-25
         session's server takes tool calls as tasks (``tasks.requests.tools.call``), else None."""
-        tasks = self.session.peer_capabilities.get("tasks")  # (a handshake's: known since initialize)
-        if not isinstance(tasks, dict):
+        declared: Any = self.session.peer_capabilities  # (a handshake's: known since initialize)
+        for key in ("tasks", "requests", "tools", "call"):
+            declared = declared.get(key) if isinstance(declared, dict) else None
+        revision = self.session.revision
+        if not isinstance(declared, dict) or revision is None or not revision.core_tasks:
             return None  # (most servers)
-        requests = tasks.get("requests")
-        tools = requests.get("tools") if isinstance(requests, dict) else None
-        if not (isinstance(tools, dict) and isinstance(tools.get("call"), dict) and self.session.revision is not None
-                and self.session.revision.core_tasks):
-            return None
         if self._task_supports is None or name not in self._task_supports:
             self.list_tools(timeout=timeout)
         return (self._task_supports or {}).get(name)
@@ -905,9 +903,8 @@ class Client:
     def notify_roots_changed(self) -> None:
         """Tell the server our roots changed (it will ask for them again). On 2026-07-28 roots are asked per
         request, so there is nothing to tell."""
-        if self.session.enveloped:
-            return
-        self.notify(methods.ROOTS_LIST_CHANGED)
+        if not self.session.enveloped:
+            self.notify(methods.ROOTS_LIST_CHANGED)
 
     # ---- pagination -------------------------------------------------------------------------------------
     def _iterate(self, method: str, key: str, timeout: Any, fixed: Optional[Dict[str, Any]] = None) -> Iterator[Any]:

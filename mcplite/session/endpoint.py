@@ -663,9 +663,7 @@ class Session(MessageSink):
 
     def _accept_notification(self, msg: Message) -> None:
         method = msg["method"]
-        params = msg.get("params")
-        if params is None:
-            params = {}
+        params = msg.get("params") or {}  # (an object when present: `jsonrpc.kind_of` checked)
         if method == methods.CANCELLED:
             request_id = params.get("requestId")
             if not jsonrpc.is_valid_id(request_id):
@@ -688,7 +686,8 @@ class Session(MessageSink):
             if pending is not None and pending.on_progress is not None:
                 self.dispatch(_call_progress, pending.on_progress, params)
                 return
-        self._notification_received(method, params)
+        if self._lifecycle is not None and not self._lifecycle.untouched_by(jsonrpc.NOTIFICATION, method):
+            self._advance((lifecycle.RECEIVE, jsonrpc.NOTIFICATION, method))  # (initialized)
         self.dispatch(self._handle_notification, method, params)
 
     # ---- the dispatcher thread --------------------------------------------------------------------------
@@ -755,11 +754,6 @@ class Session(MessageSink):
                                          peer_is_server=self.peer_is_server)
             if missing is not None:
                 raise CapabilityError(f"{method}: the peer did not declare the {missing!r} capability")
-
-    def _notification_received(self, method: str, params: Dict[str, Any]) -> None:
-        """Lifecycle bookkeeping for a notification, on the reader thread."""
-        if self._lifecycle is not None and not self._lifecycle.untouched_by(jsonrpc.NOTIFICATION, method):
-            self._advance((lifecycle.RECEIVE, jsonrpc.NOTIFICATION, method))
 
 
 def _call_progress(callback: ProgressCallback, params: Dict[str, Any]) -> None:

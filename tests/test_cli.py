@@ -307,6 +307,37 @@ def test_call_tool_error_exits_1(capsys: pytest.CaptureFixture) -> None:
                            "This tool intentionally returns an error for testing")
 
 
+RAW_ERROR_SERVER = """
+import json, sys
+
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue  # a notification
+    method, answer = msg["method"], None
+    if method == "initialize":
+        answer = {"result": {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                             "serverInfo": {"name": "raw", "version": "1"}}}
+    elif method == "tools/list":
+        answer = {"result": {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}}
+    elif method == "tools/call":  # a content list that is not all blocks: the summary skips what is not one
+        answer = {"result": {"content": ["junk", 7, {"type": "text", "text": "bad\\n  thing"}], "isError": True}}
+    else:
+        answer = {"error": {"code": -32601, "message": "Method not found"}}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], **answer}) + "\\n")
+    sys.stdout.flush()
+"""
+
+
+def test_call_tool_error_summary_skips_content_that_is_not_a_block(capsys: pytest.CaptureFixture,
+                                                                     tmp_path: Path) -> None:
+    script = tmp_path / "raw_error_server.py"
+    script.write_text(RAW_ERROR_SERVER)
+    status, out, err = run(capsys, "call", "t", "--", sys.executable, str(script))
+    assert status == 1 and json.loads(out)["content"][0] == "junk"
+    assert err.strip() == "mcplite: tool t returned an error: bad thing"
+
+
 def test_call_progress_goes_to_stderr(capsys: pytest.CaptureFixture) -> None:
     status, out, err = run(capsys, "call", "test_tool_with_progress", "--", *SERVE_FIXTURE)
     assert status == 0 and json.loads(out)["content"][0]["text"] == "Tool with progress executed successfully"

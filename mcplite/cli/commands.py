@@ -5,7 +5,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, List, Set, Tuple
 
 from ..client import Client
 from ..client.skills import resolve_relative
@@ -43,7 +43,7 @@ def _info(client: Client, args: argparse.Namespace, reporter: StderrReporter) ->
     return EXIT_OK
 
 
-_LISTS = {  # what `list` takes -> (the Client method, the result's key)
+_LISTS = {  # what `list` takes (the parser's choices) -> (the Client method, the result's key)
     "tools": (Client.list_tools, "tools"),
     "resources": (Client.list_resources, "resources"),
     "templates": (Client.list_resource_templates, "resourceTemplates"),
@@ -65,31 +65,21 @@ def _call(client: Client, args: argparse.Namespace, reporter: StderrReporter) ->
     arguments = tool_arguments(args.arguments, args.args_json, tools[args.tool].get("inputSchema") or {})
     try:
         result: Dict[str, Any]
-        if args.task is not False and _takes_tasks(client, dict(tools[args.tool])):
-            result = _call_task(client, args.tool, arguments, reporter)
-        else:
+        if args.task is False or (client.session.enveloped and TASKS_EXTENSION not in
+                                  (client.server_capabilities.get("extensions") or {})):
             result = dict(client.call_tool(args.tool, arguments, progress=reporter.progress))
+        else:  # the client decides whether it is a task (2025-11-25: the server's task support, the tool's)
+            result = _call_task(client, args.tool, arguments, reporter)
     finally:
         reporter.finish()
     _output(args, result, cli_format.format_call_result)
     if result.get("isError"):
-        texts = [str(block.get("text", "")) for block in result.get("content", []) if block.get("type") == "text"]
+        texts = [str(block.get("text", "")) for block in result.get("content") or []
+                 if isinstance(block, dict) and block.get("type") == "text"]
         summary = " ".join(" ".join(texts).split())  # one line, however many the tool wrote
         reporter.error(f"tool {args.tool} returned an error" + (f": {summary}" if summary else ""))
         return EXIT_TOOL_ERROR
     return EXIT_OK
-
-
-def _takes_tasks(client: Client, tool: Dict[str, Any]) -> bool:
-    """Whether ``call`` goes through a task: the server takes tasks (2026-07-28: it declares the extension and
-    decides per call; 2025-11-25: it declares task support and lists the tool as taking them)."""
-    capabilities = client.server_capabilities
-    if client.session.enveloped:
-        extensions = capabilities.get("extensions")
-        return isinstance(extensions, dict) and TASKS_EXTENSION in extensions
-    execution = tool.get("execution")
-    return isinstance(capabilities.get("tasks"), dict) and isinstance(execution, dict) and \
-        execution.get("taskSupport") in ("optional", "required")
 
 
 def _call_task(client: Client, tool: str, arguments: Dict[str, Any], reporter: StderrReporter) -> Dict[str, Any]:
@@ -99,7 +89,7 @@ def _call_task(client: Client, tool: str, arguments: Dict[str, Any], reporter: S
         return dict(task.result())
     shown: List[Any] = [None]
 
-    def show(polled: Any) -> None:
+    def report(polled: Any) -> None:
         line = (polled.info.get("status"), polled.progress)
         if line != shown[0]:
             shown[0] = line
@@ -107,7 +97,7 @@ def _call_task(client: Client, tool: str, arguments: Dict[str, Any], reporter: S
 
     try:  # from here a Ctrl-C cancels the task (the server knows it by now)
         reporter.note(f"task {task.task_id} started")
-        task.wait(None, on_poll=show)
+        task.wait(None, on_poll=report)
     except KeyboardInterrupt:
         reporter.finish()
         try:
@@ -194,10 +184,7 @@ _LIST_KINDS = ("tools", "prompts", "resources")
 
 def _listen(client: Client, args: argparse.Namespace, reporter: StderrReporter) -> int:
     """Print each notification as one JSON line as it comes, until Ctrl-C or the end of the stream."""
-    kinds = {word for word in args.what if word in _LIST_KINDS}
-    uris = [word for word in args.what if word not in _LIST_KINDS]
-    if not args.what:
-        kinds = set(_LIST_KINDS)
+    kinds, uris = _listen_filter(args.what)
     if client.session.enveloped:
         with client.listen(tools="tools" in kinds, prompts="prompts" in kinds, resources="resources" in kinds,
                            uris=uris) as stream:
@@ -220,14 +207,18 @@ def _print_line(value: Dict[str, Any], args: argparse.Namespace) -> None:
         line = cli_format.format_notification(value["method"], value.get("params"))
     else:
         line = json.dumps(value, ensure_ascii=not speaks_unicode(sys.stdout))
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
+    show(line)
+
+
+def _listen_filter(what: List[str]) -> Tuple[Set[str], List[str]]:
+    """The list kinds and the resource URIs ``listen`` asks for (no words: the three lists)."""
+    kinds = {word for word in what if word in _LIST_KINDS}
+    return kinds if what else set(_LIST_KINDS), [word for word in what if word not in _LIST_KINDS]
 
 
 def _handshake_listener(args: argparse.Namespace) -> Dict[str, Any]:
     """For ``listen`` on a handshake-era server: the callbacks that print what ``args.what`` asks for."""
-    kinds = {word for word in args.what if word in _LIST_KINDS} or (set() if args.what else set(_LIST_KINDS))
-    uris = {word for word in args.what if word not in _LIST_KINDS}
+    kinds, uris = _listen_filter(args.what)
 
     def changed(kind: str) -> None:
         if kind in kinds:
@@ -321,16 +312,12 @@ def user_sign_in(protocol_version: str) -> Any:
 def _run(client: Client, args: argparse.Namespace, reporter: StderrReporter) -> int:
     """Run the command on a connected client, then close it: with the server's usual grace to exit when the
     command ran its course (even to an error), at once after a timeout or Ctrl-C."""
-    graceful = False
+    graceful = True
     try:
-        status = COMMANDS[args.command](client, args, reporter)
-        graceful = True
-        return status
+        return COMMANDS[args.command](client, args, reporter)
     except (KeyboardInterrupt, TimeoutError):
+        graceful = False
         reporter.finish()
-        raise
-    except BaseException:
-        graceful = True
         raise
     finally:
         _close(client, graceful)

@@ -81,11 +81,7 @@ def _literal(value: Any) -> str:
 
 
 def _unique(words: Iterable[str]) -> List[str]:
-    seen: List[str] = []
-    for word in words:
-        if word not in seen:
-            seen.append(word)
-    return seen
+    return list(dict.fromkeys(words))  # (in their first order)
 
 
 def _parameters(schema: Dict[str, Any], defs: Mapping[str, Any], depth: int) -> List[str]:
@@ -195,9 +191,8 @@ def format_templates(templates: Sequence[Mapping[str, Any]]) -> str:
 
 def format_list(key: str, items: Sequence[Mapping[str, Any]]) -> str:
     """The listing for ``list KIND``, by the result's key."""
-    formatter = {"tools": format_tools, "prompts": format_prompts, "resources": format_resources,
-                 "resourceTemplates": format_templates}[key]
-    return formatter(items)
+    return {"tools": format_tools, "prompts": format_prompts, "resources": format_resources,
+            "resourceTemplates": format_templates}[key](items)
 
 
 def _skill_files(entry: Mapping[str, Any]) -> str:

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any, List, NoReturn, Optional
 
 from ..protocol.versions import ENVELOPE_VERSIONS, HANDSHAKE_VERSIONS
-from .commands import _LISTS
 from .exits import UsageError
 from .terminal import _LOG_LEVELS
 
@@ -154,7 +153,7 @@ def build_parser(prog: str = "mcplite") -> argparse.ArgumentParser:
 
     command("info", "print the server's protocolVersion, serverInfo, capabilities and instructions")
     listing = command("list", "list the server's tools, resources, resource templates or prompts (all pages)")
-    listing.add_argument("kind", choices=list(_LISTS))
+    listing.add_argument("kind", choices=["tools", "resources", "templates", "prompts"])
     call = command("call", "call a tool and print its CallToolResult")
     call.add_argument("tool", metavar="TOOL")
     call.add_argument("arguments", nargs="*", metavar="key=value",

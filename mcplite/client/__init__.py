@@ -12,7 +12,6 @@ reach the callbacks given to the constructor, on the session's threads, never th
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
 import collections
-import functools
 import time
 import weakref
 
@@ -96,13 +95,6 @@ REPEATABLE = frozenset({
     methods.SERVER_DISCOVER, methods.TOOLS_LIST, methods.PROMPTS_LIST, methods.RESOURCES_LIST,
     methods.RESOURCES_TEMPLATES_LIST, methods.RESOURCES_READ, methods.PROMPTS_GET, methods.COMPLETE,
 })
-
-@functools.cache
-def _validation() -> Any:
-    """The validator module, loaded by its first use: most clients never check an output schema."""
-    from ..schema import validation
-
-    return validation
 
 class Client:
     """A connection to one MCP server.
@@ -191,9 +183,6 @@ class Client:
         return ClientSession(transport, handle_request=self._handle_request,
                              handle_notification=self._handle_notification, default_timeout=self.timeout,
                              name="mcplite-client")
-
-    def _server_key(self) -> Optional[Hashable]:
-        return self._key
 
     def _respawn(self) -> bool:
         """Spawn a stdio server that died again, on a fresh session; False when this client cannot."""
@@ -309,15 +298,13 @@ class Client:
         assert session.revision is not None
         if cached:
             return self._through_cache(methods.SERVER_DISCOVER, None, lambda: self._discover(timeout))
-        for attempt in (1, 2):
-            try:
-                return session.discover(self.client_info, self.capabilities(), version=session.revision.version,
-                                        timeout=timeout)
-            except ResponseLost:
-                if attempt == 2:
-                    raise
-                log.info("the response stream of server/discover broke; sending it again")
-        raise AssertionError("unreachable")
+        try:
+            return session.discover(self.client_info, self.capabilities(), version=session.revision.version,
+                                    timeout=timeout)
+        except ResponseLost:
+            log.info("the response stream of server/discover broke; sending it again")
+        return session.discover(self.client_info, self.capabilities(), version=session.revision.version,
+                                timeout=timeout)
 
     # ---- generic requests -------------------------------------------------------------------------------
     def request(self, method: str, params: Optional[Dict[str, Any]] = None, *, timeout: Any = DEFAULT,
@@ -465,8 +452,8 @@ class Client:
         session = self.session
         if session.enveloped and session.revision is not None:
             self._discover(timeout)
-            return
-        session.ping(timeout)
+        else:
+            session.ping(timeout)
 
     # ---- tools ------------------------------------------------------------------------------------------
     def iter_tools(self, *, timeout: Any = DEFAULT) -> Iterator[t.Tool]:
@@ -499,8 +486,8 @@ class Client:
             except ValueError as problem:
                 log.warning("tool %r left out: its x-mcp-header annotations are invalid: %s", tool.get("name"),
                             problem)
-                continue
-            kept.append(tool)
+            else:
+                kept.append(tool)
         self._param_maps = maps
         return kept
 
@@ -606,24 +593,21 @@ class Client:
                              raise_on_error: bool) -> t.CallToolResult:
         """A finished tool call's result as `call_tool` returns it, however it came: an error result raised
         (``raise_on_error``) or returned as it is, else its structured content checked."""
-        if result.get("isError"):
-            if raise_on_error:
-                raise RemoteError(0, _result_text(result) or f"tool {name} failed", result)
-            return result  # type: ignore[return-value]
-        self._check_structured(name, result, timeout)
+        if not result.get("isError"):
+            self._check_structured(name, result, timeout)
+        elif raise_on_error:
+            raise RemoteError(0, _result_text(result) or f"tool {name} failed", result)
         return result  # type: ignore[return-value]
 
     def _core_task_support(self, name: str, timeout: Any) -> Optional[str]:
         """A tool's listed ``execution.taskSupport`` (the tools are listed when not known yet) if this 2025-11-25
         session's server takes tool calls as tasks (``tasks.requests.tools.call``), else None."""
-        tasks = self.session.peer_capabilities.get("tasks")  # (a handshake's: known since initialize)
-        if not isinstance(tasks, dict):
+        declared: Any = self.session.peer_capabilities  # (a handshake's: known since initialize)
+        for key in ("tasks", "requests", "tools", "call"):
+            declared = declared.get(key) if isinstance(declared, dict) else None
+        revision = self.session.revision
+        if not isinstance(declared, dict) or revision is None or not revision.core_tasks:
             return None  # (most servers)
-        requests = tasks.get("requests")
-        tools = requests.get("tools") if isinstance(requests, dict) else None
-        if not (isinstance(tools, dict) and isinstance(tools.get("call"), dict) and self.session.revision is not None
-                and self.session.revision.core_tasks):
-            return None
         if self._task_supports is None or name not in self._task_supports:
             self.list_tools(timeout=timeout)
         return (self._task_supports or {}).get(name)
@@ -702,7 +686,8 @@ class Client:
             return
         if "structuredContent" not in result:
             raise RemoteProtocolError(f"tool {name} declares an outputSchema but returned no structuredContent")
-        validation = _validation()
+        from ..schema import validation  # (loaded by its first use: most clients never check an output schema)
+
         try:
             validation.validate(result["structuredContent"], schema)
         except validation.ValidationError as exc:
@@ -892,19 +877,7 @@ class Client:
         (`CapabilityError` otherwise); a URI that is not a directory is answered -32602 (`RemoteError`).
         A listing is a live view, not part of any skill entry: it grants no file to a loaded skill."""
         self._need_skills(directory_read=True)
-        children: List[t.Resource] = []
-        cursor: Optional[str] = None
-        seen = set()
-        while True:
-            params: Dict[str, Any] = {"uri": uri, **({"cursor": cursor} if cursor is not None else {})}
-            page = self.request("resources/directory/read", params, timeout=timeout)
-            children.extend(page.get("resources") or [])
-            cursor = page.get("nextCursor")
-            if not cursor:
-                return children
-            if cursor in seen:
-                raise RemoteProtocolError(f"resources/directory/read: the server repeated cursor {cursor!r}")
-            seen.add(cursor)
+        return list(self._iterate("resources/directory/read", "resources", timeout, {"uri": uri}))
 
     # ---- completion and logging -------------------------------------------------------------------------
     def complete(self, ref: Dict[str, Any], argument: str, value: str = "", *,
@@ -930,19 +903,19 @@ class Client:
     def notify_roots_changed(self) -> None:
         """Tell the server our roots changed (it will ask for them again). On 2026-07-28 roots are asked per
         request, so there is nothing to tell."""
-        if self.session.enveloped:
-            return
-        self.notify(methods.ROOTS_LIST_CHANGED)
+        if not self.session.enveloped:
+            self.notify(methods.ROOTS_LIST_CHANGED)
 
     # ---- pagination -------------------------------------------------------------------------------------
-    def _iterate(self, method: str, key: str, timeout: Any) -> Iterator[Any]:
+    def _iterate(self, method: str, key: str, timeout: Any, fixed: Optional[Dict[str, Any]] = None) -> Iterator[Any]:
+        """Every item of every page; ``fixed``: the params every page's request carries besides its cursor."""
         cursor: Optional[str] = None
         seen = set()
         while True:
-            params = {"cursor": cursor} if cursor is not None else None
+            params = {**(fixed or {}), "cursor": cursor} if cursor is not None else fixed
             page = self._through_cache(method, params,
                                        lambda: self.request(method, params, timeout=timeout))  # noqa: B023
-            yield from page.get(key, [])
+            yield from page.get(key) or []
             cursor = page.get("nextCursor")
             if not cursor:
                 return

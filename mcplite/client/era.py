@@ -91,7 +91,7 @@ def connect(client: Client, timeout: Any = DEFAULT) -> None:
             client.session.initialize(client.client_info, client.capabilities(), protocol_version=wanted,
                                       timeout=timeout)
         return
-    key = client._server_key()
+    key = client._key
     with _VERDICTS_LOCK:
         known = _VERDICTS.get(key) if key is not None else None
     caching = key is not None and client._cache is not None
@@ -125,7 +125,6 @@ def _probe(client: Client, timeout: Any) -> Tuple[str, Optional[Dict[str, Any]]]
         probe_timeout = min(probe_timeout, timeout)
     version = LATEST_ENVELOPE_VERSION
     assert version is not None
-    respawned = False
     for attempt in range(3):  # the first probe, one at a version the server named, one after a respawn
         try:
             result = client.session.discover(client.client_info, client.capabilities(), version=version,
@@ -155,10 +154,9 @@ def _probe(client: Client, timeout: Any) -> Tuple[str, Optional[Dict[str, Any]]]
                 raise
             continue  # the response stream broke (HTTP): discover is safe to ask again
         except ConnectionClosed:
-            if respawned or not client._respawn():
+            if not client._respawn():
                 raise
-            respawned = True  # it died on the probe (go-sdk#1177): spawned again, it gets the handshake
-            return LEGACY, None
+            return LEGACY, None  # it died on the probe (go-sdk#1177): spawned again, it gets the handshake
         mutual = choose_envelope_version(result.get("supportedVersions") or [])
         if mutual is None:
             return LEGACY, None

@@ -111,11 +111,7 @@ class Subscription:
         return item  # type: ignore[no-any-return]
 
     def __iter__(self) -> Iterator[Notification]:
-        while True:
-            item = self.next()
-            if item is None:
-                return
-            yield item
+        return iter(self.next, None)  # (`next` until it says the stream ended)
 
     def close(self) -> None:
         """End the stream (the server stops sending); iteration ends. Idempotent."""
@@ -170,9 +166,8 @@ class SubscriptionRegistry:
             subscription.close()
             raise RequestTimeout(f"subscriptions/listen was not acknowledged within {wait} s")
         if subscription.honored is None:  # it ended first
-            error = subscription.error
-            if error is not None:
-                raise error
+            if subscription.error is not None:
+                raise subscription.error
             raise RemoteProtocolError("subscriptions/listen ended before it was acknowledged")
         return subscription
 
@@ -180,9 +175,7 @@ class SubscriptionRegistry:
         """Hand a notification to the stream its ``subscriptionId`` names (dropped if that stream has ended);
         False if it carries no ``subscriptionId``."""
         meta = params.get("_meta")
-        if not isinstance(meta, dict):
-            return False
-        subscription_id = meta.get(methods.SUBSCRIPTION_ID_KEY)
+        subscription_id = meta.get(methods.SUBSCRIPTION_ID_KEY) if isinstance(meta, dict) else None
         if subscription_id is None:
             return False
         with self._lock:

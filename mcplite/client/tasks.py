@@ -120,12 +120,11 @@ class Task:
             params = with_extension(params, self._capabilities())
         return self._send(method, params, None)
 
-    def _refresh(self) -> Dict[str, Any]:
+    def _refresh(self) -> None:
         info = self._request("tasks/get", {"taskId": self.task_id})
         if info.get("taskId") != self.task_id or not isinstance(info.get("status"), str):
             raise RemoteProtocolError(f"tasks/get answered with another task or no status: {info!r}")
         self._update(info)
-        return info
 
     def _update(self, info: Dict[str, Any]) -> None:
         with self._lock:

@@ -130,9 +130,7 @@ class ClientSession(Session):
             RequestTimeout, ConnectionClosed: as any request (a timed-out probe is not cancelled).
         """
         params = {"_meta": self.envelope(version, client_info, capabilities, self._log_level)}
-        probe = revision(version)
-        pending = self._send_at(probe, methods.SERVER_DISCOVER, params)
-        result = pending.result(timeout)
+        result = self._send_at(revision(version), methods.SERVER_DISCOVER, params).result(timeout)
         if not isinstance(result, dict) or not isinstance(result.get("capabilities", {}), dict):
             raise RemoteProtocolError(f"server/discover answered {result!r}, not a DiscoverResult")
         return result
@@ -207,10 +205,7 @@ class ClientSession(Session):
 
     def _send_at(self, at: Any, method: str, params: Dict[str, Any]) -> PendingRequest:
         """Send one request routed as revision ``at`` speaks, whatever the session speaks (the probe)."""
-        speaking = self.revision
-        if speaking is not None:
-            return super().send_request(method, params, headers=_mirrored_headers(method, params, None))
-        self._probing = at
+        self._probing = at if self.revision is None else None
         try:
             return super().send_request(method, params, headers=_mirrored_headers(method, params, None))
         finally:

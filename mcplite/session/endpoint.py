@@ -303,10 +303,15 @@ class Session(MessageSink):
                 error = SessionExpired(f"{request.method}: {exc}", status=exc.status, body=exc.body)
             else:
                 error = ConnectionClosed(f"{request.method}: {message}")
-            if request.on_progress is not None:
-                self.dispatch(request._settle, None, error)  # after its queued progress
-            else:
-                request._settle(None, error)
+            self._settle(request, None, error)
+
+    def _settle(self, pending: PendingRequest, value: Optional[Dict[str, Any]], error: Optional[BaseException]) -> None:
+        """Settle a request taken out of _pending; one with a progress callback through the dispatcher, so that
+        its caller sees every progress report queued before the answer."""
+        if pending.on_progress is not None:
+            self.dispatch(pending._settle, value, error)
+        else:
+            pending._settle(value, error)
 
     # ---- sending ----------------------------------------------------------------------------------------
     def _send(self, message: Any, related_request_id: Optional[RequestId] = None,
@@ -384,12 +389,8 @@ class Session(MessageSink):
         """The transport cannot get an answer to ``request_id``: its caller gets ``exc`` (no cancel is sent)."""
         with self._lock:
             pending = self._pending.pop(request_id, None)
-        if pending is None:
-            return
-        if pending.on_progress is not None:
-            self.dispatch(pending._settle, None, exc)  # after the progress already queued
-        else:
-            pending._settle(None, exc)
+        if pending is not None:
+            self._settle(pending, None, exc)
 
     def _abandon(self, pending: PendingRequest, error: BaseException, reason: Optional[str]) -> bool:
         """Settle ``pending`` with ``error`` and tell the peer to stop, unless its answer came first."""
@@ -508,11 +509,7 @@ class Session(MessageSink):
         else:
             err = msg["error"]
             value, error = None, RemoteError(err["code"], err["message"], err.get("data"))
-        if pending.on_progress is not None:
-            # Through the dispatcher, so the caller sees every progress report queued before the result.
-            self.dispatch(pending._settle, value, error)
-        else:
-            pending._settle(value, error)
+        self._settle(pending, value, error)
 
     def _accept_request(self, msg: Message, batch: Optional[_Batch], inline: bool,
                         request_info: Optional[RequestInfo] = None) -> None:
@@ -628,10 +625,7 @@ class Session(MessageSink):
         for ctx, request in deferred:
             try:
                 if answer and request.final is not None:
-                    if ctx.batch is not None:
-                        ctx.batch.add(jsonrpc.result(ctx.id, request.final))
-                    else:
-                        self._respond(ctx, jsonrpc.result(ctx.id, request.final))
+                    self._respond(ctx, jsonrpc.result(ctx.id, request.final))
                 elif ctx.batch is not None:
                     ctx.batch.add(None)
                 if request.on_end is not None:
@@ -669,9 +663,7 @@ class Session(MessageSink):
 
     def _accept_notification(self, msg: Message) -> None:
         method = msg["method"]
-        params = msg.get("params")
-        if params is None:
-            params = {}
+        params = msg.get("params") or {}  # (an object when present: `jsonrpc.kind_of` checked)
         if method == methods.CANCELLED:
             request_id = params.get("requestId")
             if not jsonrpc.is_valid_id(request_id):
@@ -694,7 +686,8 @@ class Session(MessageSink):
             if pending is not None and pending.on_progress is not None:
                 self.dispatch(_call_progress, pending.on_progress, params)
                 return
-        self._notification_received(method, params)
+        if self._lifecycle is not None and not self._lifecycle.untouched_by(jsonrpc.NOTIFICATION, method):
+            self._advance((lifecycle.RECEIVE, jsonrpc.NOTIFICATION, method))  # (initialized)
         self.dispatch(self._handle_notification, method, params)
 
     # ---- the dispatcher thread --------------------------------------------------------------------------
@@ -761,11 +754,6 @@ class Session(MessageSink):
                                          peer_is_server=self.peer_is_server)
             if missing is not None:
                 raise CapabilityError(f"{method}: the peer did not declare the {missing!r} capability")
-
-    def _notification_received(self, method: str, params: Dict[str, Any]) -> None:
-        """Lifecycle bookkeeping for a notification, on the reader thread."""
-        if self._lifecycle is not None and not self._lifecycle.untouched_by(jsonrpc.NOTIFICATION, method):
-            self._advance((lifecycle.RECEIVE, jsonrpc.NOTIFICATION, method))
 
 
 def _call_progress(callback: ProgressCallback, params: Dict[str, Any]) -> None:

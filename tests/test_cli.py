@@ -854,17 +854,17 @@ def test_a_narrow_stdout_encoding_does_not_crash(tools_server: List[str], monkey
         assert json.loads(out)["content"][0]["text"] == "日本"
 
 
-def test_the_exit_code_table_is_the_same_in_the_docstring_and_the_readme() -> None:
+def test_the_exit_code_table_is_the_same_in_the_docstring_and_the_docs() -> None:
     import re
 
     import mcplite.cli as cli_module
 
-    documented = {code: meaning.replace("``", "`")  # reStructuredText literals are Markdown code in the README
+    documented = {code: meaning.replace("``", "`")  # reStructuredText literals are Markdown code in the docs
                   for code, meaning in re.findall(r"^    (\d+)\s{2,}(.+)$", cli_module.__doc__ or "", re.MULTILINE)}
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## The command line", 1)[1].split("\n## ", 1)[0]
-    in_readme = dict(re.findall(r"^\| (\d+) \| (.+) \|$", section, re.MULTILINE))
-    assert documented == in_readme
+    page = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    section = page.split("# The command line", 1)[1].split("\n## ", 1)[0]
+    in_docs = dict(re.findall(r"^\| (\d+) \| (.+) \|$", section, re.MULTILINE))
+    assert documented == in_docs
     assert set(documented) == {str(code) for code in (cli_module.EXIT_OK, cli_module.EXIT_TOOL_ERROR,
                                                       cli_module.EXIT_USAGE, cli_module.EXIT_PROTOCOL,
                                                       cli_module.EXIT_TIMEOUT, cli_module.EXIT_INTERRUPTED)}

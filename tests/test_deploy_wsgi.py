@@ -1,7 +1,7 @@
 """Deployments under gunicorn and waitress, as users run them: what cannot work says so at once, with the fix;
 what can, works.
 
-The app is ``examples/deploy/app.py`` (the README's), configured by environment variables:
+The app is ``examples/deploy/app.py`` (docs/http.md's recipes), configured by environment variables:
 
 - the default stateful app on gunicorn's default sync worker: a session is refused at once (no hang), with
   a 500 whose JSON-RPC error names ``--threads`` and ``stateless=True``; 2026-07-28 works there, but a listen

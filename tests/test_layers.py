@@ -1,6 +1,6 @@
 """The layer contract: which folder of mcplite may import which, and no import cycle between modules.
 
-The folders are the layers (see the README's Layout section). Every import statement in every module is
+The folders are the layers (see docs/architecture.md). Every import statement in every module is
 checked, wherever it is: at the top, inside a function, or under ``if TYPE_CHECKING:``; a type-only import
 still says that one layer knows another. A function-level import may reach a few layers more than the
 module's top level may (`LAZY_ALSO`): that is how `Server.run` loads the HTTP server only when asked.

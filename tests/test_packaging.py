@@ -334,7 +334,7 @@ def test_the_documented_import_paths_promise_their_listed_names(path, names):
 
 
 def test_mcplite_jose_presents_the_jose_module():
-    """`mcplite.jose` is a documented path (the README's JWT examples) onto `mcplite.oauth.jose`."""
+    """`mcplite.jose` is a documented path (the JWT examples of docs/auth.md) onto `mcplite.oauth.jose`."""
     module, target = importlib.import_module("mcplite.jose"), importlib.import_module("mcplite.oauth.jose")
     assert module.__all__ and list(module.__all__) == list(target.__all__)
     assert all(getattr(module, name) is getattr(target, name) for name in module.__all__)

@@ -1,4 +1,7 @@
-"""Every example in README.md runs as written, type-checks, and every command in it is spelled ``python3``.
+"""Every example in README.md and docs/*.md runs as written, type-checks, and every command in them is spelled
+``python3``; every relative link in them leads to a file, and to a heading where it names one.
+
+docs/api.md is left out: it is generated from the docstrings (docs/gen_api.py) and has no examples to run.
 
 Each ```python block is a complete program: imports included, no undefined names, nothing borrowed from the
 block before it. An HTML comment on the line before a fence says how the block is run:
@@ -7,11 +10,12 @@ block before it. An HTML comment on the line before a fence says how the block i
 * ``<!-- readme-test: server=NAME -->``: a stdio server; written as ``NAME.py``, started with
   ``Client.stdio``, and its ``tools/list`` must answer;
 * ``<!-- readme-test: client-of=NAME -->``: run as above, with server NAME's block beside it as ``NAME.py``
-  (the client starts it itself, e.g. ``Client.stdio(["python3", "server.py"])``);
+  (the client starts it itself, e.g. ``Client.stdio(["python3", "server.py"])``); the server block is looked
+  up in the same file;
 * ``<!-- readme-test: skip (reason) -->``: not run, for what needs a browser or a network beyond 127.0.0.1;
   the reason is shown as the skip's reason. It is still type-checked.
 
-A failure names the block by its line in README.md and its first line.
+A failure names the block by its file, its line there and its first line.
 """
 
 import importlib.util
@@ -23,7 +27,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List, NamedTuple, Optional
+from typing import Dict, List, NamedTuple, Optional, Set
 
 import pytest
 
@@ -32,6 +36,8 @@ from support import WAIT
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+#: The Markdown files whose examples run: the README and every page of docs/ but the generated reference.
+DOCUMENTS = [README] + sorted(path for path in (ROOT / "docs").glob("*.md") if path.name != "api.md")
 
 _FENCE = re.compile(r"^```(\w*)\s*$")
 _MARK = re.compile(r"^<!--\s*readme-test:\s*(.*?)\s*-->$")
@@ -44,17 +50,23 @@ RUN_TIMEOUT = WAIT * 3
 
 class Block(NamedTuple):
     lang: str
-    line: int  # the line number in README.md of the block's first line of code
+    line: int  # the line number in its file of the block's first line of code
     code: str
     mark: Optional[str]  # the readme-test mark before the fence, if any
+    source: str = "README.md"  # the file, relative to the root
 
     @property
     def name(self) -> str:
         first = next((line for line in self.code.splitlines() if line.strip()), "")
-        return f"README.md line {self.line} ({first.strip()[:60]!r})"
+        return f"{self.source} line {self.line} ({first.strip()[:60]!r})"
+
+    @property
+    def stem(self) -> str:
+        """A name for the block's script, unique across the documents: ``readme_block_12``, ``servers_block_40``."""
+        return f"{Path(self.source).stem.lower()}_block_{self.line}"
 
 
-def fenced_blocks(text: str) -> List[Block]:
+def fenced_blocks(text: str, source: str = "README.md") -> List[Block]:
     """The fenced code blocks of a Markdown text, with their language and readme-test mark."""
     blocks: List[Block] = []
     lines = text.splitlines()
@@ -69,11 +81,11 @@ def fenced_blocks(text: str) -> List[Block]:
         while index < len(lines) and lines[index].rstrip() != "```":
             index += 1
         if index == len(lines):
-            raise AssertionError(f"README.md line {start + 1}: a fence that is never closed")
+            raise AssertionError(f"{source} line {start + 1}: a fence that is never closed")
         before = lines[start - 1].strip() if start else ""
         mark = _MARK.match(before)
         blocks.append(Block(match.group(1), start + 2, "\n".join(lines[start + 1:index]) + "\n",
-                            mark.group(1) if mark else None))
+                            mark.group(1) if mark else None, source))
         index += 1
     return blocks
 
@@ -96,8 +108,8 @@ def prose_and_commands(text: str) -> List[tuple]:
     return kept
 
 
-def python_blocks(text: str) -> List[Block]:
-    return [block for block in fenced_blocks(text) if block.lang == "python"]
+def python_blocks(text: str, source: str = "README.md") -> List[Block]:
+    return [block for block in fenced_blocks(text, source) if block.lang == "python"]
 
 
 def servers_of(blocks: List[Block]) -> Dict[str, Block]:
@@ -150,7 +162,7 @@ def run_block(block: Block, servers: Dict[str, Block], workdir: Path) -> None:
         vendor_mcplite(workdir)
     elif mark:
         raise AssertionError(f"{block.name}: unknown mark {mark!r}")
-    script = workdir / f"readme_block_{block.line}.py"
+    script = workdir / f"{block.stem}.py"
     script.write_text(block.code, encoding="utf-8")
     try:
         completed = subprocess.run([sys.executable, script.name], cwd=str(workdir), env=environment(),
@@ -163,18 +175,83 @@ def run_block(block: Block, servers: Dict[str, Block], workdir: Path) -> None:
                                        f"stdout:\n{completed.stdout}\nstderr:\n{completed.stderr}")
 
 
-_TEXT = README.read_text(encoding="utf-8")
-_BLOCKS = python_blocks(_TEXT)
+def source_of(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
 
 
-def test_the_readme_has_python_examples() -> None:
-    assert len(_BLOCKS) >= 5
-    assert servers_of(_BLOCKS)
+_TEXTS = {source_of(path): path.read_text(encoding="utf-8") for path in DOCUMENTS}
+_BLOCKS_BY_FILE = {source: python_blocks(text, source) for source, text in _TEXTS.items()}
+_BLOCKS = [block for blocks in _BLOCKS_BY_FILE.values() for block in blocks]
+#: Each file's server blocks: a client-of mark names a server of its own file.
+_SERVERS = {source: servers_of(blocks) for source, blocks in _BLOCKS_BY_FILE.items()}
 
 
-@pytest.mark.parametrize("block", _BLOCKS, ids=[f"line{block.line}" for block in _BLOCKS])
-def test_readme_python_block_runs(block: Block, tmp_path: Path) -> None:
-    run_block(block, servers_of(_BLOCKS), tmp_path)
+def test_the_readme_and_the_docs_have_python_examples() -> None:
+    assert len(_BLOCKS_BY_FILE["README.md"]) >= 2 and _SERVERS["README.md"]
+    assert {"docs/servers.md", "docs/clients.md", "docs/http.md", "docs/auth.md"} <= set(_TEXTS)
+    assert len(_BLOCKS) >= 10
+
+
+@pytest.mark.parametrize("block", _BLOCKS, ids=[block.stem for block in _BLOCKS])
+def test_python_block_runs(block: Block, tmp_path: Path) -> None:
+    run_block(block, _SERVERS[block.source], tmp_path)
+
+
+def test_every_client_block_names_a_server_of_its_own_file() -> None:
+    for block in _BLOCKS:
+        if block.mark and block.mark.startswith("client-of="):
+            assert block.mark[len("client-of="):] in _SERVERS[block.source], f"{block.name}: no such server here"
+
+
+# ---- links --------------------------------------------------------------------------------------------
+
+_LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def outside_fences(text: str) -> List[tuple]:
+    """(line number, line) of every line outside fenced blocks of any language."""
+    kept, in_fence = [], False
+    for number, line in enumerate(text.splitlines(), 1):
+        if _FENCE.match(line) and not in_fence:
+            in_fence = True
+        elif in_fence and line.rstrip() == "```":
+            in_fence = False
+        elif not in_fence:
+            kept.append((number, line))
+    return kept
+
+
+def anchors(text: str) -> Set[str]:
+    """The anchors GitHub makes of a Markdown text's headings: lower case, punctuation dropped, spaces to -."""
+    found = set()
+    for _, line in outside_fences(text):
+        heading = re.match(r"^#{1,6}\s+(.*?)\s*$", line)
+        if heading:
+            found.add(re.sub(r"[^\w\- ]", "", heading.group(1).lower()).replace(" ", "-"))
+    return found
+
+
+def test_anchors_are_made_as_github_makes_them() -> None:
+    assert anchors("# Over HTTP\n## Revision 2026-07-28, for server authors\n```\n# a comment\n```\n"
+                   "### `ctx.elicit` and friends\n") == {
+        "over-http", "revision-2026-07-28-for-server-authors", "ctxelicit-and-friends"}
+
+
+def test_relative_links_lead_somewhere() -> None:
+    broken = []
+    for source, text in _TEXTS.items():
+        here = (ROOT / source).parent
+        for number, line in outside_fences(text):
+            for target in _LINK.findall(line):
+                if re.match(r"^[a-z]+:", target):  # https:, mailto:: not followed
+                    continue
+                path, _, fragment = target.partition("#")
+                file = (here / path).resolve() if path else ROOT / source
+                if not file.exists():
+                    broken.append(f"{source} line {number}: {target}: no such file")
+                elif fragment and file.suffix == ".md" and fragment not in anchors(file.read_text(encoding="utf-8")):
+                    broken.append(f"{source} line {number}: {target}: no such heading")
+    assert not broken, "\n".join(broken)
 
 
 # ---- the runner itself fails, and names the block -----------------------------------------------------
@@ -224,13 +301,13 @@ def test_bare_python_is_found() -> None:
 
 
 def test_commands_say_python3() -> None:
-    bare = [f"line {number}: {line.strip()}" for number, line in prose_and_commands(_TEXT)
-            if _BARE_PYTHON.search(line)]
-    assert not bare, "commands in README.md should run python3, not python:\n" + "\n".join(bare)
+    bare = [f"{source} line {number}: {line.strip()}" for source, text in _TEXTS.items()
+            for number, line in prose_and_commands(text) if _BARE_PYTHON.search(line)]
+    assert not bare, "commands in README.md and docs/ should run python3, not python:\n" + "\n".join(bare)
 
 
 def mcplite_commands(text: str) -> List[tuple]:
-    """(line, words after "python3 -m mcplite") of each command line in README.md, synopses left out."""
+    """(line, words after "python3 -m mcplite") of each command line in a text, synopses left out."""
     commands = []
     for number, line in prose_and_commands(text):
         stripped = line.strip()
@@ -242,37 +319,42 @@ def mcplite_commands(text: str) -> List[tuple]:
 def test_mcplite_commands_parse() -> None:
     from mcplite.cli import build_parser, parse_arguments, split_target
 
-    commands = mcplite_commands(_TEXT)
-    assert len(commands) >= 8
-    for number, words in commands:
+    commands = [(f"{source} line {number}", words) for source, text in _TEXTS.items()
+                for number, words in mcplite_commands(text)]
+    assert len(commands) >= 8 and any(where.startswith("README.md") for where, _ in commands)
+    for where, words in commands:
         if words in (["--version"], ["--help"]):  # they exit: run them, which is cheap
             completed = subprocess.run([sys.executable, "-m", "mcplite", *words], cwd=str(ROOT),
                                        env=environment(), capture_output=True, text=True, timeout=WAIT)
-            assert completed.returncode == 0, f"README.md line {number}: {completed.stderr}"
+            assert completed.returncode == 0, f"{where}: {completed.stderr}"
             continue
         own, target = split_target(words)
         args = parse_arguments(build_parser(), own)  # raises UsageError on a wrong command line
-        assert args.command, f"README.md line {number}: no command in {words}"
-        assert (target is not None) == (args.command != "serve"), f"README.md line {number}: {words}"
+        assert args.command, f"{where}: no command in {words}"
+        assert (target is not None) == (args.command != "serve"), f"{where}: {words}"
 
 
 # ---- type checks --------------------------------------------------------------------------------------
 
 
 def _write_blocks(folder: Path) -> List[str]:
-    """Each python block as a file of its own in ``folder``, named by its README line; the names."""
+    """Each python block as a file of its own in ``folder``, named by its file and line; the names."""
     files = []
     for block in _BLOCKS:
-        path = folder / f"readme_block_{block.line}.py"
+        path = folder / f"{block.stem}.py"
         path.write_text(block.code, encoding="utf-8")
         files.append(path.name)
     return files
 
 
+_SOURCE_OF_STEM = {Path(source).stem.lower(): source for source in _TEXTS}
+
+
 def _in_readme_lines(report: str) -> str:
-    """A checker's report with each block file's line turned into the README's line."""
-    return re.sub(r"readme_block_(\d+)\.py:(\d+)",
-                  lambda m: f"README.md:{int(m.group(1)) + int(m.group(2)) - 1}", report)
+    """A checker's report with each block file's line turned into the line of its Markdown file."""
+    return re.sub(r"(\w+?)_block_(\d+)\.py:(\d+)",
+                  lambda m: f"{_SOURCE_OF_STEM.get(m.group(1), m.group(1))}:{int(m.group(2)) + int(m.group(3)) - 1}",
+                  report)
 
 
 def test_readme_python_blocks_type_check(tmp_path: Path) -> None:
@@ -285,7 +367,7 @@ def test_readme_python_blocks_type_check(tmp_path: Path) -> None:
         cwd=str(tmp_path), env=dict(environment(), MYPYPATH=str(ROOT)), capture_output=True, text=True,
         timeout=WAIT * 18)  # a cold mypy run checks mcplite too: tens of seconds on a loaded machine
     report = _in_readme_lines(completed.stdout)
-    assert completed.returncode == 0, f"mypy --strict on the README's examples:\n{report}{completed.stderr}"
+    assert completed.returncode == 0, f"mypy --strict on the examples:\n{report}{completed.stderr}"
 
 
 def test_readme_python_blocks_pass_pyright(tmp_path: Path) -> None:
@@ -298,4 +380,4 @@ def test_readme_python_blocks_pass_pyright(tmp_path: Path) -> None:
     completed = subprocess.run([pyright, *files], cwd=str(tmp_path), env=environment(), capture_output=True,
                                text=True, timeout=WAIT * 18)
     report = _in_readme_lines(completed.stdout)
-    assert completed.returncode == 0, f"pyright on the README's examples:\n{report}{completed.stderr}"
+    assert completed.returncode == 0, f"pyright on the examples:\n{report}{completed.stderr}"

@@ -1,4 +1,4 @@
-"""An MCP server set up for deployment, configured by environment variables; the README's Deployment section.
+"""An MCP server set up for deployment, configured by environment variables; docs/http.md, "Deployment".
 
 One process with threads (sessions, every revision)::
 

@@ -117,7 +117,7 @@ class Server(Registry):
         event_bus: where server events go (`publish`): an object with ``publish(event)`` and
             ``subscribe(callback)`` that calls every subscriber, this process's included. Default: this process
             only (`connections.LocalEventBus`); several processes serving one server share one.
-        task_store: where tasks are kept (tools registered with ``task=``; README "Tasks"): a
+        task_store: where tasks are kept (tools registered with ``task=``; docs/servers.md, "Tasks"): a
             `task_store.TaskStore`, e.g. ``SQLiteTaskStore(path)`` so tasks survive a restart and are shared by
             the processes of one host. Default: in memory, at most 10,000 tasks.
         task_workers: how many task handlers run at once (a bounded pool; more tasks wait their turn).

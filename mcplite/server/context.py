@@ -174,7 +174,7 @@ class Context:
     # ---- questions to the client -------------------------------------------------------------------------
     # Up to 2025-11-25 a question is a request to the client, and the call blocks until it answers. From
     # 2026-07-28 the server sends no requests: a question is part of an input-required round, and the handler
-    # is replayed with the answers (protocol/input_rounds.py). The same calls work in both; see the README.
+    # is replayed with the answers (protocol/input_rounds.py). The same calls work in both; see docs/servers.md.
     def sample(self, messages: Union[str, Sequence[Union[str, Dict[str, Any]]]], *, max_tokens: int = 1000,
                system_prompt: Optional[str] = None, temperature: Optional[float] = None,
                stop_sequences: Optional[List[str]] = None, model_preferences: Optional[Dict[str, Any]] = None,
@@ -205,7 +205,7 @@ class Context:
 
         ``schema`` is a JSON Schema object dict, or a dataclass / TypedDict whose schema is derived. A decline
         or cancel is an answer (``action``), not an error. On 2026-07-28 the handler runs again each round:
-        ask first, act last (the README). Accepted content that does not match the schema is -32602.
+        ask first, act last (docs/servers.md). Accepted content that does not match the schema is -32602.
         """
         return self._ask_one(key, Elicit(message, _requested_schema(schema)), timeout)  # type: ignore[no-any-return]
 

@@ -216,7 +216,7 @@ class Registry:
         the return annotation (``output_schema=False`` turns it off, a dict replaces it). A tool annotated
         to return content (``ImageContent``, ``List[ContentBlock]``, `ToolResult`) has no output schema.
 
-        ``task`` says whether the tool may run as a task, a call that outlives its request (README, "Tasks"):
+        ``task`` says whether the tool may run as a task, a call that outlives its request (docs/servers.md):
         ``"forbidden"`` (the default: always answered directly), ``"optional"`` (a task when the client can
         take one) or ``"required"`` (only ever a task: refused to a client that cannot take one).
         ``ask_before_task=True``: on 2026-07-28 the handler first runs on the request and becomes a task where

@@ -138,7 +138,7 @@ def tool_result(value: Any, definition: Dict[str, Any], schema: FunctionSchema) 
 
 
 def resource_contents(value: Any, uri: str, mime_type: Optional[str]) -> List[Dict[str, Any]]:
-    """Turn what a resource returned into its `contents` (README, "Resources", has the table).
+    """Turn what a resource returned into its `contents` (docs/servers.md has the table of what it may be).
 
     ``str`` is text, ``bytes`` a blob, a contents dict (``text`` or ``blob``) is taken as it is, and a list
     holds any of those. Under a JSON MIME type (``application/json``, ``...+json``) any other dict or list,

@@ -327,12 +327,9 @@ class HTTPApp:
             if listen:
                 with self._listening_lock:
                     self._listening.add(session)
-                if self.draining:  # the drain began after the check above, and may have missed this listen
-                    with self._listening_lock:
-                        self._listening.discard(session)
-                    session.close()
-                    self._refuse_while_draining(message["id"])
             try:
+                if listen:  # the drain may have begun after the check above, and missed this listen
+                    self._refuse_while_draining(message["id"])
                 self._deliver(session, transport, request, responder, [message], False, claims)
             finally:
                 session.close()

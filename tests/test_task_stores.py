@@ -78,8 +78,8 @@ def test_expiry_and_the_cap(make: Any) -> None:
         store.create(task("third"), NOW + 0.5)
     assert store.get("short", NOW + 1.0) is None  # expired at its TTL
     store.create(task("third"), NOW + 1.0)  # the expired one made room
-    assert [record.task_id for record in store.list(NOW + 1.0)] == ["long", "third"]
-    assert store.purge(NOW + 11) == 1 and [record.task_id for record in store.list(NOW + 11)] == ["long"]
+    assert [record.task_id for record in store.list(NOW + 1.0, None)] == ["long", "third"]
+    assert store.purge(NOW + 11) == 1 and [record.task_id for record in store.list(NOW + 11, None)] == ["long"]
 
 
 def test_list_by_owner(make: Any) -> None:
@@ -87,8 +87,8 @@ def test_list_by_owner(make: Any) -> None:
     store.create(task("a", owner="ann"), NOW)
     store.create(task("b", owner="bob", at=NOW + 1), NOW + 1)
     store.create(task("c", at=NOW + 2), NOW + 2)
-    assert [r.task_id for r in store.list(NOW + 3)] == ["a", "b", "c"]
-    assert [r.task_id for r in store.list(NOW + 3, owner="bob")] == ["b"]
+    assert [r.task_id for r in store.list(NOW + 3, "bob")] == ["b"]
+    assert [r.task_id for r in store.list(NOW + 3, None)] == ["c"]  # nobody's tasks, not everyone's
 
 
 # ---- SQLite only ----------------------------------------------------------------------------------------------

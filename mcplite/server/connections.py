@@ -168,17 +168,25 @@ def log_params(level: str, data: Any, logger: Optional[str]) -> Dict[str, Any]:
 
 # ---- the requests that change what a connection hears ---------------------------------------------------
 def subscribe(connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
-    uri = _subscription_uri(ctx)
+    uri = uri_param(ctx)
     with connection.lock:
         connection.subscriptions.add(uri)
     return {}
 
 
 def unsubscribe(connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
-    uri = _subscription_uri(ctx)
+    uri = uri_param(ctx)
     with connection.lock:
         connection.subscriptions.discard(uri)
     return {}
+
+
+def uri_param(ctx: RequestContext) -> str:
+    """The request's ``uri``; -32602 when it is not a string."""
+    uri = ctx.params.get("uri")
+    if not isinstance(uri, str):
+        raise RPCError(INVALID_PARAMS, "Invalid params: uri must be a string")
+    return uri
 
 
 def set_level(connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
@@ -187,10 +195,3 @@ def set_level(connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
         raise RPCError(INVALID_PARAMS, f"Invalid params: unknown log level {level!r}")
     connection.log_level = level
     return {}
-
-
-def _subscription_uri(ctx: RequestContext) -> str:
-    uri = ctx.params.get("uri")
-    if not isinstance(uri, str):
-        raise RPCError(INVALID_PARAMS, "Invalid params: uri must be a string")
-    return uri

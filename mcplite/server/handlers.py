@@ -17,6 +17,7 @@ from ..protocol.input_rounds import InputRequired, Round, StartTask, Suspend
 from ..protocol.tasks import EXTENSION_ID as TASKS_EXTENSION
 from ..protocol.versions import ENVELOPE, revision
 from ..schema.validation import ValidationError, validate
+from .connections import uri_param
 from .context import ELICIT_TIMEOUT, Context
 from .coroutines import COROUTINE, run as run_coroutine
 from .results import (
@@ -286,9 +287,7 @@ def _find_resource(server: Registry, uri: str) -> Tuple[ResourceEntry, Dict[str,
 
 
 def read_resource(server: Registry, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
-    uri = ctx.params.get("uri")
-    if not isinstance(uri, str):
-        raise RPCError(INVALID_PARAMS, "Invalid params: uri must be a string")
+    uri = uri_param(ctx)
     revision = ctx.revision
     assert revision is not None
     skills = server._skill_index

@@ -30,6 +30,7 @@ import stat
 from ..errors import INVALID_PARAMS, METHOD_NOT_FOUND, RPCError
 from ..protocol import skills as rules
 from ..protocol.frontmatter import FrontmatterError, parse_frontmatter
+from .connections import uri_param
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
@@ -298,9 +299,7 @@ def list_skills(server: Registry, connection: Connection, ctx: RequestContext) -
 def get_skill(server: Registry, connection: Connection, ctx: RequestContext) -> Dict[str, Any]:
     """``skills/get {uri}``: one skill's entry; -32602 when the URI is not the ``SKILL.md`` of a served skill."""
     index = _index(server)
-    uri = ctx.params.get("uri")
-    if not isinstance(uri, str):
-        raise RPCError(INVALID_PARAMS, "Invalid params: uri must be a string")
+    uri = uri_param(ctx)
     skill = index.skills.get(uri)
     if skill is None:
         raise RPCError(INVALID_PARAMS, f"No skill is served at {uri}", {"uri": uri})
@@ -315,9 +314,7 @@ def read_directory(server: Registry, connection: Connection, ctx: RequestContext
     index = _index(server)
     if not server.skills_directory_read:
         raise RPCError(METHOD_NOT_FOUND, "Method not found: this server does not declare directoryRead")
-    uri = ctx.params.get("uri")
-    if not isinstance(uri, str):
-        raise RPCError(INVALID_PARAMS, "Invalid params: uri must be a string")
+    uri = uri_param(ctx)
     children = index.directories.get(uri.rstrip("/") if uri.count("/") > 2 else uri)
     if children is None:
         what = "a file, not a directory" if uri in index.files else "not a directory served here"

@@ -54,8 +54,8 @@ class TaskStore:
         expired: ``change`` is not called). What ``change`` raises propagates, and nothing is changed."""
         raise NotImplementedError
 
-    def list(self, now: float, owner: Optional[str] = None) -> List[TaskRecord]:
-        """The tasks not expired, oldest first; only ``owner``'s when given."""
+    def list(self, now: float, owner: Optional[str]) -> List[TaskRecord]:
+        """``owner``'s tasks not expired (None: the tasks nobody owns), oldest first."""
         raise NotImplementedError
 
     def purge(self, now: float) -> int:
@@ -104,10 +104,10 @@ class MemoryTaskStore(TaskStore):
             self._tasks[task_id] = changed
             return changed
 
-    def list(self, now: float, owner: Optional[str] = None) -> List[TaskRecord]:
+    def list(self, now: float, owner: Optional[str]) -> List[TaskRecord]:
         with self._lock:
             self._purge(now)
-            return [record for record in self._tasks.values() if owner is None or record.owner == owner]
+            return [record for record in self._tasks.values() if record.owner == owner]
 
     def purge(self, now: float) -> int:
         with self._lock:

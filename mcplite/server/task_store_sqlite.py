@@ -16,6 +16,7 @@ through another worker within `tasks.RECHECK_SECONDS`, and its handler's ``ctx.i
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -28,7 +29,7 @@ from .task_store import DEFAULT_MAX_TASKS, TaskLimitError, TaskStore
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
-    from typing import Any, Callable, List, Optional, Union
+    from typing import Callable, Iterator, List, Optional, Union
 
 __all__ = ["SQLiteTaskStore"]
 
@@ -106,11 +107,11 @@ class SQLiteTaskStore(TaskStore):
                        (json.dumps(changed.to_dict()), int(changed.terminal), task_id))
             return changed
 
-    def list(self, now: float, owner: Optional[str] = None) -> List[TaskRecord]:
+    def list(self, now: float, owner: Optional[str]) -> List[TaskRecord]:
         with self._lock:
             rows = self._db.execute(
                 "SELECT record FROM mcplite_tasks WHERE (expires_at IS NULL OR expires_at > ?) "
-                "AND (? IS NULL OR owner = ?) ORDER BY created_at, rowid", (now, owner, owner)).fetchall()
+                "AND owner IS ? ORDER BY created_at, rowid", (now, owner)).fetchall()
         return [TaskRecord.from_dict(json.loads(row[0])) for row in rows]
 
     def purge(self, now: float) -> int:
@@ -127,25 +128,16 @@ class SQLiteTaskStore(TaskStore):
         return int(count)
 
     # ---- inside ------------------------------------------------------------------------------------------
-    def _transaction(self) -> Any:
-        store = self
-
-        class _Transaction:
-            def __enter__(self) -> sqlite3.Connection:
-                store._lock.acquire()
-                try:
-                    store._db.execute("BEGIN IMMEDIATE")
-                except BaseException:
-                    store._lock.release()
-                    raise
-                return store._db
-
-            def __exit__(self, kind: Any, value: Any, trace: Any) -> None:
-                try:
-                    store._db.execute("COMMIT" if kind is None else "ROLLBACK")
-                finally:
-                    store._lock.release()
-        return _Transaction()
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
 
     @staticmethod
     def _purge(db: sqlite3.Connection, now: float) -> int:

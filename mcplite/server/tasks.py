@@ -554,10 +554,7 @@ def core_list(server: Registry, connection: Connection, ctx: RequestContext) -> 
     from .results import page
 
     manager = _manager(server)
-    owner = request_owner(server, ctx)
-    # The store's filter treats None as "everyone's": an owner-less caller sees the owner-less tasks only.
-    records: List[states.TaskRecord] = [record for record in manager.store.list(manager.clock(), owner)
-                                        if record.owner == owner]
+    records = manager.store.list(manager.clock(), request_owner(server, ctx))
     return page("tasks", [states.core_task(record) for record in records], ctx.params, server.page_size)
 
 

@@ -225,9 +225,10 @@ class HTTPApp:
         for session in listening:
             session.close()
 
-    def _refuse_while_draining(self) -> None:
+    def _refuse_while_draining(self, request_id: Any = None) -> None:
         if self.draining:
-            raise Reject(503, "Service Unavailable: the server is shutting down", headers=[("Retry-After", "5")])
+            raise Reject(503, "Service Unavailable: the server is shutting down", id=request_id,
+                         headers=[("Retry-After", "5")])
 
     # ---- before any route -------------------------------------------------------------------------------
     @staticmethod
@@ -326,13 +327,9 @@ class HTTPApp:
             if listen:
                 with self._listening_lock:
                     self._listening.add(session)
-                if self.draining:  # the drain began after the check above, and may have missed this listen
-                    with self._listening_lock:
-                        self._listening.discard(session)
-                    session.close()
-                    raise Reject(503, "Service Unavailable: the server is shutting down", id=message["id"],
-                                 headers=[("Retry-After", "5")])
             try:
+                if listen:  # the drain may have begun after the check above, and missed this listen
+                    self._refuse_while_draining(message["id"])
                 self._deliver(session, transport, request, responder, [message], False, claims)
             finally:
                 session.close()
@@ -352,11 +349,8 @@ class HTTPApp:
             finally:
                 session.close()
             return
-        try:
-            self._refuse_while_draining()
-        except Reject as exc:
-            raise exc.answering(messages[0]["id"]) from None
-        self._check_sessions_possible(messages[0].get("id"))
+        self._refuse_while_draining(messages[0]["id"])
+        self._check_sessions_possible(messages[0]["id"])
         entry = self.sessions.open(legacy=False, principal=self._principal(claims))
         try:
             self._deliver(entry.session, entry.transport, request, responder, messages, False, claims)
@@ -515,28 +509,19 @@ class HTTPApp:
         bind: Callable[[Any], Optional[str]] = getattr(self.server, "bind_principal", None) or principal_of
         return bind(claims)
 
-    def _checkout(self, headers: Mapping[str, str], claims: Any) -> SessionEntry:
-        """`SessionTable.checkout` for this caller, whose 404 says, when several processes serve, where sessions
-        live."""
+    def _checkout(self, headers: Mapping[str, str], claims: Any, legacy_id: Optional[str] = None) -> SessionEntry:
+        """`SessionTable.checkout` for this caller (`checkout_id` of the legacy session ``legacy_id``), whose 404
+        says, when several processes serve, where sessions live."""
+        principal = self._principal(claims)
         try:
-            return self.sessions.checkout(headers, self._principal(claims))
+            if legacy_id is not None:
+                return self.sessions.checkout_id(legacy_id, legacy=True, principal=principal)
+            return self.sessions.checkout(headers, principal)
         except Reject as exc:
-            raise self._where_sessions_live(exc) from None
-
-    def _checkout_id(self, session_id: str, claims: Any, *, legacy: bool) -> SessionEntry:
-        """`SessionTable.checkout_id` for this caller, whose 404 says, when several processes serve, where
-        sessions live."""
-        try:
-            return self.sessions.checkout_id(session_id, legacy=legacy, principal=self._principal(claims))
-        except Reject as exc:
-            raise self._where_sessions_live(exc) from None
-
-    def _where_sessions_live(self, refusal: Reject) -> Reject:
-        """``refusal``, or, for a 404 where several processes serve, one that says where sessions live."""
-        if refusal.status != 404 or not self.multiprocess:
-            return refusal
-        return Reject(404, f"Session not found in this process (pid {os.getpid()}): it ended, expired, or "
-                      f"belongs to another process. {MULTIPROCESS_SESSIONS}", headers=refusal.headers)
+            if exc.status != 404 or not self.multiprocess:
+                raise
+            raise Reject(404, f"Session not found in this process (pid {os.getpid()}): it ended, expired, or "
+                         f"belongs to another process. {MULTIPROCESS_SESSIONS}", headers=exc.headers) from None
 
     # ---- legacy HTTP+SSE (2024-11-05) -------------------------------------------------------------------
     def _legacy_stream(self, request: IncomingRequest, responder: Responder, claims: Any) -> None:
@@ -565,7 +550,7 @@ class HTTPApp:
         session_id = parse_qs(request.query).get("session_id", [None])[0]
         if session_id is None:
             raise Reject(400, "Bad Request: session_id is required")
-        entry = self._checkout_id(session_id, claims, legacy=True)
+        entry = self._checkout(request.headers, claims, legacy_id=session_id)
         try:
             try:
                 value = jsonrpc.decode(request.body)

@@ -51,21 +51,25 @@ shown on stderr until the result, and Ctrl-C cancels the task on the server befo
 calls directly). ``tasks get ID`` shows a task (with its result once it has one), ``tasks cancel ID`` cancels it.
 """
 
+import argparse
 import sys
-from typing import Callable, Optional, Sequence
+from collections import deque
+from typing import Callable, Deque, List, Optional, Sequence
 
 from ..errors import MCPError
+from .advice import STDERR_TAIL_LINES, explain
 from .commands import _one_line, _run, connect, user_sign_in
+from .completion import completion_script
 from .exits import (
     EXIT_INTERRUPTED, EXIT_OK, EXIT_PROTOCOL, EXIT_TIMEOUT, EXIT_TOOL_ERROR, EXIT_USAGE, TimedOut, UsageError,
 )
-from .parser import _program_name, build_parser, package_version, parse_arguments
+from .parser import _program_name, build_parser, missing_separator, package_version, parse_arguments
 from .serve import _serve, load_server
 from .targets import (
     Target, parse_assignments, parse_header, parse_target, resolve_target, split_target, target_from_config,
     tool_arguments,
 )
-from .terminal import StderrReporter, TerminalElicitation, configure_logging, emit, tolerate_narrow_encodings
+from .terminal import StderrReporter, TerminalElicitation, configure_logging, emit, show, tolerate_narrow_encodings
 
 __all__ = ["main", "build_parser", "UsageError", "Target", "split_target", "parse_target", "target_from_config",
            "user_sign_in", "TerminalElicitation", "package_version", "configure_logging",
@@ -79,16 +83,30 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     words, target_words = split_target(sys.argv[1:] if argv is None else argv)
     reporter = StderrReporter()
     undo_logging: Callable[[], None] = lambda: None
+    args: Optional[argparse.Namespace] = None
+    target: Optional[Target] = None
+    stderr_tail: Deque[str] = deque(maxlen=STDERR_TAIL_LINES)
     try:
-        args = parse_arguments(build_parser(_program_name()), words)
+        parser = build_parser(_program_name())
+        args = parse_arguments(parser, words, has_target=target_words is not None)
         undo_logging = configure_logging(args.log_level, args.verbose)
+        if args.command == "completion":
+            show(completion_script(parser, args.shell))
+            return EXIT_OK
         if args.command == "serve":
             if target_words is not None:
                 raise UsageError("serve takes no server after --")
             return _serve(args)
+        if target_words is None and args.config is None:
+            stray = _stray_target(args)
+            if stray:
+                raise missing_separator(parser.prog, words, stray)
+        if args.save is not None and args.command not in ("call", "read"):
+            raise UsageError("--save only applies to call and read")
         output = getattr(args, "output", None)
         args.human_output = output == "human" or (output is None and sys.stdout.isatty())
         target = resolve_target(args, target_words)
+        args.stderr_tail = stderr_tail
         return _run(connect(target, args, reporter), args, reporter)
     except UsageError as exc:
         reporter.error(str(exc))
@@ -100,7 +118,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         reporter.error(f"{type(exc).__name__}: {_one_line(exc)} (raise it with --timeout S)")
         return EXIT_TIMEOUT
     except (MCPError, OSError) as exc:  # the server, the protocol or the connection failed
-        reporter.error(f"{type(exc).__name__}: {_one_line(exc)}")
+        reporter.error(explain(exc, target, args, stderr_tail) or f"{type(exc).__name__}: {_one_line(exc)}")
         return EXIT_PROTOCOL
     except KeyboardInterrupt:
         reporter.error("interrupted")
@@ -109,3 +127,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return exc.code if isinstance(exc.code, int) else EXIT_OK
     finally:
         undo_logging()
+
+
+def _stray_target(args: argparse.Namespace) -> List[str]:
+    """Words at the end of a ``key=value`` or ``listen`` list that look like a server named without ``--``
+    (``call add python3 server.py``): none of them is ``key=value`` (or, for ``listen``, a kind or a URI)."""
+    listed: List[str] = list(getattr(args, "arguments", None) or getattr(args, "what", None) or [])
+    stray: List[str] = []
+    for word in reversed(listed):
+        if "=" in word or (args.command == "listen" and (":" in word or word in ("tools", "prompts", "resources"))):
+            break
+        stray.insert(0, word)
+    return stray

@@ -158,10 +158,10 @@ def resolve_target(args: argparse.Namespace, target_words: Optional[List[str]]) 
         if target.url is None:
             raise UsageError("--header only applies to an http(s) server")
         target.headers.update(parse_header(text) for text in args.headers)
-    if args.env or args.cwd is not None or args.inherit_env:
+    if args.env or args.cwd is not None or args.inherit_env or getattr(args, "server_stderr", "show") != "show":
         if target.url is not None:
-            raise UsageError("-e/--env, --inherit-env and --cwd only apply to a server command (stdio), not to a "
-                             "URL")
+            raise UsageError("-e/--env, --inherit-env, --cwd and --server-stderr only apply to a server command "
+                             "(stdio), not to a URL")
         target.env = {**(target.env or {}), **parse_assignments(args.env, option="-e", shape="KEY=VALUE")}
         target.inherit_env = args.inherit_env
         if args.cwd is not None:

@@ -102,7 +102,10 @@ def typed_program(prog: str) -> str:
     typed = getattr(sys, "orig_argv", None)  # Python 3.10+
     if prog == "mcplite" or not isinstance(typed, list) or len(typed) < len(sys.argv):
         return prog
-    return " ".join(shlex.quote(word) for word in typed[:len(typed) - len(sys.argv) + 1])
+    program = typed[:len(typed) - len(sys.argv) + 1]
+    if program[-2:] != ["-m", "mcplite"]:  # main() called by another program
+        return prog
+    return " ".join(shlex.quote(word) for word in program)
 
 
 def missing_separator(prog: str, words: Sequence[str], target: Sequence[str]) -> UsageError:

@@ -16,6 +16,10 @@ from urllib.parse import unquote, urlsplit
 
 #: The longest name written (the part before the extension is cut to fit).
 MAX_NAME = 100
+#: Extensions of the types tools send most, which `mimetypes` does not know everywhere (audio/wav).
+EXTENSIONS = {"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "image/webp": ".webp",
+              "image/svg+xml": ".svg", "audio/wav": ".wav", "audio/x-wav": ".wav", "audio/mpeg": ".mp3",
+              "audio/ogg": ".ogg", "audio/webm": ".webm", "application/pdf": ".pdf", "application/json": ".json"}
 
 
 def binary_parts(blocks: Iterable[Any]) -> List[Tuple[Optional[str], Optional[str], str]]:
@@ -41,7 +45,8 @@ def safe_name(uri: Optional[str], mime_type: Optional[str], stem: str, number: i
     """The file name for one part: the URI's last segment when it makes a name, else ``STEM-N.EXT``."""
     name = _clean(unquote(urlsplit(uri).path.rstrip("/").rsplit("/", 1)[-1])) if uri else ""
     if not name:
-        extension = (mimetypes.guess_extension(mime_type.split(";")[0].strip()) if mime_type else None) or ".bin"
+        bare = mime_type.split(";")[0].strip().lower() if mime_type else ""
+        extension = EXTENSIONS.get(bare) or (mimetypes.guess_extension(bare) if bare else None) or ".bin"
         name = f"{_clean(stem) or 'result'}-{number}{extension}"
     return name
 

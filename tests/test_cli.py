@@ -988,7 +988,7 @@ def test_save_writes_binary_parts_under_safe_names_in_dir(tmp_path: Path) -> Non
         "_escape", "media-1.png", "media-2.wav", "media-4.bin", "report_final.pdf"]
     assert (out / "media-1.png").read_bytes() == b"\x89PNG-bytes" and (out / "_escape").read_bytes() == b"up"
     assert {path.name for path in tmp_path.iterdir()} - {"__pycache__"} == {"out", "saving_server.py"}  # nothing outside
-    assert f"saved {out / 'media-1.png'} (11 B)" in done.stderr.splitlines()
+    assert f"saved {out / 'media-1.png'} (10 B)" in done.stderr.splitlines()
     again = cli("--save", str(out), "read", "blob://files/media-1.png", "--", *server)
     assert again.returncode == 0, again.stderr
     assert (out / "media-1-2.png").read_bytes() == b"media-1.png"  # never written over

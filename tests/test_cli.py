@@ -1053,6 +1053,8 @@ def test_a_list_result_is_shown_unwrapped(tmp_path: Path) -> None:
     assert json.loads(done.stdout) == ["ada", "grace"]  # not {"result": [...]}
     raw = cli("call", "names", "--", *server)
     assert json.loads(raw.stdout)["structuredContent"] == {"result": ["ada", "grace"]}  # JSON: the result as sent
+    listed = cli("list", "tools", "--", *server)
+    assert json.loads(listed.stdout)["tools"][0]["outputSchema"]["x-fastmcp-wrap-result"] is True  # FastMCP's mark
 
 
 # ---- shell completion -------------------------------------------------------------------------------------------

@@ -2,17 +2,21 @@
 
     python -m mcplite [--timeout S] [--connect-timeout S] [--json | --human] [-v] [--log-level LEVEL]
                       [--protocol-version V] [--header K:V ...] [--auth] [--ask] [--root DIR ...]
-                      [-e KEY=VAL ...] [--inherit-env] [--cwd DIR] COMMAND [ARGS] -- TARGET
+                      [-e KEY=VAL ...] [--inherit-env] [--cwd DIR] [--server-stderr show|hide] [--save DIR]
+                      COMMAND [ARGS] -- TARGET
     python -m mcplite listen [tools|prompts|resources|URI ...] -- TARGET
     python -m mcplite skills list | get NAME_OR_URI [FILE] -- TARGET
     python -m mcplite tasks get|cancel ID -- TARGET
     python -m mcplite serve FILE_OR_MODULE[:OBJECT] [--http HOST:PORT] [--stateless] [--json-response]
                             [--shutdown-grace S] [--allow-host HOST[:PORT] ...] [--allow-origin ORIGIN ...]
+    python -m mcplite completion bash|zsh|fish
     python -m mcplite --version
 
 TARGET, after the first ``--``, is one ``http(s)://`` URL or a server command line (spawned and spoken to
 over stdio, with ``--cwd DIR`` as its working directory); ``--config FILE --server NAME`` takes it from an
-``mcpServers`` JSON file instead. A server command inherits only the harmless part of our environment (PATH,
+``mcpServers`` JSON file (or VS Code's ``servers``, ``.vscode/mcp.json``; its ``${input:...}`` values are
+refused, naming the option that gives them) instead. A server named without the ``--`` gets the command line
+to write. A server command inherits only the harmless part of our environment (PATH,
 HOME, USER, the locale, the temporary directory: `stdio.INHERITED_ENV_VARS`), never its secrets; ``-e KEY=VAL``
 (and a config entry's ``env``) adds to that, and ``--inherit-env`` passes the whole environment.
 
@@ -21,6 +25,18 @@ content as text with images and blobs summarised: `mcplite.cli.format`) and JSON
 ``--json`` and ``--human`` choose. Server logs, progress and our own messages go to stderr; ``-v`` (info),
 ``-vv`` (debug) or ``--log-level LEVEL`` show the ``mcplite`` logger there too. Output never fails on a
 narrow encoding: what it cannot encode is written as backslash escapes (JSON as ``\\uXXXX``).
+
+A server command's own stderr (banners, tracebacks) is shown as it comes; ``--server-stderr hide`` drops it,
+keeping its last lines for the message if the server fails to start or dies. ``--save DIR`` writes the images,
+audio and blobs of a ``call`` or ``read`` result to files in DIR (named from the resource URI's last segment, or
+``TOOL-N.EXT``; reduced to safe characters, never outside DIR, never over an existing file) and says what it
+wrote. A tool's error is said once: the result shows it; stderr repeats its text only when the result went out
+as JSON. A value a server wraps as ``{"result": value}`` (a list, a number) is shown as the value itself.
+
+Errors say the next step: a 401 names ``--auth`` and ``--header 'Authorization: Bearer ...'``, a 404 says to
+check the path (``/mcp``), a tool that asks the user (elicitation) from a pipe names ``--ask``, a command that
+cannot start says what to write instead, a server that misses PYTHONPATH says to pass it (`mcplite.cli.advice`).
+``completion bash|zsh|fish`` prints a completion script written from the parser.
 
 ``--connect-timeout`` (default 30 s) bounds starting the server and the handshake; ``--timeout`` (default
 60 s) bounds each request after that, so a short ``--timeout`` does not cut off a server that is slow to

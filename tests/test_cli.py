@@ -11,6 +11,7 @@ import io
 import json
 import os
 import select
+import shutil
 import socket
 import subprocess
 import sys
@@ -410,7 +411,7 @@ def test_usage_errors_exit_2_with_one_line(capsys: pytest.CaptureFixture, argv: 
 @pytest.mark.parametrize("argv, message", [
     (["read", "test://nowhere", "--", *SERVE_FIXTURE], "RemoteError: Resource not found: test://nowhere"),
     (["ping", "--", sys.executable, "-c", "pass"], "Connection"),  # the server exits at once
-    (["ping", "--", str(ROOT / "no-such-server")], "TransportError: cannot start"),
+    (["ping", "--", str(ROOT / "no-such-server")], "cannot start"),
 ])
 def test_protocol_and_connection_errors_exit_3(capsys: pytest.CaptureFixture, argv: List[str], message: str) -> None:
     status, out, err = run(capsys, *argv)
@@ -912,3 +913,196 @@ def test_ctrl_c_cancels_the_task_and_tasks_get_shows_it(capsys: pytest.CaptureFi
     assert status == 0 and out.startswith(f"task {task_id}: cancelled")
     status, out, err = run(capsys, "tasks", "get", "no-such-task", "--", url)
     assert status == 3 and "unknown task" in err
+
+
+# ---- a quieter command line -----------------------------------------------------------------------------------
+def test_a_tool_error_is_said_once_for_a_person(capsys: pytest.CaptureFixture) -> None:
+    status, out, err = run(capsys, "--human", "call", "test_error_handling", "--", *SERVE_FIXTURE)
+    assert status == 1
+    assert out == "RuntimeError: This tool intentionally returns an error for testing\n"
+    assert err == "mcplite: tool test_error_handling returned an error\n"  # the text once, on stdout
+
+
+NOISY_SERVER = """
+import os
+import sys
+from mcplite import Server
+
+print("NOISY BANNER v1", file=sys.stderr)
+server = Server("noisy")
+
+
+@server.tool
+def crash() -> str:
+    print("about to crash", file=sys.stderr)
+    sys.stderr.flush()
+    os._exit(7)
+
+
+@server.tool
+def hello() -> str:
+    return "hello"
+"""
+
+
+def test_server_stderr_hide_drops_the_banner_and_keeps_the_last_lines_for_a_failure(tmp_path: Path) -> None:
+    server = [sys.executable, "-m", "mcplite", "serve", write_module(tmp_path, "noisy_server", NOISY_SERVER)]
+    shown = cli("call", "hello", "--", *server)
+    assert shown.returncode == 0 and "NOISY BANNER v1" in shown.stderr
+    hidden = cli("--server-stderr", "hide", "call", "hello", "--", *server)
+    assert hidden.returncode == 0 and hidden.stderr == ""
+    crashed = cli("--server-stderr", "hide", "call", "crash", "--", *server)
+    assert crashed.returncode == 3
+    assert "the server's last lines on stderr:\n  NOISY BANNER v1\n  about to crash\n" in crashed.stderr
+    status = cli("--server-stderr", "hide", "ping", "--", "http://127.0.0.1:9/mcp")
+    assert status.returncode == 2 and "--server-stderr only apply to a server command" in status.stderr
+
+
+SAVING_SERVER = """
+from mcplite import Server, ToolResult, content
+
+server = Server("saving")
+
+
+@server.tool
+def media() -> ToolResult:
+    return ToolResult(["two files:", content.image(b"\\x89PNG-bytes", "image/png"),
+                       content.audio(b"RIFF-bytes", "audio/wav"),
+                       content.resource("x://host/dir/report%20final.pdf", b"%PDF", "application/pdf"),
+                       content.resource("x://host/../..", b"dots", "application/octet-stream"),
+                       content.resource("x://host/%2e%2e%2fescape", b"up", None)])
+
+
+@server.resource("blob://files/{name}", mime_type="application/octet-stream")
+def blob(name: str) -> bytes:
+    return name.encode()
+"""
+
+
+def test_save_writes_binary_parts_under_safe_names_in_dir(tmp_path: Path) -> None:
+    server = [sys.executable, "-m", "mcplite", "serve", write_module(tmp_path, "saving_server", SAVING_SERVER)]
+    out = tmp_path / "out"
+    done = cli("--save", str(out), "call", "media", "--", *server)
+    assert done.returncode == 0, done.stderr
+    assert sorted(path.name for path in out.iterdir()) == [
+        "_escape", "media-1.png", "media-2.wav", "media-4.bin", "report_final.pdf"]
+    assert (out / "media-1.png").read_bytes() == b"\x89PNG-bytes" and (out / "_escape").read_bytes() == b"up"
+    assert {path.name for path in tmp_path.iterdir()} - {"__pycache__"} == {"out", "saving_server.py"}  # nothing outside
+    assert f"saved {out / 'media-1.png'} (10 B)" in done.stderr.splitlines()
+    again = cli("--save", str(out), "read", "blob://files/media-1.png", "--", *server)
+    assert again.returncode == 0, again.stderr
+    assert (out / "media-1-2.png").read_bytes() == b"media-1.png"  # never written over
+    assert (out / "media-1.png").read_bytes() == b"\x89PNG-bytes"
+    refused = cli("--save", str(out), "info", "--", *server)
+    assert refused.returncode == 2 and "--save only applies to call and read" in refused.stderr
+
+
+@pytest.mark.parametrize("uri, mime, name", [
+    ("file:///etc/passwd", None, "passwd"),
+    ("x://h/..", "image/png", "t-3.png"),
+    ("x://h/%2F..%2F..%2Fetc", None, "_.._.._etc"),
+    ("x://h/.hidden", None, "hidden"),
+    (None, "audio/mpeg", "t-3.mp3"),
+    (None, "application/x-unknown", "t-3.bin"),
+    ("x://h/C:%5Cwin", None, "C__win"),
+])
+def test_save_names(uri: Any, mime: Any, name: str) -> None:
+    from mcplite.cli.save import safe_name
+
+    assert safe_name(uri, mime, "t", 3) == name
+
+
+def test_vscode_config_format(tools_server: List[str], tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({
+        "inputs": [{"type": "promptString", "id": "key", "description": "API key", "password": True}],
+        "servers": {"tools": {"type": "stdio", "command": tools_server[0], "args": tools_server[1:],
+                              "env": {"GREETING": "from-vscode"}},
+                    "asks": {"type": "stdio", "command": "x", "env": {"API_KEY": "${input:key}"}},
+                    "web": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"X-Key": "1"}},
+                    "odd": {"type": "websocket", "url": "ws://h"}}}))
+    done = cli("--config", str(path), "--server", "tools", "call", "where", "name=GREETING")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["content"][0]["text"].startswith("from-vscode ")
+    web = target_from_config(str(path), "web")
+    assert (web.url, web.headers) == ("http://127.0.0.1:9/mcp", {"X-Key": "1"})
+    with pytest.raises(UsageError) as asks:
+        target_from_config(str(path), "asks")
+    assert "env.API_KEY uses '${input:key}', a VS Code input" in str(asks.value) and "-e KEY=VALUE" in str(asks.value)
+    with pytest.raises(UsageError, match="is none of stdio, http, sse"):
+        target_from_config(str(path), "odd")
+
+
+LIST_SERVER = """
+from typing import List
+from mcplite import Server
+
+server = Server("lists")
+
+
+@server.tool
+def names() -> List[str]:
+    return ["ada", "grace"]
+"""
+
+
+def test_a_list_result_is_shown_unwrapped(tmp_path: Path) -> None:
+    server = [sys.executable, "-m", "mcplite", "serve", write_module(tmp_path, "list_server", LIST_SERVER)]
+    done = cli("--human", "call", "names", "--", *server)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == ["ada", "grace"]  # not {"result": [...]}
+    raw = cli("call", "names", "--", *server)
+    assert json.loads(raw.stdout)["structuredContent"] == {"result": ["ada", "grace"]}  # JSON: the result as sent
+    listed = cli("list", "tools", "--", *server)
+    assert json.loads(listed.stdout)["tools"][0]["outputSchema"]["x-fastmcp-wrap-result"] is True  # FastMCP's mark
+
+
+# ---- shell completion -------------------------------------------------------------------------------------------
+def completion(shell: str) -> str:
+    done = cli("completion", shell)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def bash_completes(script: Path, *words: str) -> List[str]:
+    """What the bash completion function offers for the command line ``words`` (the last one being typed)."""
+    quoted = " ".join("'" + word.replace("'", "'\\''") + "'" for word in words)
+    program = f"source {script}; COMP_WORDS=(mcplite {quoted}); COMP_CWORD={len(words)}; _mcplite; " \
+              'printf "%s\\n" "${COMPREPLY[@]}"'
+    done = subprocess.run(["bash", "--norc", "--noprofile", "-c", program], capture_output=True, text=True,
+                          timeout=WAIT)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
+
+
+@pytest.mark.skipif(not shutil.which("bash"), reason="bash is not installed")
+def test_bash_completion_is_valid_and_completes_commands_options_and_choices(tmp_path: Path) -> None:
+    script = tmp_path / "mcplite.bash"
+    script.write_text(completion("bash"))
+    assert subprocess.run(["bash", "-n", str(script)], timeout=WAIT).returncode == 0
+    assert bash_completes(script, "li") == ["list", "listen"]
+    assert bash_completes(script, "--timeout", "5", "list", "") == ["tools", "resources", "templates", "prompts"]
+    assert bash_completes(script, "--server-") == ["--server-stderr"]
+    assert bash_completes(script, "--server-stderr", "h") == ["hide"]
+    assert bash_completes(script, "--protocol-version", "2025-1") == ["2025-11-25"]
+    assert "--no-task" in bash_completes(script, "call", "add", "--")
+    assert bash_completes(script, "completion", "") == ["bash", "zsh", "fish"]
+    (tmp_path / "server.py").write_text("")
+    assert bash_completes(script, "ping", "--", str(tmp_path / "serv")) == [str(tmp_path / "server.py")]
+
+
+@pytest.mark.parametrize("shell", ["zsh", "fish"])
+def test_zsh_and_fish_completion(shell: str, tmp_path: Path) -> None:
+    text = completion(shell)
+    for word in ("info", "list", "call", "read", "listen", "serve", "completion", "server-stderr", "protocol-version"):
+        assert word in text
+    if shutil.which(shell):
+        script = tmp_path / f"mcplite.{shell}"
+        script.write_text(text)
+        checked = subprocess.run([shell, "-n", str(script)], capture_output=True, text=True, timeout=WAIT)
+        assert checked.returncode == 0, checked.stderr
+    if shell == "fish" and shutil.which("fish"):
+        offered = subprocess.run(["fish", "--no-config", "-c", f"source {tmp_path / 'mcplite.fish'}; "
+                                  "complete -C 'mcplite list '"], capture_output=True, text=True, timeout=WAIT)
+        assert sorted(line.split("\t")[0] for line in offered.stdout.splitlines()) == [
+            "prompts", "resources", "templates", "tools"]

@@ -176,3 +176,23 @@ def test_a_skill_with_its_fields_files_and_text() -> None:
         "---", "name: pdf", "---"]
     binary = format_skill({"skill": SKILL_ENTRY, "uri": "skill://pdf/a.bin", "blob": "AAEC"})
     assert binary.endswith("\n\n[skill://pdf/a.bin, 3 B]")
+
+
+SDK_LIST_RESULT = {  # what the official Python SDK answers for `-> list[str]`: one text block per item
+    "content": [{"type": "text", "text": "ada"}, {"type": "text", "text": "grace"}],
+    "structuredContent": {"result": ["ada", "grace"]}}
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "object", "properties": {"result": {"type": "array"}}, "required": ["result"]},  # mcplite, the SDK
+    {"type": "object", "properties": {"result": {"type": "array"}}, "required": ["result"],
+     "x-fastmcp-wrap-result": True},  # FastMCP 2, and mcplite now
+])
+def test_a_wrapped_result_is_shown_as_its_value(schema: Any) -> None:
+    from mcplite.cli.format import format_call_result, wraps_result
+
+    assert wraps_result(schema)
+    assert format_call_result(SDK_LIST_RESULT, schema) == '[\n  "ada",\n  "grace"\n]'
+    assert format_call_result({"content": [], "structuredContent": {"result": "hi"}}, schema) == "hi"
+    assert format_call_result(SDK_LIST_RESULT) == "ada\ngrace"  # no schema: the content, as before
+    assert not wraps_result({"type": "object", "properties": {"result": {}, "more": {}}, "required": ["result"]})

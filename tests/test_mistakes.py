@@ -4,13 +4,17 @@
 - A stray ``print()`` in a stdio server: the parse error names the line it printed.
 - ``http_proxy`` set for something else: a failed request to 127.0.0.1 names the proxy and the way around it.
 - ``str | None`` in a string hint (or under ``from __future__ import annotations``) on Python 3.9.
+- The command line: a 401, a wrong path (404), a tool that asks the user from a pipe, a server named without
+  ``--``, a command that cannot start, a server that exits at once or misses PYTHONPATH.
 """
 
+import http.server
 import logging
 import socket
 import sys
 import textwrap
-from typing import Any
+from pathlib import Path
+from typing import Any, List
 
 import pytest
 
@@ -159,3 +163,177 @@ def test_an_annotation_json_cannot_carry_is_refused_at_the_decorator_naming_what
     message = str(refused.value)
     assert message.startswith("find(): parameter 'where': "), message
     assert problem in message and instead in message, message
+
+
+# ---- the command line: each error with its next step (README, "Troubleshooting") ---------------------------
+EVERYTHING = [sys.executable, "-m", "mcplite", "serve", str(ROOT / "examples" / "everything_server.py")]
+
+
+def mcplite_cli(*argv: str, stdin: str = "", env: Any = None, cwd: Any = None) -> "subprocess.CompletedProcess[str]":
+    """``python -m mcplite ARGV`` in a process of its own, stdin a pipe; servers it spawns get this checkout's
+    PYTHONPATH with ``-e`` (they inherit none), unless ``env`` says otherwise."""
+    import os
+    import subprocess
+
+    environment = {**os.environ, "PYTHONPATH": str(ROOT)} if env is None else env
+    return subprocess.run([sys.executable, "-m", "mcplite", *argv], input=stdin, capture_output=True, text=True,
+                          timeout=WAIT * 2, env=environment, cwd=cwd)
+
+
+class _Refusing(http.server.BaseHTTPRequestHandler):
+    """Answers every request with the status its path asks for: /mcp 401, anything else 404 with an HTML page."""
+
+    def _answer(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.path.startswith("/mcp"):
+            self.send_response(401)
+            self.send_header("WWW-Authenticate", 'Bearer error="invalid_token"')
+            body = b'{"error": "invalid_token"}'
+        else:
+            self.send_response(404)
+            self.send_header("Content-Type", "text/html")
+            body = b"<!DOCTYPE html><html><head><title>404 Not Found</title></head><body><h1>Not Found</h1>" \
+                   + b"<p>nothing here</p>" * 40 + b"</body></html>"
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = do_DELETE = _answer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def refusing_server() -> Any:
+    from tests.support.http import ServerLoop
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Refusing)
+    loop = ServerLoop(server).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        loop.stop()
+
+
+def test_cli_401_suggests_auth_or_an_authorization_header(refusing_server: str) -> None:
+    done = mcplite_cli("ping", "--", f"{refusing_server}/mcp")
+    assert done.returncode == 3 and done.stdout == ""
+    assert done.stderr == (f"mcplite: HTTP 401 Unauthorized from {refusing_server}/mcp: the server wants credentials. "
+                           "Sign in with --auth (OAuth: the browser opens), or send a token with --header "
+                           "'Authorization: Bearer TOKEN'\n")
+    refused = mcplite_cli("--header", "Authorization: Bearer wrong", "ping", "--", f"{refusing_server}/mcp")
+    assert "the server refused the Authorization header given: check the token" in refused.stderr
+
+
+@pytest.mark.parametrize("path, step", [
+    ("/", "MCP servers usually answer at /mcp ({base}/mcp)"),
+    ("/api/mcp/", "check the URL's path (mcplite serve --http answers at /mcp"),
+])
+def test_cli_404_is_one_short_line_that_says_to_check_the_path(refusing_server: str, path: str, step: str) -> None:
+    done = mcplite_cli("ping", "--", refusing_server + path)
+    assert done.returncode == 3 and done.stdout == ""
+    assert len(done.stderr.splitlines()) == 1 and "<html" not in done.stderr.lower()
+    assert done.stderr.count("404") == 1  # once, though the HTTP+SSE fallback was refused too
+    assert done.stderr.startswith(f"mcplite: HTTP 404 Not Found from {refusing_server}{path}: no MCP endpoint at "
+                                  "this path; ")
+    assert step.format(base=refusing_server) in done.stderr
+
+
+@pytest.mark.parametrize("version", ["auto", "2025-11-25"])
+def test_cli_a_tool_that_asks_the_user_from_a_pipe_suggests_ask(version: str) -> None:
+    """2026-07-28 refuses the call (-32021); 2025-11-25 runs it, and the tool fails: both say --ask."""
+    done = mcplite_cli("--protocol-version", version, "--server-stderr", "hide", "call", "test_elicitation",
+                       "message=hi", "--", *EVERYTHING)
+    assert done.returncode == (3 if version == "auto" else 1)
+    assert "Add --ask: the questions go to stderr and the answers are read from stdin (from a pipe, one line per " \
+           "answer; the end of the input cancels)" in done.stderr
+    assert len(done.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize("command", [["list", "tools"], ["call", "add", "a=1"], ["call", "add"], ["ping"]])
+def test_cli_a_server_without_the_separator_gets_the_line_to_write(command: List[str]) -> None:
+    done = mcplite_cli(*command, "python3", "server.py")
+    assert done.returncode == 2 and done.stdout == ""
+    assert "unrecognized arguments" not in done.stderr
+    assert done.stderr.startswith("mcplite: put -- before the server: ")
+    assert done.stderr.rstrip("\n").endswith(f"-m mcplite {' '.join(command)} -- python3 server.py")
+
+
+def test_cli_the_separator_line_in_process(capsys: pytest.CaptureFixture) -> None:
+    from mcplite.cli import main
+
+    assert main(["call", "add", "a=1", "python3", "s.py"]) == 2
+    assert capsys.readouterr().err.endswith("mcplite call add a=1 -- python3 s.py\n")
+    assert main(["info", "server.py"]) == 2  # a script is run by python3
+    assert capsys.readouterr().err.endswith("mcplite info -- python3 server.py\n")
+    assert main(["listen", "tools", "node", "server.js"]) == 2
+    assert capsys.readouterr().err.endswith("mcplite listen tools -- node server.js\n")
+
+
+def test_cli_a_command_that_cannot_start_says_what_to_write(tmp_path: Path) -> None:
+    script = tmp_path / "server.py"
+    script.write_text("print('never run')\n")
+    not_a_command = mcplite_cli("ping", "--", "server.py", "--flag", cwd=tmp_path)
+    assert not_a_command.stderr == "mcplite: cannot start server.py: a Python file is not a command; run it with " \
+                                   "Python: -- python3 server.py --flag\n"
+    not_executable = mcplite_cli("ping", "--", "./server.py", cwd=tmp_path)
+    assert not_executable.stderr == "mcplite: cannot start ./server.py: it is not executable; run it with its " \
+                                    "interpreter: -- python3 ./server.py\n"
+    misspelt = mcplite_cli("ping", "--", "pyhton3", "server.py", cwd=tmp_path)
+    assert misspelt.stderr == "mcplite: cannot start pyhton3: no command of that name on PATH; check the " \
+                              "spelling, or give its full path\n"
+    assert {not_a_command.returncode, not_executable.returncode, misspelt.returncode} == {3}
+
+
+def test_cli_python_that_is_not_there_suggests_python3(tmp_path: Path) -> None:
+    import os
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    os.symlink(sys.executable, bin_dir / "python3")  # a PATH with python3 and no python
+    done = mcplite_cli("ping", "--", "python", "server.py",
+                       env={**os.environ, "PATH": str(bin_dir), "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 3
+    assert done.stderr == "mcplite: cannot start python: there is no 'python' command here, but python3 is: " \
+                          "-- python3 server.py\n"
+
+
+DYING_SERVER = textwrap.dedent('''
+    import sys
+    print("my-server 1.0: loading settings", file=sys.stderr)
+    for line in range(30):
+        print(f"detail {line}", file=sys.stderr)
+    sys.exit("settings.toml: no such file")
+''')
+
+
+def test_cli_a_server_that_exits_at_once_shows_its_last_stderr_lines_once(tmp_path: Path) -> None:
+    script = tmp_path / "dying.py"
+    script.write_text(DYING_SERVER)
+    hidden = mcplite_cli("--server-stderr", "hide", "--protocol-version", "2025-11-25", "ping", "--",
+                         sys.executable, str(script))
+    assert hidden.returncode == 3
+    lines = hidden.stderr.splitlines()
+    assert lines[0].startswith("mcplite: ConnectionClosed: ") and "exited with code 1" in lines[0]
+    assert lines[1:] == ["the server's last lines on stderr:"] + [f"  detail {n}" for n in range(21, 30)] + [
+        "  settings.toml: no such file"]
+    shown = mcplite_cli("--protocol-version", "2025-11-25", "ping", "--", sys.executable, str(script))
+    assert shown.returncode == 3
+    assert shown.stderr.count("settings.toml: no such file") == 1  # as the server wrote it, not again
+    assert shown.stderr.splitlines()[-1].startswith("mcplite: ConnectionClosed: ")
+
+
+def test_cli_a_server_missing_pythonpath_is_told_to_pass_it(tmp_path: Path) -> None:
+    import os
+
+    script = tmp_path / "needs_mcplite.py"
+    script.write_text("from mcplite import Server\nServer('x').run()\n")
+    done = mcplite_cli("ping", "--", sys.executable, str(script), cwd=tmp_path)  # PYTHONPATH set, not passed
+    assert done.returncode == 3
+    assert "ModuleNotFoundError: No module named 'mcplite'" in done.stderr
+    assert done.stderr.rstrip("\n").endswith('(a server inherits no PYTHONPATH: pass it with -e '
+                                             'PYTHONPATH="$PYTHONPATH", or use --inherit-env)')
+    passed = mcplite_cli("-e", f"PYTHONPATH={ROOT}", "ping", "--", sys.executable, str(script), cwd=tmp_path)
+    assert passed.returncode == 0, passed.stderr
+    assert "PYTHONPATH" not in passed.stderr and os.environ.get("PYTHONPATH") != ""

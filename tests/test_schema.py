@@ -367,7 +367,7 @@ def test_function_schema_of_methods_partials_and_callable_objects() -> None:
     assert (method.name, method.description) == ("add", "Add two numbers.")
     assert list(method.input_schema["properties"]) == ["a", "b"]
     assert method.output_schema == {"type": "object", "properties": {"result": {"type": "integer"}},
-                                    "required": ["result"]}
+                                    "required": ["result"], "x-fastmcp-wrap-result": True}
 
     obj = function_schema(Calculator())
     assert (obj.name, obj.description) == ("Calculator", "Double x.")
@@ -416,7 +416,8 @@ def test_function_schema_resolves_postponed_annotations() -> None:
     assert schema.output_schema == item and not schema.wraps_output
     assert schema.bind({"items": [{"name": "a", "tags": ["x"]}]}) == {"items": [future.Item("a", ["x"])]}
     assert function_schema(future.count).output_schema == {
-        "type": "object", "properties": {"result": {"type": "integer"}}, "required": ["result"]}
+        "type": "object", "properties": {"result": {"type": "integer"}}, "required": ["result"],
+        "x-fastmcp-wrap-result": True}
 
 
 def test_function_schema_resolves_postponed_annotations_in_exec_source() -> None:
@@ -519,7 +520,7 @@ def _returning(annotation: Any) -> Any:
 
 
 def _wrapped(schema: Dict[str, Any]) -> Dict[str, Any]:
-    return {"type": "object", "properties": {"result": schema}, "required": ["result"]}
+    return {"type": "object", "properties": {"result": schema}, "required": ["result"], "x-fastmcp-wrap-result": True}
 
 
 OUTPUTS = [
@@ -528,7 +529,7 @@ OUTPUTS = [
     (Any, None, False),
     (str, None, False),
     (bytes, {"type": "object", "properties": {"result": {"type": "string", "format": "base64url"}},
-             "required": ["result"]}, True),  # base64, as pydantic's base64 mode writes it
+             "required": ["result"], "x-fastmcp-wrap-result": True}, True),  # base64, as pydantic's base64 mode writes it
     (Point, POINT_DEF, False),
     (Movie, {"type": "object", "properties": {"title": {"type": "string"}, "year": {"type": "integer"}},
              "required": ["title", "year"]}, False),

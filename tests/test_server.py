@@ -348,7 +348,7 @@ def test_output_schemas_come_from_the_return_annotation():
     with connect(structured_server()) as client:
         tools = tools_by_name(client)
     assert tools["count"]["outputSchema"] == {"type": "object", "properties": {"result": {"type": "integer"}},
-                                              "required": ["result"]}
+                                              "required": ["result"], "x-fastmcp-wrap-result": True}
     assert tools["weather"]["outputSchema"] == {
         "type": "object", "properties": {"city": {"type": "string"}, "celsius": {"type": "number"}},
         "required": ["city", "celsius"]}

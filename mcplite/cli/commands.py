@@ -13,7 +13,9 @@ from ..errors import MCPError
 from ..protocol.tasks import EXTENSION_ID as TASKS_EXTENSION
 from ..protocol.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION
 from . import format as cli_format
+from .advice import ELICITATION_ADVICE
 from .exits import EXIT_OK, EXIT_PROTOCOL, EXIT_TOOL_ERROR, TimedOut, UsageError
+from .save import save_parts
 from .targets import Target, parse_assignments, tool_arguments
 from .terminal import StderrReporter, TerminalElicitation, _note, emit, show, speaks_unicode
 
@@ -72,14 +74,36 @@ def _call(client: Client, args: argparse.Namespace, reporter: StderrReporter) ->
             result = _call_task(client, args.tool, arguments, reporter)
     finally:
         reporter.finish()
-    _output(args, result, cli_format.format_call_result)
+    _output(args, result, lambda value: cli_format.format_call_result(value, tools[args.tool].get("outputSchema")))
+    _save(args, result.get("content") or [], args.tool, reporter)
     if result.get("isError"):
         texts = [str(block.get("text", "")) for block in result.get("content") or []
                  if isinstance(block, dict) and block.get("type") == "text"]
         summary = " ".join(" ".join(texts).split())  # one line, however many the tool wrote
-        reporter.error(f"tool {args.tool} returned an error" + (f": {summary}" if summary else ""))
+        # Said once: printed for a person, the result already says it; as JSON, stderr is where a person looks.
+        line = f"tool {args.tool} returned an error"
+        if not getattr(args, "human_output", False) and summary:
+            line += f": {summary}"
+        if "elicitation" in summary and "capability" in summary and "elicitation" not in client.capabilities():
+            line += f" ({ELICITATION_ADVICE})"
+        reporter.error(line)
         return EXIT_TOOL_ERROR
     return EXIT_OK
+
+
+def _save(args: argparse.Namespace, blocks: List[Any], stem: str, reporter: StderrReporter) -> None:
+    """``--save DIR``: write the binary parts of a result to files, and say what was written."""
+    if getattr(args, "save", None) is None:
+        return
+    try:
+        written = save_parts(args.save, blocks, stem)
+    except ValueError as exc:  # the server's data, not the command line, is wrong
+        reporter.error(f"--save: {exc}")
+        return
+    for path, size in written:
+        reporter.note(f"saved {path} ({cli_format.format_size(size)})")
+    if not written:
+        reporter.note(f"--save {args.save}: the result has no image, audio or blob to save")
 
 
 def _call_task(client: Client, tool: str, arguments: Dict[str, Any], reporter: StderrReporter) -> Dict[str, Any]:
@@ -127,7 +151,9 @@ def _tasks(client: Client, args: argparse.Namespace, reporter: StderrReporter) -
 
 
 def _read(client: Client, args: argparse.Namespace, reporter: StderrReporter) -> int:
-    _output(args, client.read_resource(args.uri), cli_format.format_read_result)
+    result = client.read_resource(args.uri)
+    _output(args, result, cli_format.format_read_result)
+    _save(args, list(result.get("contents") or []), "resource", reporter)
     return EXIT_OK
 
 
@@ -267,8 +293,19 @@ def connect(target: Target, args: argparse.Namespace, reporter: StderrReporter) 
         _note(20, "starting %s%s", " ".join(target.argv), f" in {target.cwd}" if target.cwd else "")
         # Stopped quickly unless the command finishes (see _close): a server that failed to start, timed out
         # or was interrupted is not waited for.
+        # The server's stderr: shown as it comes (or not: --server-stderr hide), its last lines kept for the
+        # message if it fails (a traceback's last line names what it missed).
+        tail = getattr(args, "stderr_tail", None)
+        hide = args.server_stderr == "hide"
+
+        def server_stderr(line: str) -> None:
+            if tail is not None:
+                tail.append(line)
+            if not hide:
+                _echo_server_line(line)
+
         client = Client.stdio(target.argv, env=target.env, inherit_env=target.inherit_env, cwd=target.cwd,
-                              shutdown_timeout=ABORT_SHUTDOWN, **options)
+                              shutdown_timeout=ABORT_SHUTDOWN, stderr=server_stderr, **options)
     started = time.monotonic()
     try:
         client.connect(timeout=args.connect_timeout)
@@ -287,6 +324,16 @@ def connect(target: Target, args: argparse.Namespace, reporter: StderrReporter) 
         args.protocol_version = client.protocol_version
         return connect(target, args, reporter)
     return client
+
+
+def _echo_server_line(line: str) -> None:
+    """A line of the server's stderr, on this process's own stderr (where the server wrote it before)."""
+    stream = sys.__stderr__ or sys.stderr
+    try:
+        stream.write(line + "\n")
+        stream.flush()
+    except (OSError, ValueError, UnicodeError):  # our stderr is gone or narrow: the line is the server's, not ours
+        pass
 
 
 def _close(client: Client, graceful: bool) -> None:

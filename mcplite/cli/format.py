@@ -18,7 +18,7 @@ __all__ = [
     "schema_type", "tool_signature", "format_tools", "format_prompts", "format_resources", "format_templates",
     "format_size", "format_block", "format_call_result", "format_read_result", "format_prompt_result",
     "format_completion", "format_info", "format_notification", "format_list", "format_skills", "format_skill",
-    "format_task",
+    "format_task", "wraps_result",
 ]
 
 INDENT = "    "
@@ -111,13 +111,27 @@ def _defs(schema: Any) -> Dict[str, Any]:
     return found
 
 
+def wraps_result(schema: Any) -> bool:
+    """Is ``schema`` an output schema that wraps a value that is not an object as ``{"result": value}``?
+
+    structuredContent must be an object (2025-06-18 to 2025-11-25), so servers wrap the rest: mcplite and
+    the official Python SDK by the shape alone (one required property, ``result``), FastMCP 2 marking it
+    ``"x-fastmcp-wrap-result": true`` as well.
+    """
+    if not isinstance(schema, dict):
+        return False
+    if schema.get("x-fastmcp-wrap-result") is True:
+        return True
+    properties = schema.get("properties")
+    return isinstance(properties, dict) and list(properties) == ["result"] and schema.get("required") == ["result"]
+
+
 def _output_type(schema: Any) -> Optional[str]:
     """The return type: a server that wraps a plain value as ``{"result": value}`` shows the value's type."""
     if not isinstance(schema, dict):
         return None
-    properties = schema.get("properties")
-    if isinstance(properties, dict) and list(properties) == ["result"] and schema.get("required") == ["result"]:
-        return schema_type(properties["result"], _defs(schema), 1)
+    if wraps_result(schema) and isinstance(schema.get("properties"), dict) and "result" in schema["properties"]:
+        return schema_type(schema["properties"]["result"], _defs(schema), 1)
     return schema_type(schema, _defs(schema))
 
 
@@ -309,14 +323,26 @@ def _pretty(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False)
 
 
-def format_call_result(result: Mapping[str, Any]) -> str:
+def format_call_result(result: Mapping[str, Any], output_schema: Any = None) -> str:
     """A CallToolResult: its content blocks one after another; ``structuredContent`` pretty-printed when no
-    block is text (then the structure is the answer), or when there is no content at all."""
+    block is text (then the structure is the answer), or when there is no content at all.
+
+    When the tool's ``output_schema`` wraps a value as ``{"result": value}`` (`wraps_result`), the value is
+    the answer: it is shown unwrapped, and in place of text blocks that split it up (the official Python
+    SDK writes a list as one text block per item).
+    """
     blocks = [block for block in result.get("content") or []]
+    structured = result.get("structuredContent")
+    if wraps_result(output_schema) and isinstance(structured, dict) and list(structured) == ["result"] \
+            and not result.get("isError"):
+        others = [format_block(block) for block in blocks
+                  if not (isinstance(block, dict) and block.get("type") == "text")]
+        value = structured["result"]
+        return "\n".join([value if isinstance(value, str) else _pretty(value), *others])
     parts = [format_block(block) for block in blocks]
     has_text = any(isinstance(block, dict) and block.get("type") == "text" for block in blocks)
     if "structuredContent" in result and not has_text:
-        parts.append(_pretty(result["structuredContent"]))
+        parts.append(_pretty(structured))
     if not parts:
         return "(no content)"
     return "\n".join(parts)

@@ -4,9 +4,10 @@ import argparse
 import importlib
 import os
 import re
+import shlex
 import sys
 from pathlib import Path
-from typing import Any, List, NoReturn, Optional
+from typing import Any, List, NoReturn, Optional, Sequence
 
 from ..protocol.versions import ENVELOPE_VERSIONS, HANDSHAKE_VERSIONS
 from .exits import UsageError
@@ -55,6 +56,7 @@ the server (TARGET, after --):
   -- COMMAND [ARGS...]             a server process, spoken to over its stdin and stdout
   --config FILE --server NAME      a server of an "mcpServers" JSON file, as desktop MCP hosts use:
                                    {"mcpServers": {"NAME": {"command", "args", "env", "cwd"} or {"url", "headers"}}}
+                                   or of VS Code's mcp.json: {"servers": {"NAME": {"type", "command", ...}}}
 
 exit status: 0 success, 1 the tool returned isError, 2 usage error, 3 protocol or connection error,
              4 timeout, 130 interrupted (Ctrl-C)"""
@@ -75,6 +77,9 @@ _EXAMPLES = {
               "  {prog} listen tools file:///etc/app.cfg -- python3 server.py",
     "skills": "{prog} skills list -- python3 -m mcplite serve examples/everything_server.py\n"
               "  {prog} skills get everything-server references/tools.md -- http://127.0.0.1:8000/mcp",
+    "completion": "{prog} completion bash > ~/.local/share/bash-completion/completions/mcplite\n"
+                  "  {prog} completion zsh > ~/.zfunc/_mcplite\n"
+                  "  {prog} completion fish > ~/.config/fish/completions/mcplite.fish",
     "serve": "{prog} serve examples/everything_server.py --http 127.0.0.1:8000\n"
              "  {prog} serve mypackage.server:app",
 }
@@ -90,6 +95,30 @@ _OVERVIEW_EXAMPLES = """\
 
 def _program_name() -> str:
     return "python -m mcplite" if os.path.basename(sys.argv[0]) == "__main__.py" else "mcplite"
+
+
+def typed_program(prog: str) -> str:
+    """The program as the user typed it (``python3 -m mcplite``), for a command line to copy; else ``prog``."""
+    typed = getattr(sys, "orig_argv", None)  # Python 3.10+
+    if prog == "mcplite" or not isinstance(typed, list) or len(typed) < len(sys.argv):
+        return prog
+    program = typed[:len(typed) - len(sys.argv) + 1]
+    if program[-2:] != ["-m", "mcplite"]:  # main() called by another program
+        return prog
+    return " ".join(shlex.quote(word) for word in program)
+
+
+def missing_separator(prog: str, words: Sequence[str], target: Sequence[str]) -> UsageError:
+    """The error for a server named without the ``--`` before it: the command line to write instead.
+
+    ``target`` are the last of ``words``: what argparse could not place (``list tools python3 server.py``),
+    or the trailing words a ``key=value`` list took that are no ``key=value`` (``call add python3 s.py``).
+    """
+    head = list(words[:len(words) - len(target)])
+    if target and target[0].endswith(".py") and not os.access(target[0], os.X_OK):
+        target = ["python3", *target]  # a script is run by Python, not as a command
+    fixed = " ".join([typed_program(prog), *(shlex.quote(word) for word in [*head, "--", *target])])
+    return UsageError(f"put -- before the server: {fixed}")
 
 
 def build_parser(prog: str = "mcplite") -> argparse.ArgumentParser:
@@ -137,7 +166,15 @@ def build_parser(prog: str = "mcplite") -> argparse.ArgumentParser:
                         help="sign in to a protected http(s) server with OAuth: the browser opens when needed, "
                              "and the tokens are kept in $XDG_CONFIG_HOME/mcplite/tokens.json "
                              "(~/.config/mcplite/tokens.json), readable by you only")
-    parser.add_argument("--config", metavar="FILE", help='an "mcpServers" JSON file to take the server from')
+    parser.add_argument("--server-stderr", choices=["show", "hide"], default="show",
+                        help="a server command's own stderr (banners, tracebacks): show it as it comes (the "
+                             "default), or hide it, keeping its last lines for the message if the server fails")
+    parser.add_argument("--save", metavar="DIR",
+                        help="write the images, audio and blobs of a tool result or a resource read to files in "
+                             "DIR (named from the URI, or TOOL-N.EXT), and say what was written")
+    parser.add_argument("--config", metavar="FILE",
+                        help='a JSON file to take the server from: "mcpServers" (desktop hosts) or "servers" '
+                             "(VS Code's mcp.json)")
     parser.add_argument("--server", metavar="NAME", help="the server's name in --config")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands.required = True
@@ -146,7 +183,7 @@ def build_parser(prog: str = "mcplite") -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".",
                                   prog=f"{prog} {name}", formatter_class=formatter,
                                   epilog="examples:\n  " + _EXAMPLES[name].format(prog=prog))
-        if name != "serve":
+        if name not in ("serve", "completion"):
             # Also after the command (`list tools --json`); SUPPRESS keeps a value given before it.
             _add_output_options(sub, argparse.SUPPRESS)
         return sub
@@ -189,6 +226,8 @@ def build_parser(prog: str = "mcplite") -> argparse.ArgumentParser:
     skills.add_argument("name", nargs="?", metavar="NAME_OR_URI", help="get: the skill's name or SKILL.md URI")
     skills.add_argument("file", nargs="?", metavar="FILE",
                         help="get: the file to print, relative to the skill (default: SKILL.md)")
+    completion = command("completion", "print a shell completion script for bash, zsh or fish")
+    completion.add_argument("shell", choices=["bash", "zsh", "fish"])
     serve = command("serve", "serve a Server object over stdio, or over HTTP with --http")
     serve.add_argument("target", metavar="FILE_OR_MODULE[:OBJECT]",
                        help="a .py file or a module name; OBJECT names the Server when there are several")
@@ -227,15 +266,19 @@ def _seconds(text: str) -> float:
     return value
 
 
-def parse_arguments(parser: argparse.ArgumentParser, words: List[str]) -> argparse.Namespace:
+def parse_arguments(parser: argparse.ArgumentParser, words: List[str], has_target: bool = True) -> argparse.Namespace:
     """Parse our words; ``key=value`` pairs may also come after options (``call t --args J k=v``).
 
     argparse gives a ``nargs="*"`` positional only the words before the first option, so the pairs it
-    leaves over are added here; any other leftover word is an error.
+    leaves over are added here; any other leftover word is an error. Without a ``--`` (``has_target``
+    False), leftover words at the end are a server named without it: the error shows the line to write.
     """
     args, extra = parser.parse_known_args(words)
     if extra and hasattr(args, "arguments") and all("=" in word and not word.startswith("-") for word in extra):
         args.arguments += extra
     elif extra:
+        if not has_target and getattr(args, "command", None) != "serve" and list(words[-len(extra):]) == extra \
+                and not extra[0].startswith("-"):
+            raise missing_separator(parser.prog, words, extra)
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     return args

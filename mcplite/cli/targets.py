@@ -46,10 +46,13 @@ def parse_target(words: Sequence[str]) -> Target:
 
 
 def target_from_config(path: str, name: Optional[str]) -> Target:
-    """The server ``name`` of an ``mcpServers`` JSON file (the format desktop MCP hosts use).
+    """The server ``name`` of a JSON file of servers: desktop hosts' ``mcpServers``, or VS Code's ``servers``
+    (``.vscode/mcp.json``).
 
     Each entry has ``command`` (with optional ``args``, ``env``, ``cwd``) or ``url`` (with optional
-    ``headers``). ``name`` may be None when the file has exactly one server.
+    ``headers``); VS Code's also says its ``type`` (``stdio``, ``http`` or ``sse``). ``name`` may be None when
+    the file has exactly one server. VS Code's ``inputs`` (values asked for when the server starts) are not
+    asked for: an entry that uses ``${input:...}`` is refused, naming the option that gives the value instead.
     """
     try:
         with open(path, encoding="utf-8") as file:
@@ -58,9 +61,12 @@ def target_from_config(path: str, name: Optional[str]) -> Target:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise UsageError(f"{path} is not valid JSON: {exc}") from None
-    servers = document.get("mcpServers") if isinstance(document, dict) else None
+    key = "mcpServers"
+    if isinstance(document, dict) and "mcpServers" not in document and isinstance(document.get("servers"), dict):
+        key = "servers"  # VS Code's mcp.json
+    servers = document.get(key) if isinstance(document, dict) else None
     if not isinstance(servers, dict) or not servers:
-        raise UsageError(f'{path} has no "mcpServers" object')
+        raise UsageError(f'{path} has no "mcpServers" object (nor VS Code\'s "servers")')
     if name is None:
         if len(servers) != 1:
             raise UsageError(f"{path} has several servers; choose one with --server ({', '.join(servers)})")
@@ -69,16 +75,42 @@ def target_from_config(path: str, name: Optional[str]) -> Target:
     if not isinstance(entry, dict):
         raise UsageError(f"{path} has no server {name!r} (it has: {', '.join(servers)})")
     assert name is not None
-    if isinstance(entry.get("url"), str):
+    _refuse_inputs(entry, path, name)
+    kind = entry.get("type")
+    if kind is not None and kind not in ("stdio", "http", "sse"):
+        raise UsageError(f'{path}: server {name!r}: "type" {kind!r} is none of stdio, http, sse')
+    if isinstance(entry.get("url"), str) and kind != "stdio":
         return Target(url=entry["url"], headers=_string_map(entry, "headers", path, name))
-    if isinstance(entry.get("command"), str):
+    if isinstance(entry.get("command"), str) and kind in (None, "stdio"):
         args = entry.get("args", [])
         if not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
             raise UsageError(f'{path}: server {name!r}: "args" must be a list of strings')
         cwd = entry.get("cwd")
         return Target(argv=[entry["command"], *args], env=_string_map(entry, "env", path, name) or None,
                       cwd=cwd if isinstance(cwd, str) else None)
+    if kind is not None:
+        needed = "command" if kind == "stdio" else "url"
+        raise UsageError(f'{path}: server {name!r} of type {kind!r} has no "{needed}"')
     raise UsageError(f'{path}: server {name!r} has neither "command" nor "url"')
+
+
+def _refuse_inputs(entry: Dict[str, Any], path: str, name: str) -> None:
+    """VS Code fills ``${input:ID}`` by asking the user when the server starts; we refuse it, saying how to
+    give the value (``-e``, ``--header``) instead. (``${env:X}`` and the like are VS Code's too.)"""
+    def walk(value: Any, where: str) -> None:
+        if isinstance(value, str) and "${input:" in value:
+            option = "-e KEY=VALUE" if where.startswith("env") else "--header 'NAME: VALUE'" \
+                if where.startswith("headers") else "the value itself in the file"
+            raise UsageError(f'{path}: server {name!r}: {where} uses {value!r}, a VS Code input (asked for when VS '
+                             f'Code starts the server), which mcplite does not ask for: give it with {option}')
+        if isinstance(value, dict):
+            for key, item in value.items():
+                walk(item, f"{where}.{key}" if where else str(key))
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                walk(item, f"{where}[{index}]")
+
+    walk(entry, "")
 
 
 def _string_map(entry: Dict[str, Any], key: str, path: str, name: str) -> Dict[str, str]:
@@ -158,10 +190,10 @@ def resolve_target(args: argparse.Namespace, target_words: Optional[List[str]]) 
         if target.url is None:
             raise UsageError("--header only applies to an http(s) server")
         target.headers.update(parse_header(text) for text in args.headers)
-    if args.env or args.cwd is not None or args.inherit_env:
+    if args.env or args.cwd is not None or args.inherit_env or getattr(args, "server_stderr", "show") != "show":
         if target.url is not None:
-            raise UsageError("-e/--env, --inherit-env and --cwd only apply to a server command (stdio), not to a "
-                             "URL")
+            raise UsageError("-e/--env, --inherit-env, --cwd and --server-stderr only apply to a server command "
+                             "(stdio), not to a URL")
         target.env = {**(target.env or {}), **parse_assignments(args.env, option="-e", shape="KEY=VALUE")}
         target.inherit_env = args.inherit_env
         if args.cwd is not None:

@@ -280,6 +280,10 @@ def _skip_type(annotation: Any, skip_types: Tuple[type, ...]) -> Optional[type]:
     return None
 
 
+#: The keyword that marks an output schema wrapping a value that is not an object as ``{"result": value}``.
+WRAP_MARK = "x-fastmcp-wrap-result"
+
+
 def _output_schema(annotation: Any) -> Tuple[Optional[Schema], bool]:
     """(output schema, wraps_output) for a return annotation.
 
@@ -301,6 +305,9 @@ def _output_schema(annotation: Any) -> Tuple[Optional[Schema], bool]:
         return schema, False
     defs = schema.pop("$defs", None)
     wrapped = _object_schema({"result": schema}, ["result"])
+    # As FastMCP marks it: its client (and others that read the mark) then hands over the value, not a
+    # {"result": ...} object. The official Python SDK wraps the same way, unmarked.
+    wrapped[WRAP_MARK] = True
     if defs:
         wrapped["$defs"] = defs
     return wrapped, True

@@ -110,9 +110,12 @@ class Client:
             does, else the handshake (see `client.era`); a 2026-07-28 version: speak it without asking; a
             handshake version (e.g. "2025-11-25"): offer it in ``initialize`` (the server may answer with an
             older one we also speak). ``client.protocol_version`` says what was chosen.
-        probe_timeout: seconds the ``server/discover`` probe waits before taking the server for a legacy one.
+        probe_timeout: seconds the ``server/discover`` probe waits before taking the server for a legacy one
+            (at most what is left of the connect's timeout).
         max_input_rounds: how many input-required rounds one call may take (2026-07-28) before giving up.
-        timeout: default seconds for every request.
+        timeout: the default bound, in seconds, of each call (all its requests together: see `call_tool`) and
+            of the whole connect (`connect`); None: no bound. Over HTTP it also bounds connecting and waiting
+            for each answer's headers.
         sampling: answers `sampling/createMessage` (params dict -> `CreateMessageResult` dict).
         sampling_features: the sampling sub-capabilities to declare (2025-11-25): "tools" (the callback
             handles ``tools`` and ``toolChoice``) and/or "context" (it honours ``includeContext``). A
@@ -129,6 +132,8 @@ class Client:
             this changes nothing unless the server opts in. ``client.clear_cache()`` forgets what was kept.
         http_options: keyword arguments for the HTTP transport: ``headers``, ``auth``, ``ssl_context``,
             ``cafile``, ``transport`` ("auto", "streamable" or "sse"); see `http_client.HTTPClientTransport`.
+
+    A keyword that is none of these is a `TypeError` naming it and the closest real one.
     """
 
     def __init__(self, target: Any = None, *, client_info: Optional[Dict[str, Any]] = None,

@@ -33,8 +33,8 @@ def refuse_unknown(where: str, given: Iterable[str], known: Collection[str]) -> 
 
     described = []
     for name in unknown:
-        close = difflib.get_close_matches(name, list(known), n=1)
-        described.append((repr(name), repr(close[0]) if close else None))
+        matches = difflib.get_close_matches(name, list(known), n=1)
+        described.append((repr(name), repr(matches[0]) if matches else None))
     if len(described) == 1:
         name, close = described[0]
         raise TypeError(f"{where}() got an unexpected keyword argument {name}"

@@ -705,8 +705,9 @@ class Client:
         questions the tool asks before its task starts are answered with the callbacks, as in `call_tool`.
         On 2025-11-25 the call asks for a task (``task: {ttl}``; ``ttl_ms`` is a wish the server may lower)
         when the server declares task support and lists the tool as taking tasks (the tools are listed once
-        if they were not); otherwise, and on older revisions, the tool is called directly. ``timeout`` holds
-        for each request sent now; waiting for the task is `Task.wait`'s. ``progress`` hears the progress the
+        if they were not); otherwise, and on older revisions, the tool is called directly. ``timeout`` bounds
+        the requests sent now, together; waiting for the task is `Task.wait`'s. A direct answer is checked as
+        `call_tool` checks one (``structuredContent`` against the tool's ``outputSchema``). ``progress`` hears the progress the
         call reports while it is answered directly (a task's progress is `Task.progress`, read at each poll).
         """
         if ttl_ms is not None and not task:
@@ -1063,13 +1064,14 @@ def _transport_for(target: Any, http_options: Dict[str, Any], timeout: float) ->
                             "need an http(s) URL")
     if isinstance(target, Transport):
         return target
-    if callable(getattr(target, "connect", None)):
+    serve_over: Any = getattr(target, "connect", None)
+    if callable(serve_over):
         # A `Server` (or anything that serves over a transport given to its `connect`), in this process: known by
         # what it does rather than by its class, so that the client layer does not import the server layer.
         from ..transports.memory import memory_pair  # only in-process clients (tests, mostly) need it
 
         client_end, server_end = memory_pair()
-        target.connect(server_end)
+        serve_over(server_end)
         return client_end
     if is_url:
         from ..transports.http_client import HTTPClientTransport  # only those who use HTTP pay for importing it

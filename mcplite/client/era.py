@@ -198,7 +198,7 @@ def _probe(client: Client, deadline: Deadline, key: Optional[Hashable]) -> Tuple
                 raise
             continue  # the response stream broke (HTTP): discover is safe to ask again
         except ConnectionClosed as exc:
-            if key is None or key[0] != "stdio":
+            if not (isinstance(key, tuple) and key[0] == "stdio"):
                 raise
             # It died on the probe, or before it (a server that fails to start): not started again (its error,
             # its start-up side effects would come twice). A server that cannot bear the question (go-sdk#1177)

@@ -13,7 +13,7 @@ import pytest
 
 from mcplite import Client, Server
 from mcplite.client import era
-from mcplite.errors import VersionMismatch
+from mcplite.errors import ConnectionClosed, VersionMismatch
 from mcplite.protocol.versions import ENVELOPE_VERSIONS, HANDSHAKE_VERSIONS
 from mcplite.transports.memory import memory_pair
 
@@ -139,9 +139,12 @@ def test_a_silent_server_is_legacy_after_the_probe_timeout(tmp_path: Path) -> No
     assert sent(log) == ["server/discover", "initialize"]
 
 
-def test_a_server_that_dies_on_the_probe_is_spawned_again_once(tmp_path: Path) -> None:
+def test_a_server_that_dies_on_the_probe_is_not_started_again_and_gets_the_handshake_next_time(tmp_path: Path) -> None:
     log = tmp_path / "log"
-    with stdio("exits", log) as client:
+    with pytest.raises(ConnectionClosed, match="exited with code 3.*gets the handshake at the next connect"):
+        stdio("exits", log).connect()
+    assert log.read_text().split() == ["server/discover", "respawned"]  # one process (its "respawned" mark)
+    with stdio("exits", log) as client:  # the verdict kept: no probe
         assert client.protocol_version == "2025-11-25"
         assert client.list_tools()[0]["name"] == "echo"
     assert log.read_text().split() == ["server/discover", "respawned", "initialize", "tools/list"]

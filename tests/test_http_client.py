@@ -501,6 +501,9 @@ class Host:
         self.failed: "queue.Queue[Any]" = queue.Queue()
         self.lost_with: "queue.Queue[Any]" = queue.Queue()
 
+    def send_timeout(self) -> float:
+        return self.timeout
+
     def deliver(self, value: Any) -> None:
         self.delivered.put(value)
 

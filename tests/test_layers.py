@@ -22,6 +22,7 @@ ALLOWED: Dict[str, Set[str]] = {
     "errors": set(),
     "_once": set(),  # the first-use loader: every layer may use it (ALWAYS)
     "_deprecated": set(),  # the deprecated spellings' __getattr__: every layer may use it (ALWAYS)
+    "_options": set(),  # misspelt keyword options named, with the closest real one: every layer (ALWAYS)
     "_log": set(),
     "_sync": {"_log"},
     "_files": set(),  # creating private files: for the stores and the token file
@@ -43,7 +44,7 @@ ALLOWED: Dict[str, Set[str]] = {
 }
 
 #: What every module may import: pure helpers of no layer.
-ALWAYS: Set[str] = {"_once", "_deprecated"}
+ALWAYS: Set[str] = {"_once", "_deprecated", "_options"}
 
 #: What a function-level import may reach beyond ALLOWED: the API layer loads a transport when asked to.
 LAZY_ALSO: Dict[str, Set[str]] = {

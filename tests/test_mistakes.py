@@ -133,6 +133,37 @@ class Point:  # a class of one's own, not a dataclass: nothing says how to read 
         self.x = x
 
 
+def _misspelt_options() -> Any:
+    from mcplite.transports.http_server.app import HTTPApp
+
+    url = "http://127.0.0.1:9/mcp"  # (nothing is sent: the options are refused as the client is made)
+    return [
+        (lambda: Client.stdio(["server"], recrod="x"), "Client.stdio() got an unexpected keyword argument 'recrod'"),
+        (lambda: Client.stdio(["server"], timout=3),
+         "Client.stdio() got an unexpected keyword argument 'timout': did you mean 'timeout'?"),
+        (lambda: Client.stdio(["server"], shutdown_timout=1),
+         "Client.stdio() got an unexpected keyword argument 'shutdown_timout': did you mean 'shutdown_timeout'?"),
+        (lambda: Client.stdio(["server"], recrod="x", nonsense=1),
+         "Client.stdio() got unexpected keyword arguments 'recrod', 'nonsense'"),
+        (lambda: Client(url, hedaers={"A": "b"}), "Client() got an unexpected keyword argument 'hedaers': did you mean "
+                                                  "'headers'?"),
+        (lambda: Client(url, probe_timout=1),
+         "Client() got an unexpected keyword argument 'probe_timout': did you mean 'probe_timeout'?"),
+        (lambda: Client(url, transprot="sse"),
+         "Client() got an unexpected keyword argument 'transprot': did you mean 'transport'?"),
+        (lambda: Client(Server("s"), headers={}), "Client() got HTTP options (headers) for <mcplite.server.Server"),
+        (lambda: HTTPApp(Server("s"), stateles=True),
+         "HTTPOptions() got an unexpected keyword argument 'stateles': did you mean 'stateless'?"),
+    ]
+
+
+@pytest.mark.parametrize("make, message", _misspelt_options())
+def test_a_misspelt_option_is_refused_naming_it_and_the_closest_real_one(make: Any, message: str) -> None:
+    with pytest.raises(TypeError) as refused:
+        make()
+    assert str(refused.value).startswith(message), str(refused.value)
+
+
 def _unsupported_annotations() -> Any:
     import datetime
     from typing import Callable, Dict, List

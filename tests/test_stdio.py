@@ -261,8 +261,8 @@ def test_large_messages_arrive_whole_and_fast():
 
 
 def test_close_does_not_wait_for_a_write_blocked_on_a_server_that_stopped_reading():
-    client = Client.stdio([sys.executable, str(FIXTURES / "deaf_server.py")], timeout=WAIT,
-                          shutdown_timeout=SHUTDOWN).connect()
+    client = Client.stdio([sys.executable, str(FIXTURES / "deaf_server.py")], timeout=WAIT,  # (it knows only initialize)
+                          shutdown_timeout=SHUTDOWN, protocol_version="2025-11-25").connect()
     sender = Background(client.call_tool, "anything", {"data": "x" * 4_000_000})
     assert not sender.wait(0.3)  # blocked writing: the server reads nothing
     start = time.monotonic()

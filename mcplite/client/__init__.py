@@ -16,6 +16,7 @@ import time
 import weakref
 
 from .._log import log
+from .._options import keyword_names, refuse_unknown
 from .._sync import DEFAULT
 from ..errors import (
     HEADER_MISMATCH,
@@ -25,6 +26,7 @@ from ..errors import (
     LocalProtocolError,
     RemoteError,
     RemoteProtocolError,
+    RequestTimeout,
     ResponseLost,
 )
 from ..protocol import methods
@@ -108,9 +110,12 @@ class Client:
             does, else the handshake (see `client.era`); a 2026-07-28 version: speak it without asking; a
             handshake version (e.g. "2025-11-25"): offer it in ``initialize`` (the server may answer with an
             older one we also speak). ``client.protocol_version`` says what was chosen.
-        probe_timeout: seconds the ``server/discover`` probe waits before taking the server for a legacy one.
+        probe_timeout: seconds the ``server/discover`` probe waits before taking the server for a legacy one
+            (at most what is left of the connect's timeout).
         max_input_rounds: how many input-required rounds one call may take (2026-07-28) before giving up.
-        timeout: default seconds for every request.
+        timeout: the default bound, in seconds, of each call (all its requests together: see `call_tool`) and
+            of the whole connect (`connect`); None: no bound. Over HTTP it also bounds connecting and waiting
+            for each answer's headers.
         sampling: answers `sampling/createMessage` (params dict -> `CreateMessageResult` dict).
         sampling_features: the sampling sub-capabilities to declare (2025-11-25): "tools" (the callback
             handles ``tools`` and ``toolChoice``) and/or "context" (it honours ``includeContext``). A
@@ -127,6 +132,8 @@ class Client:
             this changes nothing unless the server opts in. ``client.clear_cache()`` forgets what was kept.
         http_options: keyword arguments for the HTTP transport: ``headers``, ``auth``, ``ssl_context``,
             ``cafile``, ``transport`` ("auto", "streamable" or "sse"); see `http_client.HTTPClientTransport`.
+
+    A keyword that is none of these is a `TypeError` naming it and the closest real one.
     """
 
     def __init__(self, target: Any = None, *, client_info: Optional[Dict[str, Any]] = None,
@@ -152,9 +159,8 @@ class Client:
         self.timeout = timeout
         self.probe_timeout = probe_timeout
         self.max_input_rounds = max_input_rounds
-        #: The server key era verdicts are kept under, and how to spawn the server again (stdio only).
+        #: The server key era verdicts are kept under.
         self._key: Optional[Hashable] = _server_key_of(target, self._transport)
-        self._respawner: Optional[Callable[[], Transport]] = None
         self._callbacks = InputCallbacks(sampling=sampling, sampling_features=sampling_features,
                                          elicitation=elicitation, elicitation_modes=elicitation_modes, roots=roots)
         self._on_log = on_log
@@ -184,17 +190,6 @@ class Client:
                              handle_notification=self._handle_notification, default_timeout=self.timeout,
                              name="mcplite-client")
 
-    def _respawn(self) -> bool:
-        """Spawn a stdio server that died again, on a fresh session; False when this client cannot."""
-        if self._respawner is None:
-            return False
-        self.session.close()
-        self._transport = self._respawner()
-        self._respawner = None  # once
-        self.session = self._new_session(self._transport)
-        self.session.start()
-        return True
-
     @classmethod
     def stdio(cls, argv: Sequence[str], *, env: Optional[Dict[str, str]] = None, inherit_env: bool = False,
               cwd: Optional[str] = None, stderr: Any = None, shutdown_timeout: Optional[float] = None,
@@ -207,35 +202,49 @@ class Client:
         through), a file, or a callable taking each line. ``max_line_size``: the largest message read from the
         server, in bytes (default 64 MiB; see `stdio.StdioClientTransport`).
         """
+        if cls.__init__ is Client.__init__:  # (a subclass's own options are its own business)
+            refuse_unknown("Client.stdio", options, keyword_names(Client.__init__) + keyword_names(Client.stdio))
         from ..transports.stdio import DEFAULT_MAX_LINE_SIZE, DEFAULT_SHUTDOWN_TIMEOUT, StdioClientTransport
         transport = StdioClientTransport(argv, env=env, inherit_env=inherit_env, cwd=cwd, stderr=stderr,
                                          shutdown_timeout=DEFAULT_SHUTDOWN_TIMEOUT if shutdown_timeout is None
                                          else shutdown_timeout,
                                          max_line_size=DEFAULT_MAX_LINE_SIZE if max_line_size is None
                                          else max_line_size)
-        client = cls(transport, **options)
-        client._respawner = transport.restarted
-        return client
+        return cls(transport, **options)
 
     # ---- lifetime ---------------------------------------------------------------------------------------
     def connect(self, timeout: Any = DEFAULT) -> "Client":
         """Start the transport and run the handshake (what ``with`` does).
+
+        ``timeout`` (default: the client's ``timeout``; None: no bound) bounds the whole connect, as one
+        deadline each step takes what is left of: starting the server, the revision probe (at most
+        ``probe_timeout`` of it) and the handshake. When it runs out, `RequestTimeout` names that figure and
+        the step it ran out in. A connect that fails closes the connection at once: a stdio server is stopped
+        without the usual grace (`stdio.ABORT_SHUTDOWN_TIMEOUT` a step).
 
         Raises `LocalProtocolError` if this client was connected before (a client connects once).
         """
         if self._started:
             raise LocalProtocolError("this client is already connected (a Client connects once)")
         self._started = True
-        self.session.start()
-        try:
-            from . import era  # (not at import: a client that never connects does not need it)
+        from . import era  # (not at import: a client that never connects does not need it)
 
-            era.connect(self, timeout)
+        deadline = era.Deadline(self.timeout if timeout is DEFAULT else timeout)
+        transport = self._transport
+        transport.set_deadline(deadline.end)
+        try:
+            self.session.start()
+            era.connect(self, deadline)
             if self.session.enveloped and (self._on_list_changed is not None or self._on_resource_updated is not None):
-                self._relisten(timeout)
-        except BaseException:
+                self._relisten(deadline.left("opening the listen stream, subscriptions/listen"))
+        except BaseException as exc:
+            transport.abort()
             self.close()
+            if deadline.passed and _timed_out(exc):
+                raise deadline.expired() from exc
             raise
+        finally:
+            transport.set_deadline(None)
         return self
 
     def close(self) -> None:
@@ -392,14 +401,29 @@ class Client:
         until its input rounds (`client.input_rounds`) end; ``rounds_taken`` gets an item per round. On 2026-07-28 a
         request is sent again once for each of: ``-32022`` naming revisions we speak, a broken response stream
         (`ResponseLost`) when safe to repeat, a tool call's ``Mcp-Param-*`` headers refused (``-32020``: the
-        tools are listed afresh first)."""
+        tools are listed afresh first). The call's ``timeout`` bounds all of its requests together: each one
+        waits what is left of it; the time the callbacks take to answer a round is not counted."""
         method, params, timeout, progress, headers, task, rounds, enveloped = call
         session = self.session
+        if timeout is DEFAULT:
+            timeout = session.default_timeout
+        started = time.monotonic()  # (less the callbacks' time, once a round was answered)
+        left = timeout
+        sent = 0  # requests sent so far
         again: Tuple[Any, ...] = ()  # what this request was sent again for
         input_rounds: Optional[InputRounds] = None
         while True:
+            if sent and timeout is not None:
+                left = timeout - (time.monotonic() - started)
+                if left <= 0:
+                    raise RequestTimeout(f"{method} timed out after {timeout:g} s, over {sent} requests")
+            sent += 1
             try:
-                result = session.send_request(method, params, progress=progress, headers=headers).result(timeout)
+                result = session.send_request(method, params, progress=progress, headers=headers).result(left)
+            except RequestTimeout:
+                if sent == 1:
+                    raise
+                raise RequestTimeout(f"{method} timed out after {timeout:g} s, over {sent} requests") from None
             except ResponseLost:
                 if ResponseLost in again or not (method in REPEATABLE or (
                         method == methods.TOOLS_CALL and params and params.get("name") in self._repeatable_tools)):
@@ -417,7 +441,8 @@ class Client:
                     session.adopt(version, session.discover_result, self.client_info, self.capabilities())
                 elif refusal.code == HEADER_MISMATCH and method == methods.TOOLS_CALL and rounds \
                         and params is not None:  # (a planned tool call: a `request` keeps the caller's headers)
-                    self.list_tools(timeout=timeout)
+                    self.list_tools(timeout=left if timeout is None else max(timeout - (time.monotonic() - started),
+                                                                             0.0))
                     headers = self._param_headers(params)
                 else:
                     raise
@@ -429,9 +454,11 @@ class Client:
                     assert call.params is not None  # (a call with rounds was planned, with its params)
                     input_rounds = InputRounds(call.params, self._callbacks.answer_input_request,
                                                self.max_input_rounds, ("complete", "task") if task else ("complete",))
+                answering = time.monotonic()
                 step = input_rounds.after(result)
                 if step is None:
                     return result
+                started += time.monotonic() - answering  # the callbacks' time is not the server's
                 params, pause = step
                 again = ()
                 if pause:
@@ -510,8 +537,12 @@ class Client:
 
         On 2026-07-28 a tool that needs input answers ``input_required``: the questions go to the same
         ``sampling``, ``elicitation`` and ``roots`` callbacks as a server's requests do on older revisions,
-        and the call is sent again with the answers, as many rounds as it takes (up to ``max_input_rounds``);
-        ``timeout`` holds for each round's request, not for the time the callbacks take.
+        and the call is sent again with the answers, as many rounds as it takes (up to ``max_input_rounds``).
+
+        ``timeout`` (default: the client's) bounds the whole call, its rounds' requests together (the time the
+        callbacks take to answer, a person's say, is not counted); given explicitly, it bounds the wait for a
+        task too, else a task is waited for up to an hour (`tasks.TASK_WAIT`). `RequestTimeout` when it runs out
+        (a task goes on: `task` finds it again by id).
 
         Args:
             progress: called with ``(progress, total, message)`` for each progress report, before the
@@ -522,6 +553,7 @@ class Client:
             input_responses, request_state: resume such a flow: the answers (by ``inputRequests`` key) and
                 the ``requestState`` string exactly as received.
         """
+        started = time.monotonic()
         call = self._plan(methods.TOOLS_CALL, {"name": name, "arguments": arguments or {}}, timeout, progress,
                           input_required, input_responses, request_state, task or None, None, meta)
         try:
@@ -533,7 +565,7 @@ class Client:
                               task=True, meta=meta)
             result = self._run(call)
         if call.task is not None:
-            result = dict(self._task_of(call, name, result).result())  # (waits up to tasks.TASK_WAIT)
+            result = dict(self._task_result(self._task_of(call, name, result), timeout, started))
         elif call.rounds == "return" and result.get("resultType", "complete") != "complete":
             return result  # type: ignore[return-value]  # input_required="return"
         return self._checked_tool_result(name, result, timeout, raise_on_error)
@@ -585,9 +617,24 @@ class Client:
                 return self._task_handle(name, CORE, created, call.timeout)
             if "content" not in result:
                 raise RemoteProtocolError(f"tools/call as a task answered neither a task nor a result: {result!r}")
-        elif call.task is None:  # no task form for this tool here: a plain call, checked as call_tool checks one
-            result = dict(self._checked_tool_result(name, result, call.timeout, False))
+        # A direct answer (no task form for this tool here, or the server answered at once): checked as call_tool
+        # checks one.
+        result = dict(self._checked_tool_result(name, result, call.timeout, False))
         return self._task_handle(name, DIRECT, {"status": "completed"}, call.timeout, result)
+
+    @staticmethod
+    def _task_result(handle: Task, timeout: Any, started: float) -> Dict[str, Any]:
+        """A task's result for `call_tool`: waited for up to what is left of an explicit ``timeout``, else up to
+        `tasks.TASK_WAIT`."""
+        from .tasks import TASK_WAIT
+
+        if timeout is DEFAULT:
+            return dict(handle.result(TASK_WAIT))
+        try:
+            return dict(handle.result(None if timeout is None else max(timeout - (time.monotonic() - started), 0.0)))
+        except RequestTimeout:
+            raise RequestTimeout(f"tools/call {handle.name} timed out after {timeout:g} s: its task {handle.task_id} "
+                                 "goes on (client.task(task_id) finds it again)") from None
 
     def _checked_tool_result(self, name: str, result: Dict[str, Any], timeout: Any,
                              raise_on_error: bool) -> t.CallToolResult:
@@ -658,8 +705,9 @@ class Client:
         questions the tool asks before its task starts are answered with the callbacks, as in `call_tool`.
         On 2025-11-25 the call asks for a task (``task: {ttl}``; ``ttl_ms`` is a wish the server may lower)
         when the server declares task support and lists the tool as taking tasks (the tools are listed once
-        if they were not); otherwise, and on older revisions, the tool is called directly. ``timeout`` holds
-        for each request sent now; waiting for the task is `Task.wait`'s. ``progress`` hears the progress the
+        if they were not); otherwise, and on older revisions, the tool is called directly. ``timeout`` bounds
+        the requests sent now, together; waiting for the task is `Task.wait`'s. A direct answer is checked as
+        `call_tool` checks one (``structuredContent`` against the tool's ``outputSchema``). ``progress`` hears the progress the
         call reports while it is answered directly (a task's progress is `Task.progress`, read at each poll).
         """
         if ttl_ms is not None and not task:
@@ -984,6 +1032,13 @@ def _repeatable_tool(tool: t.Tool) -> bool:
                                               or annotations.get("idempotentHint") is True)
 
 
+def _timed_out(exc: BaseException) -> bool:
+    """Whether a step of a connect failed for want of time: no answer in time, or (HTTP) no response."""
+    from ..errors import HTTPError
+
+    return isinstance(exc, TimeoutError) or (isinstance(exc, HTTPError) and exc.status == 0)
+
+
 def _result_text(result: Dict[str, Any]) -> str:
     return "\n".join(block.get("text", "") for block in result.get("content", []) if block.get("type") == "text")
 
@@ -998,20 +1053,28 @@ def _server_key_of(target: Any, transport: Transport) -> Optional[Hashable]:
 
 
 def _transport_for(target: Any, http_options: Dict[str, Any], timeout: float) -> Transport:
+    is_url = isinstance(target, str) and target.startswith(("http://", "https://"))
+    if http_options:
+        from ..transports.http_client import HTTPClientTransport  # (the names of its options)
+
+        http_names = tuple(name for name in keyword_names(HTTPClientTransport.__init__) if name != "url")
+        refuse_unknown("Client", http_options, keyword_names(Client.__init__) + http_names)
+        if not is_url:
+            raise TypeError(f"Client() got HTTP options ({', '.join(sorted(http_options))}) for {target!r}: they "
+                            "need an http(s) URL")
     if isinstance(target, Transport):
         return target
-    if callable(getattr(target, "connect", None)):
+    serve_over: Any = getattr(target, "connect", None)
+    if callable(serve_over):
         # A `Server` (or anything that serves over a transport given to its `connect`), in this process: known by
         # what it does rather than by its class, so that the client layer does not import the server layer.
         from ..transports.memory import memory_pair  # only in-process clients (tests, mostly) need it
 
         client_end, server_end = memory_pair()
-        target.connect(server_end)
+        serve_over(server_end)
         return client_end
-    if isinstance(target, str) and target.startswith(("http://", "https://")):
+    if is_url:
         from ..transports.http_client import HTTPClientTransport  # only those who use HTTP pay for importing it
         return HTTPClientTransport(target, timeout=timeout, **http_options)
-    if http_options:
-        raise TypeError(f"unexpected keyword arguments {sorted(http_options)} (HTTP options need an http(s) URL)")
     raise TypeError(f"Client() takes a Server, an http(s):// URL or a Transport, not {target!r}; "
                     "use Client.stdio(argv) for a subprocess")

@@ -11,7 +11,8 @@ era"; 2026-07-28 basic/versioning.mdx and transports):
     -32022 listing no version we speak                     VersionMismatch
     any other JSON-RPC error; no answer within the probe   legacy
       timeout (stdio); an HTTP 4xx other than 401/403
-    the server process exited during the probe (stdio)     spawn it again once, then legacy
+    the server process exited during the probe (stdio)     the error (ConnectionClosed), and a legacy
+                                                             verdict kept for the next connect
     HTTP 5xx, a network error                              the error: no verdict
 
 A legacy verdict runs the handshake as before, and over HTTP the handshake's own fallback to HTTP+SSE. A legacy
@@ -19,13 +20,22 @@ server that answers ``initialize`` with ``-32022`` was pinned to the envelope er
 up on (a slow start): it is probed once more and spoken to in the envelope era. Verdicts are kept for the process,
 per server (stdio: command, directory and environment; HTTP: the URL), so a script that connects again pays no
 second probe. A pinned envelope-era version sends nothing at connect; a handshake version offers the handshake.
+
+A stdio server is started once per connect, never again by the probe: a server that cannot bear the question
+(it exits on an unknown method, go-sdk#1177) fails this connect, the error saying so, and the legacy verdict kept
+makes the next connect in this process go straight to the handshake. A server that failed to start is not
+started a second time, its error printed twice.
+
+The whole connect runs against one `Deadline` (the ``timeout`` of `Client.connect`, by default the client's):
+the probe waits ``min(probe_timeout, what is left)``, the handshake what is left after it. When it runs out,
+`RequestTimeout` names the figure given and the step it ran out in.
 """
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
 
 import threading
+import time
 
-from .._sync import DEFAULT
 from ..errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     ConnectionClosed,
@@ -55,7 +65,7 @@ if TYPE_CHECKING:
     #: A verdict: the envelope-era version to speak (with what the probe learnt), or LEGACY.
     Verdict = Union[str, Tuple[str, Optional[Dict[str, Any]]]]
 
-__all__ = ["AUTO", "LEGACY", "DEFAULT_PROBE_TIMEOUT", "connect", "forget_verdicts"]
+__all__ = ["AUTO", "LEGACY", "DEFAULT_PROBE_TIMEOUT", "Deadline", "connect", "forget_verdicts"]
 
 #: The default ``protocol_version``: probe, and speak the newest era both sides have.
 AUTO = "auto"
@@ -74,6 +84,37 @@ _VERDICTS_LOCK = threading.Lock()
 _DISCOVERED = ResultCache(max_entries=256)
 
 
+class Deadline:
+    """One bound for a whole connect: each step takes what is left of it (`left`), and names itself, so that
+    running out says where. ``seconds`` None: no bound."""
+
+    def __init__(self, seconds: Optional[float]) -> None:
+        self.seconds = seconds
+        self.end = None if seconds is None else time.monotonic() + seconds
+        self.step = "starting the server"
+
+    def left(self, step: str) -> Optional[float]:
+        """Seconds left for ``step`` (None: no bound); `RequestTimeout` when none are left, naming the step
+        before it (the one that used them up)."""
+        if self.end is None:
+            self.step = step
+            return None
+        remaining = self.end - time.monotonic()
+        if remaining <= 0:
+            raise self.expired()
+        self.step = step
+        return remaining
+
+    @property
+    def passed(self) -> bool:
+        return self.end is not None and time.monotonic() >= self.end
+
+    def expired(self) -> RequestTimeout:
+        """The error of a connect that ran out of time."""
+        return RequestTimeout(f"the server did not finish connecting within {self.seconds:g} s: the time ran out "
+                              f"in {self.step}")
+
+
 def forget_verdicts() -> None:
     """Forget every era verdict this process has kept (the next connection to each server probes again)."""
     with _VERDICTS_LOCK:
@@ -81,15 +122,15 @@ def forget_verdicts() -> None:
     _DISCOVERED.clear()
 
 
-def connect(client: Client, timeout: Any = DEFAULT) -> None:
-    """Bring ``client``'s started session to a revision: the probe, a pin or the handshake."""
+def connect(client: Client, deadline: Deadline) -> None:
+    """Bring ``client``'s started session to a revision: the probe, a pin or the handshake, within ``deadline``."""
     wanted = client._offered_version
     if wanted != AUTO:
         if revision(wanted).era == ENVELOPE:
             client.session.adopt(wanted, None, client.client_info, client.capabilities())
         else:
             client.session.initialize(client.client_info, client.capabilities(), protocol_version=wanted,
-                                      timeout=timeout)
+                                      timeout=deadline.left(_HANDSHAKE))
         return
     key = client._key
     with _VERDICTS_LOCK:
@@ -102,14 +143,18 @@ def connect(client: Client, timeout: Any = DEFAULT) -> None:
         client.session.adopt(known, result, client.client_info, client.capabilities())
         return
     if known is None:
-        version, result = _probe(client, timeout)
+        version, result = _probe(client, deadline, key)
         if version != LEGACY:
             client.session.adopt(version, result, client.client_info, client.capabilities())
             _remember(key, version)
             if caching and result is not None:
                 _DISCOVERED.put((DISCOVER, key), result, client._auth_context())
             return
-    _handshake(client, timeout, key)
+    _handshake(client, deadline, key)
+
+
+_PROBE = "the revision probe, server/discover"
+_HANDSHAKE = "the handshake, initialize"
 
 
 def _remember(key: Optional[Hashable], verdict: str) -> None:
@@ -118,17 +163,16 @@ def _remember(key: Optional[Hashable], verdict: str) -> None:
             _VERDICTS[key] = verdict
 
 
-def _probe(client: Client, timeout: Any) -> Tuple[str, Optional[Dict[str, Any]]]:
+def _probe(client: Client, deadline: Deadline, key: Optional[Hashable]) -> Tuple[str, Optional[Dict[str, Any]]]:
     """Ask ``server/discover``: (the envelope-era version to speak, the DiscoverResult), or (LEGACY, None)."""
-    probe_timeout = client.probe_timeout
-    if isinstance(timeout, (int, float)) and not isinstance(timeout, bool):
-        probe_timeout = min(probe_timeout, timeout)
     version = LATEST_ENVELOPE_VERSION
     assert version is not None
-    for attempt in range(3):  # the first probe, one at a version the server named, one after a respawn
+    for attempt in range(3):  # the first probe, one at a version the server named, one after a broken stream
+        left = deadline.left(_PROBE)
         try:
             result = client.session.discover(client.client_info, client.capabilities(), version=version,
-                                             timeout=probe_timeout)
+                                             timeout=client.probe_timeout if left is None
+                                             else min(client.probe_timeout, left))
         except RemoteError as refusal:
             if refusal.code != UNSUPPORTED_PROTOCOL_VERSION:
                 return LEGACY, None  # a legacy server: method not found, "no session", ...
@@ -153,10 +197,15 @@ def _probe(client: Client, timeout: Any) -> Tuple[str, Optional[Dict[str, Any]]]
             if attempt == 2:
                 raise
             continue  # the response stream broke (HTTP): discover is safe to ask again
-        except ConnectionClosed:
-            if not client._respawn():
+        except ConnectionClosed as exc:
+            if not (isinstance(key, tuple) and key[0] == "stdio"):
                 raise
-            return LEGACY, None  # it died on the probe (go-sdk#1177): spawned again, it gets the handshake
+            # It died on the probe, or before it (a server that fails to start): not started again (its error,
+            # its start-up side effects would come twice). A server that cannot bear the question (go-sdk#1177)
+            # gets the handshake at the next connect.
+            _remember(key, LEGACY)
+            raise ConnectionClosed(f"{exc} (a server that exits on a method it does not know gets the handshake at "
+                                   f"the next connect; or pin protocol_version={HANDSHAKE_VERSIONS[0]!r})") from exc
         mutual = choose_envelope_version(result.get("supportedVersions") or [])
         if mutual is None:
             return LEGACY, None
@@ -169,15 +218,15 @@ def _supported(data: Any) -> List[str]:
     return [v for v in supported if isinstance(v, str)] if isinstance(supported, list) else []
 
 
-def _handshake(client: Client, timeout: Any, key: Optional[Hashable]) -> None:
+def _handshake(client: Client, deadline: Deadline, key: Optional[Hashable]) -> None:
     """The initialize handshake; if the server turns out to be pinned to the envelope era, the probe once more."""
     try:
-        client.session.initialize(client.client_info, client.capabilities(), timeout=timeout)
+        client.session.initialize(client.client_info, client.capabilities(), timeout=deadline.left(_HANDSHAKE))
     except RemoteError as refusal:
         if refusal.code != UNSUPPORTED_PROTOCOL_VERSION or choose_envelope_version(_supported(refusal.data)) is None:
             raise
         # A server pinned to 2026-07-28 by a probe we had given up on (it was slow to start): speak it.
-        version, result = _probe(client, timeout)
+        version, result = _probe(client, deadline, key)
         if version == LEGACY:
             raise
         client.session.adopt(version, result, client.client_info, client.capabilities())

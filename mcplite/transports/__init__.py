@@ -21,7 +21,9 @@ The session, in turn, calls the transport:
 - ``cancel(request_id)`` when it gives up on one of its own requests (a timeout, `PendingRequest.cancel`):
   the transport may stop awaiting that answer (an HTTP client stops reading its stream). The session still
   tells the peer itself, with ``notifications/cancelled``, where the protocol says so;
-- ``close()`` once.
+- ``close()`` once; ``abort()`` instead (or before it) when the connection failed before it was of use;
+- ``set_deadline(when)`` around the client's connect: whatever ``send`` blocks on until then (an HTTP
+  transport connecting, and waiting for the answer that opens its session) ends by ``when``.
 """
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
@@ -107,6 +109,16 @@ class Transport(abc.ABC):
     @abc.abstractmethod
     def close(self) -> None:
         """Close the connection (idempotent). The sink then gets ``connection_lost`` if it has not yet."""
+
+    def abort(self) -> None:
+        """Close at once, without the courtesies of `close` (a stdio server gets no grace to exit): the
+        connection failed before it was of use. By default the same as `close`."""
+        self.close()
+
+    def set_deadline(self, deadline: Optional[float]) -> None:
+        """Until called again with None, what `send` blocks on ends by ``deadline`` (a `time.monotonic`
+        value), failing as a timeout would: the client sets one for the length of its connect. Nothing to do
+        by default: a stream transport's send does not wait for the peer."""
 
 
 def deliver_bytes(data: bytes, sink: MessageSink) -> None:

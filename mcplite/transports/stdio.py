@@ -33,12 +33,15 @@ if TYPE_CHECKING:
 # `subprocess` (and `shutil`) are imported where a client spawns a server: a stdio *server* never needs
 # them, and its start-up time is part of every client's cold start.
 
-__all__ = ["StdioClientTransport", "StdioServerTransport", "DEFAULT_SHUTDOWN_TIMEOUT", "DEFAULT_MAX_LINE_SIZE",
+__all__ = ["StdioClientTransport", "StdioServerTransport", "DEFAULT_SHUTDOWN_TIMEOUT", "ABORT_SHUTDOWN_TIMEOUT",
+           "DEFAULT_MAX_LINE_SIZE",
            "INHERITED_ENV_VARS", "INHERITED_ENV_PREFIXES", "server_environment"]
 
 
 #: Seconds each shutdown step (EOF on stdin, then SIGTERM) waits before the next, harsher one.
 DEFAULT_SHUTDOWN_TIMEOUT = 2.0
+#: The same, for a server whose connect failed (`StdioClientTransport.abort`): it is not waited for.
+ABORT_SHUTDOWN_TIMEOUT = 0.2
 #: The longest message (one line, without its newline) either side reads, in bytes. A longer line is skipped to
 #: its end, never held whole, and answered (see `_LineChannel`).
 DEFAULT_MAX_LINE_SIZE = 64 * 1024 * 1024
@@ -347,6 +350,12 @@ class StdioClientTransport(Transport):
         if self._channel is None:
             raise ConnectionClosed("the transport is not started")
         self._channel.send(message)
+
+    def abort(self) -> None:
+        """Stop the server as `close` does, each step waiting `ABORT_SHUTDOWN_TIMEOUT` at most (a server that
+        failed to connect, or did not in time, is not waited for)."""
+        self.shutdown_timeout = min(self.shutdown_timeout, ABORT_SHUTDOWN_TIMEOUT)
+        self.close()
 
     def close(self) -> None:
         """Stop the server and whatever it started: EOF on its stdin, then SIGTERM, then SIGKILL to its whole

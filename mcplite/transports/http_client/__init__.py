@@ -25,6 +25,7 @@ from __future__ import annotations  # annotations are not evaluated at import: a
 
 import ssl
 import threading
+import time
 from typing import TYPE_CHECKING, Any, Dict, Hashable, Optional, Union
 
 from ..._log import log
@@ -59,6 +60,8 @@ DEFAULT_MAX_READERS = 64
 DEFAULT_MAX_MESSAGE_SIZE = DEFAULT_MAX_BODY_SIZE
 
 _TRANSPORTS = ("auto", "streamable", "sse")
+#: The shortest socket timeout a send under a deadline gets (one that has passed fails almost at once).
+_LEAST_TIMEOUT = 0.01
 #: The route of a message sent without one (by a test, say): nothing known about it.
 _NO_ROUTE = Route()
 
@@ -132,6 +135,7 @@ class HTTPClientTransport(Transport):
         self._lock = threading.Lock()  # guards _closed and _lost
         self._closed = False
         self._lost = False
+        self._deadline: Optional[float] = None  # a connect's (`set_deadline`)
 
     @property
     def transport(self) -> Optional[str]:
@@ -250,12 +254,28 @@ class HTTPClientTransport(Transport):
         except MCPError as exc:
             if refusal is None:
                 raise
-            raise HTTPError(f"{refusal} (and the HTTP+SSE fallback failed: {exc})", status=refusal.status,
-                            body=refusal.body, headers=refusal.headers) from exc
+            if isinstance(exc, HTTPError) and exc.status == refusal.status:  # one answer, said once
+                also = f"and the same from GET {self.url} for the legacy HTTP+SSE transport"
+            else:
+                also = f"and the HTTP+SSE fallback failed: {exc}"
+            raise HTTPError(f"{refusal} ({also})", status=refusal.status, body=refusal.body,
+                            headers=refusal.headers) from exc
         self._dialect = legacy  # before sending: close() must reach its stream even if this POST fails
         legacy.send(message, body, route)
 
+    def set_deadline(self, deadline: Optional[float]) -> None:
+        """While a client connects: connecting, writing and the answer that opens the session end by
+        ``deadline`` (the client's connect timeout, not this transport's ``timeout``)."""
+        self._deadline = deadline
+
     # ---- the DialectHost side: called by the dialects ---------------------------------------------------------
+    def send_timeout(self) -> float:
+        deadline = self._deadline
+        if deadline is None:
+            return self.timeout
+        # (at least a little: a socket timeout of 0 would make it non-blocking rather than failing at once)
+        return max(min(self.timeout, deadline - time.monotonic()), _LEAST_TIMEOUT)
+
     def deliver(self, value: Any) -> None:
         if self._sink is not None and not self._lost:
             self._sink.receive(value)

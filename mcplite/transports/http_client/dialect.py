@@ -38,6 +38,11 @@ class DialectHost(Protocol):
     #: The keep-alive connections, TLS, proxies and the ``auth`` flow.
     connections: ConnectionPool
 
+    def send_timeout(self) -> float:
+        """Seconds a send may block now (connecting, writing, the opening answer): `timeout`, or what is left of
+        the deadline of a connect under way (`Transport.set_deadline`)."""
+        ...
+
     def deliver(self, value: Any) -> None:
         """One decoded message (or batch) from the server, for the session."""
 

@@ -53,7 +53,7 @@ class LegacySSE:
             RemoteProtocolError: the endpoint is on another origin.
         """
         headers = {**self._host.headers, "Accept": EVENT_STREAM}
-        exchange = self._conns.request("GET", self._url, headers, None, self._host.timeout)
+        exchange = self._conns.request("GET", self._url, headers, None, self._host.send_timeout())
         if exchange.status != 200 or exchange.content_type != EVENT_STREAM:
             raise exchange.failure("expected the HTTP+SSE event stream")
         parser = SSEParser(max_event_size=self._host.max_message_size)
@@ -107,7 +107,7 @@ class LegacySSE:
     def send(self, message: Any, body: bytes, route: Route) -> None:
         if self._closing:
             raise ConnectionClosed("the HTTP+SSE connection is closed")
-        exchange = self._conns.request("POST", self._endpoint, self._headers, body, self._host.timeout)
+        exchange = self._conns.request("POST", self._endpoint, self._headers, body, self._host.send_timeout())
         if not 200 <= exchange.status < 300:
             raise exchange.failure()
         exchange.read()  # "Accepted", or nothing: the answer comes on the event stream

@@ -167,13 +167,15 @@ class Exchange:
         return self._body.decode("utf-8", "replace")
 
     def failure(self, problem: str = "") -> HTTPError:
-        """The `HTTPError` for this response, with its status and body."""
+        """The `HTTPError` for this response, with its status and body (whole in ``body``; in the message, only
+        its first line of text: `summary`)."""
         body = self.error_text()
         text = f"{self.method} {self.url}: HTTP {self.status} {self.reason}"
         if problem:
             text += f": {problem}"
-        if body.strip():
-            text += f" -- {_shorten(body)}"
+        said = summary(body)
+        if said:
+            text += f" -- {said}"
         return HTTPError(text, status=self.status, body=body, headers=self.headers)
 
     def read_chunk(self) -> bytes:
@@ -473,7 +475,7 @@ def _no_response(method: str, url: str, timeout: float, exc: BaseException,
     via = (f" through the proxy {proxy[0]}:{proxy[1]} (from the {urllib.parse.urlsplit(url).scheme}_proxy "
            "environment variable; add the host to NO_PROXY to connect directly)") if proxy is not None else ""
     if isinstance(exc, socket.timeout):
-        return HTTPError(f"{method} {url}{via}: no response within {timeout} s")
+        return HTTPError(f"{method} {url}{via}: no response within {round(timeout, 2):g} s")
     if isinstance(exc, http.client.HTTPException) and not isinstance(exc, ConnectionError):
         # A head that http.client refuses to read (a line over 64 KiB, more than 100 fields, a bad status
         # line): a response came, but not one anybody should buffer.
@@ -486,9 +488,21 @@ def describe(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def _shorten(text: str, limit: int = 500) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else text[:limit] + "..."
+#: The longest excerpt of an error body an error message carries.
+SUMMARY_LIMIT = 200
+
+
+def summary(body: str, limit: int = SUMMARY_LIMIT) -> str:
+    """An error body as an error message quotes it: its first line of text, markup stripped (an HTML error page
+    becomes its title or heading, never the whole page), clipped to ``limit`` characters."""
+    if body.lstrip().startswith("<"):
+        import html
+        import re
+
+        body = re.sub(r"(?is)<(head|script|style)\b.*?</\1\s*>", "\n", body)  # not text anybody reads
+        body = html.unescape(re.sub(r"<[^>]*>", "\n", body))
+    line = next((line.strip() for line in body.splitlines() if line.strip()), "")
+    return line if len(line) <= limit else line[:limit] + "..."
 
 
 # ---- reading event streams ------------------------------------------------------------------------------

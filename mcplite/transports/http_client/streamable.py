@@ -237,13 +237,13 @@ class StreamableHTTP:
         elif request_ids:
             stream = self._register(set(request_ids))  # before sending: a cancellation must find it
             try:
-                call = self._conns.begin("POST", self._url, headers.post, body, self._host.timeout)
+                call = self._conns.begin("POST", self._url, headers.post, body, self._host.send_timeout())
             except BaseException:
                 self._unregister(stream)
                 raise
             self._submit(self._await_answer, stream, call)
         else:
-            exchange = self._conns.request("POST", self._url, headers.post, body, self._host.timeout)
+            exchange = self._conns.request("POST", self._url, headers.post, body, self._host.send_timeout())
             self._check(exchange)
             exchange.read()  # 202 with no body; a 200 with one is tolerated and ignored
             if route.starts_listening:
@@ -256,13 +256,13 @@ class StreamableHTTP:
         if request_ids:
             stream = self._register(set(request_ids), enveloped=True)
             try:
-                call = self._conns.begin("POST", self._url, headers, body, self._host.timeout)
+                call = self._conns.begin("POST", self._url, headers, body, self._host.send_timeout())
             except BaseException:
                 self._unregister(stream)
                 raise
             self._submit(self._await_answer, stream, call)
             return
-        exchange = self._conns.request("POST", self._url, headers, body, self._host.timeout)
+        exchange = self._conns.request("POST", self._url, headers, body, self._host.send_timeout())
         if not 200 <= exchange.status < 300:
             raise exchange.failure()
         exchange.read()  # 202 with no body
@@ -292,7 +292,7 @@ class StreamableHTTP:
 
     def _open_session(self, body: bytes, request_ids: Set[RequestId], headers: _Headers) -> None:
         """POST the message that opens the session (initialize) and wait for its answer's head."""
-        exchange = self._conns.request("POST", self._url, headers.post, body, self._host.timeout)
+        exchange = self._conns.request("POST", self._url, headers.post, body, self._host.send_timeout())
         if exchange.status in LEGACY_FALLBACK_STATUSES:
             raise NotStreamable(exchange.failure())
         self._check(exchange)

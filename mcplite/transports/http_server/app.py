@@ -40,6 +40,7 @@ import threading
 from urllib.parse import parse_qs
 
 from ..._log import ACCESS_LOGGER_NAME, log, new_error_id
+from ..._options import refuse_unknown
 from ...errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
 from ...protocol import jsonrpc, methods
 from ...protocol.envelope import classify
@@ -90,6 +91,7 @@ class HTTPApp:
     """
 
     def __init__(self, server: SessionFactory, **options: Any) -> None:
+        refuse_unknown("HTTPOptions", options, HTTPOptions.__dataclass_fields__)
         self.options = settings = HTTPOptions(**options)
         self.server = server
         self.path = settings.path.rstrip("/") or "/"

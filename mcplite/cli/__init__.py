@@ -38,8 +38,8 @@ check the path (``/mcp``), a tool that asks the user (elicitation) from a pipe n
 cannot start says what to write instead, a server that misses PYTHONPATH says to pass it (`mcplite.cli.advice`).
 ``completion bash|zsh|fish`` prints a completion script written from the parser.
 
-``--connect-timeout`` (default 30 s) bounds starting the server and the handshake; ``--timeout`` (default
-60 s) bounds each request after that, so a short ``--timeout`` does not cut off a server that is slow to
+``--connect-timeout`` (default 30 s) bounds the whole connect: starting the server, the revision probe and the
+handshake; ``--timeout`` (default 60 s) bounds each call after that (its input rounds included), so a short ``--timeout`` does not cut off a server that is slow to
 start. After a timeout or Ctrl-C a stdio server is given 0.2 s to exit on EOF, then 0.2 s after SIGTERM
 (after a command that finished, 2 s each): interrupting never leaves you waiting in silence.
 

@@ -310,8 +310,7 @@ def connect(target: Target, args: argparse.Namespace, reporter: StderrReporter) 
     try:
         client.connect(timeout=args.connect_timeout)
     except TimeoutError as exc:
-        raise TimedOut(f"{type(exc).__name__}: the server did not finish connecting within "
-                       f"{args.connect_timeout:g} s (raise it with --connect-timeout S)") from None
+        raise TimedOut(f"{type(exc).__name__}: {_one_line(exc)} (raise it with --connect-timeout S)") from None
     _note(20, "connected to %s %s in %.0f ms, protocol %s (%s)", client.server_info.get("name"),
           client.server_info.get("version", ""), (time.monotonic() - started) * 1000, client.protocol_version,
           "envelope" if client.session.enveloped else "handshake")

@@ -105,23 +105,35 @@ def run(coroutine: Coroutine[Any, Any, Any], holder: Any, cancelled: Callable[[]
     """Run a handler's coroutine to its end on this thread's loop, and return its value (or raise its error).
 
     ``holder`` has the ``cancelled`` flag (a `LazyEvent`) whose setting cancels the coroutine: the request's
-    `RequestContext`, or a task's record of what runs. Its flag is replaced, for good, by one that also cancels
-    the coroutine (`_Watched`). A coroutine that ends by that cancel raises ``cancelled()`` instead of the
-    `asyncio.CancelledError` (a BaseException no caller expects); one cancelled by anything else is an error
-    of the handler's (RuntimeError).
+    `RequestContext`, or a task's record of what runs. A coroutine that ends by that cancel raises
+    ``cancelled()`` instead of the `asyncio.CancelledError` (a BaseException no caller expects); one cancelled
+    by anything else is an error of the handler's (RuntimeError).
+
+    The loop first runs once (`loop.stop` before `run_forever`: one pass over what is ready), which is all a
+    handler that never waits on anything needs: most do. Only one that is still waiting after it has its flag
+    replaced, for good, by one that also cancels it (`_Watched`), and the loop run until it ends. A cancel
+    cannot interrupt the first pass, which runs without a pause; one that came meanwhile is seen right after.
     """
     loop = _loop()
     task = loop.create_task(coroutine)
     before: LazyEvent = holder.cancelled
-    watched = _Watched(before, lambda: loop.call_soon_threadsafe(task.cancel))
-    holder.cancelled = watched
     if before.is_set():  # cancelled already: the coroutine starts cancelled
         task.cancel()
-    try:
-        return loop.run_until_complete(task)
-    except _asyncio.CancelledError:
-        if watched.is_set():
+    loop.stop()
+    loop.run_forever()
+    if not task.done():
+        watched = _Watched(before, lambda: loop.call_soon_threadsafe(task.cancel))
+        holder.cancelled = watched
+        if before.is_set():  # a cancel that came during the first pass
+            task.cancel()
+        try:
+            loop.run_until_complete(task)
+        except _asyncio.CancelledError:
+            pass  # told apart below
+        finally:
+            watched.on_set = None  # a cancel from now on has no coroutine to interrupt
+    if task.cancelled():
+        if holder.cancelled.is_set():
             raise cancelled() from None
         raise RuntimeError("the handler's coroutine was cancelled (not by the client)") from None
-    finally:
-        watched.on_set = None  # a cancel from now on has no coroutine to interrupt
+    return task.result()

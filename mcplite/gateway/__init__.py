@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import secrets
 import threading
+from collections.abc import Mapping
 
 from ..errors import INTERNAL_ERROR, RESOURCE_NOT_FOUND, ConnectionClosed, RemoteError, RPCError, ResourceNotFound
 from ..protocol import methods
@@ -32,7 +33,7 @@ from .upstream import KINDS, Upstream
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Mapping, Optional, Union
+    from typing import Any, Dict, List, Optional, Union
 
 __all__ = ["Gateway", "ConfigError", "GatewayConfig", "UpstreamConfig", "load_config", "parse_config"]
 
@@ -62,7 +63,7 @@ class Gateway(Server):
                  environ: Optional[Mapping[str, str]] = None, **server_options: Any) -> None:
         if isinstance(config, GatewayConfig):
             parsed = config
-        elif isinstance(config, dict):
+        elif isinstance(config, Mapping):
             parsed = parse_config(dict(config), environ=environ)
         else:
             parsed = load_config(config, environ)

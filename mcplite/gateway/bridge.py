@@ -96,14 +96,20 @@ class Call:
                 if remaining <= 0:
                     break
                 self._cond.wait(remaining)
-            answer, self._question, self._answer = self._answer, None, None
+            answer = self._taken_answer()
         if answer is None:
-            raise RequestCancelled("the call was cancelled") if self._cancelled else \
-                RequestTimeout(f"{method}: the client did not answer within {ANSWER_TIMEOUT:g} s")
+            if self._cancelled:
+                raise RequestCancelled("the call was cancelled")
+            raise RequestTimeout(f"{method}: the client did not answer within {ANSWER_TIMEOUT:g} s")
         ok, value = answer
         if not ok:
             raise value
         return value  # type: ignore[no-any-return]
+
+    def _taken_answer(self) -> Optional[Tuple[bool, Any]]:
+        """The answer to the question asked (None: none came), the question cleared. Under the lock."""
+        answer, self._question, self._answer = self._answer, None, None
+        return answer
 
     def progress(self, progress: float, total: Optional[float], message: Optional[str]) -> None:
         front = self.front

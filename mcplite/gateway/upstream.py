@@ -203,15 +203,16 @@ class Upstream:
 
     def _list(self, client: Client, kind: str) -> List[Dict[str, Any]]:
         declared = client.server_capabilities
-        if kind == "tools":
-            return list(client.list_tools()) if "tools" in declared else []
-        if kind == "prompts":
-            return list(client.list_prompts()) if "prompts" in declared else []
-        if "resources" not in declared:
-            return []
-        if kind == "resources":
-            return list(client.list_resources())
-        return list(client.list_resource_templates())
+        items: List[Any] = []
+        if kind == "tools" and "tools" in declared:
+            items = client.list_tools()
+        elif kind == "prompts" and "prompts" in declared:
+            items = client.list_prompts()
+        elif kind == "resources" and "resources" in declared:
+            items = client.list_resources()
+        elif kind == "templates" and "resources" in declared:
+            items = client.list_resource_templates()
+        return [dict(item) for item in items]
 
     def _ask_for_logs(self, client: Client) -> None:
         """Every log message, filtered in front by what each front client asked for."""

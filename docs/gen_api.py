@@ -27,7 +27,7 @@ OUTPUT = os.path.join(ROOT, "docs", "api.md")
 
 #: The documented modules, whose ``__all__`` is the public surface.
 MODULES = ["mcplite", "mcplite.content", "mcplite.errors", "mcplite.http_server", "mcplite.wsgi", "mcplite.oauth",
-           "mcplite.oauth.advanced"]
+           "mcplite.oauth.advanced", "mcplite.gateway"]
 
 #: The sections, in order: a title, an introduction, and which (module, name) pairs belong there.
 GROUPS: List[Tuple[str, str, Callable[[str, str, Any], bool]]] = [
@@ -62,6 +62,9 @@ GROUPS: List[Tuple[str, str, Callable[[str, str, Any], bool]]] = [
      "the grants' base class. Public, but it changes more readily than `mcplite.oauth`. (Until 0.2 these names "
      "are importable from `mcplite.oauth` too, with a `DeprecationWarning`.)",
      lambda module, name, obj: module == "mcplite.oauth.advanced"),
+    ("Gateway", "`from mcplite import Gateway`: many MCP servers behind one (docs/gateway.md); "
+     "`mcplite.gateway` also holds its configuration's reader and its error.",
+     lambda module, name, obj: module == "mcplite.gateway" or name == "Gateway"),
     ("Errors", "Every exception mcplite raises on purpose derives from `MCPError`; they are importable from "
      "`mcplite` and from `mcplite.errors`.",
      lambda module, name, obj: isinstance(obj, type) and issubclass(obj, BaseException)),

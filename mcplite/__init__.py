@@ -60,6 +60,7 @@ from .protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
     from . import content
     from .client import Client
+    from .gateway import Gateway
     from .protocol.input_rounds import Elicit, ElicitURL, InputRequired, ListRoots, Sample
     from .schema.functions import Header
     from .server import Context, Server, ToolResult
@@ -68,7 +69,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
 __version__ = "0.1.0"
 
 __all__ = [
-    "Server", "Client", "Context", "ToolResult", "PendingRequest", "content", "Header",
+    "Server", "Client", "Gateway", "Context", "ToolResult", "PendingRequest", "content", "Header",
     "Elicit", "ElicitURL", "Sample", "ListRoots", "InputRequired",
     "LATEST_VERSION", "SUPPORTED_VERSIONS",
     "MCPError", "ProtocolError", "LocalProtocolError", "CapabilityError", "RemoteProtocolError",
@@ -79,6 +80,7 @@ __all__ = [
 
 #: Lazily loaded name -> the module that defines it (a module itself when the name is a submodule).
 _LAZY = {"Server": ".server", "Context": ".server", "ToolResult": ".server", "Client": ".client",
+         "Gateway": ".gateway",
          "PendingRequest": ".session", "content": ".content", "Header": ".schema.functions",
          "Elicit": ".protocol.input_rounds", "ElicitURL": ".protocol.input_rounds", "Sample": ".protocol.input_rounds",
          "ListRoots": ".protocol.input_rounds", "InputRequired": ".protocol.input_rounds"}

@@ -26,7 +26,9 @@ errors are the peer's. The tree::
     │   └── HTTPError             an HTTP exchange failed; carries ``status`` and ``body``
     │       └── SessionExpired    the server no longer knows our session (HTTP 404); start a new one.
     │                               Also a ConnectionClosed: the session is over
-    └── AuthError                 authorization failed (OAuth discovery, registration, token exchange)
+    ├── AuthError                 authorization failed (OAuth discovery, registration, token exchange)
+    └── gateway.ConfigError       a gateway configuration that cannot be used (names the file, server, key);
+                                    also a ValueError. Defined in mcplite/gateway/config.py
 
 `ToolError` is not in the tree on purpose: a tool that fails returns a result with ``isError: true``;
 that is data, not an exception (`Client.call_tool(..., raise_on_error=True)` turns it into `RemoteError`).

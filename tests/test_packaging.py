@@ -253,7 +253,7 @@ def test_the_sdist_carries_the_license_and_everything_its_tests_need(tmp_path):
 
 #: The names `import mcplite` promises, listed once here so that adding or dropping one is a visible decision.
 PUBLIC_NAMES = {
-    "Server", "Client", "Context", "ToolResult", "PendingRequest", "content", "Header",
+    "Server", "Client", "Gateway", "Context", "ToolResult", "PendingRequest", "content", "Header",
     "Elicit", "ElicitURL", "Sample", "ListRoots", "InputRequired",
     "LATEST_VERSION", "SUPPORTED_VERSIONS",
     "MCPError", "ProtocolError", "LocalProtocolError", "CapabilityError", "RemoteProtocolError",
@@ -289,6 +289,7 @@ DOCUMENTED_PATHS = {
         "HTTPServerThread", "HTTPRefusal", "IncomingRequest", "LOOPBACK_HOSTS", "EventStore", "InMemoryEventStore",
     },
     "mcplite.wsgi": {"SQLiteEventStore"},
+    "mcplite.gateway": {"Gateway", "ConfigError", "GatewayConfig", "UpstreamConfig", "load_config", "parse_config"},
 }
 
 

@@ -9,6 +9,7 @@
     python -m mcplite tasks get|cancel ID -- TARGET
     python -m mcplite serve FILE_OR_MODULE[:OBJECT] [--http HOST:PORT] [--stateless] [--json-response]
                             [--shutdown-grace S] [--allow-host HOST[:PORT] ...] [--allow-origin ORIGIN ...]
+    python -m mcplite gateway CONFIG [--check] [--http HOST:PORT] [--allow-host HOST[:PORT] ...] [--allow-origin ORIGIN ...]
     python -m mcplite completion bash|zsh|fish
     python -m mcplite --version
 
@@ -113,6 +114,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if target_words is not None:
                 raise UsageError("serve takes no server after --")
             return _serve(args)
+        if args.command == "gateway":
+            if target_words is not None:
+                raise UsageError("gateway takes no server after --: its servers are in CONFIG")
+            from .gateway import run_gateway  # (only a gateway loads the gateway)
+
+            return run_gateway(args)
         if target_words is None and args.config is None:
             stray = _stray_target(args)
             if stray:

@@ -80,6 +80,8 @@ _EXAMPLES = {
     "completion": "{prog} completion bash > ~/.local/share/bash-completion/completions/mcplite\n"
                   "  {prog} completion zsh > ~/.zfunc/_mcplite\n"
                   "  {prog} completion fish > ~/.config/fish/completions/mcplite.fish",
+    "gateway": "{prog} gateway examples/gateway/gateway.json --check\n"
+               "  {prog} gateway my-gateway.json --http 127.0.0.1:8000",
     "serve": "{prog} serve examples/everything_server.py --http 127.0.0.1:8000\n"
              "  {prog} serve mypackage.server:app",
 }
@@ -183,7 +185,7 @@ def build_parser(prog: str = "mcplite") -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".",
                                   prog=f"{prog} {name}", formatter_class=formatter,
                                   epilog="examples:\n  " + _EXAMPLES[name].format(prog=prog))
-        if name not in ("serve", "completion"):
+        if name not in ("serve", "completion", "gateway"):
             # Also after the command (`list tools --json`); SUPPRESS keeps a value given before it.
             _add_output_options(sub, argparse.SUPPRESS)
         return sub
@@ -245,6 +247,21 @@ def build_parser(prog: str = "mcplite") -> argparse.ArgumentParser:
     serve.add_argument("--allow-origin", action="append", default=[], dest="allow_origins", metavar="ORIGIN",
                        help="a browser Origin (scheme://host[:port]) the HTTP server accepts (repeat for more; '*' "
                             "for any; default: loopback origins on a loopback address, none elsewhere)")
+    gateway = command("gateway", "serve the MCP servers of a JSON configuration behind one (docs/gateway.md), "
+                                 "over stdio or over HTTP with --http")
+    gateway.add_argument("config_file", metavar="CONFIG",
+                         help='a JSON file of servers: "mcpServers" (desktop hosts) or "servers" (VS Code), with '
+                              "the gateway's keys (prefix, tools, rename, timeout, protocol_version)")
+    gateway.add_argument("--check", action="store_true",
+                         help="start every server, print a table of them (revision, counts, or the error) and exit: "
+                              "0 if all are up, else 3")
+    gateway.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP at /mcp instead of stdio")
+    gateway.add_argument("--shutdown-grace", type=_seconds, metavar="S",
+                         help="on SIGTERM or Ctrl-C, seconds the HTTP requests in progress have to be answered")
+    gateway.add_argument("--allow-host", action="append", default=[], dest="allow_hosts", metavar="HOST[:PORT]",
+                         help="a Host the HTTP server accepts (as for serve)")
+    gateway.add_argument("--allow-origin", action="append", default=[], dest="allow_origins", metavar="ORIGIN",
+                         help="a browser Origin the HTTP server accepts (as for serve)")
     return parser
 
 
@@ -277,7 +294,7 @@ def parse_arguments(parser: argparse.ArgumentParser, words: List[str], has_targe
     if extra and hasattr(args, "arguments") and all("=" in word and not word.startswith("-") for word in extra):
         args.arguments += extra
     elif extra:
-        if not has_target and getattr(args, "command", None) != "serve" and list(words[-len(extra):]) == extra \
+        if not has_target and getattr(args, "command", None) not in ("serve", "gateway") and list(words[-len(extra):]) == extra \
                 and not extra[0].startswith("-"):
             raise missing_separator(parser.prog, words, extra)
         parser.error(f"unrecognized arguments: {' '.join(extra)}")

@@ -128,6 +128,30 @@ class Context:
         """The request's ``_meta``: a copy, nested values included, yours to change."""
         return copied(self._request.meta)
 
+    @property
+    def request_params(self) -> Dict[str, Any]:
+        """The request's params as the client sent them (a copy): for a handler that passes a request on whole,
+        such as a gateway's (a template's URI, a tool's arguments before any conversion)."""
+        return copied(self._request.params)
+
+    def on_cancel(self, callback: Callable[[], Any]) -> Callable[[], None]:
+        """Call ``callback()`` when the client cancels this request (or its connection ends), on the thread that
+        cancels it; at once when it already is. Returns a function that takes the callback back (call it when
+        the work it would stop is done). For a handler that waits on something else than ``ctx.cancelled``,
+        such as a request of its own to another server, which the callback cancels."""
+        from .coroutines import _Watched
+
+        before = self._request.cancelled
+        watched = _Watched(before, callback)
+        self._request.cancelled = watched  # (as an async handler's coroutine is watched: see coroutines.run)
+        if before.is_set():
+            watched.on_set = None
+            callback()
+
+        def forget() -> None:
+            watched.on_set = None
+        return forget
+
     # ---- notifications tied to this request -------------------------------------------------------------
     def progress(self, progress: float, total: Optional[float] = None, message: Optional[str] = None) -> None:
         """Report progress, if the caller asked for it (otherwise this does nothing)."""

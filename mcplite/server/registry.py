@@ -426,14 +426,18 @@ class Registry:
 
     def add_prompt(self, fn: Callable[..., Any], *, name: Optional[str] = None, title: Optional[str] = None,
                    description: Optional[str] = None, icons: Optional[List[t.Icon]] = None,
-                   meta: Optional[Dict[str, Any]] = None) -> None:
+                   meta: Optional[Dict[str, Any]] = None,
+                   arguments: Optional[List[t.PromptArgument]] = None) -> None:
+        """Register ``fn`` as a prompt (see `prompt`). ``arguments`` publishes these `PromptArgument`s instead of
+        the signature's (for a ``fn(**arguments)`` that takes whatever it is given: a gateway's)."""
         from ..schema.functions import function_schema
         from .context import Context
 
         schema = function_schema(fn, skip_types=(Context,), output=False)
         name = name or schema.name
-        arguments = [drop_none(name=p.name, description=p.description, required=p.required)
-                     for p in schema.parameters]
+        if arguments is None:
+            arguments = [drop_none(name=p.name, description=p.description, required=p.required)  # type: ignore
+                         for p in schema.parameters]
         definition = {"name": name, **drop_none(title=title), "description": description or schema.description or "",
                       "arguments": arguments, **drop_none(icons=icons, _meta=meta)}
         entry = PromptEntry(definition, fn, schema)

@@ -1,0 +1,69 @@
+"""``gateway``: serve the MCP servers of a JSON configuration behind one (`mcplite.gateway`), or check them.
+
+    python -m mcplite gateway CONFIG [--http HOST:PORT] [--allow-host H ...] [--allow-origin O ...] [--check]
+
+Over stdio by default; ``--http HOST:PORT`` serves Streamable HTTP at ``/mcp`` with the options of ``serve``.
+``--check`` starts every upstream, prints one row per upstream (name, transport, revision, the number of tools,
+resources and prompts, or the error) and exits 0 when all are up, else 3.
+"""
+
+import argparse
+from typing import Any, Dict, List
+
+from ..gateway import ConfigError, Gateway
+from .exits import EXIT_OK, EXIT_PROTOCOL, UsageError
+from .terminal import show
+
+
+def run_gateway(args: argparse.Namespace) -> int:
+    try:
+        gateway = Gateway(args.config_file)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    if args.check:
+        return _check(gateway)
+    options: Dict[str, Any] = {}
+    if args.shutdown_grace is not None:
+        options["shutdown_grace"] = args.shutdown_grace
+    if args.allow_hosts:
+        options["allowed_hosts"] = args.allow_hosts
+    if args.allow_origins:
+        options["allowed_origins"] = args.allow_origins
+    if options and args.http is None:
+        raise UsageError("--shutdown-grace, --allow-host and --allow-origin need --http HOST:PORT")
+    # (--record FILE goes here: wrap `gateway` before it serves.)
+    try:
+        gateway.run(http=args.http, **options)
+    except ConfigError as exc:  # two upstreams giving one name, found when they started
+        raise UsageError(str(exc)) from None
+    except ValueError as exc:  # the address or an option refused before serving
+        raise UsageError(str(exc)) from None
+    return EXIT_OK
+
+
+def _check(gateway: Gateway) -> int:
+    try:
+        gateway.start()
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        rows = gateway.status()
+    finally:
+        gateway.close()
+    show(format_table(rows))
+    return EXIT_OK if all(row["state"] == "up" and not row["error"] for row in rows) else EXIT_PROTOCOL
+
+
+def format_table(rows: List[Dict[str, Any]]) -> str:
+    """The ``--check`` table: a header, then one line per upstream (its error in place of the counts)."""
+    header = ["NAME", "TRANSPORT", "REVISION", "TOOLS", "RESOURCES", "PROMPTS"]
+    lines = [header]
+    for row in rows:
+        if row["state"] == "up" and not row["error"]:
+            lines.append([row["name"], row["transport"], row["revision"] or "-", str(row["tools"]),
+                          str(row["resources"] + row["templates"]), str(row["prompts"])])
+        else:
+            lines.append([row["name"], row["transport"], "-", f"error: {row['error']}"])
+    widths = [max(len(line[column]) for line in lines if column < len(line)) for column in range(len(header))]
+    return "\n".join("  ".join(cell.ljust(widths[index]) if index < len(line) - 1 else cell
+                               for index, cell in enumerate(line)) for line in lines)

@@ -1,0 +1,284 @@
+"""`Gateway`: many MCP servers behind one, in any revision on either side.
+
+    gateway = Gateway("my-gateway.json")       # {"mcpServers": {...}} (mcplite.gateway.config)
+    gateway.run()                              # stdio; or run(http="127.0.0.1:8000"), wsgi_app(), Client(gateway)
+
+A `Gateway` is a `Server` whose tools, prompts, resources, resource templates and completions are its
+upstreams', under their gateway names (`config.UpstreamConfig.front_name`; resources keep their URIs). Each
+upstream is a `Client` (`upstream.Upstream`), connected in whatever revision it speaks; each front client
+speaks its own. A request to a gateway name is passed on to its upstream as a `bridge.Call`, which carries
+progress, log messages and cancellation, and bridges the upstream's questions to the front client whatever
+the two eras are (the table in `bridge`). docs/gateway.md is the guide.
+
+The package, by concern: `config` (the file), `upstream` (one upstream's connection, restarts, questions),
+`catalog` (what each upstream serves, under its front names), `bridge` (one forwarded request and its
+questions).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import threading
+from collections.abc import Mapping
+
+from ..errors import INTERNAL_ERROR, RESOURCE_NOT_FOUND, ConnectionClosed, RemoteError, RPCError, ResourceNotFound
+from ..protocol import methods
+from ..server import Server
+from ..server.context import Context
+from .bridge import CALL_KEY, Call, CallTable, gone, unavailable
+from .catalog import Catalog
+from .config import ConfigError, GatewayConfig, UpstreamConfig, load_config, parse_config
+from .upstream import KINDS, Upstream
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Union
+
+__all__ = ["Gateway", "ConfigError", "GatewayConfig", "UpstreamConfig", "load_config", "parse_config"]
+
+
+class Gateway(Server):
+    """A `Server` that serves what its upstream servers serve.
+
+    Args:
+        config: the path of a JSON configuration file, its parsed dict, or a `GatewayConfig`
+            (`mcplite.gateway.config` says what it holds).
+        name, version: the gateway's own `serverInfo`.
+        restart_delay, max_restart_delay: seconds before an upstream that failed is started again: the first
+            pause, doubling up to the longest.
+        start_timeout: seconds `start` waits for the upstreams' first connection (each is in front once it is
+            up; a slower one is added when it comes).
+        environ: what ``${VAR}`` in the configuration reads (default: this process's environment).
+        server_options: the `Server`'s (``page_size``, ``state_keys``, ``supported_versions``...).
+
+    `start` (called by `run`, `wsgi_app` and the first connection) connects the upstreams; `close` ends them.
+    Raises `ConfigError` for a configuration that cannot be used, and from `start` for two upstreams that
+    give the same front name.
+    """
+
+    def __init__(self, config: Union[str, os.PathLike[str], Mapping[str, Any], GatewayConfig], *,
+                 name: str = "mcplite-gateway", version: str = "0.1.0", restart_delay: float = 0.5,
+                 max_restart_delay: float = 30.0, start_timeout: float = 30.0,
+                 environ: Optional[Mapping[str, str]] = None, **server_options: Any) -> None:
+        if isinstance(config, GatewayConfig):
+            parsed = config
+        elif isinstance(config, Mapping):
+            parsed = parse_config(dict(config), environ=environ)
+        else:
+            parsed = load_config(config, environ)
+        super().__init__(name, version, **server_options)
+        self.config = parsed
+        self.start_timeout = start_timeout
+        #: The upstreams by name, in configuration order.
+        self.upstreams: Dict[str, Upstream] = {
+            upstream.name: Upstream(upstream, self, restart_delay=restart_delay, max_restart_delay=max_restart_delay,
+                                    connect_timeout=start_timeout)
+            for upstream in parsed.upstreams}
+        self.calls = CallTable()
+        self.catalog = Catalog(self)
+        self._start_lock = threading.Lock()  # guards _started (start runs once)
+        self._started = False
+
+    # ---- lifetime ------------------------------------------------------------------------------------------
+    def start(self) -> Gateway:
+        """Connect every upstream and wait (up to ``start_timeout``) for each to be up or to have failed once.
+
+        Raises `ConfigError` when two upstreams give the same front name (the gateway is closed then)."""
+        with self._start_lock:
+            if self._started:
+                return self
+            self._started = True
+        for upstream in self.upstreams.values():
+            upstream.start()
+        for upstream in self.upstreams.values():
+            upstream.settled.wait(self.start_timeout)
+        conflict = self.catalog.start_conflict()
+        if conflict is not None:
+            self.close()
+            raise conflict
+        self.catalog.started()
+        return self
+
+    def close(self) -> None:
+        """Cancel the calls in flight and end every upstream (a stdio upstream's process is stopped)."""
+        self.calls.cancel_all()
+        for upstream in self.upstreams.values():
+            upstream.close()
+
+    def __enter__(self) -> Gateway:
+        return self.start()
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    def create_session(self, transport: Any, *, max_workers: Optional[int] = None) -> Any:
+        self.start()
+        return super().create_session(transport, max_workers=max_workers)
+
+    def run(self, http: Optional[str] = None, **options: Any) -> None:
+        self.start()
+        try:
+            super().run(http, **options)
+        finally:
+            self.close()
+
+    def wsgi_app(self, **options: Any) -> Any:
+        self.start()
+        return super().wsgi_app(**options)
+
+    def status(self) -> List[Dict[str, Any]]:
+        """One row per upstream: ``name``, ``transport``, ``state``, ``revision``, the counts of ``tools``,
+        ``prompts``, ``resources`` and ``templates`` served, and ``error`` (why it is down, or None)."""
+        rows = []
+        for upstream in self.upstreams.values():
+            up = upstream.state == "up"
+            rows.append({"name": upstream.name, "transport": upstream.config.transport, "state": upstream.state,
+                         "revision": upstream.revision if up else None,
+                         **{kind: upstream.counts.get(kind, 0) if up else 0 for kind in KINDS},
+                         "error": None if up and not upstream.cause else upstream.describe_down()})
+        return rows
+
+    # ---- what the upstreams tell (their supervisor threads) -------------------------------------------------
+    def upstream_up(self, upstream: Upstream, listing: Dict[str, List[Dict[str, Any]]]) -> None:
+        self.catalog.replace(upstream, listing)
+
+    def upstream_changed(self, upstream: Upstream, kind: str, items: List[Dict[str, Any]]) -> None:
+        self.catalog.replace(upstream, {kind: items})
+
+    def upstream_down(self, upstream: Upstream) -> None:
+        self.catalog.withdraw(upstream)
+
+    # ---- passing a request on -------------------------------------------------------------------------------
+    def forward(self, upstream: Upstream, method: str, params: Dict[str, Any], ctx: Context) -> Dict[str, Any]:
+        """Pass a request on to ``upstream`` and answer its questions through ``ctx``; its result.
+
+        On a 2026-07-28 front the call's id rides in the front's ``requestState`` (`Context.remember`), so the
+        front's retry finds the same upstream call here and continues it."""
+        call_id: str = ctx.remember(CALL_KEY, lambda: secrets.token_urlsafe(16))
+        call = self.calls.get(call_id)
+        if call is None:
+            if ctx.round > 0:
+                raise gone(upstream.name)
+            if upstream.client is None:
+                raise unavailable(upstream.name, upstream.describe_down())
+            call = Call(call_id, upstream.name, method, params)
+            self.calls.add(call)
+            upstream.track(call)
+            threading.Thread(target=self._drive, args=(upstream, call), daemon=True,
+                             name=f"mcplite-gateway-call-{upstream.name}").start()
+        forget = ctx.on_cancel(call.cancel)
+        try:
+            result = call.serve(ctx)
+        except RemoteError as refusal:  # the upstream's own JSON-RPC error, passed on as it was
+            self.calls.discard(call)
+            raise RPCError(refusal.code, refusal.message, refusal.data) from None
+        except ConnectionClosed as exc:
+            self.calls.discard(call)
+            raise unavailable(upstream.name, f"{exc or 'its connection ended'}; {upstream.describe_down()}") \
+                from None
+        except BaseException as exc:
+            if call.done:
+                self.calls.discard(call)
+                if not isinstance(exc, RPCError):
+                    raise RPCError(INTERNAL_ERROR, f"upstream {upstream.name!r}: {type(exc).__name__}: {exc}") \
+                        from None
+            raise
+        finally:
+            forget()
+        self.calls.discard(call)
+        return _without_envelope_fields(result)
+
+    def _drive(self, upstream: Upstream, call: Call) -> None:
+        try:
+            call.run(lambda call: _send(upstream, call))
+        finally:
+            upstream.untrack(call)
+
+    # the handlers registered for each upstream's entries (`catalog`)
+    def call_tool_of(self, upstream: Upstream, name: str, ctx: Context) -> Any:
+        from ..server.results import ToolResult, error_result
+
+        arguments = ctx.request_params.get("arguments") or {}
+        try:
+            result = self.forward(upstream, methods.TOOLS_CALL, {"name": name, "arguments": arguments}, ctx)
+        except RPCError as exc:
+            if exc.code != INTERNAL_ERROR:
+                raise
+            result = error_result(exc.message)  # the upstream is down, or failed: the model reads why
+        value = ToolResult()
+        value.clear()
+        value.update(result)
+        return value
+
+    def get_prompt_of(self, upstream: Upstream, name: str, ctx: Context) -> Any:
+        arguments = ctx.request_params.get("arguments")
+        params: Dict[str, Any] = {"name": name}
+        if arguments:
+            params["arguments"] = arguments
+        return self.forward(upstream, methods.PROMPTS_GET, params, ctx)
+
+    def read_resource_of(self, upstream: Upstream, ctx: Context) -> Any:
+        uri = ctx.request_params.get("uri")
+        try:
+            result = self.forward(upstream, methods.RESOURCES_READ, {"uri": uri}, ctx)
+        except RPCError as exc:
+            # Not found is told with another code from 2026-07-28 on: the front's revision picks it again.
+            if exc.code == RESOURCE_NOT_FOUND or (exc.code == -32602 and upstream.revision == "2026-07-28"):
+                raise ResourceNotFound(str(uri), exc.message) from None
+            raise
+        return list(result.get("contents") or [])
+
+    def complete_of(self, upstream: Upstream, ref: Dict[str, Any], argument: str, value: str,
+                    chosen: Dict[str, Any]) -> Any:
+        client = upstream.client
+        if client is None:
+            raise unavailable(upstream.name, upstream.describe_down())
+        try:
+            return client.complete(ref, argument, value, context=chosen or None, timeout=upstream.config.timeout)
+        except RemoteError as refusal:
+            raise RPCError(refusal.code, refusal.message, refusal.data) from None
+
+
+def _send(upstream: Upstream, call: Call) -> Dict[str, Any]:
+    """Send ``call`` to ``upstream`` and run its 2026-07-28 input rounds, asking the call's front each question."""
+    from ..client.input_rounds import InputRounds
+
+    client = upstream.client
+    if client is None:
+        raise ConnectionClosed(upstream.describe_down())
+    session = client.session
+    params = dict(call.params)
+    headers = None
+    rounds = None
+    if session.enveloped:
+        if call.method == methods.TOOLS_CALL:
+            # The tool's Mcp-Param-* headers, as Client.call_tool would send them (client hook wished: a public
+            # way to send a planned call with its headers and get its PendingRequest).
+            headers = client._param_headers(params)
+        if call.method in (methods.TOOLS_CALL, methods.PROMPTS_GET, methods.RESOURCES_READ):
+            rounds = InputRounds(params, call.ask, client.max_input_rounds)
+    while True:
+        pending = session.send_request(call.method, params, progress=call.progress, headers=headers)
+        call.watch(pending)
+        result = pending.result(upstream.config.timeout)
+        step = rounds.after(result) if rounds is not None else None
+        if step is None:
+            return result
+        params, pause = step
+        if pause:
+            threading.Event().wait(pause)  # the upstream is working and asked nothing: ask again a little later
+
+
+def _without_envelope_fields(result: Dict[str, Any]) -> Dict[str, Any]:
+    """An upstream's 2026-07-28 result without what belongs to its own answer (its serverInfo, its caching
+    hints): the gateway's answer adds its own."""
+    kept = {key: value for key, value in result.items() if key not in ("resultType", "ttlMs", "cacheScope")}
+    meta = kept.get("_meta")
+    if isinstance(meta, dict):
+        meta = {key: value for key, value in meta.items() if not key.startswith("io.modelcontextprotocol/")}
+        if meta:
+            kept["_meta"] = meta
+        else:
+            del kept["_meta"]
+    return kept

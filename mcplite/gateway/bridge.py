@@ -1,0 +1,221 @@
+"""One request the gateway passes on to an upstream, and the questions the upstream asks on its way.
+
+A `Call` is the upstream request in flight (its rounds, on 2026-07-28) driven on a thread of its own, and a
+mailbox between that thread and the front handler that answers the upstream's questions. The same mailbox
+serves the four pairings of eras:
+
+    front \\ upstream   handshake (asks with requests)              2026-07-28 (answers input_required)
+    handshake          the upstream's elicitation/create reaches   its inputRequests are answered one by one
+                       the Call, the front handler asks its        by the front handler with ctx.ask, which
+                       client (ctx.ask) and answers                sends its client a request and waits
+    2026-07-28         the front handler's ctx.ask suspends it:    the same: the driver keeps the upstream's
+                       the front gets input_required, the Call     requestState and retries it when the
+                       stays parked here (its id sealed in the     front's answer arrives
+                       front's requestState with ctx.remember),
+                       and the front's retry answers it
+
+The upstream's request is sent once and stays in flight across the front's rounds: the retry continues the
+same upstream call. So a retry must reach this process (docs/gateway.md, "Several workers").
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from .._log import log
+from ..errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, RequestCancelled, RequestTimeout, RPCError
+from ..protocol import methods
+from ..protocol.input_rounds import InputRequest, Suspend
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Optional, Tuple
+
+    from ..server.context import Context
+    from ..session.pending import PendingRequest
+
+__all__ = ["Call", "CallTable", "CALL_KEY", "ANSWER_TIMEOUT"]
+
+#: What the front's ``requestState`` remembers the call under (`Context.remember`).
+CALL_KEY = "io.mcplite.gateway/call"
+#: The key prefix of the upstream's n-th question in the front's input rounds.
+QUESTION_KEY = "upstream-"
+#: Seconds an upstream question waits for the front's answer (a person may be typing), and how long a finished
+#: call whose front went away is kept for a late retry.
+ANSWER_TIMEOUT = 600.0
+
+#: The client capability each question needs.
+_CAPABILITY = {methods.ELICIT: "elicitation", methods.SAMPLING_CREATE: "sampling", methods.ROOTS_LIST: "roots"}
+
+
+class Call:
+    """One request forwarded to an upstream: the driver thread sends it (`run`), the front answers its
+    questions (`serve`). ``front`` is the `Context` of the front execution serving it now (None between the
+    rounds of a 2026-07-28 front), where upstream progress and log messages go."""
+
+    def __init__(self, call_id: str, upstream: str, method: str, params: Dict[str, Any]) -> None:
+        self.id = call_id
+        self.upstream = upstream
+        self.method = method
+        self.params = params
+        self.front: Optional[Context] = None
+        self.pending: Optional[PendingRequest] = None  # the upstream request in flight now
+        self.finished_at: Optional[float] = None
+        # Guards everything below; waited on by both sides.
+        self._cond = threading.Condition()
+        self._asked = 0  # questions asked so far
+        self._question: Optional[Tuple[int, str, Dict[str, Any]]] = None  # the one waiting for its answer
+        self._answer: Optional[Tuple[bool, Any]] = None  # (ok, the result or the error) for _question
+        self._outcome: Optional[Tuple[bool, Any]] = None  # (ok, the result or the error) of the call
+        self._cancelled = False
+
+    # ---- the driver's side ---------------------------------------------------------------------------------
+    def run(self, send: Callable[[Call], Dict[str, Any]]) -> None:
+        """Send the request (``send`` does, with its rounds) and keep its outcome for the front."""
+        try:
+            outcome: Tuple[bool, Any] = (True, send(self))
+        except BaseException as exc:  # every failure is the front's to report
+            outcome = (False, exc)
+        with self._cond:
+            self._outcome = outcome
+            self.finished_at = time.monotonic()
+            self._cond.notify_all()
+
+    def ask(self, method: str, params: Dict[str, Any]) -> Dict[str, Any]:
+        """Ask the front the upstream's question; its answer (raises what the front could not answer with)."""
+        deadline = time.monotonic() + ANSWER_TIMEOUT
+        with self._cond:
+            if self._cancelled:
+                raise RequestCancelled("the call was cancelled")
+            self._question, self._answer = (self._asked, method, params), None
+            self._asked += 1
+            self._cond.notify_all()
+            while self._answer is None and not self._cancelled:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                self._cond.wait(remaining)
+            answer = self._taken_answer()
+        if answer is None:
+            if self._cancelled:
+                raise RequestCancelled("the call was cancelled")
+            raise RequestTimeout(f"{method}: the client did not answer within {ANSWER_TIMEOUT:g} s")
+        ok, value = answer
+        if not ok:
+            raise value
+        return value  # type: ignore[no-any-return]
+
+    def _taken_answer(self) -> Optional[Tuple[bool, Any]]:
+        """The answer to the question asked (None: none came), the question cleared. Under the lock."""
+        answer, self._question, self._answer = self._answer, None, None
+        return answer
+
+    def progress(self, progress: float, total: Optional[float], message: Optional[str]) -> None:
+        front = self.front
+        if front is not None:
+            front.progress(progress, total, message)
+
+    def watch(self, pending: PendingRequest) -> None:
+        """The upstream request now in flight: a cancel from the front reaches it."""
+        self.pending = pending
+        if self._cancelled:
+            pending.cancel("cancelled by the gateway's client")
+
+    # ---- the front's side ------------------------------------------------------------------------------------
+    def cancel(self) -> None:
+        """The front cancelled: give up the upstream request and any question waiting."""
+        with self._cond:
+            self._cancelled = True
+            self._cond.notify_all()
+        pending = self.pending
+        if pending is not None:
+            pending.cancel("cancelled by the gateway's client")
+
+    @property
+    def done(self) -> bool:
+        return self._outcome is not None
+
+    def serve(self, ctx: Context) -> Dict[str, Any]:
+        """Answer the upstream's questions through ``ctx`` until the call ends; its result (or its error raised).
+
+        On a 2026-07-28 front an unanswered question unwinds this with `Suspend` (the call stays here)."""
+        self.front = ctx
+        try:
+            while True:
+                with self._cond:
+                    while self._outcome is None and (self._question is None or self._answer is not None):
+                        self._cond.wait()
+                    outcome, question = self._outcome, self._question
+                if outcome is not None:
+                    ok, value = outcome
+                    if not ok:
+                        raise value
+                    return value  # type: ignore[no-any-return]
+                assert question is not None
+                index, method, params = question
+                key = f"{QUESTION_KEY}{index}"
+                try:
+                    answer: Tuple[bool, Any] = (True, ctx.ask({key: InputRequest(method, params,
+                                                                                _CAPABILITY.get(method, method))})[key])
+                except Suspend:
+                    raise
+                except RPCError as exc:
+                    answer = (False, RPCError(exc.code, exc.message, exc.data))
+                except Exception as exc:  # CapabilityError: the front's client cannot answer this kind
+                    answer = (False, RPCError(METHOD_NOT_FOUND, f"the gateway's client cannot answer {method}: {exc}"))
+                with self._cond:
+                    if self._question is not None and self._question[0] == index and self._answer is None:
+                        self._answer = answer
+                        self._cond.notify_all()
+        finally:
+            self.front = None
+
+
+class CallTable:
+    """The calls in flight in this gateway process, by id: a 2026-07-28 front's retry finds its call here."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()  # guards _calls
+        self._calls: Dict[str, Call] = {}
+
+    def add(self, call: Call) -> None:
+        now = time.monotonic()
+        with self._lock:
+            # Calls whose front never came back for the outcome (a 2026-07-28 client that gave up between
+            # rounds): dropped a while after they ended, on the next call rather than by a thread of their own.
+            stale = [key for key, old in self._calls.items()
+                     if old.finished_at is not None and now - old.finished_at > ANSWER_TIMEOUT]
+            for key in stale:
+                del self._calls[key]
+            self._calls[call.id] = call
+
+    def get(self, call_id: str) -> Optional[Call]:
+        with self._lock:
+            return self._calls.get(call_id)
+
+    def discard(self, call: Call) -> None:
+        with self._lock:
+            if self._calls.get(call.id) is call:
+                del self._calls[call.id]
+
+    def cancel_all(self) -> None:
+        with self._lock:
+            calls = list(self._calls.values())
+            self._calls.clear()
+        for call in calls:
+            call.cancel()
+
+
+def gone(upstream: str) -> RPCError:
+    """The error for a 2026-07-28 retry whose call is not in this process."""
+    return RPCError(INVALID_PARAMS, f"the gateway no longer holds the call to {upstream!r} this input round "
+                                    "continues (it ended, timed out, or another gateway process holds it): call again")
+
+
+def unavailable(upstream: str, cause: str) -> RPCError:
+    return RPCError(INTERNAL_ERROR, f"upstream {upstream!r} is unavailable: {cause}")
+
+
+def log_failure(upstream: str, method: str, exc: BaseException) -> None:
+    log.info("gateway: %s to %s failed: %s", method, upstream, exc)

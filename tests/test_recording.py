@@ -407,3 +407,18 @@ def test_a_client_or_server_that_does_not_record_does_not_load_the_recorder() ->
     ''')
     out = subprocess.run([sys.executable, "-c", code, str(ROOT)], capture_output=True, text=True, timeout=WAIT)
     assert out.returncode == 0, out.stderr
+
+
+def test_a_legacy_http_sse_session_is_recorded_alike_on_both_sides(tmp_path: Path) -> None:
+    client_file, server_file = tmp_path / "client.jsonl", tmp_path / "server.jsonl"
+    with HTTPServerThread(make_server(), "127.0.0.1:0", record=server_file) as http:
+        # (Pinned: "auto" would first probe with server/discover, which the legacy endpoint refuses before any
+        # session sees it, so only the client's recording would hold it.)
+        with Client(http.url.replace("/mcp", "/sse"), transport="sse", record=client_file, timeout=WAIT,
+                    protocol_version="2025-11-25") as client:
+            session(client)
+    client_side = check_recording(client_file, [f"127.0.0.1:{http.port}"])
+    server_side = check_recording(server_file, {entry["peer"] for entry in lines(server_file)})
+    assert len({entry["peer"] for entry in server_side}) == 1  # one session: its id's label
+    assert server_side[0]["peer"].endswith("...")
+    check_both_sides(client_side, server_side)

@@ -29,8 +29,8 @@ The format. The first line is the header; every later line is one message, in th
 
 A message is recorded as it is handed to the transport, before it is written, so that an answer can never be
 recorded before its request; a send that then fails (the connection was gone) is still in the recording. Over
-HTTP the server records the messages the HTTP app hands its sessions; a body that is not JSON is refused with a
-400 before any session sees it, and is not recorded.
+HTTP the server records the messages the HTTP app hands its sessions: what the app refuses before any session
+sees it (a body that is not JSON) is not recorded.
 
 Redaction (on a copy: the message the session and its caller hold is never changed; docs/architecture.md,
 ownership). A string or number under a key that names a secret, whatever its case and with ``-`` and ``_``

@@ -26,8 +26,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUTPUT = os.path.join(ROOT, "docs", "api.md")
 
 #: The documented modules, whose ``__all__`` is the public surface.
-MODULES = ["mcplite", "mcplite.content", "mcplite.errors", "mcplite.http_server", "mcplite.wsgi", "mcplite.oauth",
-           "mcplite.oauth.advanced", "mcplite.gateway"]
+MODULES = ["mcplite", "mcplite.content", "mcplite.errors", "mcplite.http_server", "mcplite.wsgi", "mcplite.recording",
+           "mcplite.oauth", "mcplite.oauth.advanced", "mcplite.gateway"]
 
 #: The sections, in order: a title, an introduction, and which (module, name) pairs belong there.
 GROUPS: List[Tuple[str, str, Callable[[str, str, Any], bool]]] = [
@@ -54,6 +54,10 @@ GROUPS: List[Tuple[str, str, Callable[[str, str, Any], bool]]] = [
      "under WSGI it is `server.wsgi_app(...)`. The names here are what those take. (`mcplite.http_server` also "
      "holds the core, `HTTPApp`, for writing another adapter: advanced, outside `__all__`.)",
      lambda module, name, obj: module in ("mcplite.http_server", "mcplite.wsgi")),
+    ("Recording", "`mcplite.recording`: every message of a connection, both ways, as JSON lines with secrets "
+     "redacted (`record=` on `Client`, `Client.stdio`, `Server.run`, `HTTPServerThread`, `Server.wsgi_app`), and "
+     "`read_recording` to read one back. The format is in [recording.md](recording.md).",
+     lambda module, name, obj: module == "mcplite.recording"),
     ("OAuth", "`mcplite.oauth`: what a user configures: the OAuth 2.1 grants, token storage, the browser step, "
      "running a flow with `drive`, and bearer tokens on the server.",
      lambda module, name, obj: module == "mcplite.oauth"),

@@ -43,6 +43,7 @@ from .errors import (
     LocalProtocolError,
     MCPError,
     ProtocolError,
+    RecordingError,
     RemoteError,
     RemoteProtocolError,
     RequestCancelled,
@@ -75,7 +76,7 @@ __all__ = [
     "MCPError", "ProtocolError", "LocalProtocolError", "CapabilityError", "RemoteProtocolError",
     "VersionMismatch", "RPCError", "RemoteError", "ResourceNotFound", "ConnectionClosed", "ResponseLost",
     "RequestTimeout", "RequestCancelled", "TransportError", "HTTPError", "SessionExpired", "AuthError",
-    "SkillVerificationError",
+    "SkillVerificationError", "RecordingError",
 ]
 
 #: Lazily loaded name -> the module that defines it (a module itself when the name is a submodule).

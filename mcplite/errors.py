@@ -27,8 +27,10 @@ errors are the peer's. The tree::
     │       └── SessionExpired    the server no longer knows our session (HTTP 404); start a new one.
     │                               Also a ConnectionClosed: the session is over
     ├── AuthError                 authorization failed (OAuth discovery, registration, token exchange)
-    └── gateway.ConfigError       a gateway configuration that cannot be used (names the file, server, key);
-                                    also a ValueError. Defined in mcplite/gateway/config.py
+    ├── gateway.ConfigError       a gateway configuration that cannot be used (names the file, server, key);
+    │                               also a ValueError. Defined in mcplite/gateway/config.py
+    └── RecordingError            a file `mcplite.recording.read_recording` reads is not a recording (no
+                                    header, another format version, a line that is not one of its lines)
 
 `ToolError` is not in the tree on purpose: a tool that fails returns a result with ``isError: true``;
 that is data, not an exception (`Client.call_tool(..., raise_on_error=True)` turns it into `RemoteError`).
@@ -48,6 +50,7 @@ __all__ = [
     "VersionMismatch", "SkillVerificationError", "RPCError", "RemoteError", "ResourceNotFound", "ConnectionClosed",
     "ResponseLost",
     "RequestTimeout", "RequestCancelled", "TransportError", "HTTPError", "SessionExpired", "AuthError",
+    "RecordingError",
 ]
 
 # JSON-RPC 2.0 codes.
@@ -180,3 +183,7 @@ class SessionExpired(HTTPError, ConnectionClosed):
 
 class AuthError(MCPError):
     """Authorization failed: discovery, registration, the user's consent, or the token exchange."""
+
+
+class RecordingError(MCPError):
+    """A file read as a recording (`mcplite.recording.read_recording`) is not one: the message names the line."""

@@ -259,7 +259,7 @@ PUBLIC_NAMES = {
     "MCPError", "ProtocolError", "LocalProtocolError", "CapabilityError", "RemoteProtocolError",
     "VersionMismatch", "RPCError", "RemoteError", "ResourceNotFound", "ConnectionClosed", "ResponseLost",
     "RequestTimeout", "RequestCancelled", "TransportError", "HTTPError", "SessionExpired", "AuthError",
-    "SkillVerificationError",
+    "SkillVerificationError", "RecordingError",
 }
 
 #: The documented import paths other than `mcplite` itself and what each one promises (its `__all__`), listed
@@ -290,6 +290,7 @@ DOCUMENTED_PATHS = {
     },
     "mcplite.wsgi": {"SQLiteEventStore"},
     "mcplite.gateway": {"Gateway", "ConfigError", "GatewayConfig", "UpstreamConfig", "load_config", "parse_config"},
+    "mcplite.recording": {"Recorder", "RecordingTransport", "read_recording", "redact", "RecordingError"},
 }
 
 

@@ -67,6 +67,7 @@ if TYPE_CHECKING:
     from .listen import Subscription, SubscriptionRegistry
     from .skills import LoadedSkill
     from .tasks import Task
+    from ..transports.recording import RecordTo
 
 __all__ = ["Client"]
 
@@ -130,6 +131,11 @@ class Client:
         cache: reuse results the server marks reusable (2026-07-28 ``ttlMs``/``cacheScope``: discover, list
             pages, resource reads; see `client.cache`); False: always ask. Servers default to ``ttlMs: 0``, so
             this changes nothing unless the server opts in. ``client.clear_cache()`` forgets what was kept.
+        record: record every message of the connection, both ways, as JSON lines (`mcplite.recording`): a
+            path (created with mode 0600; the client closes it when it closes), or a `Recorder` (its giver's to
+            close: several connections may share one file).
+        record_as: the peer name the messages are recorded under (default: the server's command, its URL's
+            host and port, or an in-process server's name).
         http_options: keyword arguments for the HTTP transport: ``headers``, ``auth``, ``ssl_context``,
             ``cafile``, ``transport`` ("auto", "streamable" or "sse"); see `http_client.HTTPClientTransport`.
 
@@ -146,7 +152,8 @@ class Client:
                  on_resource_updated: Optional[Callable[[str], None]] = None,
                  on_list_changed: Optional[Callable[[str], None]] = None,
                  on_notification: Optional[Callable[[str, Dict[str, Any]], None]] = None,
-                 cache: bool = True, **http_options: Any) -> None:
+                 cache: bool = True, record: Optional[RecordTo] = None, record_as: Optional[str] = None,
+                 **http_options: Any) -> None:
         if protocol_version != "auto":
             from ..protocol.versions import is_supported
 
@@ -154,6 +161,10 @@ class Client:
                 raise ValueError(f"protocol_version must be 'auto' or a revision this library speaks, "
                                  f"not {protocol_version!r}")
         self._transport = _transport_for(target, http_options, timeout)
+        if record is not None:
+            self._transport = _recording(self._transport, record, record_as or _peer_name(target, self._transport))
+        elif record_as is not None:
+            raise TypeError("Client() got record_as= without record=: it names the peer of a recording")
         self.client_info = {**CLIENT_INFO, **(client_info or {})}
         self._offered_version = protocol_version
         self.timeout = timeout
@@ -1050,6 +1061,29 @@ def _server_key_of(target: Any, transport: Transport) -> Optional[Hashable]:
         return ("http", target)
     identity = getattr(transport, "identity", None)
     return ("stdio", identity) if identity is not None else None
+
+
+def _peer_name(target: Any, transport: Transport) -> str:
+    """The peer name a client records its server under: its URL's host and port, its command, or its name."""
+    if isinstance(target, str):
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(target)
+        return f"{parts.hostname}:{parts.port}" if parts.port is not None else str(parts.hostname)
+    argv = getattr(transport, "argv", None)
+    if argv:
+        return " ".join(str(arg) for arg in argv)
+    name = getattr(target, "name", None)
+    return name if isinstance(name, str) else "server"
+
+
+def _recording(transport: Transport, record: Any, peer: str) -> Transport:
+    """``transport``, recorded under ``peer`` (``record``: a path, opened here and closed with the transport,
+    or a `Recorder`, its giver's)."""
+    from ..transports.recording import RecordingTransport, open_recorder  # only clients that record load it
+
+    recorder, opened = open_recorder(record)
+    return RecordingTransport(transport, recorder.peer(peer), owns_recorder=opened)
 
 
 def _transport_for(target: Any, http_options: Dict[str, Any], timeout: float) -> Transport:

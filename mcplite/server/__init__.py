@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from ..session.endpoint import Deferred
     from ..session.server import ServerSession
     from ..transports import Transport
+    from ..transports.recording import RecordTo
     from .context import ELICIT_TIMEOUT as ELICIT_TIMEOUT  # the elicitation default, as it was here
     from .context import Context
     from .results import CompleteMembers, ToolResult
@@ -287,7 +288,9 @@ class Server(Registry):
     def run(self, http: Optional[str] = None, **options: Any) -> None:
         """Serve until the client goes away: stdio by default, or Streamable HTTP on ``"host:port"``.
 
-        Options are the HTTP server's; over stdio, ``max_line_size`` (see `serve_stdio`).
+        Options are the HTTP server's; over stdio, ``max_line_size`` and ``record`` (see `serve_stdio`). Over
+        either, ``record=`` records every message as JSON lines (`mcplite.recording`; over HTTP each session
+        under its own peer name: see `HTTPOptions`).
         The process is the server's then: unless the application configured logging, the package's warnings
         (a tool that raised, with its traceback) go to stderr (`mcplite._log.use_stderr_by_default`)."""
         from .._log import use_stderr_by_default
@@ -300,19 +303,27 @@ class Server(Registry):
             finally:
                 self.close_tasks()
             return
-        self.serve_stdio(max_line_size=options.get("max_line_size"))
+        self.serve_stdio(max_line_size=options.get("max_line_size"), record=options.get("record"))
 
     def wsgi_app(self, **options: Any) -> Any:
         """This server as a PEP 3333 WSGI application (gunicorn, waitress, mod_wsgi); options as for HTTP."""
         from ..transports.http_server.wsgi import wsgi_app
         return wsgi_app(self, **options)
 
-    def serve_stdio(self, *, max_line_size: Optional[int] = None) -> None:
+    def serve_stdio(self, *, max_line_size: Optional[int] = None, record: Optional[RecordTo] = None) -> None:
         """Serve this process's stdin/stdout until stdin ends (or Ctrl-C). ``max_line_size``: the largest request
-        read, in bytes (default 64 MiB; see `stdio.StdioServerTransport`)."""
+        read, in bytes (default 64 MiB; see `stdio.StdioServerTransport`). ``record``: record every message,
+        both ways, under the peer name ``client`` (`mcplite.recording`): a path (created with mode 0600, closed
+        on the way out) or a `Recorder` (its giver's to close)."""
         from ..transports.stdio import DEFAULT_MAX_LINE_SIZE, StdioServerTransport
-        session = self.connect(StdioServerTransport(
-            max_line_size=DEFAULT_MAX_LINE_SIZE if max_line_size is None else max_line_size))
+        transport: Transport = StdioServerTransport(
+            max_line_size=DEFAULT_MAX_LINE_SIZE if max_line_size is None else max_line_size)
+        if record is not None:
+            from ..transports.recording import RecordingTransport, open_recorder  # only servers that record
+
+            recorder, opened = open_recorder(record)
+            transport = RecordingTransport(transport, recorder.peer("client"), owns_recorder=opened)
+        session = self.connect(transport)
         try:
             # A wait with a timeout, repeated: on Windows a wait without one cannot be interrupted by Ctrl-C.
             while not session.closed.wait(3600):

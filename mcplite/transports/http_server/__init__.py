@@ -87,6 +87,9 @@ class HTTPOptions:
             transport's ``session_id``), so that a proxy in front of several server processes can route each
             session to the process that owns it (``examples/deploy/nginx-sessions.conf``): letters, digits,
             ``-``, ``_`` and ``.`` only, at most 64 characters. The random part stays 128 bits.
+        record: record every message of every session, both ways, as JSON lines (`mcplite.recording`), each
+            session under its id as the logs show it (``stateless`` without one): a path (created with mode
+            0600, closed when the server shuts down), or a `Recorder` (its giver's to close).
         require_version_header: refuse (400) a request without ``MCP-Protocol-Version`` in a session whose
             revision makes the header mandatory (2025-06-18 on). By default such a request is served under
             the session's negotiated revision, which the spec allows a server that knows it.
@@ -118,6 +121,7 @@ class HTTPOptions:
     access_log: bool = False
     session_id_prefix: str = ""
     max_streams: Optional[int] = None
+    record: Any = None
 
     def __post_init__(self) -> None:
         for name in ("path", "sse_path", "messages_path"):

@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple
 
     from .. import HostedSession, SessionFactory
+    from ..recording import Recorder
     from .eventstore import EventStore
 
     Route = Callable[[IncomingRequest, Responder, Any], None]  # (request, responder, authenticate's claims)
@@ -93,6 +94,14 @@ class HTTPApp:
     def __init__(self, server: SessionFactory, **options: Any) -> None:
         refuse_unknown("HTTPOptions", options, HTTPOptions.__dataclass_fields__)
         self.options = settings = HTTPOptions(**options)
+        #: The recorder this app opened for ``record=`` (a path), closed with the app.
+        self._recorder: Optional[Recorder] = None
+        if settings.record is not None:
+            from ..recording import RecordingFactory, open_recorder  # only servers that record load it
+
+            recorder, opened = open_recorder(settings.record)
+            self._recorder = recorder if opened else None
+            server = RecordingFactory(server, recorder)  # each session's messages are recorded
         self.server = server
         self.path = settings.path.rstrip("/") or "/"
         self.messages_path = settings.messages_path.rstrip("/") or "/"
@@ -209,6 +218,8 @@ class HTTPApp:
         self.draining = True
         self.sessions.close()
         self._end_listens()
+        if self._recorder is not None:
+            self._recorder.close()
 
     def begin_drain(self) -> None:
         """The server is shutting down gracefully: end what would never end by itself, and start nothing such.

@@ -16,6 +16,7 @@ import time
 import weakref
 
 from .._log import log
+from .._once import once
 from .._options import keyword_names, refuse_unknown
 from .._sync import DEFAULT
 from ..errors import (
@@ -98,6 +99,15 @@ REPEATABLE = frozenset({
     methods.SERVER_DISCOVER, methods.TOOLS_LIST, methods.PROMPTS_LIST, methods.RESOURCES_LIST,
     methods.RESOURCES_TEMPLATES_LIST, methods.RESOURCES_READ, methods.PROMPTS_GET, methods.COMPLETE,
 })
+
+
+@once
+def _validation() -> Any:
+    """The schema validator, loaded by its first use (most clients never check an output schema) and kept: no
+    import statement per call (tests/test_hot_paths.py)."""
+    from ..schema import validation
+
+    return validation
 
 class Client:
     """A connection to one MCP server.
@@ -745,8 +755,7 @@ class Client:
             return
         if "structuredContent" not in result:
             raise RemoteProtocolError(f"tool {name} declares an outputSchema but returned no structuredContent")
-        from ..schema import validation  # (loaded by its first use: most clients never check an output schema)
-
+        validation = _validation()
         try:
             validation.validate(result["structuredContent"], schema)
         except validation.ValidationError as exc:

@@ -358,13 +358,21 @@ def test_cli_a_server_that_exits_at_once_shows_its_last_stderr_lines_once(tmp_pa
 def test_cli_a_server_missing_pythonpath_is_told_to_pass_it(tmp_path: Path) -> None:
     import os
 
-    script = tmp_path / "needs_mcplite.py"
-    script.write_text("from mcplite import Server\nServer('x').run()\n")
-    done = mcplite_cli("ping", "--", sys.executable, str(script), cwd=tmp_path)  # PYTHONPATH set, not passed
+    # The server imports a module found only through PYTHONPATH (mcplite itself may be installed, as in CI).
+    library = tmp_path / "lib"
+    library.mkdir()
+    (library / "settings_of_my_server.py").write_text("NAME = 'x'\n")
+    script = tmp_path / "needs_pythonpath.py"
+    script.write_text("import settings_of_my_server\nfrom mcplite import Server\n"
+                      "Server(settings_of_my_server.NAME).run()\n")
+    search_path = f"{library}{os.pathsep}{ROOT}"
+    environment = {**os.environ, "PYTHONPATH": search_path}
+    done = mcplite_cli("ping", "--", sys.executable, str(script), cwd=tmp_path, env=environment)  # set, not passed
     assert done.returncode == 3
-    assert "ModuleNotFoundError: No module named 'mcplite'" in done.stderr
+    assert "ModuleNotFoundError: No module named " in done.stderr
     assert done.stderr.rstrip("\n").endswith('(a server inherits no PYTHONPATH: pass it with -e '
                                              'PYTHONPATH="$PYTHONPATH", or use --inherit-env)')
-    passed = mcplite_cli("-e", f"PYTHONPATH={ROOT}", "ping", "--", sys.executable, str(script), cwd=tmp_path)
+    passed = mcplite_cli("-e", f"PYTHONPATH={search_path}", "ping", "--", sys.executable, str(script),
+                         cwd=tmp_path, env=environment)
     assert passed.returncode == 0, passed.stderr
     assert "PYTHONPATH" not in passed.stderr and os.environ.get("PYTHONPATH") != ""

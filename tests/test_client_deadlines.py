@@ -10,6 +10,7 @@ HTTP errors that fit on a line (issue 32).
 - An HTML error page becomes one line of an error message, said once for the two HTTP transports tried.
 """
 
+import json
 import http.server
 import os
 import socket
@@ -388,3 +389,16 @@ def test_a_direct_answer_to_a_task_call_is_checked_against_the_output_schema(raw
             client.start_tool_call("bad", task=True)
         with pytest.raises(RemoteProtocolError, match="does not match its outputSchema"):
             client.call_tool("bad", task=True)
+
+
+def test_an_http_error_quotes_a_json_rpc_error_message_whole() -> None:
+    # A JSON-RPC error in an error body is written for people: its message is quoted whole (the WSGI
+    # single-thread refusal names --threads at its end, 300 characters in), not clipped at the first 200
+    # characters of the raw JSON.
+    from mcplite.transports.http_client.pool import summary
+
+    message = "this WSGI server runs one request at a time " + "x" * 250 + " (gunicorn: --threads 8)"
+    body = '{"jsonrpc":"2.0","id":4,"error":{"code":-32603,"message":' + json.dumps(message) + '}}'
+    assert summary(body) == f"error -32603: {message}"
+    assert summary('{"not": "an error"}') == '{"not": "an error"}'
+    assert summary("{broken") == "{broken"

@@ -490,11 +490,22 @@ def describe(exc: BaseException) -> str:
 
 #: The longest excerpt of an error body an error message carries.
 SUMMARY_LIMIT = 200
+#: How much of a JSON-RPC error's message an HTTP error's message quotes.
+RPC_MESSAGE_LIMIT = 1000
 
 
 def summary(body: str, limit: int = SUMMARY_LIMIT) -> str:
-    """An error body as an error message quotes it: its first line of text, markup stripped (an HTML error page
+    """An error body as an error message quotes it: a JSON-RPC error's code and message (written for people:
+    clipped only at `RPC_MESSAGE_LIMIT`), else its first line of text, markup stripped (an HTML error page
     becomes its title or heading, never the whole page), clipped to ``limit`` characters."""
+    if body.startswith("{"):
+        try:
+            error = decode(body).get("error")
+        except (InvalidMessage, AttributeError):
+            error = None
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            line = f"error {error.get('code')}: {error['message']}"
+            return line if len(line) <= RPC_MESSAGE_LIMIT else line[:RPC_MESSAGE_LIMIT] + "..."
     if body.lstrip().startswith("<"):
         import html
         import re

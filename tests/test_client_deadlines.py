@@ -10,8 +10,8 @@ HTTP errors that fit on a line (issue 32).
 - An HTML error page becomes one line of an error message, said once for the two HTTP transports tried.
 """
 
-import json
 import http.server
+import json
 import os
 import socket
 import subprocess

@@ -55,6 +55,23 @@ class Catalog:
             owned = self._owners.get((kind, key))
         return owned[0] if owned is not None else None
 
+    def owner_of_uri(self, uri: str) -> Optional[str]:
+        """The upstream that lists resource ``uri``, or a template it matches; None when none does."""
+        from ..schema.uritemplate import URITemplate
+
+        with self._lock:
+            owned = self._owners.get(("resources", uri))
+            if owned is not None:
+                return owned[0]
+            templates = [(key, owner) for (kind, key), (owner, _) in self._owners.items() if kind == "templates"]
+        for template, owner in templates:
+            try:
+                if URITemplate(template).match(uri) is not None:
+                    return owner
+            except ValueError:
+                continue
+        return None
+
     def replace(self, upstream: Upstream, listing: Dict[str, List[Dict[str, Any]]]) -> None:
         """``upstream``'s entries of each kind in ``listing`` become those listed."""
         for kind, items in listing.items():
@@ -113,10 +130,12 @@ class Catalog:
         gateway = self._gateway
         common = {"title": definition.get("title"), "icons": definition.get("icons"), "meta": definition.get("_meta")}
         if kind == "tools":
-            def call_tool(gateway_context: Context, **arguments: Any) -> Any:
-                return gateway.call_tool_of(upstream, name, gateway_context)
+            support = upstream.task_support(definition)
 
-            gateway.add_tool(call_tool, name=key, description=definition.get("description") or "",
+            def call_tool(gateway_context: Context, **arguments: Any) -> Any:
+                return gateway.call_tool_of(upstream, name, gateway_context, support)
+
+            gateway.add_tool(call_tool, name=key, description=definition.get("description") or "", task=support,
                              annotations=definition.get("annotations"),
                              input_schema=definition.get("inputSchema") or {"type": "object"},
                              output_schema=definition.get("outputSchema") or False, **common)

@@ -138,7 +138,7 @@ class Catalog:
             gateway.add_tool(call_tool, name=key, description=definition.get("description") or "", task=support,
                              annotations=definition.get("annotations"),
                              input_schema=definition.get("inputSchema") or {"type": "object"},
-                             output_schema=definition.get("outputSchema") or False, **common)
+                             output_schema=_output_schema(upstream, definition), **common)
         elif kind == "prompts":
             def get_prompt(gateway_context: Context, **arguments: Any) -> Any:
                 return gateway.get_prompt_of(upstream, name, gateway_context)
@@ -177,6 +177,16 @@ def _completer(gateway: Any, upstream: Upstream, ref: Dict[str, Any], argument: 
     def complete(value: str, chosen: Dict[str, Any]) -> Any:
         return gateway.complete_of(upstream, ref, argument, value, chosen)
     return complete
+
+
+def _output_schema(upstream: Upstream, tool: Dict[str, Any]) -> Any:
+    """The front tool's ``outputSchema``: the upstream's, unless its revision has no structured results (before
+    2025-06-18 a server may list one and still answer text only, which a front client would refuse)."""
+    client = upstream.client
+    revision = client.session.revision if client is not None else None
+    if revision is not None and not revision.structured_output:
+        return False
+    return tool.get("outputSchema") or False
 
 
 def _names(upstream: Upstream, kind: str, item: Dict[str, Any]) -> Optional[Tuple[str, str]]:

@@ -8,7 +8,9 @@ upstreams', under their gateway names (`config.UpstreamConfig.front_name`; resou
 upstream is a `Client` (`upstream.Upstream`), connected in whatever revision it speaks; each front client
 speaks its own. A request to a gateway name is passed on to its upstream as a `bridge.Call`, which carries
 progress, log messages and cancellation, and bridges the upstream's questions to the front client whatever
-the two eras are (the table in `bridge`). docs/gateway.md is the guide.
+the two eras are (the table in `bridge`). A tool call the front makes as a task runs as a task upstream
+(`_send_task`), and a front client's resource subscription is relayed to the upstream serving the URI, whose
+updates reach every front subscriber. docs/gateway.md is the guide.
 
 The package, by concern: `config` (the file), `upstream` (one upstream's connection, restarts, questions),
 `catalog` (what each upstream serves, under its front names), `bridge` (one forwarded request and its

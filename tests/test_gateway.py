@@ -264,3 +264,44 @@ def test_the_example_configuration_runs() -> None:
         assert {"demo_add", "ev_sum", "ev_test_elicitation"} <= names and "ev_test_reconnection" not in names
         assert client.call_tool("ev_sum", {"a": 1, "b": 2})["structuredContent"] == {"result": 3}
         assert gateway.upstreams["everything"].revision == "2025-11-25"
+
+
+def test_a_completion_whose_upstream_dies_meanwhile_is_an_error_naming_it(tmp_path: Any) -> None:
+    asked = tmp_path / "asked"
+    script = f"""
+import os, threading
+from mcplite import Server
+server = Server("slow-completions")
+
+@server.prompt
+def city(name: str) -> str:
+    return name
+
+@server.completion(prompt="city", argument="name")
+def names(value, chosen):
+    open({str(asked)!r}, "w").write(str(os.getpid()))
+    threading.Event().wait(60)  # killed before it answers
+    return []
+
+server.run()
+"""
+    config = {"mcpServers": {"slow": {"command": sys.executable, "args": ["-c", script], "cwd": str(ROOT)}}}
+    with Gateway(config, restart_delay=WAIT) as gateway, Client(gateway) as client:
+        result: "queue.Queue[Any]" = queue.Queue()
+
+        def complete() -> None:
+            try:
+                result.put(client.complete({"type": "ref/prompt", "name": "slow_city"}, "name", "O"))
+            except Exception as exc:
+                result.put(exc)
+
+        asking = threading.Thread(target=complete)
+        asking.start()
+        pid = int(wait_until(lambda: asked.exists() and asked.read_text()))
+        os.kill(pid, signal.SIGKILL)
+        asking.join(WAIT)
+        assert not asking.is_alive()
+        error = result.get(timeout=WAIT)
+        from mcplite import RemoteError
+        assert isinstance(error, RemoteError) and error.code == -32000, error
+        assert "upstream 'slow' is unavailable" in error.message

@@ -48,3 +48,25 @@ def test_add_prompt_publishes_the_arguments_given() -> None:
         assert prompt["arguments"] == [{"name": "city", "required": True}]
         message = client.get_prompt("p", {"city": "Oslo"})["messages"][0]
         assert message["content"]["text"] == "got [('city', 'Oslo')]"  # type: ignore[typeddict-item]
+
+
+def test_on_cancel_in_a_task_calls_back_when_the_task_is_cancelled() -> None:
+    """The gateway cancels its upstream's task from here: `tasks/cancel` must reach a task handler's callback."""
+    server = Server("hooks")
+    started, called = threading.Event(), threading.Event()
+
+    @server.tool(task="required")
+    def wait(ctx: Context) -> str:
+        forget = ctx.on_cancel(called.set)
+        started.set()
+        called.wait(WAIT)
+        forget()
+        return "done"
+
+    with Client(server, protocol_version="2025-11-25") as client:
+        task = client.start_tool_call("wait", task=True)
+        assert started.wait(WAIT)
+        task.cancel()
+        assert called.wait(WAIT)
+        assert task.status() == "cancelled"
+    server.close_tasks()

@@ -8,7 +8,9 @@ upstreams', under their gateway names (`config.UpstreamConfig.front_name`; resou
 upstream is a `Client` (`upstream.Upstream`), connected in whatever revision it speaks; each front client
 speaks its own. A request to a gateway name is passed on to its upstream as a `bridge.Call`, which carries
 progress, log messages and cancellation, and bridges the upstream's questions to the front client whatever
-the two eras are (the table in `bridge`). docs/gateway.md is the guide.
+the two eras are (the table in `bridge`). A tool call the front makes as a task runs as a task upstream
+(`_send_task`), and a front client's resource subscription is relayed to the upstream serving the URI, whose
+updates reach every front subscriber. docs/gateway.md is the guide.
 
 The package, by concern: `config` (the file), `upstream` (one upstream's connection, restarts, questions),
 `catalog` (what each upstream serves, under its front names), `bridge` (one forwarded request and its
@@ -22,8 +24,10 @@ import secrets
 import threading
 from collections.abc import Mapping
 
-from ..errors import INTERNAL_ERROR, RESOURCE_NOT_FOUND, ConnectionClosed, RemoteError, RPCError, ResourceNotFound
+from ..errors import (CONNECTION_CLOSED, INTERNAL_ERROR, MISSING_REQUIRED_CLIENT_CAPABILITY, RESOURCE_NOT_FOUND,
+                      ConnectionClosed, RemoteError, RequestTimeout, RPCError, ResourceNotFound)
 from ..protocol import methods
+from ..protocol.tasks import EXTENSION_ID as TASKS_EXTENSION
 from ..server import Server
 from ..server.context import Context
 from .bridge import CALL_KEY, Call, CallTable, gone, unavailable
@@ -33,7 +37,7 @@ from .upstream import KINDS, Upstream
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Union
+    from typing import Any, Dict, List, Optional, Tuple, Union
 
 __all__ = ["Gateway", "ConfigError", "GatewayConfig", "UpstreamConfig", "load_config", "parse_config"]
 
@@ -149,12 +153,34 @@ class Gateway(Server):
     def upstream_down(self, upstream: Upstream) -> None:
         self.catalog.withdraw(upstream)
 
+    # ---- resource subscriptions ------------------------------------------------------------------------------
+    def _serve(self, connection: Any, ctx: Any) -> Any:
+        # A subscription (``resources/subscribe``, or a 2026-07-28 listen naming resources) is relayed to the
+        # upstream serving each URI before the front server records it; the upstream's updates come back
+        # through `notify_resource_updated`, which reaches every front subscriber.
+        if ctx.method == methods.RESOURCES_SUBSCRIBE:
+            self._relay_subscriptions([ctx.params.get("uri")])
+        elif ctx.method == methods.SUBSCRIPTIONS_LISTEN:
+            wanted = ctx.params.get("notifications")
+            self._relay_subscriptions(wanted.get("resourceSubscriptions") if isinstance(wanted, dict) else None)
+        return super()._serve(connection, ctx)
+
+    def _relay_subscriptions(self, uris: Any) -> None:
+        if not isinstance(uris, list):
+            return
+        for uri in uris:
+            owner = self.catalog.owner_of_uri(uri) if isinstance(uri, str) else None
+            if owner is not None:
+                self.upstreams[owner].subscribe(uri)
+
     # ---- passing a request on -------------------------------------------------------------------------------
-    def forward(self, upstream: Upstream, method: str, params: Dict[str, Any], ctx: Context) -> Dict[str, Any]:
+    def forward(self, upstream: Upstream, method: str, params: Dict[str, Any], ctx: Context,
+                as_task: bool = False) -> Dict[str, Any]:
         """Pass a request on to ``upstream`` and answer its questions through ``ctx``; its result.
 
         On a 2026-07-28 front the call's id rides in the front's ``requestState`` (`Context.remember`), so the
-        front's retry finds the same upstream call here and continues it."""
+        front's retry finds the same upstream call here and continues it. ``as_task``: a tool call run as a
+        task upstream (where the upstream makes one), waited for here."""
         call_id: str = ctx.remember(CALL_KEY, lambda: secrets.token_urlsafe(16))
         call = self.calls.get(call_id)
         if call is None:
@@ -165,7 +191,7 @@ class Gateway(Server):
             call = Call(call_id, upstream.name, method, params)
             self.calls.add(call)
             upstream.track(call)
-            threading.Thread(target=self._drive, args=(upstream, call), daemon=True,
+            threading.Thread(target=self._drive, args=(upstream, call, as_task), daemon=True,
                              name=f"mcplite-gateway-call-{upstream.name}").start()
         forget = ctx.on_cancel(call.cancel)
         try:
@@ -189,21 +215,25 @@ class Gateway(Server):
         self.calls.discard(call)
         return _without_envelope_fields(result)
 
-    def _drive(self, upstream: Upstream, call: Call) -> None:
+    def _drive(self, upstream: Upstream, call: Call, as_task: bool) -> None:
         try:
-            call.run(lambda call: _send(upstream, call))
+            call.run(lambda call: _send_task(upstream, call) if as_task else _send_direct(upstream, call))
         finally:
             upstream.untrack(call)
 
     # the handlers registered for each upstream's entries (`catalog`)
-    def call_tool_of(self, upstream: Upstream, name: str, ctx: Context) -> Any:
+    def call_tool_of(self, upstream: Upstream, name: str, ctx: Context, task_support: str = "forbidden") -> Any:
+        """A front ``tools/call``: passed on as a task when the front runs it as one (and the upstream takes
+        tasks: ``task_support``, the front tool's, mirrors it), or when the upstream runs the tool only as one."""
         from ..server.results import ToolResult, error_result
 
         arguments = ctx.request_params.get("arguments") or {}
+        as_task = task_support != "forbidden" and (ctx.task_id is not None or task_support == "required")
         try:
-            result = self.forward(upstream, methods.TOOLS_CALL, {"name": name, "arguments": arguments}, ctx)
+            result = self.forward(upstream, methods.TOOLS_CALL, {"name": name, "arguments": arguments}, ctx,
+                                  as_task)
         except RPCError as exc:
-            if exc.code != INTERNAL_ERROR:
+            if exc.code not in (INTERNAL_ERROR, CONNECTION_CLOSED):
                 raise
             result = error_result(exc.message)  # the upstream is down, or failed: the model reads why
         value = ToolResult()
@@ -238,17 +268,21 @@ class Gateway(Server):
             return client.complete(ref, argument, value, context=chosen or None, timeout=upstream.config.timeout)
         except RemoteError as refusal:
             raise RPCError(refusal.code, refusal.message, refusal.data) from None
+        except (ConnectionClosed, RequestTimeout) as exc:  # it went down, or hangs: say which and why
+            raise unavailable(upstream.name, f"{exc or type(exc).__name__}; {upstream.describe_down()}") from None
 
 
-def _send(upstream: Upstream, call: Call) -> Dict[str, Any]:
-    """Send ``call`` to ``upstream`` and run its 2026-07-28 input rounds, asking the call's front each question."""
+def _send(upstream: Upstream, call: Call, params: Optional[Dict[str, Any]] = None,
+          endings: Tuple[str, ...] = ("complete",)) -> Dict[str, Any]:
+    """Send ``call`` (or ``params`` in its place) to ``upstream`` and run its 2026-07-28 input rounds, asking
+    the call's front each question, until a result of the kinds ``endings`` names."""
     from ..client.input_rounds import InputRounds
 
     client = upstream.client
     if client is None:
         raise ConnectionClosed(upstream.describe_down())
     session = client.session
-    params = dict(call.params)
+    params = dict(call.params if params is None else params)
     headers = None
     rounds = None
     if session.enveloped:
@@ -257,7 +291,7 @@ def _send(upstream: Upstream, call: Call) -> Dict[str, Any]:
             # way to send a planned call with its headers and get its PendingRequest).
             headers = client._param_headers(params)
         if call.method in (methods.TOOLS_CALL, methods.PROMPTS_GET, methods.RESOURCES_READ):
-            rounds = InputRounds(params, call.ask, client.max_input_rounds)
+            rounds = InputRounds(params, call.ask, client.max_input_rounds, endings)
     while True:
         pending = session.send_request(call.method, params, progress=call.progress, headers=headers)
         call.watch(pending)
@@ -268,6 +302,52 @@ def _send(upstream: Upstream, call: Call) -> Dict[str, Any]:
         params, pause = step
         if pause:
             threading.Event().wait(pause)  # the upstream is working and asked nothing: ask again a little later
+
+
+def _send_direct(upstream: Upstream, call: Call) -> Dict[str, Any]:
+    """`_send`; a 2026-07-28 tool call the upstream runs only as a task (``-32021`` naming the tasks extension)
+    is sent again as one (a 2025-11-25 upstream lists such a tool ``required``: `call_tool_of` knows it)."""
+    try:
+        return _send(upstream, call)
+    except RemoteError as refusal:
+        if refusal.code != MISSING_REQUIRED_CLIENT_CAPABILITY or call.method != methods.TOOLS_CALL \
+                or TASKS_EXTENSION not in str(refusal.data):
+            raise
+    return _send_task(upstream, call)
+
+
+def _send_task(upstream: Upstream, call: Call) -> Dict[str, Any]:
+    """Send the tool call ``call`` to ``upstream`` as a task and wait for the task's result.
+
+    2026-07-28: the call declares the tasks extension and the upstream decides (a task, or the result at once);
+    2025-11-25: the call carries a ``task`` param. The task's questions reach the call's front: inlined in
+    ``tasks/get`` (2026-07-28, answered by `Call.ask`), or as requests tagged with the task (2025-11-25,
+    `Upstream.answer` finds the call by the task's id). A cancel from the front cancels the task."""
+    from ..client.tasks import CORE, EXTENSION, TASK_WAIT, Task, with_extension
+
+    client = upstream.client
+    if client is None:
+        raise ConnectionClosed(upstream.describe_down())
+    timeout = upstream.config.timeout
+    if client.session.enveloped:
+        form = EXTENSION
+        result = _send(upstream, call, with_extension(call.params, client.capabilities()), ("complete", "task"))
+        info: Any = result if result.get("resultType") == "task" else None
+    else:
+        form = CORE
+        result = _send(upstream, call, {**call.params, "task": {}})
+        info = result.get("task")
+    if not isinstance(info, dict) or not isinstance(info.get("taskId"), str):
+        return result  # answered at once
+
+    def send(method: str, params: Dict[str, Any], wait: Optional[float]) -> Dict[str, Any]:
+        return client.request(method, params, timeout=timeout if wait is None else wait)
+
+    # (client hook wished: Client.start_tool_call(..., task=True, answer=...) returning this handle, so that
+    # the task's questions go to this call rather than the client's callbacks.)
+    task = Task(str(call.params.get("name")), form, info, send=send, answer=call.ask, capabilities=client.capabilities)
+    call.watch_task(task)
+    return dict(task.result(TASK_WAIT))
 
 
 def _without_envelope_fields(result: Dict[str, Any]) -> Dict[str, Any]:

@@ -24,7 +24,7 @@ import threading
 import time
 
 from .._log import log
-from ..errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, RequestCancelled, RequestTimeout, RPCError
+from ..errors import CONNECTION_CLOSED, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, RequestCancelled, RequestTimeout, RPCError
 from ..protocol import methods
 from ..protocol.input_rounds import InputRequest, Suspend
 
@@ -32,6 +32,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Dict, Optional, Tuple
 
+    from ..client.tasks import Task
     from ..server.context import Context
     from ..session.pending import PendingRequest
 
@@ -61,6 +62,7 @@ class Call:
         self.params = params
         self.front: Optional[Context] = None
         self.pending: Optional[PendingRequest] = None  # the upstream request in flight now
+        self.task: Optional[Task] = None  # the upstream task this call waits on (a call passed on as a task)
         self.finished_at: Optional[float] = None
         # Guards everything below; waited on by both sides.
         self._cond = threading.Condition()
@@ -122,15 +124,30 @@ class Call:
         if self._cancelled:
             pending.cancel("cancelled by the gateway's client")
 
+    def watch_task(self, task: Task) -> None:
+        """The upstream task this call now waits on: a cancel from the front cancels it (``tasks/cancel``)."""
+        self.task = task
+        if self._cancelled:
+            _cancel_task(task)
+
+    @property
+    def task_id(self) -> Optional[str]:
+        """The upstream's id of the task this call waits on, or None."""
+        task = self.task
+        return task.task_id if task is not None else None
+
     # ---- the front's side ------------------------------------------------------------------------------------
     def cancel(self) -> None:
-        """The front cancelled: give up the upstream request and any question waiting."""
+        """The front cancelled: give up the upstream request (or task) and any question waiting."""
         with self._cond:
             self._cancelled = True
             self._cond.notify_all()
         pending = self.pending
         if pending is not None:
             pending.cancel("cancelled by the gateway's client")
+        task = self.task
+        if task is not None:
+            _cancel_task(task)
 
     @property
     def done(self) -> bool:
@@ -154,6 +171,10 @@ class Call:
                     return value  # type: ignore[no-any-return]
                 assert question is not None
                 index, method, params = question
+                if method == methods.ELICIT and params.get("mode") == "form":
+                    # The upstream says "form" because the gateway declared URL mode too: the front's own
+                    # server says it again where its client declared URL mode (Context._legacy_params).
+                    params = {name: value for name, value in params.items() if name != "mode"}
                 key = f"{QUESTION_KEY}{index}"
                 try:
                     answer: Tuple[bool, Any] = (True, ctx.ask({key: InputRequest(method, params,
@@ -207,6 +228,18 @@ class CallTable:
             call.cancel()
 
 
+def _cancel_task(task: Task) -> None:
+    """``tasks/cancel`` to the upstream, on a thread of its own: the canceller (the front's cancel, on a session
+    thread) does not wait for the upstream's answer; the call's driver sees the task end."""
+    def cancel() -> None:
+        try:
+            task.cancel()
+        except Exception as exc:  # the upstream went away, or the task ended meanwhile
+            log.info("gateway: cancelling task %s upstream failed: %s", task.task_id, exc)
+
+    threading.Thread(target=cancel, name="mcplite-gateway-cancel", daemon=True).start()
+
+
 def gone(upstream: str) -> RPCError:
     """The error for a 2026-07-28 retry whose call is not in this process."""
     return RPCError(INVALID_PARAMS, f"the gateway no longer holds the call to {upstream!r} this input round "
@@ -214,7 +247,10 @@ def gone(upstream: str) -> RPCError:
 
 
 def unavailable(upstream: str, cause: str) -> RPCError:
-    return RPCError(INTERNAL_ERROR, f"upstream {upstream!r} is unavailable: {cause}")
+    """The error for a request to an upstream that is down (or went down meanwhile): -32000, the code SDKs give
+    a closed connection, with a message naming the upstream and why (a tool call answers it as an error
+    result instead)."""
+    return RPCError(CONNECTION_CLOSED, f"upstream {upstream!r} is unavailable: {cause}")
 
 
 def log_failure(upstream: str, method: str, exc: BaseException) -> None:

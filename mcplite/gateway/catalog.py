@@ -55,6 +55,23 @@ class Catalog:
             owned = self._owners.get((kind, key))
         return owned[0] if owned is not None else None
 
+    def owner_of_uri(self, uri: str) -> Optional[str]:
+        """The upstream that lists resource ``uri``, or a template it matches; None when none does."""
+        from ..schema.uritemplate import URITemplate
+
+        with self._lock:
+            owned = self._owners.get(("resources", uri))
+            if owned is not None:
+                return owned[0]
+            templates = [(key, owner) for (kind, key), (owner, _) in self._owners.items() if kind == "templates"]
+        for template, owner in templates:
+            try:
+                if URITemplate(template).match(uri) is not None:
+                    return owner
+            except ValueError:
+                continue
+        return None
+
     def replace(self, upstream: Upstream, listing: Dict[str, List[Dict[str, Any]]]) -> None:
         """``upstream``'s entries of each kind in ``listing`` become those listed."""
         for kind, items in listing.items():
@@ -113,13 +130,15 @@ class Catalog:
         gateway = self._gateway
         common = {"title": definition.get("title"), "icons": definition.get("icons"), "meta": definition.get("_meta")}
         if kind == "tools":
-            def call_tool(gateway_context: Context, **arguments: Any) -> Any:
-                return gateway.call_tool_of(upstream, name, gateway_context)
+            support = upstream.task_support(definition)
 
-            gateway.add_tool(call_tool, name=key, description=definition.get("description") or "",
+            def call_tool(gateway_context: Context, **arguments: Any) -> Any:
+                return gateway.call_tool_of(upstream, name, gateway_context, support)
+
+            gateway.add_tool(call_tool, name=key, description=definition.get("description") or "", task=support,
                              annotations=definition.get("annotations"),
                              input_schema=definition.get("inputSchema") or {"type": "object"},
-                             output_schema=definition.get("outputSchema") or False, **common)
+                             output_schema=_output_schema(upstream, definition), **common)
         elif kind == "prompts":
             def get_prompt(gateway_context: Context, **arguments: Any) -> Any:
                 return gateway.get_prompt_of(upstream, name, gateway_context)
@@ -158,6 +177,16 @@ def _completer(gateway: Any, upstream: Upstream, ref: Dict[str, Any], argument: 
     def complete(value: str, chosen: Dict[str, Any]) -> Any:
         return gateway.complete_of(upstream, ref, argument, value, chosen)
     return complete
+
+
+def _output_schema(upstream: Upstream, tool: Dict[str, Any]) -> Any:
+    """The front tool's ``outputSchema``: the upstream's, unless its revision has no structured results (before
+    2025-06-18 a server may list one and still answer text only, which a front client would refuse)."""
+    client = upstream.client
+    revision = client.session.revision if client is not None else None
+    if revision is not None and not revision.structured_output:
+        return False
+    return tool.get("outputSchema") or False
 
 
 def _names(upstream: Upstream, kind: str, item: Dict[str, Any]) -> Optional[Tuple[str, str]]:

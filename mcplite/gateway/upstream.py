@@ -20,6 +20,8 @@ import threading
 from .._log import log
 from ..errors import INTERNAL_ERROR, MCPError, RPCError
 from ..protocol import methods
+from ..protocol.tasks import EXTENSION_ID as TASKS_EXTENSION
+from ..protocol.tasks import FORBIDDEN, OPTIONAL, RELATED_TASK_KEY, REQUIRED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -68,6 +70,8 @@ class Upstream:
         self._lost = False
         self._closing = False
         self.in_flight: List[Call] = []
+        #: The resource URIs the gateway's clients subscribed to on this upstream (kept across its restarts).
+        self.subscribed: Set[str] = set()
         self._thread: Optional[threading.Thread] = None
 
     # ---- lifetime ------------------------------------------------------------------------------------------
@@ -126,7 +130,10 @@ class Upstream:
             "client_info": {"name": "mcplite-gateway", "version": "0.1.0"}, "timeout": config.timeout,
             "protocol_version": config.protocol_version, "elicitation": self._elicit,
             "elicitation_modes": ("form", "url"), "sampling": self._sample, "roots": self._roots,
-            "on_log": self._log, "on_list_changed": self._list_changed}
+            "on_log": self._log, "on_list_changed": self._list_changed, "on_resource_updated": self._updated,
+            # Sampling with tools is declared whatever the front client: the question reaches a front client
+            # that declared it, and one that did not refuses it (as the upstream would have).
+            "sampling_features": ("tools",)}
         with self._cond:
             self._lost = False
             self._changed = set()
@@ -166,6 +173,10 @@ class Upstream:
         except Exception as exc:  # a collision refused at start: the gateway reports it
             self.cause = str(exc)
         self.settled.set()
+        with self._cond:
+            uris = sorted(self.subscribed)
+        for uri in uris:  # subscriptions made before it went down (or before it came up)
+            self._subscribe(client, uri)
         while True:
             with self._cond:
                 while not (self._changed or self._lost or self._closing):
@@ -214,6 +225,23 @@ class Upstream:
             items = client.list_resource_templates()
         return [dict(item) for item in items]
 
+    def task_support(self, tool: Dict[str, Any]) -> str:
+        """How the front offers the upstream's ``tool`` as a task ("forbidden", "optional", "required"): as a
+        2025-11-25 upstream that takes tool calls as tasks lists it; "optional" on a 2026-07-28 upstream that
+        declares the tasks extension (it decides per call; a call it answers at once ends the front's task)."""
+        client = self.client
+        if client is None:
+            return FORBIDDEN
+        declared: Any = client.server_capabilities
+        if client.session.enveloped:
+            extensions = declared.get("extensions")
+            return OPTIONAL if isinstance(extensions, dict) and TASKS_EXTENSION in extensions else FORBIDDEN
+        for key in ("tasks", "requests", "tools", "call"):
+            declared = declared.get(key) if isinstance(declared, dict) else None
+        execution = tool.get("execution")
+        support = execution.get("taskSupport") if isinstance(execution, dict) else None
+        return support if isinstance(declared, dict) and support in (OPTIONAL, REQUIRED) else FORBIDDEN
+
     def _ask_for_logs(self, client: Client) -> None:
         """Every log message, filtered in front by what each front client asked for."""
         if "logging" in client.server_capabilities:
@@ -221,6 +249,30 @@ class Upstream:
                 client.set_logging_level("debug")
             except MCPError as exc:
                 log.info("gateway: %s refused logging/setLevel: %s", self.name, exc)
+
+    # ---- resource subscriptions ---------------------------------------------------------------------------------
+    def subscribe(self, uri: str) -> None:
+        """A gateway client subscribed to ``uri``, which this upstream serves: subscribe to it here once (and
+        again each time the upstream comes back). Never raises: an upstream that refuses is logged."""
+        with self._cond:
+            if uri in self.subscribed:
+                return
+            self.subscribed.add(uri)
+        client = self.client
+        if client is not None:
+            self._subscribe(client, uri)
+
+    def _subscribe(self, client: Client, uri: str) -> None:
+        resources = client.server_capabilities.get("resources")
+        if not (isinstance(resources, dict) and resources.get("subscribe")):
+            return  # it sends no updates: the front subscription stays the front server's alone
+        try:
+            client.subscribe_resource(uri, timeout=self.config.timeout)  # (2026-07-28: its listen stream)
+        except Exception as exc:
+            log.warning("gateway: %s refused the subscription to %s: %s", self.name, uri, exc)
+
+    def _updated(self, uri: str) -> None:
+        self._owner.notify_resource_updated(uri)
 
     # ---- what the client's callbacks get (on its session's threads) -------------------------------------------
     def _list_changed(self, kind: str) -> None:
@@ -256,9 +308,21 @@ class Upstream:
         return roots
 
     def answer(self, method: str, params: Dict[str, Any]) -> Dict[str, Any]:
-        """A handshake-era upstream's question, asked of the front call it belongs to: the one in flight."""
+        """A handshake-era upstream's question, asked of the front call it belongs to: the call waiting on the
+        task the question names (2025-11-25 tags a task's requests with it), else the one call in flight."""
+        meta = params.get("_meta")
+        related = meta.get(RELATED_TASK_KEY) if isinstance(meta, dict) else None
+        task_id = related.get("taskId") if isinstance(related, dict) else None
         with self._cond:
             calls = list(self.in_flight)
+        if task_id is not None:
+            # (A question asked before the task's creation was answered to us has no owner yet: the rule below.)
+            calls = [call for call in calls if call.task_id == task_id][:1] or calls
+            # The upstream's task id is its own business: the front's question is tied to the front's call.
+            kept = {key: value for key, value in meta.items() if key != RELATED_TASK_KEY}  # type: ignore[union-attr]
+            params = {key: value for key, value in params.items() if key != "_meta"}
+            if kept:
+                params["_meta"] = kept
         if len(calls) != 1:
             raise RPCError(INTERNAL_ERROR, f"the gateway cannot tell which of its {len(calls)} calls to "
                                            f"{self.name!r} this {method} belongs to" if calls else

@@ -338,6 +338,23 @@ class TaskContext(Context):
             return True
         return False
 
+    def on_cancel(self, callback: Callable[[], Any]) -> Callable[[], None]:
+        """Call ``callback()`` when the task is cancelled (``tasks/cancel``, or the server closing); at once when
+        it already is. Returns a function that takes the callback back (`Context.on_cancel`, for a task)."""
+        from .coroutines import _Watched
+
+        live = self._live
+        before = live.cancelled
+        watched = _Watched(before, callback)
+        live.cancelled = watched  # TaskManager.cancel sets the flag it finds on the task then: this one
+        if before.is_set():
+            watched.on_set = None
+            callback()
+
+        def forget() -> None:
+            watched.on_set = None
+        return forget
+
     @property
     def _core(self) -> bool:
         return self._task.form == states.CORE

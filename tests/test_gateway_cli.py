@@ -125,3 +125,30 @@ def test_a_killed_upstream_fails_its_call_cleanly_comes_back_and_the_gateway_liv
     assert gateway_process.wait(WAIT) == 0
     wait_until(lambda: not pid_running(third), message="the upstream outlived the gateway")
     assert not pid_running(first) and not pid_running(second)
+
+
+def test_record_writes_the_front_and_every_upstream_with_secrets_redacted(tmp_path: Any) -> None:
+    from mcplite.recording import read_recording
+
+    path = tmp_path / "gw.json"
+    recording = tmp_path / "gateway.jsonl"
+    demo = {"command": sys.executable, "args": ["-m", "examples.demo_server"], "cwd": str(ROOT)}
+    path.write_text(json.dumps({"mcpServers": {"demo": demo}}))
+    with Client.stdio([sys.executable, "-m", "mcplite", "gateway", str(path), "--record", str(recording)],
+                      cwd=str(ROOT)) as client:
+        client.call_tool("demo_add", {"a": 2, "b": 5, "password": "hunter2"}, raise_on_error=False)  # a secret
+        assert client.call_tool("demo_add", {"a": 2, "b": 5})["structuredContent"] == {"result": 7}
+        gateway_process = client.transport.process  # type: ignore[attr-defined]
+    assert gateway_process.wait(WAIT) == 0
+    assert os.stat(recording).st_mode & 0o777 == 0o600
+    header = json.loads(recording.read_text().splitlines()[0])
+    assert header["info"] == {"gateway": {"upstreams": ["demo"]}}
+    entries = list(read_recording(str(recording)))
+    peers = {(entry["peer"], entry["dir"]) for entry in entries}
+    assert {("client", "recv"), ("client", "send"), ("demo", "send"), ("demo", "recv")} <= peers
+    calls = [entry["message"] for entry in entries if entry["dir"] == "send" and entry["peer"] == "demo"
+             and isinstance(entry["message"], dict) and entry["message"].get("method") == "tools/call"]
+    assert [call["params"]["name"] for call in calls][-1] == "add"  # the upstream's own name, not the front's
+    assert "hunter2" not in recording.read_text()
+    times = [entry["t"] for entry in entries]
+    assert times == sorted(times)

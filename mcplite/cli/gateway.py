@@ -1,9 +1,11 @@
 """``gateway``: serve the MCP servers of a JSON configuration behind one (`mcplite.gateway`), or check them.
 
     python -m mcplite gateway CONFIG [--http HOST:PORT] [--allow-host H ...] [--allow-origin O ...] [--check]
+                                     [--record FILE]
 
 Over stdio by default; ``--http HOST:PORT`` serves Streamable HTTP at ``/mcp`` with the options of ``serve``.
-``--check`` starts every upstream, prints one row per upstream (name, transport, revision, the number of tools,
+``--record FILE`` writes every message, both ways, for each upstream (under its name) and for the front, as
+JSON lines with secrets redacted (`mcplite.recording`). ``--check`` starts every upstream, prints one row per upstream (name, transport, revision, the number of tools,
 resources and prompts, or the error) and exits 0 when all are up, else 3.
 """
 
@@ -17,7 +19,7 @@ from .terminal import show
 
 def run_gateway(args: argparse.Namespace) -> int:
     try:
-        gateway = Gateway(args.config_file)
+        gateway = Gateway(args.config_file, record=args.record)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     if args.check:
@@ -31,7 +33,6 @@ def run_gateway(args: argparse.Namespace) -> int:
         options["allowed_origins"] = args.allow_origins
     if options and args.http is None:
         raise UsageError("--shutdown-grace, --allow-host and --allow-origin need --http HOST:PORT")
-    # (--record FILE goes here: wrap `gateway` before it serves.)
     try:
         gateway.run(http=args.http, **options)
     except ConfigError as exc:  # two upstreams giving one name, found when they started

@@ -262,6 +262,9 @@ def build_parser(prog: str = "mcplite") -> argparse.ArgumentParser:
                          help="a Host the HTTP server accepts (as for serve)")
     gateway.add_argument("--allow-origin", action="append", default=[], dest="allow_origins", metavar="ORIGIN",
                          help="a browser Origin the HTTP server accepts (as for serve)")
+    gateway.add_argument("--record", metavar="FILE",
+                         help="write every message, both ways, for each server and for the front, to FILE as JSON "
+                              "lines, secrets redacted (docs/recording.md)")
     return parser
 
 

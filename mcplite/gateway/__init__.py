@@ -64,7 +64,7 @@ class Gateway(Server):
     def __init__(self, config: Union[str, os.PathLike[str], Mapping[str, Any], GatewayConfig], *,
                  name: str = "mcplite-gateway", version: str = "0.1.0", restart_delay: float = 0.5,
                  max_restart_delay: float = 30.0, start_timeout: float = 30.0,
-                 environ: Optional[Mapping[str, str]] = None, **server_options: Any) -> None:
+                 environ: Optional[Mapping[str, str]] = None, record: Any = None, **server_options: Any) -> None:
         if isinstance(config, GatewayConfig):
             parsed = config
         elif isinstance(config, Mapping):
@@ -75,9 +75,21 @@ class Gateway(Server):
         self.config = parsed
         self.start_timeout = start_timeout
         #: The upstreams by name, in configuration order.
+        #: Where every message is recorded (`mcplite.recording`), both ways, for each upstream (under its name)
+        #: and for the front (``client`` over stdio, each HTTP session's label); None: nothing is.
+        self.recorder: Any = None
+        self._closes_recorder = False
+        if record is not None:
+            from ..transports.recording import Recorder, open_recorder
+
+            if isinstance(record, Recorder):
+                self.recorder = record
+            else:
+                self.recorder = Recorder(record, info={"gateway": {"upstreams": [u.name for u in parsed.upstreams]}})
+                self._closes_recorder = True
         self.upstreams: Dict[str, Upstream] = {
             upstream.name: Upstream(upstream, self, restart_delay=restart_delay, max_restart_delay=max_restart_delay,
-                                    connect_timeout=start_timeout)
+                                    connect_timeout=start_timeout, recorder=self.recorder)
             for upstream in parsed.upstreams}
         self.calls = CallTable()
         self.catalog = Catalog(self)
@@ -109,6 +121,8 @@ class Gateway(Server):
         self.calls.cancel_all()
         for upstream in self.upstreams.values():
             upstream.close()
+        if self._closes_recorder:
+            self.recorder.close()
 
     def __enter__(self) -> Gateway:
         return self.start()
@@ -121,7 +135,11 @@ class Gateway(Server):
         return super().create_session(transport, max_workers=max_workers)
 
     def run(self, http: Optional[str] = None, **options: Any) -> None:
+        """Serve as `Server.run` does (stdio, or ``http="host:port"``); the front's messages go to the gateway's
+        recording too, when it has one."""
         self.start()
+        if self.recorder is not None:
+            options.setdefault("record", self.recorder)
         try:
             super().run(http, **options)
         finally:

@@ -48,8 +48,9 @@ class Upstream:
     revision negotiated; ``counts`` how many tools, prompts, resources and templates it serves."""
 
     def __init__(self, config: UpstreamConfig, owner: Any, *, restart_delay: float = 0.5,
-                 max_restart_delay: float = 30.0, connect_timeout: float = 30.0) -> None:
+                 max_restart_delay: float = 30.0, connect_timeout: float = 30.0, recorder: Any = None) -> None:
         self.config = config
+        self.recorder = recorder  # records this upstream's messages under its name (None: not recorded)
         self.name = config.name
         self._owner = owner  # the Gateway: upstream_up, upstream_changed, upstream_down, log
         self.restart_delay = restart_delay
@@ -134,6 +135,8 @@ class Upstream:
             # Sampling with tools is declared whatever the front client: the question reaches a front client
             # that declared it, and one that did not refuses it (as the upstream would have).
             "sampling_features": ("tools",)}
+        if self.recorder is not None:
+            options.update(record=self.recorder, record_as=self.name)
         with self._cond:
             self._lost = False
             self._changed = set()

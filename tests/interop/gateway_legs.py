@@ -78,6 +78,20 @@ def fronts() -> List[interop.Side]:
             side._replace(name="typescript-sdk-v2 (legacy)", client=[*ts2, "--mode", "legacy"])]
 
 
+def install(tally: "interop.Tally", py_version: str) -> None:
+    """Install the upstreams the other legs install (server-everything, mcp-server-time): for
+    ``run.py gateway``, which runs these legs alone."""
+    import everything
+    import server_time
+
+    version = os.environ.get("INTEROP_EVERYTHING_VERSION") or everything.EVERYTHING_VERSION
+    error, done = everything.install(version)
+    tally.record(error is None, f"install server-everything {everything.PACKAGE}@{version}", error or done)
+    version = os.environ.get("INTEROP_TIME_VERSION") or server_time.TIME_VERSION
+    error, done = server_time.install(version, py_version)
+    tally.record(error is None, f"install mcp-server-time mcp-server-time=={version}", error or done)
+
+
 def run(tally: "interop.Tally", peers: List[str]) -> None:
     """Every front through one gateway configuration; needs the Python SDK, both TypeScript SDKs' folders,
     server-everything and mcp-server-time installed (run.py installs them before)."""

@@ -51,6 +51,18 @@ and, for one line after it (issue 32: what an ``async def`` tool costs against a
                     (MCPLITE_BENCH_ASYNC=1), on stdio only, beside mcplite's own stdio figures: the ratio of
                     their calls/s must reach `ASYNC_TARGET` (an async tool costs within 25% of a plain one)
 
+and, for the gateway table (issue 33: what ``python3 -m mcplite gateway`` adds to a call, beside FastMCP's proxy),
+on stdio only, with mcplite's stdio figures (mc_client.py straight to mc_server.py) as the direct calls:
+
+    mcplite-gateway mc_client.py against ``python3 -m mcplite gateway gateway.json``, whose one upstream is
+                    mc_server.py (``"prefix": ""``: the tool keeps its name), run by the same Python
+    fastmcp-proxy   mc_client.py against FastMCP's proxy of the same upstream (fm_proxy.py: ``create_proxy`` of
+                    a stdio transport), FastMCP `FASTMCP_VERSION` in a venv of its own, ``.peers/fastmcp``
+
+its targets (`GATEWAY_TARGETS`): through the gateway at least half the direct calls/s, at most 0.3 ms added to
+the p50, and at least 5x FastMCP's proxy's calls/s (tests/bench/profile_gateway.py profiles the gateway's
+process, every thread of it)
+
 and, for one line after it (issue 13: what protocol_version="auto" costs against a server without 2026-07-28):
 
     mcplite-probe-pinned, mcplite-probe-auto
@@ -90,12 +102,13 @@ cannot be installed or run is reported and left out. A full run takes about 6 mi
 ``--quick`` (CI) about 90 s, and about 35 s more for the scale-out table (measured: mcplite-gunicorn 3 s,
 python-sdk-uvicorn 31 s, most of it the SDK's client and its 4 workers' start on a loaded machine).
 
-Environment: as tests/interop/run.py (INTEROP_PY_SDK_VERSION, INTEROP_TS_SDK_VERSION, INTEROP_PYTHON,
+Environment: FASTMCP_VERSION (the fastmcp to install, default `FASTMCP_VERSION`); as tests/interop/run.py (INTEROP_PY_SDK_VERSION, INTEROP_TS_SDK_VERSION, INTEROP_PYTHON,
 INTEROP_PEERS_DIR, INTEROP_TIMEOUT: the seconds one program may run).
 """
 
 import argparse
 import datetime
+import glob
 import importlib.util
 import json
 import os
@@ -127,6 +140,10 @@ def _load_interop() -> Any:
 
 interop = _load_interop()
 BENCH_VENV = os.path.join(interop.PEERS, "bench-py")
+#: FastMCP, whose proxy the gateway table measures, in a venv of its own (it pins its own ``mcp``).
+FASTMCP_VERSION = "4.2.3"
+FASTMCP_VENV = os.path.join(interop.PEERS, "fastmcp")
+FASTMCP_PYTHON = os.path.join(FASTMCP_VENV, "bin", "python")
 TIMEOUT: float = interop.CLIENT_TIMEOUT
 
 #: Calls in flight on one stdio connection (workload.WINDOW) and concurrent HTTP clients.
@@ -191,6 +208,12 @@ def implementations(python: str, peer_python: str, node: str) -> Dict[str, Imple
         return Implementation(name, client, ["env", f"BENCH_WORKERS={SCALE_WORKERS}", *server], [], [],
                               SCALE_WORKLOADS)
 
+    def behind(name: str, front: List[str]) -> Implementation:
+        """mcplite's client against ``front``, a program serving mc_server.py (run by ``python``) over stdio."""
+        where = [f"MCPLITE_BENCH_PYTHON={python}", f"MCPLITE_BENCH_DIR={HERE}", f"MCPLITE_BENCH_ROOT={ROOT}"]
+        return Implementation(name, [python, here("mc_client.py")], ["env", *where, *front], [], [],
+                              GATEWAY_WORKLOADS)
+
     def sdk_by_era(era: str, mode: str) -> Implementation:
         return Implementation(f"python-sdk-{era}", [peer_python, here("py_client.py"), "--mode", mode],
                               [python, here("mc_server.py")], [], [], SDK_ERA_WORKLOADS)
@@ -213,6 +236,8 @@ def implementations(python: str, peer_python: str, node: str) -> Dict[str, Imple
         ASYNC: Implementation(ASYNC, [python, here("mc_client.py")],
                               ["env", "MCPLITE_BENCH_ASYNC=1", python, here("mc_server.py")], [], [],
                               ASYNC_WORKLOADS),
+        GATEWAY: behind(GATEWAY, [python, "-m", "mcplite", "gateway", here("gateway.json")]),
+        FASTMCP_PROXY: behind(FASTMCP_PROXY, [FASTMCP_PYTHON, here("fm_proxy.py")]),
         "mcplite-probe-pinned": against_legacy("mcplite-probe-pinned", "2025-11-25"),
         "mcplite-probe-auto": against_legacy("mcplite-probe-auto", "auto"),
         "python-sdk": in_python("python-sdk", peer_python, "py_client.py", "py_server.py",
@@ -243,9 +268,36 @@ def clean_python() -> Tuple[Optional[str], str]:
     return (None, error) if error else (python, "")
 
 
+def installed_fastmcp() -> Optional[str]:
+    """The version of ``fastmcp`` in .peers/fastmcp, read from its dist-info."""
+    if not os.path.exists(FASTMCP_PYTHON):
+        return None
+    for dist_info in glob.glob(os.path.join(FASTMCP_VENV, "lib", "python3*", "site-packages", "fastmcp-*.dist-info")):
+        return os.path.basename(dist_info)[len("fastmcp-"):-len(".dist-info")]
+    return None
+
+
+def install_fastmcp(version: str) -> Tuple[Optional[str], str]:
+    """Make .peers/fastmcp hold ``fastmcp==version`` (as interop.install_py_sdk does the SDK's venv)."""
+    if installed_fastmcp() == version:
+        return None, "already installed"
+    log_path = os.path.join(interop.PEERS, "fastmcp-install.log")
+    if not os.path.exists(FASTMCP_PYTHON):
+        python = interop.peer_python()
+        if python is None:
+            return "no Python >= 3.10 found for FastMCP (set INTEROP_PYTHON)", ""
+        error = interop.run_logged([python, "-m", "venv", "--clear", FASTMCP_VENV], log_path, interop.INSTALL_TIMEOUT)
+        if error:
+            return error, ""
+    error = interop.run_logged([FASTMCP_PYTHON, "-m", "pip", "install", "--disable-pip-version-check", "-q",
+                                f"fastmcp=={version}"], log_path, interop.INSTALL_TIMEOUT)
+    return error, "installed"
+
+
 def install_peers(wanted: Sequence[str]) -> Tuple[List[str], List[str]]:
     """Install the peers among ``wanted`` as the interop suite does; returns (the names ready, a note on each peer)."""
     installs = {
+        "fastmcp": ("fastmcp", install_fastmcp, os.environ.get("FASTMCP_VERSION") or FASTMCP_VERSION),
         "python-sdk": ("mcp", interop.install_py_sdk,
                        os.environ.get("INTEROP_PY_SDK_VERSION") or interop.PY_SDK_VERSION),
         "typescript-sdk": ("@modelcontextprotocol/sdk", interop.install_ts_sdk,
@@ -466,6 +518,16 @@ ASYNC = "mcplite-async"
 ASYNC_WORKLOADS = ("stdio",)
 #: Its calls/s over mcplite's own must reach this: a call costs at most 1.25x a plain tool's (1 / 1.25).
 ASYNC_TARGET = 0.80
+#: The gateway table (`gateway_table`): mcplite's gateway and FastMCP's proxy in front of mc_server.py, stdio only.
+GATEWAY, FASTMCP_PROXY = "mcplite-gateway", "fastmcp-proxy"
+GATEWAY_WORKLOADS = ("stdio",)
+#: What the gateway must reach (issue 33): (metric, against, factor). calls/s: the gateway's >= factor x the
+#: other's ("mcplite" is the direct calls); "stdio_p50_added": the gateway's p50 minus the direct p50, in ms, <= factor.
+GATEWAY_TARGETS: List[Tuple[str, str, float]] = [
+    ("stdio_seq", "mcplite", 0.5), ("stdio_in_flight", "mcplite", 0.5),
+    ("stdio_p50_added", "mcplite", 0.3),
+    ("stdio_seq", FASTMCP_PROXY, 5.0), ("stdio_in_flight", FASTMCP_PROXY, 5.0),
+]
 #: What the probe of protocol_version="auto" costs against a server without 2026-07-28: a cold start each way.
 PROBE_WORKLOADS = ("cold start",)
 PROBE_PINNED, PROBE_AUTO = "mcplite-probe-pinned", "mcplite-probe-auto"
@@ -577,9 +639,11 @@ SHORT = {"floor": "floor", "mcplite": "mcplite", "mcplite-eras": "mcplite's serv
          "python-sdk": "Python SDK", "typescript-sdk": "TS SDK",
          "python-sdk-handshake": "Python SDK -> mcplite 2025-11-25",
          "python-sdk-modern": "Python SDK -> mcplite 2026-07-28",
-         "mcplite-gunicorn": "mcplite gunicorn -w 4", "python-sdk-uvicorn": "Python SDK uvicorn --workers 4"}
+         "mcplite-gunicorn": "mcplite gunicorn -w 4", "python-sdk-uvicorn": "Python SDK uvicorn --workers 4",
+         GATEWAY: "mcplite -> mcplite's gateway -> mcplite", FASTMCP_PROXY: "mcplite -> FastMCP proxy -> mcplite"}
 #: The implementations that are a peer's program with another server: the peer they need installed.
-PEER_OF = {"python-sdk-handshake": "python-sdk", "python-sdk-modern": "python-sdk", "python-sdk-uvicorn": "python-sdk"}
+PEER_OF = {"python-sdk-handshake": "python-sdk", "python-sdk-modern": "python-sdk", "python-sdk-uvicorn": "python-sdk",
+           FASTMCP_PROXY: "fastmcp"}
 
 
 class EraSide(NamedTuple):
@@ -769,6 +833,80 @@ def async_lines(names: Sequence[str], record: Record) -> Tuple[List[str], List[s
             + "; ".join(sentences) + "."], missed
 
 
+def paired_difference(measured: Sequence[float], base: Sequence[float]) -> Optional[float]:
+    """`paired_ratio`'s counterpart for a difference: the median of the rounds' measured - base."""
+    if not measured or not base:
+        return None
+    if len(measured) == len(base):
+        return statistics.median(m - b for m, b in zip(measured, base))
+    return statistics.median(measured) - statistics.median(base)
+
+
+def gateway_table(names: Sequence[str], record: Record) -> Tuple[List[str], List[str]]:
+    """The gateway table (stdio calls straight to mc_server.py, through mcplite's gateway, through FastMCP's
+    proxy; the ratios and what each middle adds to the p50), its targets with whether each is met, and the targets
+    of `GATEWAY_TARGETS` missed. Nothing unless the gateway ran."""
+    if GATEWAY not in names:
+        return [], []
+    columns = [name for name in ("mcplite", GATEWAY, FASTMCP_PROXY) if name in names]
+    heading = {"mcplite": "direct (mc_client -> mc_server)", GATEWAY: "through mcplite's gateway",
+               FASTMCP_PROXY: f"through FastMCP {FASTMCP_VERSION}'s proxy"}
+    pairs = [(top, bottom) for top, bottom in ((GATEWAY, "mcplite"), (FASTMCP_PROXY, "mcplite"),
+                                                (GATEWAY, FASTMCP_PROXY)) if top in names and bottom in names]
+    short = {"mcplite": "direct", GATEWAY: "gateway", FASTMCP_PROXY: "FastMCP proxy"}
+
+    def samples(name: str, metric: str) -> List[float]:
+        return record.samples[name].get(metric, [])
+
+    def measure(metric: str, against: str) -> Optional[float]:
+        if metric == "stdio_p50_added":
+            return paired_difference(samples(GATEWAY, "stdio_p50"), samples(against, "stdio_p50"))
+        return paired_ratio(samples(GATEWAY, metric), samples(against, metric))
+
+    header = ["stdio, mc_client.py", "unit", *(heading[name] for name in columns),
+              *(f"{short[top]}/{short[bottom]}" for top, bottom in pairs)]
+    rows: List[List[str]] = []
+    for row in ROWS:
+        if row.metric not in ("stdio_seq", "stdio_p50", "stdio_p99", "stdio_in_flight"):
+            continue
+        cells = [row.label, row.unit,
+                 *(number(statistics.median(samples(name, row.metric)) if samples(name, row.metric) else None,
+                          row.unit) for name in columns)]
+        for top, bottom in pairs:
+            ratio = paired_ratio(samples(top, row.metric), samples(bottom, row.metric))
+            cells.append("-" if ratio is None else f"{ratio:.2f}x")
+        rows.append(cells)
+    added = ["stdio sequential p50 added to the direct call's", "ms"]
+    for name in columns:
+        difference = paired_difference(samples(name, "stdio_p50"), samples("mcplite", "stdio_p50"))
+        added.append("-" if name == "mcplite" or difference is None else f"{difference:+.3f}")
+    rows.append(added + [""] * len(pairs))
+    rows.append(["protocol revision (front, and the middle's to mc_server.py)", "",
+                 *(", ".join(sorted(record.versions[name].get("stdio", ()))) or "-" for name in columns)]
+                + [""] * len(pairs))
+    lines = markdown(header, rows, text_after=0)
+    checks: List[List[str]] = []
+    missed: List[str] = []
+    for metric, against, factor in GATEWAY_TARGETS:
+        if against not in names:
+            continue
+        value = measure(metric, against)
+        label = next((row.label for row in ROWS if row.metric == metric), "stdio sequential p50")
+        if metric == "stdio_p50_added":
+            text, shown = f"the gateway adds <= {factor:g} ms to the direct p50", \
+                "-" if value is None else f"{value:+.3f} ms"
+            met = None if value is None else value <= factor
+        else:
+            text, shown = f"gateway >= {factor:g}x {short[against]}", "-" if value is None else f"{value:.2f}x"
+            met = None if value is None else value >= factor
+        checks.append([f"{label}: {text}", shown, "?" if met is None else "yes" if met else "**NO**"])
+        if met is False:
+            missed.append(f"{label}: {text}; measured {shown}")
+    if checks:
+        lines += ["", *markdown(["gateway target", "measured", "met"], checks, text_after=1)]
+    return lines, missed
+
+
 def probe_lines(names: Sequence[str], medians: Dict[str, Dict[str, float]]) -> List[str]:
     """One sentence: what ``protocol_version="auto"`` adds to a cold start against a legacy-only stdio server,
     beside the round trip of one call (the probe is one request the server refuses)."""
@@ -878,7 +1016,7 @@ def main(argv: Sequence[str]) -> int:
     medians = record.medians()
     main_names = [name for name in names
                   if name not in ERA_NAMES and name not in SCALE_NAMES
-                  and name not in (PROBE_PINNED, PROBE_AUTO, ASYNC)]
+                  and name not in (PROBE_PINNED, PROBE_AUTO, ASYNC, GATEWAY, FASTMCP_PROXY)]
     lines, missed = table(main_names, medians, record.versions)
     scale = scale_table(names, medians, record.versions)
     if scale:
@@ -891,6 +1029,10 @@ def main(argv: Sequence[str]) -> int:
     if async_line:
         lines += ["", *async_line]
     missed += async_missed
+    gateway_lines, gateway_missed = gateway_table(names, record)
+    if gateway_lines:
+        lines += ["", *gateway_lines]
+    missed += gateway_missed
     probe = probe_lines(names, medians)
     if probe:
         lines += ["", *probe]
@@ -915,7 +1057,7 @@ def main(argv: Sequence[str]) -> int:
     if not args.quick:
         write_results(lines, about, " ".join(["python3 tests/bench/run.py", *argv]))
         print(f"bench: wrote {os.path.relpath(RESULTS, ROOT)}")
-    if any(name in record.failures for name in ("mcplite", "floor", "mcplite-eras", SCALED_MCPLITE, ASYNC)):
+    if any(name in record.failures for name in ("mcplite", "floor", "mcplite-eras", SCALED_MCPLITE, ASYNC, GATEWAY)):
         print("bench: FAILED: a workload of mcplite or of the floor failed")
         return 1
     if args.strict and missed:

@@ -12,6 +12,7 @@ revisions.
 """
 
 import json
+import os
 import sys
 import warnings
 from typing import Annotated, TypedDict
@@ -27,6 +28,9 @@ from pydantic import BaseModel
 warnings.simplefilter("ignore", MCPDeprecationWarning)
 
 server = MCPServer("interop-python-sdk", version="1.0.0", log_level="WARNING")
+#: The resources' URI scheme: ``interop`` (the contract's), or another where this server shares a gateway with
+#: other contract servers (gateway_legs.py), which cannot serve one URI from two servers.
+SCHEME = os.environ.get("INTEROP_RESOURCE_SCHEME", "interop")
 
 
 class Echo(TypedDict):
@@ -96,13 +100,13 @@ async def list_roots(roots: Annotated[types.ListRootsResult, Resolve(client_root
     return json.dumps([str(root.uri) for root in roots.roots])
 
 
-@server.resource("interop://static", mime_type="text/plain")
+@server.resource(f"{SCHEME}://static", mime_type="text/plain")
 def static_resource() -> str:
     """A fixed text resource."""
     return "static text"
 
 
-@server.resource("interop://greeting/{name}", mime_type="text/plain")
+@server.resource(f"{SCHEME}://greeting/{{name}}", mime_type="text/plain")
 def greeting(name: str) -> str:
     """A greeting for anyone (a resource template)."""
     return f"Hello, {name}!"

@@ -5,6 +5,7 @@
                                           only install the Python SDK's venv (below) and exit: .ci/run does it
                                           before pytest, whose tests/test_deploy_sdk.py drives deployments with it
     python3 tests/interop/run.py tasks    (only the tasks legs of task_legs.py, and the peers they need)
+    python3 tests/interop/run.py gateway  (only the gateway legs of gateway_legs.py, and the peers they need)
 
 Installs the official Python SDK (PyPI ``mcp``, in a venv) and TypeScript SDK (npm
 ``@modelcontextprotocol/sdk`` 1.x, and the 2.x ``@modelcontextprotocol/client`` and ``@modelcontextprotocol/server``)
@@ -36,6 +37,11 @@ Streamable HTTP and the legacy HTTP+SSE transport (`TRANSPORTS`):
                                    its task to the report (task_legs.py)
     mcplite (auto) client       -> the reference time server, PyPI ``mcp-server-time`` in the Python SDK's venv,
                                    over stdio (server_time.py, time_client.py: its two tools' answers)
+    python-sdk (auto, legacy), typescript-sdk-v2 (auto, legacy) clients
+                                -> ``python -m mcplite gateway`` over stdio, ONE gateway in front of the
+                                   python-sdk and typescript-sdk-v2 servers, server-everything, mcp-server-time
+                                   and mcplite's example servers pinned to each era (gateway_legs.py, their
+                                   checks in gateway_plan.json, made by gw_py_client.py and gw_ts_client.mjs)
 
 Every server implements the same contract and every client makes the same checks (contract.json; the
 checks are in checks.py and ts_checks.mjs): tools with structured output, progress, logging, sampling
@@ -481,10 +487,11 @@ def run_pair(tally: Tally, transport: str, client: Side, server: Side, checks: L
 
 def main(argv: List[str]) -> int:
     """Every pair, or with ``tasks`` only the tasks legs (task_legs.py) and the peers they need."""
-    if argv not in ([], ["tasks"]):
-        print(f"usage: {sys.argv[0]} [tasks | --install-python-sdk]", file=sys.stderr)
+    if argv not in ([], ["tasks"], ["gateway"]):
+        print(f"usage: {sys.argv[0]} [tasks | gateway | --install-python-sdk]", file=sys.stderr)
         return 2
     only_tasks = argv == ["tasks"]
+    only_gateway = argv == ["gateway"]
     started = time.monotonic()
     tally = Tally()
     os.makedirs(PEERS, exist_ok=True)
@@ -504,9 +511,14 @@ def main(argv: List[str]) -> int:
         if error is None:
             peers.append(name)
 
-    import task_legs  # (imported here, as everything below)
+    import gateway_legs  # (imported here, as everything below)
+    import task_legs
     if only_tasks:
         task_legs.run(tally, peers)
+        return finish(tally, started)
+    if only_gateway:
+        gateway_legs.install(tally, py_version)
+        gateway_legs.run(tally, peers)
         return finish(tally, started)
     every = sides()
     ours = every["mcplite"]
@@ -540,6 +552,7 @@ def main(argv: List[str]) -> int:
         import server_time
         server_time.run(tally, py_version)
     task_legs.run(tally, peers)
+    gateway_legs.run(tally, peers)  # after everything.py and server_time.py, which install its upstreams
     return finish(tally, started)
 
 

@@ -26,6 +26,9 @@ import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const peer = process.env.INTEROP_TS2_PEER ?? resolve(here, '../../.peers/ts2');
+// The resources' URI scheme: the contract's, or another where this server shares a gateway with other contract
+// servers (gateway_legs.py), which cannot serve one URI from two servers.
+const scheme = process.env.INTEROP_RESOURCE_SCHEME ?? 'interop';
 const require = createRequire(join(peer, 'package.json'));
 const {
     McpServer, ResourceTemplate, WebStandardStreamableHTTPServerTransport, createMcpHandler, inputRequired,
@@ -131,11 +134,11 @@ function contractServer() {
         return text(JSON.stringify(answer.roots.map(root => root.uri)));
     });
 
-    server.registerResource('static_resource', 'interop://static',
+    server.registerResource('static_resource', `${scheme}://static`,
         { description: 'A fixed text resource.', mimeType: 'text/plain' },
         uri => ({ contents: [{ uri: uri.href, mimeType: 'text/plain', text: 'static text' }] }));
 
-    server.registerResource('greeting', new ResourceTemplate('interop://greeting/{name}', { list: undefined }),
+    server.registerResource('greeting', new ResourceTemplate(`${scheme}://greeting/{name}`, { list: undefined }),
         { description: 'A greeting for anyone (a resource template).', mimeType: 'text/plain' },
         (uri, { name }) => ({ contents: [{ uri: uri.href, mimeType: 'text/plain', text: `Hello, ${name}!` }] }));
 

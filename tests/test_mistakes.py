@@ -138,13 +138,15 @@ def _misspelt_options() -> Any:
 
     url = "http://127.0.0.1:9/mcp"  # (nothing is sent: the options are refused as the client is made)
     return [
-        (lambda: Client.stdio(["server"], recrod="x"), "Client.stdio() got an unexpected keyword argument 'recrod'"),
+        (lambda: Client.stdio(["server"], recrod="x"),
+         "Client.stdio() got an unexpected keyword argument 'recrod': did you mean 'record'?"),
+        (lambda: Client.stdio(["server"], nonsense=1), "Client.stdio() got an unexpected keyword argument 'nonsense'"),
         (lambda: Client.stdio(["server"], timout=3),
          "Client.stdio() got an unexpected keyword argument 'timout': did you mean 'timeout'?"),
         (lambda: Client.stdio(["server"], shutdown_timout=1),
          "Client.stdio() got an unexpected keyword argument 'shutdown_timout': did you mean 'shutdown_timeout'?"),
         (lambda: Client.stdio(["server"], recrod="x", nonsense=1),
-         "Client.stdio() got unexpected keyword arguments 'recrod', 'nonsense'"),
+         "Client.stdio() got unexpected keyword arguments 'recrod' (did you mean 'record'?), 'nonsense'"),
         (lambda: Client(url, hedaers={"A": "b"}), "Client() got an unexpected keyword argument 'hedaers': did you mean "
                                                   "'headers'?"),
         (lambda: Client(url, probe_timout=1),

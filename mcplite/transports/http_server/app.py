@@ -332,7 +332,7 @@ class HTTPApp:
             try:
                 check_stream_accept(request.headers)
                 self._refuse_while_draining()
-                self._hold_stream()
+                self._hold_stream(responder.can_park)
             except Reject as exc:
                 raise exc.answering(message["id"]) from None
         try:
@@ -462,7 +462,7 @@ class HTTPApp:
             return
         try:
             self._require_version_header(entry.session, self._version_header(request.headers))
-            self._hold_stream()
+            self._hold_stream(responder.can_park)
         except BaseException:
             self.sessions.checkin(entry)
             raise
@@ -553,8 +553,9 @@ class HTTPApp:
             status, message = self.session_refusal
             raise Reject(status, message, INTERNAL_ERROR, id=request_id)
 
-    def _hold_stream(self) -> None:
-        """Count a long-lived stream about to hold this thread; 503 at ``max_streams`` (said once in the log)."""
+    def _hold_stream(self, parks: bool) -> None:
+        """Count a long-lived stream about to open (holding this thread, unless the adapter ``parks`` it); 503 at
+        ``max_streams`` (said once in the log)."""
         if self.stream_refusal is not None:
             status, reason = self.stream_refusal
             raise Reject(status, reason, INTERNAL_ERROR)
@@ -567,9 +568,12 @@ class HTTPApp:
             if say:
                 self._streams_full_said = True
         if full:
-            message = (f"Service Unavailable: {limit} streams are open, each holding one of this server's threads "
-                       f"(max_streams={limit}); raise the server's threads (gunicorn --threads, waitress "
-                       f"--threads) and max_streams with them")
+            if parks:  # (the built-in server: a stream holds no thread there)
+                message = f"Service Unavailable: {limit} streams are open (max_streams={limit})"
+            else:
+                message = (f"Service Unavailable: {limit} streams are open, each holding one of this server's "
+                           f"threads (max_streams={limit}); raise the server's threads (gunicorn --threads, "
+                           f"waitress --threads) and max_streams with them")
             if say:
                 log.warning("HTTP: %s", message)
             raise Reject(503, message, INTERNAL_ERROR, headers=[("Retry-After", "5")])
@@ -604,7 +608,7 @@ class HTTPApp:
     def _legacy_stream(self, request: IncomingRequest, responder: Responder, claims: Any) -> None:
         self._refuse_while_draining()
         self._check_sessions_possible(None)
-        self._hold_stream()
+        self._hold_stream(responder.can_park)
         try:
             entry = self.sessions.open(legacy=True, principal=self._principal(claims))
         except BaseException:

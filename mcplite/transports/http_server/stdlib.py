@@ -1,4 +1,4 @@
-"""Serve a `Server` over HTTP with the standard library's threading server: `serve`, `HTTPServerThread`.
+"""Serve a `Server` over HTTP with a server built on the standard library: `serve`, `HTTPServerThread`.
 
 Two layers:
 
@@ -6,11 +6,15 @@ Two layers:
   answers it through a `Responder` that the HTTP server in front of it provides. It owns the MCP sessions,
   routes every outgoing message to exactly one stream, and applies the security checks. It never touches
   a socket.
-- Adapters that parse HTTP and implement `Responder`: the standard library's ``ThreadingHTTPServer``
-  here and a PEP 3333 application in `wsgi`.
+- Adapters that parse HTTP and implement `Responder`: this one, on the standard library's ``http.server``
+  and ``selectors``, and a PEP 3333 application in `wsgi`.
 
-This adapter adds what only a server that owns its sockets can do: reading a request has deadlines (a slow
-or silent client is cut off; 408), the number of connection threads is bounded (503), ``Host`` defaults to
+This adapter adds what only a server that owns its sockets can do: no thread waits for a client. One reactor
+thread (`_Reactor`) holds every connection between requests and every open stream, reading request heads as
+they come and writing streams' events as their clients read; a request whose head has arrived is served on a
+worker (`_Workers`), blocking, then its connection goes back to the reactor (see `_Connection` for who holds
+a connection when). Reading a request has deadlines (a slow or silent client is cut off; 408), the number of
+connections is bounded (503), a stream whose client reads too slowly is cut off (``stream_buffer``), ``Host`` defaults to
 the loopback names when bound to loopback and must be listed (``allowed_hosts``) to bind anywhere else (DNS
 rebinding; 403), and the request grammar is strict (RFC 9112, `protocol.http11`), so that no request can
 be framed two ways to smuggle another past a proxy: a malformed request line, header section or chunked body is answered 400, 413, 431, 501 or 505, and its connection closed.
@@ -1144,7 +1148,8 @@ def _is_loopback(host: str) -> bool:
 
 
 class HTTPServerThread:
-    """A `Server` served over HTTP by the standard library's threading server, in a background thread.
+    """A `Server` served over HTTP by the built-in server (workers, and a reactor for idle connections and open
+    streams), in a background thread.
 
     The socket is bound when this is created (``port`` 0 picks a free one), so `url` is known at once::
 

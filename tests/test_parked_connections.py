@@ -328,3 +328,34 @@ def test_a_stream_that_ends_gives_its_connection_back_for_the_next_request() -> 
         raw.send("GET", path="/nowhere")  # the same connection, kept alive
         assert raw.answer()[0] == 404
         raw.close()
+
+
+def test_a_notification_to_many_streams_is_encoded_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcplite.protocol import jsonrpc, sse
+    from mcplite.transports.http_server import streams as streams_module
+
+    server = make_server()
+    with HTTPServerThread(server, "127.0.0.1:0", json_response=True, keepalive_interval=None) as http:
+        clients = [open_session_stream(http.port) for _ in range(20)] + [open_listen(http.port) for _ in range(20)]
+        encoded: List[str] = []
+        events: List[str] = []
+
+        def encode(message: Any) -> str:
+            encoded.append(message["method"])
+            return real_encode(message)
+
+        def encode_event(data: str, **fields: Any) -> bytes:
+            events.append(data)
+            return real_event(data, **fields)
+
+        real_encode, real_event = jsonrpc.encode, sse.encode_event
+        monkeypatch.setattr(streams_module.jsonrpc, "encode", encode)
+        monkeypatch.setattr(streams_module, "encode_event", encode_event)
+        server.notify_resource_updated(WATCHED)
+        for raw in clients:
+            raw.until(b'"notifications/resources/updated"')
+        # Once for the handshake sessions' GET streams, once for the listens (all with the same id here).
+        assert encoded.count("notifications/resources/updated") == 2, encoded
+        assert len(events) == 2, len(events)
+        for raw in clients:
+            raw.close()

@@ -8,6 +8,7 @@ and count the server's threads.
 
 import json
 import logging
+import os
 import socket
 import threading
 import time
@@ -25,8 +26,9 @@ resource = pytest.importorskip("resource")  # (no RLIMIT_NOFILE to raise on Wind
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 HANDSHAKE = "2025-11-25"
 WATCHED = "test://watched"
-#: Of each kind: idle keep-alive connections, session GET streams, listen streams (3 x 500: past descriptor 1024).
-EACH = 500
+#: Of each kind: idle keep-alive connections, session GET streams, listen streams (3 x 500: past descriptor 1024;
+#: MCPLITE_PARKED_EACH=3000 measures 9,000).
+EACH = int(os.environ.get("MCPLITE_PARKED_EACH", "500"))
 #: Threads the server may add for all of them: the accepting thread, the reactor, the housekeeper, a few workers.
 FEW_THREADS = 30
 
@@ -39,8 +41,8 @@ def raise_descriptor_limit(needed: int) -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
 
 
-def make_server() -> Server:
-    server = Server("parked")
+def make_server(**options: Any) -> Server:
+    server = Server("parked", **options)
 
     @server.resource(WATCHED)
     def watched() -> str:
@@ -172,9 +174,10 @@ def many() -> Iterator[None]:
 
 
 def test_thousands_of_connections_and_streams_hold_a_few_threads(many: None) -> None:
-    server = make_server()
+    server = make_server(max_listens=EACH + 100)
     baseline = threading.active_count()
-    http = HTTPServerThread(server, "127.0.0.1:0", json_response=True, keepalive_interval=None).start()
+    http = HTTPServerThread(server, "127.0.0.1:0", json_response=True, keepalive_interval=None,
+                            max_sessions=EACH + 100).start()
     idle: List[Raw] = []
     streams: List[Raw] = []
     listens: List[Raw] = []
@@ -217,7 +220,7 @@ def test_thousands_of_connections_and_streams_hold_a_few_threads(many: None) -> 
         started = time.monotonic()
         http.shutdown()
         shutdown = time.monotonic() - started
-        assert shutdown < 1.0, f"shutdown took {shutdown:.2f} s"
+        assert shutdown < max(1.0, EACH / 2000), f"shutdown took {shutdown:.2f} s"  # (bigger runs: CPU-bound)
         for raw in streams:
             assert raw.rest().endswith(b"0\r\n\r\n")
         for raw in listens:

@@ -657,8 +657,7 @@ class _Reactor:
             self._run_calls()
             if self._deadlines:
                 self._expire(time.monotonic())
-        for conn in list(self._held):
-            self._close(conn, client_left=True)
+        self.close_all()
 
     def _run_calls(self) -> None:
         while True:
@@ -675,6 +674,12 @@ class _Reactor:
 
     def _stop(self) -> None:
         self._stopping = True
+
+    def close_all(self) -> None:
+        """Close every connection held here (the server is closing): idle ones at once, streams as their
+        clients' leaving would (their cleanup runs on a worker, which closes them)."""
+        for conn in list(self._held):
+            self._close(conn)
 
     def _watch(self, conn: _Connection, interest: int) -> None:
         if interest == conn.interest:
@@ -809,10 +814,13 @@ class _Reactor:
                 conn.handler.close_connection = True
             if conn.close_after:
                 conn.handler.close_connection = True
-        conn.sock.settimeout(self._server.read_timeout)
+        if conn.handler.close_connection or self._server.draining:
+            self._server.close_connection(conn)  # now, not after the cleanup: a shutdown waits for this only
+        else:
+            conn.sock.settimeout(self._server.read_timeout)
         self._server.workers.submit(self._server.stream_ended, conn, done, client_left)
 
-    def _close(self, conn: _Connection, client_left: bool = False) -> None:
+    def _close(self, conn: _Connection) -> None:
         self._watch(conn, 0)
         self._held.discard(conn)
         if conn.state is _STREAM:
@@ -821,6 +829,7 @@ class _Reactor:
                 conn.parked = False
                 done, conn.done = conn.done, None
             conn.state = _WORKER
+            self._server.close_connection(conn)
             self._server.workers.submit(self._server.stream_ended, conn, done, True)
             return
         self._server.close_connection(conn)
@@ -856,6 +865,7 @@ class _MCPHTTPServer(HTTPServer):
         self._slots = threading.BoundedSemaphore(max_connections)
         self._open_changed = threading.Condition()  # guards _open and draining
         self._open: Dict[socket.socket, bool] = {}  # each open connection -> whether a request is in progress
+        self._busy = 0  # how many of them are (guarded as _open)
         #: The keep-alive connections waiting for their next request, each with since when (guarded as _open):
         #: the one idle longest is closed when every slot is taken (`_make_room`).
         self._idle_since: Dict[socket.socket, float] = {}
@@ -972,7 +982,8 @@ class _MCPHTTPServer(HTTPServer):
             log.exception("mcplite HTTP: ending a stream failed")
         finally:
             self.request_finished(conn.sock)
-            conn.handler.after_response()
+            if not conn.closed:
+                conn.handler.after_response()
 
     def _turn_away(self, request: socket.socket) -> None:
         """Every connection thread is busy: answer 503 from the accepting thread, without blocking it.
@@ -1044,21 +1055,27 @@ class _MCPHTTPServer(HTTPServer):
 
     def request_started(self, sock: socket.socket) -> None:
         with self._open_changed:
+            if not self._open.get(sock, True):
+                self._busy += 1
             self._open[sock] = True
             self._idle_since.pop(sock, None)
 
     def request_finished(self, sock: socket.socket) -> None:
         with self._open_changed:
-            if sock in self._open:
+            if self._open.get(sock):
+                self._busy -= 1
                 self._open[sock] = False
                 self._idle_since[sock] = time.monotonic()
-                self._open_changed.notify_all()
+                if not self._busy:  # (what `drain` waits for: told once, not once a connection)
+                    self._open_changed.notify_all()
 
     def connection_closed(self, sock: socket.socket) -> None:
         with self._open_changed:
-            self._open.pop(sock, None)
+            if self._open.pop(sock, False):
+                self._busy -= 1
             self._idle_since.pop(sock, None)
-            self._open_changed.notify_all()
+            if not self._busy or not self._open:
+                self._open_changed.notify_all()
 
     def drain(self, grace: float) -> bool:
         """Shut down gracefully, once `serve_forever` has returned: stop accepting, close the idle connections,
@@ -1077,16 +1094,18 @@ class _MCPHTTPServer(HTTPServer):
                     _shut(sock)  # wakes its thread, waiting for a next request that will not be read
         self.app.begin_drain()  # ends the GET streams, whose requests would otherwise never end
         with self._open_changed:
-            return self._open_changed.wait_for(lambda: not any(self._open.values()), grace)
+            return self._open_changed.wait_for(lambda: not self._busy, grace)
 
     def close_connections(self, timeout: float) -> None:
         """Cut every open connection and wait up to ``timeout`` s for their threads to finish."""
         with self._open_changed:
             self.draining = True
         self.reactor.sync(min(timeout, _FLUSH_AT_CLOSE))  # the ends of the streams just ended go out first
+        self.reactor.call(self.reactor.close_all)  # what it holds, at once (no shutdown and event for each)
         with self._open_changed:
-            for sock in self._open:
-                _shut(sock)
+            for sock, busy in self._open.items():
+                if busy:  # (held by a worker: shut, so that its reads and writes fail now)
+                    _shut(sock)
             self._open_changed.wait_for(lambda: not self._open, timeout)
 
 

@@ -21,7 +21,7 @@ from ._log import log
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
 if TYPE_CHECKING:
-    from typing import Any, Callable, Deque, List, Optional, Tuple
+    from typing import Any, Callable, Deque, Dict, List, Optional, Tuple
 
 __all__ = ["DEFAULT", "LazyEvent", "DaemonPool"]
 
@@ -159,3 +159,33 @@ class DaemonPool:
             idle, self._idle = self._idle, []
         for worker in idle:  # (busy threads end when they find no job left and the pool stopped)
             worker.wake.release()
+
+
+class FanOut:
+    """While one notification goes out to many sessions, each piece of its encoding is made once.
+
+    A server's event (a list change, a resource update) is sent to every connection that hears it, one session
+    after another, on the publishing thread; each session's transport would encode the same message again.
+    Within ``with FanOut():`` the transports keep what they encode in `memo` (this thread's, dropped when the
+    block ends), keyed by the identity of objects that stay alive and unchanged for the block: the shared
+    params dict, the encoded JSON string. So ten thousand open streams cost one JSON encoding and one SSE
+    event, queued to each. Nested blocks share the outer one's memo.
+    """
+
+    _local = threading.local()
+
+    def __enter__(self) -> "FanOut":
+        self._outer = getattr(FanOut._local, "memo", None) is not None
+        if not self._outer:
+            FanOut._local.memo = {}
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        if not self._outer:
+            FanOut._local.memo = None
+
+    @staticmethod
+    def memo() -> Optional[Dict[Any, Any]]:
+        """This thread's memo while a fan-out is under way; None otherwise."""
+        memo: Optional[Dict[Any, Any]] = getattr(FanOut._local, "memo", None)
+        return memo

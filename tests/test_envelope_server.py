@@ -391,17 +391,15 @@ def test_get_and_delete_are_405_without_a_handshake_revision() -> None:
 
 def test_a_dropped_stream_cancels_the_request(http_server: Any) -> None:
     client = EnvelopeClient(http_server)
-    before = set(threading.enumerate())
     stream = client.stream(client.enveloped("tools/call", {"name": "wait_for_cancel"}))
     stream.read_raw_until(b":")  # a keep-alive comment: the handler is running and the stream is SSE
-    # The thread serving this connection (socketserver's unnamed one: not mcplite's own, nor earlier tests').
-    connection_threads = [thread for thread in set(threading.enumerate()) - before
-                          if thread.name.startswith("Thread-")]
-    assert connection_threads
+    # The request in progress (its connection busy, on a worker of the server's).
+    requests_in_progress = lambda: sum(http_server._httpd._open.values())  # noqa: E731
+    assert requests_in_progress() == 1
     stream.drop()
     assert http_server.fixture_server.released.wait(WAIT)  # the handler saw the cancellation and returned
-    # ... and the thread that served the dropped connection ended.
-    assert wait_until(lambda: not any(thread.is_alive() for thread in connection_threads))
+    # ... and the request ended: its worker is free, its connection closed.
+    assert wait_until(lambda: requests_in_progress() == 0)
 
 
 def test_mcp_param_headers_are_checked_against_the_arguments() -> None:

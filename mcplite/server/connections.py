@@ -21,6 +21,7 @@ from __future__ import annotations  # annotations are not evaluated at import: a
 import threading
 
 from .._log import log
+from .._sync import FanOut
 from ..errors import INVALID_PARAMS, RPCError
 from ..protocol import methods
 from ..protocol.versions import HANDSHAKE
@@ -120,14 +121,15 @@ class Connections:
         """Send a notification to every initialized connection (that ``only`` accepts, when given)."""
         with self._lock:
             connections = list(self._by_session.values())
-        for connection in connections:
-            # A 2026-07-28 connection hears only through its subscriptions/listen streams.
-            if connection.session.lifecycle.era.name == HANDSHAKE and connection.session.initialized.is_set() \
-                    and (only is None or only(connection)):
-                try:
-                    connection.session.notify(method, params)
-                except Exception:  # one dead connection must not stop the others
-                    log.debug("notification %s to a closed session dropped", method)
+        with FanOut():  # the same message to each: its transports encode it once
+            for connection in connections:
+                # A 2026-07-28 connection hears only through its subscriptions/listen streams.
+                if connection.session.lifecycle.era.name == HANDSHAKE and connection.session.initialized.is_set() \
+                        and (only is None or only(connection)):
+                    try:
+                        connection.session.notify(method, params)
+                    except Exception:  # one dead connection must not stop the others
+                        log.debug("notification %s to a closed session dropped", method)
 
     # ---- events: the one path of list changes and resource updates -----------------------------------------
     def publish(self, event: Event) -> None:

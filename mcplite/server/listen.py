@@ -29,6 +29,7 @@ from __future__ import annotations  # annotations are not evaluated at import: a
 import threading
 
 from .._log import log
+from .._sync import FanOut
 from ..errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, RPCError
 from ..protocol import methods
 from ..protocol.methods import SUBSCRIPTION_ID_KEY
@@ -122,10 +123,20 @@ class Listen:
             self.live = True
 
     def send(self, method: str, params: Optional[Dict[str, Any]]) -> None:
-        """Send one notification on this stream, tagged with its subscription id (nothing once it has ended)."""
-        params = dict(params or {})
-        meta = params.get("_meta")
-        params["_meta"] = {**(meta if isinstance(meta, dict) else {}), SUBSCRIPTION_ID_KEY: self.id}
+        """Send one notification on this stream, tagged with its subscription id (nothing once it has ended).
+
+        Within a fan-out (`FanOut`) the listens with the same id (clients number their requests alike) share
+        one tagged params dict, so that their transports encode the notification once."""
+        memo = FanOut.memo()
+        key = ("listen-params", id(params), type(self.id), self.id)
+        tagged: Optional[Dict[str, Any]] = memo.get(key) if memo is not None else None
+        if tagged is None:
+            tagged = dict(params or {})
+            meta = tagged.get("_meta")
+            tagged["_meta"] = {**(meta if isinstance(meta, dict) else {}), SUBSCRIPTION_ID_KEY: self.id}
+            if memo is not None:
+                memo[key] = tagged
+        params = tagged
         with self.lock:
             if not self.live:
                 return
@@ -186,8 +197,9 @@ class ListenRegistry:
             return
         with self._lock:
             listening = [entry for entry in self._open if entry.wants(method, params)]
-        for entry in listening:
-            entry.send(method, params)
+        with FanOut():  # the same notification to each: encoded once per subscription id
+            for entry in listening:
+                entry.send(method, params)
 
 
 # ---- the request ------------------------------------------------------------------------------------------

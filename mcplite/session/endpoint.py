@@ -43,6 +43,8 @@ if TYPE_CHECKING:
 #: How many invalid messages from a peer are each logged at WARNING, and then how seldom (see
 #: `Session.receive_invalid`); every one is logged at DEBUG.
 _INVALID_LOGGED = 20
+#: Per thread: the `Session.receive` running on it was told not to wait for a request its handler defers.
+_receiving = threading.local()
 _INVALID_LOG_EVERY = 1000
 
 
@@ -412,13 +414,18 @@ class Session(MessageSink):
         return True
 
     # ---- receiving (reader thread) ----------------------------------------------------------------------
-    def receive(self, value: Any, *, inline: bool = False, request_info: Optional[RequestInfo] = None) -> None:
+    def receive(self, value: Any, *, inline: bool = False, request_info: Optional[RequestInfo] = None,
+                wait_deferred: bool = True) -> None:
         """Take one decoded JSON value from the transport.
 
         ``inline=True`` runs a request's handler in the calling thread instead of the pool: for transports
-        that already give each incoming request a thread of its own (HTTP). ``request_info`` is handed
-        to the request's handler (`RequestContext.request_info`).
+        that already give each incoming request a thread of its own (HTTP). Such a request that its handler
+        defers (`Deferred`) is then waited for before this returns, unless ``wait_deferred=False``: for a
+        transport that holds the response open without a thread and learns of its end itself (the stdlib HTTP
+        server's parked streams). ``request_info`` is handed to the request's handler (`RequestContext.request_info`).
         """
+        if not wait_deferred:
+            _receiving.no_wait = True  # read by `_admit`, on this thread (the handler runs inline on it)
         try:
             self._receive(value, inline, request_info)
         except Exception:
@@ -431,6 +438,9 @@ class Session(MessageSink):
                     self._send(jsonrpc.error(value["id"], INTERNAL_ERROR, f"Internal error (error id {error_id})"))
                 except Exception:  # (the connection is gone, or this too cannot be written: read on)
                     pass
+        finally:
+            if not wait_deferred:
+                _receiving.no_wait = False
 
     def _receive(self, value: Any, inline: bool, request_info: Optional[RequestInfo]) -> None:
         if isinstance(value, list):
@@ -542,7 +552,8 @@ class Session(MessageSink):
             self._respond(ctx, jsonrpc.error(ctx.id, refusal.code, refusal.message, refusal.data))
         elif inline:
             self._run_handler(ctx)
-            if self._deferred:  # (deferred on this thread, so seen here without the lock; else nothing to wait for)
+            if self._deferred and not getattr(_receiving, "no_wait", False):  # (deferred on this thread, so seen
+                # here without the lock; else nothing to wait for)
                 with self._lock:
                     held = self._deferred.get(ctx.id)
                 if held is not None:

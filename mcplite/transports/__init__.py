@@ -209,8 +209,10 @@ class HostedSession(Protocol):
     def on_close(self, hook: Callable[[], None]) -> None:
         """Call ``hook`` once the session has ended, whoever ended it."""
 
-    def receive(self, value: Any, *, inline: bool = False, request_info: Optional[RequestInfo] = None) -> None:
-        """One decoded message; ``inline`` runs a request's handler on the calling thread."""
+    def receive(self, value: Any, *, inline: bool = False, request_info: Optional[RequestInfo] = None,
+                wait_deferred: bool = True) -> None:
+        """One decoded message; ``inline`` runs a request's handler on the calling thread (and, unless not
+        ``wait_deferred``, waits for a request it defers to end)."""
 
     def assume_initialized(self, version: str) -> None:
         """Start past the handshake, under ``version`` (stateless HTTP: every request stands alone)."""

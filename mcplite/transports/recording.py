@@ -391,9 +391,10 @@ class _RecordingSession:
     def on_close(self, hook: Callable[[], None]) -> None:
         self._inner.on_close(hook)
 
-    def receive(self, value: Any, *, inline: bool = False, request_info: Optional[RequestInfo] = None) -> None:
+    def receive(self, value: Any, *, inline: bool = False, request_info: Optional[RequestInfo] = None,
+                wait_deferred: bool = True) -> None:
         self._peer.received(value)
-        self._inner.receive(value, inline=inline, request_info=request_info)
+        self._inner.receive(value, inline=inline, request_info=request_info, wait_deferred=wait_deferred)
 
     def assume_initialized(self, version: str) -> None:
         self._inner.assume_initialized(version)

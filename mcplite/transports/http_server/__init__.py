@@ -79,8 +79,9 @@ class HTTPOptions:
             the adapter knows it, method, path, status, bytes sent, milliseconds, and the MCP method and session.
             Off by default; `Server.run` sends it to stderr unless logging was configured.
         max_streams: how many long-lived streams (session GET streams, legacy ``/sse`` streams,
-            ``subscriptions/listen``) may be open at once, each holding a thread for its lifetime; beyond it one
-            is refused with 503 (None: no limit). Under a WSGI server with a fixed number of threads (gunicorn
+            ``subscriptions/listen``) may be open at once; beyond it one is refused with 503 (None: no limit).
+            Under a WSGI server each holds a thread for its lifetime (the built-in server holds them without
+            one: its ``max_connections`` bounds them). Under a WSGI server with a fixed number of threads (gunicorn
             ``--threads``, waitress) set it below that number, by as many as the requests you want served at
             once, so that streams cannot take every thread and stall the server.
         session_id_prefix: put before every session id this app mints (``Mcp-Session-Id``, and the legacy

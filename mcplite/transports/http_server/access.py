@@ -21,7 +21,8 @@ from .adapter import IncomingRequest, Responder
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
-    from typing import Optional
+    import threading
+    from typing import Callable, Optional
 
     from .adapter import Headers
 
@@ -50,6 +51,9 @@ class AccessRecorder(Responder):
         self._status: Optional[int] = None
         self._sent = 0
         self.can_end_early = inner.can_end_early
+        self.can_park = inner.can_park
+        #: The stream was handed to the adapter (`park`): its line is written when it ends, not by the app.
+        self.parked = False
 
     def respond(self, status: int, headers: Headers, body: bytes) -> None:
         self._status = status
@@ -68,6 +72,22 @@ class AccessRecorder(Responder):
     def end_stream(self, last: bytes = b"", *, close_connection: bool = False) -> None:
         self._inner.end_stream(last, close_connection=close_connection)
         self._sent += len(last)
+
+    def wake(self) -> None:
+        self._inner.wake()
+
+    def wait_released(self, released: threading.Event) -> bool:
+        return self._inner.wait_released(released)
+
+    def park(self, released: threading.Event, done: Callable[[bool], None]) -> bool:
+        def then(client_left: bool) -> None:
+            try:
+                done(client_left)
+            finally:
+                self.finish()  # the stream has ended: its line now, with what it sent
+
+        self.parked = self._inner.park(released, then)
+        return self.parked
 
     def finish(self) -> None:
         """Write the line (the response is complete, or the client has gone)."""

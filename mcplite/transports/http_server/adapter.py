@@ -61,6 +61,8 @@ class Responder(abc.ABC):
 
     #: False where a response cannot end before the application returns (WSGI).
     can_end_early = True
+    #: Whether `park` takes streams (the stdlib server): a listen's thread then does not wait for its end.
+    can_park = False
 
     @abc.abstractmethod
     def respond(self, status: int, headers: Headers, body: bytes) -> None:
@@ -86,8 +88,18 @@ class Responder(abc.ABC):
         return True
 
     def wake(self) -> None:
-        """``released`` was just set: make a `wait_released` in progress see it (nothing to do here)."""
+        """``released`` was just set: make a `wait_released` in progress see it, or a parked stream (`park`)."""
 
+    def park(self, released: threading.Event, done: Callable[[bool], None]) -> bool:
+        """Hand the rest of a long-lived stream to the adapter, so that no thread waits for it: True if it took it.
+
+        The caller then returns at once, without ending the response: from now on `write` and `end_stream`
+        only queue their bytes, which the adapter sends as the client reads them. Once ``released`` is set (and
+        `wake` called) or the client is seen to leave, the adapter calls ``done(client_left)`` once, on a thread
+        of its own, for the caller's cleanup (what it would have done after `wait_released`). False (this one)
+        where the adapter cannot: the caller waits with `wait_released`.
+        """
+        return False
 
 
 def error_body(message: str, code: int = INVALID_REQUEST, id: Optional[RequestId] = None) -> bytes:

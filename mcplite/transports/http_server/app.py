@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from .. import HostedSession, SessionFactory
     from ..recording import Recorder
     from .eventstore import EventStore
+    from .streams import Attachment, Stream
 
     Route = Callable[[IncomingRequest, Responder, Any], None]  # (request, responder, authenticate's claims)
 
@@ -175,7 +176,8 @@ class HTTPApp:
             try:
                 self._handle(request, recorder)
             finally:
-                recorder.finish()
+                if not recorder.parked:  # (a parked stream's line is written when it ends)
+                    recorder.finish()
             return
         self._handle(request, responder)
 
@@ -330,7 +332,7 @@ class HTTPApp:
             try:
                 check_stream_accept(request.headers)
                 self._refuse_while_draining()
-                self._hold_stream()
+                self._hold_stream(responder.can_park)
             except Reject as exc:
                 raise exc.answering(message["id"]) from None
         try:
@@ -340,18 +342,29 @@ class HTTPApp:
             if listen:
                 with self._listening_lock:
                     self._listening.add(session)
+        except BaseException:
+            if listen:
+                self._release_stream()
+            raise
+
+        def done(client_left: bool) -> None:  # its response has ended
             try:
-                if listen:  # the drain may have begun after the check above, and missed this listen
-                    self._refuse_while_draining(message["id"])
-                self._deliver(session, transport, request, responder, [message], False, claims)
-            finally:
                 session.close()
+            finally:
                 if listen:
                     with self._listening_lock:
                         self._listening.discard(session)
+                    self._release_stream()
+
+        parked = False
+        try:
+            if listen:  # the drain may have begun after the check above, and missed this listen
+                self._refuse_while_draining(message["id"])
+            parked = self._deliver(session, transport, request, responder, [message], False, claims,
+                                   then=done if listen and responder.can_park else None)
         finally:
-            if listen:
-                self._release_stream()
+            if not parked:
+                done(False)
 
     def _initialize(self, request: IncomingRequest, responder: Responder, messages: List[Any], claims: Any) -> None:
         if self.stateless:  # answered normally, by a session that is then forgotten
@@ -386,8 +399,13 @@ class HTTPApp:
             session.close()
 
     def _deliver(self, session: HostedSession, transport: SessionTransport, request: IncomingRequest,
-                 responder: Responder, messages: List[Any], batch: bool, claims: Any) -> None:
-        """Hand POSTed messages to the session; requests are handled on this thread, their stream answered."""
+                 responder: Responder, messages: List[Any], batch: bool, claims: Any,
+                 then: Optional[Callable[[bool], None]] = None) -> bool:
+        """Hand POSTed messages to the session; requests are handled on this thread, their stream answered.
+
+        With ``then`` (a listen, on an adapter that can `Responder.park`): a stream the handler left open (its
+        request deferred) is handed to the adapter, and ``then(client_left)`` called when it ends; True then.
+        """
         if batch and session.lifecycle.check_incoming_batch(session.revision) is not None:
             raise Reject(400, "Invalid Request: batches are not allowed in this protocol revision")
         request_ids = jsonrpc.request_ids(messages)  # the JSON-RPC frames have been checked
@@ -395,15 +413,41 @@ class HTTPApp:
             for message in messages:
                 session.receive(message)
             responder.respond(202, [], b"")
-            return
+            return False
         stream = transport.open_post(request_ids, responder, batch)
         info = RequestInfo(request.headers, auth=claims, session_id=transport.session_id,
                            close_sse_stream=stream.close_early)
+        parked = False
         try:
             for message in messages:
-                session.receive(message, inline=True, request_info=info)
+                session.receive(message, inline=True, request_info=info, wait_deferred=then is None)
+            if then is not None:
+                parked = self._park_post(transport, stream, responder, then)
         finally:
-            transport.finish_post(stream)
+            if not parked:
+                transport.finish_post(stream)
+        return parked
+
+    def _park_post(self, transport: SessionTransport, stream: Stream, responder: Responder,
+                   then: Callable[[bool], None]) -> bool:
+        """Hand a POST's stream that is still open to the adapter (`Responder.park`); False if it has ended."""
+        with stream.lock:
+            out = stream.out
+            if stream.finished or out is None or not out.streaming:
+                return False
+            out.released = threading.Event()  # set by the stream's release, as a GET's
+
+        def done(client_left: bool) -> None:
+            try:
+                if client_left:
+                    stream.client_gone(out)  # on 2026-07-28: the request is cancelled, its listen ended
+                transport.finish_post(stream)
+            finally:
+                then(client_left)
+
+        if not responder.park(out.released, done):  # (can_park said it would)
+            done(not responder.wait_released(out.released))
+        return True
 
     def _get(self, request: IncomingRequest, responder: Responder, claims: Any) -> None:
         check_stream_accept(request.headers)
@@ -418,26 +462,46 @@ class HTTPApp:
             return
         try:
             self._require_version_header(entry.session, self._version_header(request.headers))
-            self._hold_stream()
+            self._hold_stream(responder.can_park)
+        except BaseException:
+            self.sessions.checkin(entry)
+            raise
+        try:
+            if last_event_id is not None:
+                out = entry.transport.resume(last_event_id, responder)
+            else:
+                out = entry.transport.standalone.attach(responder)
+        except BaseException:
+            self._release_stream()
+            self.sessions.checkin(entry)
+            raise
+        if out is None:
+            self._release_stream()
+            self.sessions.checkin(entry)
+            return
+        if self.draining:  # the drain began after the check above, and may have missed this stream
+            entry.transport.standalone.detach()
+
+        def done(client_left: bool) -> None:
             try:
-                if last_event_id is not None:
-                    out = entry.transport.resume(last_event_id, responder)
-                else:
-                    out = entry.transport.standalone.attach(responder)
-                if out is not None:
-                    assert out.released is not None
-                    if self.draining:  # the drain began after the check above, and may have missed this stream
-                        entry.transport.standalone.detach()
-                    # The stream's whole life, by design. It is released when the session ends or expires, the
-                    # server closes, or the client is seen to leave: at once where the adapter watches the
-                    # connection (the stdlib server), else when a keep-alive write fails (every
-                    # keepalive_interval).
-                    if not responder.wait_released(out.released) and out.owner is not None:
-                        out.owner.client_gone(out)
+                if client_left and out.owner is not None:
+                    out.owner.client_gone(out)
             finally:
                 self._release_stream()
-        finally:
-            self.sessions.checkin(entry)
+                self.sessions.checkin(entry)
+
+        # The stream's whole life, by design. It is released when the session ends or expires, the server
+        # closes, or the client is seen to leave: at once where the adapter watches the connection (the stdlib
+        # server), else when a keep-alive write fails (every keepalive_interval).
+        self._until_released(responder, out, done)
+
+    @staticmethod
+    def _until_released(responder: Responder, out: Attachment, done: Callable[[bool], None]) -> None:
+        """Call ``done(client_left)`` once the stream ``out`` carries is released: later, with no thread waiting,
+        where the adapter can hold the stream itself (`Responder.park`); else after waiting here for it."""
+        assert out.released is not None
+        if not responder.park(out.released, done):
+            done(not responder.wait_released(out.released))
 
     def _replay_stored(self, request: IncomingRequest, responder: Responder, last_event_id: str) -> bool:
         """Resume a stream of a session another process owns, from an event store the processes share.
@@ -489,8 +553,9 @@ class HTTPApp:
             status, message = self.session_refusal
             raise Reject(status, message, INTERNAL_ERROR, id=request_id)
 
-    def _hold_stream(self) -> None:
-        """Count a long-lived stream about to hold this thread; 503 at ``max_streams`` (said once in the log)."""
+    def _hold_stream(self, parks: bool) -> None:
+        """Count a long-lived stream about to open (holding this thread, unless the adapter ``parks`` it); 503 at
+        ``max_streams`` (said once in the log)."""
         if self.stream_refusal is not None:
             status, reason = self.stream_refusal
             raise Reject(status, reason, INTERNAL_ERROR)
@@ -503,9 +568,12 @@ class HTTPApp:
             if say:
                 self._streams_full_said = True
         if full:
-            message = (f"Service Unavailable: {limit} streams are open, each holding one of this server's threads "
-                       f"(max_streams={limit}); raise the server's threads (gunicorn --threads, waitress "
-                       f"--threads) and max_streams with them")
+            if parks:  # (the built-in server: a stream holds no thread there)
+                message = f"Service Unavailable: {limit} streams are open (max_streams={limit})"
+            else:
+                message = (f"Service Unavailable: {limit} streams are open, each holding one of this server's "
+                           f"threads (max_streams={limit}); raise the server's threads (gunicorn --threads, "
+                           f"waitress --threads) and max_streams with them")
             if say:
                 log.warning("HTTP: %s", message)
             raise Reject(503, message, INTERNAL_ERROR, headers=[("Retry-After", "5")])
@@ -540,24 +608,35 @@ class HTTPApp:
     def _legacy_stream(self, request: IncomingRequest, responder: Responder, claims: Any) -> None:
         self._refuse_while_draining()
         self._check_sessions_possible(None)
-        self._hold_stream()
+        self._hold_stream(responder.can_park)
         try:
             entry = self.sessions.open(legacy=True, principal=self._principal(claims))
+        except BaseException:
+            self._release_stream()
+            raise
+
+        def done(client_left: bool) -> None:
             try:
-                assert entry.transport.session_id is not None
-                endpoint = f"{request.script_name}{self.messages_path}?session_id={entry.transport.session_id}"
-                out = entry.transport.standalone.attach(responder, encode_event(endpoint, event="endpoint"))
-                assert out.released is not None
-                if self.draining:  # the drain began after the check above, and may have missed this session
-                    entry.transport.standalone.detach()
-                # Released as the GET stream above is: session end, server close, a client seen to leave.
-                if not responder.wait_released(out.released):
+                if client_left:
                     entry.transport.standalone.client_gone(out)
             finally:
-                self.sessions.checkin(entry)
-                entry.session.close()  # the stream is the connection: when it ends, so does the session
-        finally:
-            self._release_stream()
+                try:
+                    self.sessions.checkin(entry)
+                    entry.session.close()  # the stream is the connection: when it ends, so does the session
+                finally:
+                    self._release_stream()
+
+        try:
+            assert entry.transport.session_id is not None
+            endpoint = f"{request.script_name}{self.messages_path}?session_id={entry.transport.session_id}"
+            out = entry.transport.standalone.attach(responder, encode_event(endpoint, event="endpoint"))
+            if self.draining:  # the drain began after the check above, and may have missed this session
+                entry.transport.standalone.detach()
+        except BaseException:
+            done(False)
+            raise
+        # Released as the GET stream above is: session end, server close, a client seen to leave.
+        self._until_released(responder, out, done)
 
     def _legacy_post(self, request: IncomingRequest, responder: Responder, claims: Any) -> None:
         session_id = parse_qs(request.query).get("session_id", [None])[0]

@@ -44,6 +44,7 @@ import threading
 import time
 
 from ..._log import log
+from ..._sync import FanOut
 from ...errors import ConnectionClosed, TransportError
 from ...protocol import jsonrpc
 from ...protocol.envelope import http_status
@@ -196,8 +197,8 @@ class Stream:
         if self.transport.resumable and (self.is_post or self.opened):
             self.seq += 1
             self.transport.store(self.id, self.seq, data)
-            return _event(self.id, self.seq, data), True
-        return encode_event(data), False
+            return b"id: %s:%d\n%b" % (self.id.encode(), self.seq, _shared_event(data)), True
+        return _shared_event(data), False
 
     def _write(self, out: Attachment, payload: bytes) -> bool:
         try:
@@ -370,6 +371,35 @@ def _event(stream_id: str, seq: int, data: str) -> bytes:
     return encode_event(data, id=f"{stream_id}:{seq}")
 
 
+def _shared_event(data: str) -> bytes:
+    """``encode_event(data)``, made once per fan-out (`FanOut`) for every stream that carries the same ``data``
+    (a resumable stream puts its own ``id:`` line before it)."""
+    memo = FanOut.memo()
+    if memo is None:
+        return encode_event(data)
+    key = ("sse", id(data))
+    found = memo.get(key)
+    if found is None or found[0] is not data:
+        found = memo[key] = (data, encode_event(data))  # (data kept: its id stays its own until the memo goes)
+    event: bytes = found[1]
+    return event
+
+
+def _shared_encoding(message: Any) -> str:
+    """``jsonrpc.encode(message)``, made once per fan-out (`FanOut`) for the notifications that carry the same
+    params dict: every session builds its own message around the params the publisher handed them all."""
+    memo = FanOut.memo()
+    params = message.get("params")
+    if memo is None or params is None or "id" in message or len(message) != 3:
+        return jsonrpc.encode(message)
+    key = ("json", message.get("method"), id(params))
+    found = memo.get(key)
+    if found is None or found[0] is not params:
+        found = memo[key] = (params, jsonrpc.encode(message))  # (params kept: its id stays its own)
+    data: str = found[1]
+    return data
+
+
 #: How long a server-initiated request waits for a client that has not yet opened its GET stream (see
 #: `Stream.wait_first_listener`); one that never opens it gets the request refused after this.
 FIRST_LISTENER_GRACE = 5.0
@@ -468,7 +498,7 @@ class SessionTransport(Transport):
 
     def send(self, message: Any, route: Optional[Route] = None) -> None:
         related_request_id = route.related_request_id if route is not None else None
-        data = jsonrpc.encode(message)  # a ValueError here reaches the session, which answers an error instead
+        data = _shared_encoding(message)  # a ValueError here reaches the session, which answers an error instead
         answers = jsonrpc.response_ids(message)
         with self._lock:
             if self.closed:

@@ -65,12 +65,58 @@ class Call:
         self.task: Optional[Task] = None  # the upstream task this call waits on (a call passed on as a task)
         self.finished_at: Optional[float] = None
         # Guards everything below; waited on by both sides.
-        self._cond = threading.Condition()
+        self._cond = threading.Condition(threading.Lock())
         self._asked = 0  # questions asked so far
         self._question: Optional[Tuple[int, str, Dict[str, Any]]] = None  # the one waiting for its answer
         self._answer: Optional[Tuple[bool, Any]] = None  # (ok, the result or the error) for _question
         self._outcome: Optional[Tuple[bool, Any]] = None  # (ok, the result or the error) of the call
         self._cancelled = False
+        #: When the upstream request sent from the front's thread times out (`send_from_front`); None while a
+        #: driver thread (which keeps its own time) or nothing waits on it.
+        self._expires: Optional[float] = None
+        self._timeout = 0.0
+        #: Called once with this call when it ends (the upstream stops counting it in flight).
+        self.on_finish: Optional[Callable[[Call], None]] = None
+
+    # ---- the common path: no thread of its own --------------------------------------------------------------
+    def send_from_front(self, pending: PendingRequest, timeout: float,
+                        settled: Callable[[Call, PendingRequest], None]) -> None:
+        """The upstream request was sent from the front handler's thread (the common case: no driver thread).
+        ``settled(call, pending)`` runs once, on the thread that settles ``pending`` (the upstream's reader or
+        dispatcher), and finishes the call or hands it to a driver thread; `serve` waits for either, and for
+        the upstream's questions, cancelling ``pending`` after ``timeout`` seconds."""
+        self.watch(pending)
+        self._timeout = timeout
+        self._expires = time.monotonic() + timeout
+        once = threading.Lock()
+
+        def on_settled() -> None:
+            if once.acquire(blocking=False):  # (the hook and the check below may both see it settled)
+                settled(self, pending)
+
+        pending.on_settled = on_settled
+        if pending.done():  # settled before the hook was in place
+            on_settled()
+
+    def hand_off(self, drive: Callable[[Call], Dict[str, Any]]) -> None:
+        """Go on with ``drive`` on a driver thread of its own: the upstream wants more than one request (its
+        input rounds, a task), whose waits must outlast a 2026-07-28 front's rounds."""
+        self._expires = None
+        threading.Thread(target=self.run, args=(drive,), daemon=True,
+                         name=f"mcplite-gateway-call-{self.upstream}").start()
+
+    def finish(self, ok: bool, value: Any) -> None:
+        """The call's outcome (the first one given counts): the front's `serve` returns or raises it."""
+        with self._cond:
+            if self._outcome is not None:
+                return
+            self._outcome = (ok, value)
+            self._expires = None
+            self.finished_at = time.monotonic()
+            self._cond.notify_all()
+        on_finish = self.on_finish
+        if on_finish is not None:
+            on_finish(self)
 
     # ---- the driver's side ---------------------------------------------------------------------------------
     def run(self, send: Callable[[Call], Dict[str, Any]]) -> None:
@@ -79,10 +125,7 @@ class Call:
             outcome: Tuple[bool, Any] = (True, send(self))
         except BaseException as exc:  # every failure is the front's to report
             outcome = (False, exc)
-        with self._cond:
-            self._outcome = outcome
-            self.finished_at = time.monotonic()
-            self._cond.notify_all()
+        self.finish(*outcome)
 
     def ask(self, method: str, params: Dict[str, Any]) -> Dict[str, Any]:
         """Ask the front the upstream's question; its answer (raises what the front could not answer with)."""
@@ -153,6 +196,12 @@ class Call:
     def done(self) -> bool:
         return self._outcome is not None
 
+    @property
+    def succeeded(self) -> bool:
+        """Whether the upstream answered it with a result."""
+        outcome = self._outcome
+        return outcome is not None and outcome[0]
+
     def serve(self, ctx: Context) -> Dict[str, Any]:
         """Answer the upstream's questions through ``ctx`` until the call ends; its result (or its error raised).
 
@@ -160,10 +209,21 @@ class Call:
         self.front = ctx
         try:
             while True:
+                timed_out = False
                 with self._cond:
                     while self._outcome is None and (self._question is None or self._answer is not None):
-                        self._cond.wait()
+                        expires = self._expires
+                        if expires is None:
+                            self._cond.wait()
+                        elif time.monotonic() >= expires:
+                            timed_out = True
+                            break
+                        else:
+                            self._cond.wait(expires - time.monotonic())
                     outcome, question = self._outcome, self._question
+                if timed_out:  # the upstream request sent from the front's thread had no answer in time
+                    self._time_out()
+                    continue
                 if outcome is not None:
                     ok, value = outcome
                     if not ok:
@@ -191,6 +251,15 @@ class Call:
                         self._cond.notify_all()
         finally:
             self.front = None
+
+
+    def _time_out(self) -> None:
+        """Give up the upstream request sent from the front (`send_from_front`): it settles with
+        `RequestTimeout` (and the upstream is told), which finishes the call."""
+        pending = self.pending
+        assert pending is not None
+        self.finish(False, RequestTimeout(f"{self.method} timed out after {self._timeout:g} s"))
+        pending.cancel(f"timed out after {self._timeout:g} s")
 
 
 class CallTable:

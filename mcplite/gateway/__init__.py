@@ -230,7 +230,7 @@ class Gateway(Server):
         front's retry finds the same upstream call here and continues it. ``as_task``: a tool call run as a
         task upstream (where the upstream makes one), waited for here."""
         call_id: str = ctx.remember(CALL_KEY, lambda: secrets.token_urlsafe(16))
-        call = self.calls.get(call_id)
+        call = self.calls.get(call_id) if ctx.round > 0 else None  # (a first round's id is new)
         if call is None:
             if ctx.round > 0:
                 raise gone(upstream.name)

@@ -19,6 +19,7 @@ questions).
 
 from __future__ import annotations
 
+import itertools
 import os
 import secrets
 import threading
@@ -95,6 +96,8 @@ class Gateway(Server):
                                     connect_timeout=start_timeout, recorder=self.recorder)
             for upstream in parsed.upstreams}
         self.calls = CallTable()
+        self._id_prefix = secrets.token_urlsafe(9) + "."
+        self._call_numbers = itertools.count(1)
         self.catalog = Catalog(self)
         self._start_lock = threading.Lock()  # guards _started (start runs once)
         self._started = False
@@ -229,7 +232,7 @@ class Gateway(Server):
         On a 2026-07-28 front the call's id rides in the front's ``requestState`` (`Context.remember`), so the
         front's retry finds the same upstream call here and continues it. ``as_task``: a tool call run as a
         task upstream (where the upstream makes one), waited for here."""
-        call_id: str = ctx.remember(CALL_KEY, lambda: secrets.token_urlsafe(16))
+        call_id: str = ctx.remember(CALL_KEY, self._new_call_id)
         call = self.calls.get(call_id) if ctx.round > 0 else None  # (a first round's id is new)
         if call is None:
             if ctx.round > 0:
@@ -266,6 +269,11 @@ class Gateway(Server):
             forget()
         self.calls.discard(call)
         return _without_envelope_fields(result)
+
+    def _new_call_id(self) -> str:
+        """A call's id: unique to this gateway process (its random part), and then counted. It rides in a
+        2026-07-28 front's ``requestState``, which the front server seals: it need not be unguessable."""
+        return f"{self._id_prefix}{next(self._call_numbers)}"
 
     # the handlers registered for each upstream's entries (`catalog`)
     def call_tool_of(self, upstream: Upstream, name: str, ctx: Context, task_support: str = "forbidden") -> Any:
@@ -450,7 +458,9 @@ def _front_params(ctx: Context) -> Dict[str, Any]:
 def _without_envelope_fields(result: Dict[str, Any]) -> Dict[str, Any]:
     """An upstream's 2026-07-28 result without what belongs to its own answer (its serverInfo, its caching
     hints): the gateway's answer adds its own."""
-    kept = {key: value for key, value in result.items() if key not in ("resultType", "ttlMs", "cacheScope")}
+    kept = dict(result)
+    for key in ("resultType", "ttlMs", "cacheScope"):
+        kept.pop(key, None)
     meta = kept.get("_meta")
     if isinstance(meta, dict):
         meta = {key: value for key, value in meta.items() if not key.startswith("io.modelcontextprotocol/")}

@@ -46,6 +46,9 @@ QUESTION_KEY = "upstream-"
 #: call whose front went away is kept for a late retry.
 ANSWER_TIMEOUT = 600.0
 
+#: Every how many new calls the table drops the finished calls nobody came back for.
+_SWEEP_EVERY = 64
+
 #: The client capability each question needs.
 _CAPABILITY = {methods.ELICIT: "elicitation", methods.SAMPLING_CREATE: "sampling", methods.ROOTS_LIST: "roots"}
 
@@ -64,8 +67,10 @@ class Call:
         self.pending: Optional[PendingRequest] = None  # the upstream request in flight now
         self.task: Optional[Task] = None  # the upstream task this call waits on (a call passed on as a task)
         self.finished_at: Optional[float] = None
-        # Guards everything below; the driver's `ask` waits on it for the front's answer.
-        self._cond = threading.Condition(threading.Lock())
+        # Guards everything below. The driver's `ask` waits for the front's answer on ``_asking``, a condition of
+        # this lock made by the first question (most calls ask none).
+        self._lock = threading.Lock()
+        self._asking: Optional[threading.Condition] = None
         # The front's wake-up (`serve` waits on it): a lock released once something is posted for the front (an
         # outcome, a question), and taken again by the front. Cheaper than waiting on the condition, whose waker
         # still holds its lock as the waiter wakes (a second switch per call). Released iff _signalled.
@@ -113,7 +118,7 @@ class Call:
 
     def finish(self, ok: bool, value: Any) -> None:
         """The call's outcome (the first one given counts): the front's `serve` returns or raises it."""
-        with self._cond:
+        with self._lock:
             if self._outcome is not None:
                 return
             self._outcome = (ok, value)
@@ -139,11 +144,14 @@ class Call:
     def ask(self, method: str, params: Dict[str, Any]) -> Dict[str, Any]:
         """Ask the front the upstream's question; its answer (raises what the front could not answer with)."""
         deadline = time.monotonic() + ANSWER_TIMEOUT
-        with self._cond:
+        with self._lock:
             if self._cancelled:
                 raise RequestCancelled("the call was cancelled")
             self._question, self._answer = (self._asked, method, params), None
             self._asked += 1
+            asking = self._asking
+            if asking is None:
+                asking = self._asking = threading.Condition(self._lock)
             if not self._signalled:
                 self._signalled = True
                 self._signal.release()
@@ -151,7 +159,7 @@ class Call:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     break
-                self._cond.wait(remaining)
+                asking.wait(remaining)
             answer = self._taken_answer()
         if answer is None:
             if self._cancelled:
@@ -193,9 +201,10 @@ class Call:
     # ---- the front's side ------------------------------------------------------------------------------------
     def cancel(self) -> None:
         """The front cancelled: give up the upstream request (or task) and any question waiting."""
-        with self._cond:
+        with self._lock:
             self._cancelled = True
-            self._cond.notify_all()
+            if self._asking is not None:
+                self._asking.notify_all()
         pending = self.pending
         if pending is not None:
             pending.cancel("cancelled by the gateway's client")
@@ -222,7 +231,7 @@ class Call:
             while True:
                 timed_out = False
                 while True:
-                    with self._cond:
+                    with self._lock:
                         outcome, question = self._outcome, self._question
                         if outcome is not None or (question is not None and self._answer is None):
                             break
@@ -230,13 +239,13 @@ class Call:
                     if expires is None:
                         self._signal.acquire()
                     elif not self._signal.acquire(timeout=max(expires - time.monotonic(), 0)):
-                        with self._cond:  # (a driver may have taken over meanwhile: it keeps its own time)
+                        with self._lock:  # (a driver may have taken over meanwhile: it keeps its own time)
                             expires = self._expires
                             timed_out = self._outcome is None and expires is not None and time.monotonic() >= expires
                         if timed_out:
                             break
                         continue
-                    with self._cond:
+                    with self._lock:
                         self._signalled = False  # taken: the next post releases it again
                 if timed_out:  # the upstream request sent from the front's thread had no answer in time
                     self._time_out()
@@ -262,10 +271,11 @@ class Call:
                     answer = (False, RPCError(exc.code, exc.message, exc.data))
                 except Exception as exc:  # CapabilityError: the front's client cannot answer this kind
                     answer = (False, RPCError(METHOD_NOT_FOUND, f"the gateway's client cannot answer {method}: {exc}"))
-                with self._cond:
+                with self._lock:
                     if self._question is not None and self._question[0] == index and self._answer is None:
                         self._answer = answer
-                        self._cond.notify_all()
+                        if self._asking is not None:
+                            self._asking.notify_all()
         finally:
             self.front = None
 
@@ -285,16 +295,20 @@ class CallTable:
     def __init__(self) -> None:
         self._lock = threading.Lock()  # guards _calls
         self._calls: Dict[str, Call] = {}
+        self._added = 0  # calls added so far
 
     def add(self, call: Call) -> None:
-        now = time.monotonic()
         with self._lock:
-            # Calls whose front never came back for the outcome (a 2026-07-28 client that gave up between
-            # rounds): dropped a while after they ended, on the next call rather than by a thread of their own.
-            stale = [key for key, old in self._calls.items()
-                     if old.finished_at is not None and now - old.finished_at > ANSWER_TIMEOUT]
-            for key in stale:
-                del self._calls[key]
+            self._added += 1
+            if self._added % _SWEEP_EVERY == 0:
+                # Calls whose front never came back for the outcome (a 2026-07-28 client that gave up between
+                # rounds): dropped a while after they ended, now and then on a new call rather than by a thread
+                # of their own.
+                now = time.monotonic()
+                stale = [key for key, old in self._calls.items()
+                         if old.finished_at is not None and now - old.finished_at > ANSWER_TIMEOUT]
+                for key in stale:
+                    del self._calls[key]
             self._calls[call.id] = call
 
     def get(self, call_id: str) -> Optional[Call]:

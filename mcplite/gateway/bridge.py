@@ -1,8 +1,11 @@
 """One request the gateway passes on to an upstream, and the questions the upstream asks on its way.
 
-A `Call` is the upstream request in flight (its rounds, on 2026-07-28) driven on a thread of its own, and a
-mailbox between that thread and the front handler that answers the upstream's questions. The same mailbox
-serves the four pairings of eras:
+A `Call` is the upstream request in flight (its rounds, on 2026-07-28), and a mailbox between whoever drives
+it and the front handler that answers the upstream's questions. Most calls take one request: the front
+handler's thread sends it and waits, and the answer finishes the call on the thread that reads it
+(`Call.send_from_front`), so a call starts no thread. A call that takes more (the upstream's input rounds, a
+task) is handed to a driver thread of its own (`Call.hand_off`). The same mailbox serves the four pairings of
+eras:
 
     front \\ upstream   handshake (asks with requests)              2026-07-28 (answers input_required)
     handshake          the upstream's elicitation/create reaches   its inputRequests are answered one by one
@@ -54,8 +57,8 @@ _CAPABILITY = {methods.ELICIT: "elicitation", methods.SAMPLING_CREATE: "sampling
 
 
 class Call:
-    """One request forwarded to an upstream: the driver thread sends it (`run`), the front answers its
-    questions (`serve`). ``front`` is the `Context` of the front execution serving it now (None between the
+    """One request forwarded to an upstream: the front handler sends it (`send_from_front`), or a driver thread
+    does (`run`), and the front answers its questions (`serve`). ``front`` is the `Context` of the front execution serving it now (None between the
     rounds of a 2026-07-28 front), where upstream progress and log messages go."""
 
     def __init__(self, call_id: str, upstream: str, method: str, params: Dict[str, Any]) -> None:
@@ -278,7 +281,6 @@ class Call:
                             self._asking.notify_all()
         finally:
             self.front = None
-
 
     def _time_out(self) -> None:
         """Give up the upstream request sent from the front (`send_from_front`): it settles with

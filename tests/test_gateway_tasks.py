@@ -37,7 +37,9 @@ def test_a_task_in_front_runs_as_a_task_upstream_and_its_question_reaches_the_fr
         calls = gateway.upstreams["ev"].in_flight
 
         def confirm(params: Dict[str, Any]) -> Dict[str, Any]:
-            upstream_tasks.extend(call.task_id for call in calls)  # the upstream call, waiting for this answer
+            # The upstream call waiting for this answer (its task id is read once it is over: on 2025-11-25 the
+            # task's question may overtake the answer that creates the task).
+            upstream_tasks.extend(calls)
             assert params["message"] == "Delete a.txt?"
             return {"action": "accept", "content": {"confirm": True}}
 
@@ -49,12 +51,12 @@ def test_a_task_in_front_runs_as_a_task_upstream_and_its_question_reaches_the_fr
             task = client.start_tool_call("ev_confirm_delete", {"filename": "a.txt"}, task=True)
             assert task.form == ("core" if front == "handshake" else "extension"), task
             assert task.result(WAIT)["content"][0]["text"] == "Deleted a.txt"
-            assert len(upstream_tasks) == 1 and isinstance(upstream_tasks[0], str)  # a task upstream too
+            assert len(upstream_tasks) == 1 and isinstance(upstream_tasks[0].task_id, str)  # a task upstream too
             # Called without a task, the same tool runs without one upstream.
             upstream_tasks.clear()
             assert client.call_tool("ev_confirm_delete", {"filename": "a.txt"})["content"][0]["text"] == \
                 "Deleted a.txt"
-            assert upstream_tasks == [None]
+            assert [call.task_id for call in upstream_tasks] == [None]
 
 
 @pytest.mark.parametrize("front, upstream", [("handshake", "handshake"), ("envelope", "envelope")])

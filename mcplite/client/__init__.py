@@ -21,6 +21,7 @@ from .._options import keyword_names, refuse_unknown
 from .._sync import DEFAULT
 from ..errors import (
     HEADER_MISMATCH,
+    METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
     CapabilityError,
@@ -256,8 +257,8 @@ class Client:
         try:
             self.session.start()
             era.connect(self, deadline)
-            if self.session.enveloped and (self._on_list_changed is not None or self._on_resource_updated is not None):
-                self._relisten(deadline.left("opening the listen stream, subscriptions/listen"))
+            if self.session.enveloped and self._server_notifies():
+                self._listen_for_callbacks(deadline.left("opening the listen stream, subscriptions/listen"))
         except BaseException as exc:
             transport.abort()
             self.close()
@@ -831,6 +832,35 @@ class Client:
 
             self._listens = SubscriptionRegistry()
         return self._listens
+
+    def _server_notifies(self) -> bool:
+        """Whether the server declared a notification the callbacks would hear: a ``listChanged`` (for
+        ``on_list_changed``) or ``resources.subscribe`` (for ``on_resource_updated``). 2026-07-28 has no
+        capability of its own for ``subscriptions/listen``: these flags are what a listen can deliver. Under a
+        2026-07-28 pin the capabilities are not known yet (nothing was asked): a listen is tried then."""
+        if self._on_list_changed is None and self._on_resource_updated is None:
+            return False
+        if self.session.discover_result is None:
+            return True
+        declared = self.session.peer_capabilities
+        if self._on_list_changed is not None and any(
+                isinstance(declared.get(kind), dict) and declared[kind].get("listChanged")
+                for kind in ("tools", "prompts", "resources")):
+            return True
+        resources = declared.get("resources")
+        return self._on_resource_updated is not None and isinstance(resources, dict) \
+            and bool(resources.get("subscribe"))
+
+    def _listen_for_callbacks(self, timeout: Any) -> None:
+        """Open the managed listen stream on connecting. A server that refuses ``subscriptions/listen`` as an
+        unknown method sends no notifications: the connection goes on without them."""
+        try:
+            self._relisten(timeout)
+        except RemoteError as refusal:
+            if refusal.code != METHOD_NOT_FOUND:
+                raise
+            log.debug("the server refused subscriptions/listen (%s): no list_changed or resource updates",
+                      refusal)
 
     def _relisten(self, timeout: Any) -> None:
         """(Re)open the managed stream behind the callbacks and `subscribe_resource`, then close the old one."""

@@ -19,12 +19,14 @@ questions).
 
 from __future__ import annotations
 
+import itertools
 import os
 import secrets
 import threading
 from collections.abc import Mapping
 
-from ..errors import (CONNECTION_CLOSED, INTERNAL_ERROR, MISSING_REQUIRED_CLIENT_CAPABILITY, RESOURCE_NOT_FOUND,
+from ..errors import (CONNECTION_CLOSED, INTERNAL_ERROR, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY,
+                      RESOURCE_NOT_FOUND,
                       ConnectionClosed, RemoteError, RequestTimeout, RPCError, ResourceNotFound)
 from ..protocol import methods
 from ..protocol.tasks import EXTENSION_ID as TASKS_EXTENSION
@@ -38,6 +40,8 @@ from .upstream import KINDS, Upstream
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional, Tuple, Union
+
+    from ..session.pending import PendingRequest
 
 __all__ = ["Gateway", "ConfigError", "GatewayConfig", "UpstreamConfig", "load_config", "parse_config"]
 
@@ -92,6 +96,8 @@ class Gateway(Server):
                                     connect_timeout=start_timeout, recorder=self.recorder)
             for upstream in parsed.upstreams}
         self.calls = CallTable()
+        self._id_prefix = secrets.token_urlsafe(9) + "."
+        self._call_numbers = itertools.count(1)
         self.catalog = Catalog(self)
         self._start_lock = threading.Lock()  # guards _started (start runs once)
         self._started = False
@@ -181,7 +187,34 @@ class Gateway(Server):
         elif ctx.method == methods.SUBSCRIPTIONS_LISTEN:
             wanted = ctx.params.get("notifications")
             self._relay_subscriptions(wanted.get("resourceSubscriptions") if isinstance(wanted, dict) else None)
-        return super()._serve(connection, ctx)
+        try:
+            return super()._serve(connection, ctx)
+        except RPCError as exc:
+            if exc.code not in (INVALID_PARAMS, RESOURCE_NOT_FOUND):
+                raise
+            down = self._down_upstream(ctx)
+            if down is None:
+                raise
+            # An entry of an upstream that is down: say so, as a call in flight when it died is told.
+            error = unavailable(down.name, down.describe_down())
+            if ctx.method != methods.TOOLS_CALL:
+                raise error from None
+            from ..server import _results
+            from ..server.results import error_result
+
+            result = error_result(error.message)  # the model reads why
+            if ctx.envelope is not None:
+                return _results().answer(result, ctx, self, self._complete_members())
+            return {"jsonrpc": "2.0", "id": ctx.id, "result": result}
+
+    def _down_upstream(self, ctx: Any) -> Optional[Upstream]:
+        """The upstream, now down, that served what ``ctx`` names (a tool, a prompt, a resource), or None."""
+        kind, key = {methods.TOOLS_CALL: ("tools", "name"), methods.PROMPTS_GET: ("prompts", "name"),
+                     methods.RESOURCES_READ: ("resources", "uri")}.get(ctx.method, (None, None))
+        name = ctx.params.get(key) if key is not None else None
+        owner = self.catalog.down_owner(kind, name) if kind is not None and isinstance(name, str) else None
+        upstream = self.upstreams.get(owner) if owner is not None else None
+        return upstream if upstream is not None and upstream.state != "up" else None
 
     def _relay_subscriptions(self, uris: Any) -> None:
         if not isinstance(uris, list):
@@ -199,18 +232,22 @@ class Gateway(Server):
         On a 2026-07-28 front the call's id rides in the front's ``requestState`` (`Context.remember`), so the
         front's retry finds the same upstream call here and continues it. ``as_task``: a tool call run as a
         task upstream (where the upstream makes one), waited for here."""
-        call_id: str = ctx.remember(CALL_KEY, lambda: secrets.token_urlsafe(16))
-        call = self.calls.get(call_id)
+        call_id: str = ctx.remember(CALL_KEY, self._new_call_id)
+        call = self.calls.get(call_id) if ctx.round > 0 else None  # (a first round's id is new)
         if call is None:
             if ctx.round > 0:
                 raise gone(upstream.name)
             if upstream.client is None:
                 raise unavailable(upstream.name, upstream.describe_down())
             call = Call(call_id, upstream.name, method, params)
+            call.front = ctx  # before anything is sent: the upstream's first progress report finds it
+            call.on_finish = upstream.untrack
             self.calls.add(call)
             upstream.track(call)
-            threading.Thread(target=self._drive, args=(upstream, call, as_task), daemon=True,
-                             name=f"mcplite-gateway-call-{upstream.name}").start()
+            if as_task:
+                call.hand_off(lambda call: _send_task(upstream, call))
+            else:
+                _send_from_front(upstream, call, ctx._request.progress_token is not None)
         forget = ctx.on_cancel(call.cancel)
         try:
             result = call.serve(ctx)
@@ -233,11 +270,10 @@ class Gateway(Server):
         self.calls.discard(call)
         return _without_envelope_fields(result)
 
-    def _drive(self, upstream: Upstream, call: Call, as_task: bool) -> None:
-        try:
-            call.run(lambda call: _send_task(upstream, call) if as_task else _send_direct(upstream, call))
-        finally:
-            upstream.untrack(call)
+    def _new_call_id(self) -> str:
+        """A call's id: unique to this gateway process (its random part), and then counted. It rides in a
+        2026-07-28 front's ``requestState``, which the front server seals: it need not be unguessable."""
+        return f"{self._id_prefix}{next(self._call_numbers)}"
 
     # the handlers registered for each upstream's entries (`catalog`)
     def call_tool_of(self, upstream: Upstream, name: str, ctx: Context, task_support: str = "forbidden") -> Any:
@@ -245,7 +281,7 @@ class Gateway(Server):
         tasks: ``task_support``, the front tool's, mirrors it), or when the upstream runs the tool only as one."""
         from ..server.results import ToolResult, error_result
 
-        arguments = ctx.request_params.get("arguments") or {}
+        arguments = _front_params(ctx).get("arguments") or {}
         as_task = task_support != "forbidden" and (ctx.task_id is not None or task_support == "required")
         try:
             result = self.forward(upstream, methods.TOOLS_CALL, {"name": name, "arguments": arguments}, ctx,
@@ -260,14 +296,14 @@ class Gateway(Server):
         return value
 
     def get_prompt_of(self, upstream: Upstream, name: str, ctx: Context) -> Any:
-        arguments = ctx.request_params.get("arguments")
+        arguments = _front_params(ctx).get("arguments")
         params: Dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = arguments
         return self.forward(upstream, methods.PROMPTS_GET, params, ctx)
 
     def read_resource_of(self, upstream: Upstream, ctx: Context) -> Any:
-        uri = ctx.request_params.get("uri")
+        uri = _front_params(ctx).get("uri")
         try:
             result = self.forward(upstream, methods.RESOURCES_READ, {"uri": uri}, ctx)
         except RPCError as exc:
@@ -290,48 +326,93 @@ class Gateway(Server):
             raise unavailable(upstream.name, f"{exc or type(exc).__name__}; {upstream.describe_down()}") from None
 
 
-def _send(upstream: Upstream, call: Call, params: Optional[Dict[str, Any]] = None,
-          endings: Tuple[str, ...] = ("complete",)) -> Dict[str, Any]:
-    """Send ``call`` (or ``params`` in its place) to ``upstream`` and run its 2026-07-28 input rounds, asking
-    the call's front each question, until a result of the kinds ``endings`` names."""
-    from ..client.input_rounds import InputRounds
+class _Plan:
+    """How one upstream request is sent: its session, params, HTTP headers, input rounds and progress."""
 
-    client = upstream.client
-    if client is None:
-        raise ConnectionClosed(upstream.describe_down())
-    session = client.session
-    params = dict(call.params if params is None else params)
-    headers = None
-    rounds = None
-    if session.enveloped:
-        if call.method == methods.TOOLS_CALL:
-            # The tool's Mcp-Param-* headers, as Client.call_tool would send them (client hook wished: a public
-            # way to send a planned call with its headers and get its PendingRequest).
-            headers = client._param_headers(params)
-        if call.method in (methods.TOOLS_CALL, methods.PROMPTS_GET, methods.RESOURCES_READ):
-            rounds = InputRounds(params, call.ask, client.max_input_rounds, endings)
-    while True:
-        pending = session.send_request(call.method, params, progress=call.progress, headers=headers)
+    __slots__ = ("session", "params", "headers", "rounds", "progress")
+
+    def __init__(self, upstream: Upstream, call: Call, params: Optional[Dict[str, Any]],
+                 endings: Tuple[str, ...], progress: bool) -> None:
+        from ..client.input_rounds import InputRounds
+
+        client = upstream.client
+        if client is None:
+            raise ConnectionClosed(upstream.describe_down())
+        self.session = session = client.session
+        self.params = params = dict(call.params if params is None else params)
+        self.headers: Optional[Dict[str, str]] = None
+        self.rounds: Optional[InputRounds] = None
+        # A progress token upstream only for a front request that carried one: a request with a progress
+        # callback is settled through the upstream client's dispatcher thread (after its reports), which
+        # costs a thread hop (and often a thread start) per call.
+        self.progress = call.progress if progress else None
+        if session.enveloped:
+            if call.method == methods.TOOLS_CALL:
+                # The tool's Mcp-Param-* headers, as Client.call_tool would send them (client hook wished: a
+                # public way to send a planned call with its headers and get its PendingRequest).
+                self.headers = client._param_headers(params)
+            if call.method in (methods.TOOLS_CALL, methods.PROMPTS_GET, methods.RESOURCES_READ):
+                self.rounds = InputRounds(params, call.ask, client.max_input_rounds, endings)
+
+    def send(self, call: Call) -> PendingRequest:
+        pending = self.session.send_request(call.method, self.params, progress=self.progress, headers=self.headers)
         call.watch(pending)
-        result = pending.result(upstream.config.timeout)
-        step = rounds.after(result) if rounds is not None else None
+        return pending
+
+
+def _send(upstream: Upstream, call: Call, params: Optional[Dict[str, Any]] = None,
+          endings: Tuple[str, ...] = ("complete",), progress: bool = True) -> Dict[str, Any]:
+    """Send ``call`` (or ``params`` in its place) to ``upstream`` and run its 2026-07-28 input rounds, asking
+    the call's front each question, until a result of the kinds ``endings`` names (on a driver thread)."""
+    plan = _Plan(upstream, call, params, endings, progress)
+    return _rounds(upstream, call, plan, plan.send(call).result(upstream.config.timeout))
+
+
+def _rounds(upstream: Upstream, call: Call, plan: _Plan, result: Dict[str, Any]) -> Dict[str, Any]:
+    """The input rounds after the upstream's ``result``, until a final one (on a driver thread)."""
+    while True:
+        step = plan.rounds.after(result) if plan.rounds is not None else None
         if step is None:
             return result
-        params, pause = step
+        plan.params, pause = step
         if pause:
             threading.Event().wait(pause)  # the upstream is working and asked nothing: ask again a little later
+        result = plan.send(call).result(upstream.config.timeout)
 
 
-def _send_direct(upstream: Upstream, call: Call) -> Dict[str, Any]:
-    """`_send`; a 2026-07-28 tool call the upstream runs only as a task (``-32021`` naming the tasks extension)
-    is sent again as one (a 2025-11-25 upstream lists such a tool ``required``: `call_tool_of` knows it)."""
+def _send_from_front(upstream: Upstream, call: Call, progress: bool) -> None:
+    """Send ``call`` from the front handler's thread, which waits for it in `Call.serve`: its answer finishes
+    the call on the thread that settles it, so a call that one request answers starts no thread. An answer
+    that asks for more (input rounds, or a tool the upstream runs only as a task) hands the call to a driver
+    thread (`Call.hand_off`)."""
     try:
-        return _send(upstream, call)
-    except RemoteError as refusal:
-        if refusal.code != MISSING_REQUIRED_CLIENT_CAPABILITY or call.method != methods.TOOLS_CALL \
-                or TASKS_EXTENSION not in str(refusal.data):
-            raise
-    return _send_task(upstream, call)
+        plan = _Plan(upstream, call, None, ("complete",), progress)
+        pending = plan.send(call)
+    except BaseException as exc:
+        call.finish(False, exc)
+        return
+
+    def settled(call: Call, pending: PendingRequest) -> None:
+        # (On the upstream's reader or dispatcher thread: nothing here may wait. Input rounds answer questions,
+        # which wait for the front: a driver thread runs them.)
+        try:
+            result = pending.result(0)
+        except RemoteError as refusal:
+            if refusal.code == MISSING_REQUIRED_CLIENT_CAPABILITY and call.method == methods.TOOLS_CALL \
+                    and TASKS_EXTENSION in str(refusal.data):
+                call.hand_off(lambda call: _send_task(upstream, call))  # it runs only as a task
+            else:
+                call.finish(False, refusal)
+            return
+        except BaseException as exc:
+            call.finish(False, exc)
+            return
+        if plan.rounds is None or (isinstance(result, dict) and result.get("resultType", "complete") == "complete"):
+            call.finish(True, result)
+        else:
+            call.hand_off(lambda call: _rounds(upstream, call, plan, result))
+
+    call.send_from_front(pending, upstream.config.timeout, settled)
 
 
 def _send_task(upstream: Upstream, call: Call) -> Dict[str, Any]:
@@ -368,10 +449,18 @@ def _send_task(upstream: Upstream, call: Call) -> Dict[str, Any]:
     return dict(task.result(TASK_WAIT))
 
 
+def _front_params(ctx: Context) -> Dict[str, Any]:
+    """The front request's params, not copied (`Context.request_params` copies them for user code): the gateway
+    only reads them and sends them on, and the copy costs more than the rest of the call's own work."""
+    return ctx._request.params
+
+
 def _without_envelope_fields(result: Dict[str, Any]) -> Dict[str, Any]:
     """An upstream's 2026-07-28 result without what belongs to its own answer (its serverInfo, its caching
     hints): the gateway's answer adds its own."""
-    kept = {key: value for key, value in result.items() if key not in ("resultType", "ttlMs", "cacheScope")}
+    kept = dict(result)
+    for key in ("resultType", "ttlMs", "cacheScope"):
+        kept.pop(key, None)
     meta = kept.get("_meta")
     if isinstance(meta, dict):
         meta = {key: value for key, value in meta.items() if not key.startswith("io.modelcontextprotocol/")}

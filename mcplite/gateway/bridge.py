@@ -1,8 +1,11 @@
 """One request the gateway passes on to an upstream, and the questions the upstream asks on its way.
 
-A `Call` is the upstream request in flight (its rounds, on 2026-07-28) driven on a thread of its own, and a
-mailbox between that thread and the front handler that answers the upstream's questions. The same mailbox
-serves the four pairings of eras:
+A `Call` is the upstream request in flight (its rounds, on 2026-07-28), and a mailbox between whoever drives
+it and the front handler that answers the upstream's questions. Most calls take one request: the front
+handler's thread sends it and waits, and the answer finishes the call on the thread that reads it
+(`Call.send_from_front`), so a call starts no thread. A call that takes more (the upstream's input rounds, a
+task) is handed to a driver thread of its own (`Call.hand_off`). The same mailbox serves the four pairings of
+eras:
 
     front \\ upstream   handshake (asks with requests)              2026-07-28 (answers input_required)
     handshake          the upstream's elicitation/create reaches   its inputRequests are answered one by one
@@ -46,13 +49,16 @@ QUESTION_KEY = "upstream-"
 #: call whose front went away is kept for a late retry.
 ANSWER_TIMEOUT = 600.0
 
+#: Every how many new calls the table drops the finished calls nobody came back for.
+_SWEEP_EVERY = 64
+
 #: The client capability each question needs.
 _CAPABILITY = {methods.ELICIT: "elicitation", methods.SAMPLING_CREATE: "sampling", methods.ROOTS_LIST: "roots"}
 
 
 class Call:
-    """One request forwarded to an upstream: the driver thread sends it (`run`), the front answers its
-    questions (`serve`). ``front`` is the `Context` of the front execution serving it now (None between the
+    """One request forwarded to an upstream: the front handler sends it (`send_from_front`), or a driver thread
+    does (`run`), and the front answers its questions (`serve`). ``front`` is the `Context` of the front execution serving it now (None between the
     rounds of a 2026-07-28 front), where upstream progress and log messages go."""
 
     def __init__(self, call_id: str, upstream: str, method: str, params: Dict[str, Any]) -> None:
@@ -64,13 +70,70 @@ class Call:
         self.pending: Optional[PendingRequest] = None  # the upstream request in flight now
         self.task: Optional[Task] = None  # the upstream task this call waits on (a call passed on as a task)
         self.finished_at: Optional[float] = None
-        # Guards everything below; waited on by both sides.
-        self._cond = threading.Condition()
+        # Guards everything below. The driver's `ask` waits for the front's answer on ``_asking``, a condition of
+        # this lock made by the first question (most calls ask none).
+        self._lock = threading.Lock()
+        self._asking: Optional[threading.Condition] = None
+        # The front's wake-up (`serve` waits on it): a lock released once something is posted for the front (an
+        # outcome, a question), and taken again by the front. Cheaper than waiting on the condition, whose waker
+        # still holds its lock as the waiter wakes (a second switch per call). Released iff _signalled.
+        self._signal = threading.Lock()
+        self._signal.acquire()
+        self._signalled = False
         self._asked = 0  # questions asked so far
         self._question: Optional[Tuple[int, str, Dict[str, Any]]] = None  # the one waiting for its answer
         self._answer: Optional[Tuple[bool, Any]] = None  # (ok, the result or the error) for _question
         self._outcome: Optional[Tuple[bool, Any]] = None  # (ok, the result or the error) of the call
         self._cancelled = False
+        #: When the upstream request sent from the front's thread times out (`send_from_front`); None while a
+        #: driver thread (which keeps its own time) or nothing waits on it.
+        self._expires: Optional[float] = None
+        self._timeout = 0.0
+        #: Called once with this call when it ends (the upstream stops counting it in flight).
+        self.on_finish: Optional[Callable[[Call], None]] = None
+
+    # ---- the common path: no thread of its own --------------------------------------------------------------
+    def send_from_front(self, pending: PendingRequest, timeout: float,
+                        settled: Callable[[Call, PendingRequest], None]) -> None:
+        """The upstream request was sent from the front handler's thread (the common case: no driver thread).
+        ``settled(call, pending)`` runs once, on the thread that settles ``pending`` (the upstream's reader or
+        dispatcher), and finishes the call or hands it to a driver thread; `serve` waits for either, and for
+        the upstream's questions, cancelling ``pending`` after ``timeout`` seconds."""
+        self.watch(pending)
+        self._timeout = timeout
+        self._expires = time.monotonic() + timeout
+        once = threading.Lock()
+
+        def on_settled() -> None:
+            if once.acquire(blocking=False):  # (the hook and the check below may both see it settled)
+                settled(self, pending)
+
+        pending.on_settled = on_settled
+        if pending.done():  # settled before the hook was in place
+            on_settled()
+
+    def hand_off(self, drive: Callable[[Call], Dict[str, Any]]) -> None:
+        """Go on with ``drive`` on a driver thread of its own: the upstream wants more than one request (its
+        input rounds, a task), whose waits must outlast a 2026-07-28 front's rounds."""
+        self._expires = None
+        threading.Thread(target=self.run, args=(drive,), daemon=True,
+                         name=f"mcplite-gateway-call-{self.upstream}").start()
+
+    def finish(self, ok: bool, value: Any) -> None:
+        """The call's outcome (the first one given counts): the front's `serve` returns or raises it."""
+        with self._lock:
+            if self._outcome is not None:
+                return
+            self._outcome = (ok, value)
+            self._expires = None
+            self.finished_at = time.monotonic()
+            wake = not self._signalled
+            self._signalled = True
+        on_finish = self.on_finish
+        if on_finish is not None:
+            on_finish(self)  # (before the front wakes: it does not wait for this thread to let go of the GIL)
+        if wake:
+            self._signal.release()
 
     # ---- the driver's side ---------------------------------------------------------------------------------
     def run(self, send: Callable[[Call], Dict[str, Any]]) -> None:
@@ -79,25 +142,27 @@ class Call:
             outcome: Tuple[bool, Any] = (True, send(self))
         except BaseException as exc:  # every failure is the front's to report
             outcome = (False, exc)
-        with self._cond:
-            self._outcome = outcome
-            self.finished_at = time.monotonic()
-            self._cond.notify_all()
+        self.finish(*outcome)
 
     def ask(self, method: str, params: Dict[str, Any]) -> Dict[str, Any]:
         """Ask the front the upstream's question; its answer (raises what the front could not answer with)."""
         deadline = time.monotonic() + ANSWER_TIMEOUT
-        with self._cond:
+        with self._lock:
             if self._cancelled:
                 raise RequestCancelled("the call was cancelled")
             self._question, self._answer = (self._asked, method, params), None
             self._asked += 1
-            self._cond.notify_all()
+            asking = self._asking
+            if asking is None:
+                asking = self._asking = threading.Condition(self._lock)
+            if not self._signalled:
+                self._signalled = True
+                self._signal.release()
             while self._answer is None and not self._cancelled:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     break
-                self._cond.wait(remaining)
+                asking.wait(remaining)
             answer = self._taken_answer()
         if answer is None:
             if self._cancelled:
@@ -139,9 +204,10 @@ class Call:
     # ---- the front's side ------------------------------------------------------------------------------------
     def cancel(self) -> None:
         """The front cancelled: give up the upstream request (or task) and any question waiting."""
-        with self._cond:
+        with self._lock:
             self._cancelled = True
-            self._cond.notify_all()
+            if self._asking is not None:
+                self._asking.notify_all()
         pending = self.pending
         if pending is not None:
             pending.cancel("cancelled by the gateway's client")
@@ -153,6 +219,12 @@ class Call:
     def done(self) -> bool:
         return self._outcome is not None
 
+    @property
+    def succeeded(self) -> bool:
+        """Whether the upstream answered it with a result."""
+        outcome = self._outcome
+        return outcome is not None and outcome[0]
+
     def serve(self, ctx: Context) -> Dict[str, Any]:
         """Answer the upstream's questions through ``ctx`` until the call ends; its result (or its error raised).
 
@@ -160,10 +232,27 @@ class Call:
         self.front = ctx
         try:
             while True:
-                with self._cond:
-                    while self._outcome is None and (self._question is None or self._answer is not None):
-                        self._cond.wait()
-                    outcome, question = self._outcome, self._question
+                timed_out = False
+                while True:
+                    with self._lock:
+                        outcome, question = self._outcome, self._question
+                        if outcome is not None or (question is not None and self._answer is None):
+                            break
+                        expires = self._expires
+                    if expires is None:
+                        self._signal.acquire()
+                    elif not self._signal.acquire(timeout=max(expires - time.monotonic(), 0)):
+                        with self._lock:  # (a driver may have taken over meanwhile: it keeps its own time)
+                            expires = self._expires
+                            timed_out = self._outcome is None and expires is not None and time.monotonic() >= expires
+                        if timed_out:
+                            break
+                        continue
+                    with self._lock:
+                        self._signalled = False  # taken: the next post releases it again
+                if timed_out:  # the upstream request sent from the front's thread had no answer in time
+                    self._time_out()
+                    continue
                 if outcome is not None:
                     ok, value = outcome
                     if not ok:
@@ -185,12 +274,21 @@ class Call:
                     answer = (False, RPCError(exc.code, exc.message, exc.data))
                 except Exception as exc:  # CapabilityError: the front's client cannot answer this kind
                     answer = (False, RPCError(METHOD_NOT_FOUND, f"the gateway's client cannot answer {method}: {exc}"))
-                with self._cond:
+                with self._lock:
                     if self._question is not None and self._question[0] == index and self._answer is None:
                         self._answer = answer
-                        self._cond.notify_all()
+                        if self._asking is not None:
+                            self._asking.notify_all()
         finally:
             self.front = None
+
+    def _time_out(self) -> None:
+        """Give up the upstream request sent from the front (`send_from_front`): it settles with
+        `RequestTimeout` (and the upstream is told), which finishes the call."""
+        pending = self.pending
+        assert pending is not None
+        self.finish(False, RequestTimeout(f"{self.method} timed out after {self._timeout:g} s"))
+        pending.cancel(f"timed out after {self._timeout:g} s")
 
 
 class CallTable:
@@ -199,16 +297,20 @@ class CallTable:
     def __init__(self) -> None:
         self._lock = threading.Lock()  # guards _calls
         self._calls: Dict[str, Call] = {}
+        self._added = 0  # calls added so far
 
     def add(self, call: Call) -> None:
-        now = time.monotonic()
         with self._lock:
-            # Calls whose front never came back for the outcome (a 2026-07-28 client that gave up between
-            # rounds): dropped a while after they ended, on the next call rather than by a thread of their own.
-            stale = [key for key, old in self._calls.items()
-                     if old.finished_at is not None and now - old.finished_at > ANSWER_TIMEOUT]
-            for key in stale:
-                del self._calls[key]
+            self._added += 1
+            if self._added % _SWEEP_EVERY == 0:
+                # Calls whose front never came back for the outcome (a 2026-07-28 client that gave up between
+                # rounds): dropped a while after they ended, now and then on a new call rather than by a thread
+                # of their own.
+                now = time.monotonic()
+                stale = [key for key, old in self._calls.items()
+                         if old.finished_at is not None and now - old.finished_at > ANSWER_TIMEOUT]
+                for key in stale:
+                    del self._calls[key]
             self._calls[call.id] = call
 
     def get(self, call_id: str) -> Optional[Call]:

@@ -27,6 +27,10 @@ if TYPE_CHECKING:
 __all__ = ["Catalog"]
 
 _SINGULAR = {"tools": "tool", "prompts": "prompt", "resources": "resource", "templates": "resource template"}
+#: How to tell two upstreams' entries apart: names take a prefix or a rename; URIs are kept as they are.
+_ADVICE = {"tools": "give one of them a prefix or a rename", "prompts": "give one of them a prefix or a rename",
+           "resources": 'leave it out of one of them ("resources": {"deny": [the URI]} in its configuration)',
+           "templates": 'leave it out of one of them ("resources": {"deny": [the template]} in its configuration)'}
 
 
 class Catalog:
@@ -41,6 +45,9 @@ class Catalog:
         self._owners: Dict[Tuple[str, str], Tuple[str, Dict[str, Any]]] = {}
         self._starting = True
         self._conflict: Optional[ConfigError] = None
+        #: (kind, front name or URI) -> the upstream that served it when it went down: a request to one is
+        #: answered "upstream X is unavailable" (not "unknown") until the upstream is back.
+        self._down: Dict[Tuple[str, str], str] = {}
 
     def start_conflict(self) -> Optional[ConfigError]:
         with self._lock:
@@ -72,6 +79,27 @@ class Catalog:
                 continue
         return None
 
+    def down_owner(self, kind: str, key: str) -> Optional[str]:
+        """The upstream, now down, that served the ``kind`` entry ``key`` (a name, or for "resources" a URI, which
+        may also match one of its templates); None when no down upstream did, or another serves it now."""
+        from ..schema.uritemplate import URITemplate
+
+        with self._lock:
+            if (kind, key) in self._owners:
+                return None
+            owner = self._down.get((kind, key))
+            if owner is not None or kind != "resources":
+                return owner
+            templates = [(template, owner) for (down_kind, template), owner in self._down.items()
+                         if down_kind == "templates"]
+        for template, owner in templates:
+            try:
+                if URITemplate(template).match(key) is not None:
+                    return owner
+            except ValueError:
+                continue
+        return None
+
     def replace(self, upstream: Upstream, listing: Dict[str, List[Dict[str, Any]]]) -> None:
         """``upstream``'s entries of each kind in ``listing`` become those listed."""
         for kind, items in listing.items():
@@ -81,11 +109,16 @@ class Catalog:
                 if named is not None:
                     wanted[named[0]] = (named[1], item)
             with self._lock:
+                for key in [key for key, owner in self._down.items() if owner == upstream.name and key[0] == kind]:
+                    del self._down[key]  # it is up: what it serves now is all it serves
                 self._merge(upstream, kind, wanted)
 
     def withdraw(self, upstream: Upstream) -> None:
-        """Remove every entry of ``upstream`` (it is down)."""
+        """Remove every entry of ``upstream`` (it is down), remembering which they were."""
         with self._lock:
+            for (kind, key), (owner, _) in self._owners.items():
+                if owner == upstream.name:
+                    self._down[(kind, key)] = owner
             for kind in _SINGULAR:
                 self._merge(upstream, kind, {})
 
@@ -102,7 +135,7 @@ class Catalog:
             other = self._owners.get((kind, key))
             if other is not None:
                 problem = ConfigError(f"the {_SINGULAR[kind]} {key!r} is served by both {other[0]!r} and "
-                                      f"{upstream.name!r}: give one of them a prefix or a rename")
+                                      f"{upstream.name!r}: {_ADVICE[kind]}")
                 if self._starting:
                     self._conflict = self._conflict or problem
                 log.warning("gateway: %s; %s's is left out", problem, upstream.name)
@@ -200,4 +233,4 @@ def _names(upstream: Upstream, kind: str, item: Dict[str, Any]) -> Optional[Tupl
             return None
         return config.front_name(name), name
     uri = item.get("uri" if kind == "resources" else "uriTemplate")
-    return (uri, uri) if isinstance(uri, str) else None
+    return (uri, uri) if isinstance(uri, str) and config.shows_resource(uri) else None

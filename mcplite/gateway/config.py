@@ -12,6 +12,9 @@ with these gateway keys on each server (all optional):
                       "" keeps the names as they are)
     tools             {"allow": [glob, ...], "deny": [glob, ...]}: which of the server's tools to show,
                       matched against the server's own names (before rename and prefix); deny wins
+    resources         {"allow": [glob, ...], "deny": [glob, ...]}: which of the server's resources and resource
+                      templates to show, matched against their URIs (a template's uriTemplate); deny wins (two
+                      servers listing one URI: deny it on one of them)
     rename            {"old": "new"}: a tool or prompt's name, applied before the prefix (the front name of
                       "old" is prefix + "new")
     timeout           seconds each request to the server may take (default 60)
@@ -42,7 +45,7 @@ __all__ = ["ConfigError", "UpstreamConfig", "GatewayConfig", "load_config", "par
 DEFAULT_TIMEOUT = 60.0
 
 _VARIABLE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
-_SERVER_KEYS = {"command", "args", "env", "cwd", "url", "headers", "type", "prefix", "tools", "rename",
+_SERVER_KEYS = {"command", "args", "env", "cwd", "url", "headers", "type", "prefix", "tools", "resources", "rename",
                 "timeout", "protocol_version", "auth", "disabled", "envFile", "description"}
 
 
@@ -58,13 +61,14 @@ class UpstreamConfig:
     """
 
     __slots__ = ("name", "transport", "argv", "env", "cwd", "url", "headers", "prefix", "allow", "deny",
-                 "rename", "timeout", "protocol_version", "auth")
+                 "resource_allow", "resource_deny", "rename", "timeout", "protocol_version", "auth")
 
     def __init__(self, name: str, transport: str, *, argv: Sequence[str] = (), env: Optional[Dict[str, str]] = None,
                  cwd: Optional[str] = None, url: Optional[str] = None, headers: Optional[Dict[str, str]] = None,
                  prefix: Optional[str] = None, allow: Sequence[str] = (), deny: Sequence[str] = (),
                  rename: Optional[Dict[str, str]] = None, timeout: float = DEFAULT_TIMEOUT,
-                 protocol_version: str = "auto", auth: Optional[str] = None) -> None:
+                 protocol_version: str = "auto", auth: Optional[str] = None, resource_allow: Sequence[str] = (),
+                 resource_deny: Sequence[str] = ()) -> None:
         self.name = name
         self.transport = transport
         self.argv = list(argv)
@@ -75,6 +79,8 @@ class UpstreamConfig:
         self.prefix = f"{name}_" if prefix is None else prefix
         self.allow = list(allow)
         self.deny = list(deny)
+        self.resource_allow = list(resource_allow)
+        self.resource_deny = list(resource_deny)
         self.rename = dict(rename or {})
         self.timeout = timeout
         self.protocol_version = protocol_version
@@ -85,6 +91,12 @@ class UpstreamConfig:
         if any(fnmatch.fnmatchcase(name, pattern) for pattern in self.deny):
             return False
         return not self.allow or any(fnmatch.fnmatchcase(name, pattern) for pattern in self.allow)
+
+    def shows_resource(self, uri: str) -> bool:
+        """Whether the resource ``uri`` (or template, by its ``uriTemplate``) is shown: allowed, not denied."""
+        if any(fnmatch.fnmatchcase(uri, pattern) for pattern in self.resource_deny):
+            return False
+        return not self.resource_allow or any(fnmatch.fnmatchcase(uri, pattern) for pattern in self.resource_allow)
 
     def front_name(self, name: str) -> str:
         """The name a tool or prompt of this upstream has in front: renamed, then prefixed."""
@@ -210,14 +222,15 @@ def _upstream(name: str, entry: Dict[str, Any], where: _Where) -> UpstreamConfig
     prefix = entry.get("prefix")
     if prefix is not None and not isinstance(prefix, str):
         raise where.error("prefix", "must be a string")
-    tools = entry.get("tools", {})
-    if not isinstance(tools, dict) or set(tools) - {"allow", "deny"}:
-        raise where.error("tools", 'must be {"allow": [globs], "deny": [globs]}')
-    for part in ("allow", "deny"):
-        globs = tools.get(part, [])
-        if not isinstance(globs, list) or not all(isinstance(glob, str) for glob in globs):
-            raise where.error("tools", f"{part} must be a list of glob strings")
-        options[part] = globs
+    for key, option in (("tools", ""), ("resources", "resource_")):
+        chosen = entry.get(key, {})
+        if not isinstance(chosen, dict) or set(chosen) - {"allow", "deny"}:
+            raise where.error(key, 'must be {"allow": [globs], "deny": [globs]}')
+        for part in ("allow", "deny"):
+            globs = chosen.get(part, [])
+            if not isinstance(globs, list) or not all(isinstance(glob, str) for glob in globs):
+                raise where.error(key, f"{part} must be a list of glob strings")
+            options[option + part] = globs
     options["rename"] = _strings(entry, "rename", where)
     timeout = entry.get("timeout", DEFAULT_TIMEOUT)
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:

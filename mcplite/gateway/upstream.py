@@ -63,6 +63,11 @@ class Upstream:
         self.counts: Dict[str, int] = {}
         self.connections = 0  # how many times it came up
         self.stderr: Deque[str] = collections.deque(maxlen=STDERR_LINES)
+        # How many stderr lines this process wrote since it was (re)started, and how many of them came before
+        # its last answer to a call: the lines that can explain why it went down are those after that.
+        self._stderr_count = 0
+        self._stderr_answered = 0
+        self._generation = 0  # one per start: a late line of an earlier process is not this one's
         #: Set once the first attempt to connect has ended, either way.
         self.settled = threading.Event()
         # Guards _changed, _lost, _closing and in_flight; the supervisor waits on it.
@@ -94,7 +99,8 @@ class Upstream:
     def describe_down(self) -> str:
         """Why calls cannot reach it: the cause, and its last stderr lines when it has any."""
         cause = self.cause or ("it is starting" if self.state == "starting" else "it is not connected")
-        lines = [line for line in self.stderr if line.strip()][-5:]
+        fresh = self._stderr_count - self._stderr_answered  # (lines written before its last answer explain nothing)
+        lines = [line for line in list(self.stderr)[-fresh:] if line.strip()][-5:] if fresh > 0 else []
         return cause + (f"; its last stderr lines: {' | '.join(lines)}" if lines else "")
 
     # ---- the supervisor --------------------------------------------------------------------------------------
@@ -141,8 +147,17 @@ class Upstream:
             self._lost = False
             self._changed = set()
         if config.transport == "stdio":
+            self._generation += 1
+            generation = self._generation
             self.stderr.clear()
-            client = Client.stdio(config.argv, env=config.env, cwd=config.cwd, stderr=self.stderr.append, **options)
+            self._stderr_count = self._stderr_answered = 0
+
+            def heard(line: str) -> None:
+                if self._generation == generation:
+                    self.stderr.append(line)
+                    self._stderr_count += 1
+
+            client = Client.stdio(config.argv, env=config.env, cwd=config.cwd, stderr=heard, **options)
         else:
             http: Dict[str, Any] = {"headers": config.headers}
             if config.transport == "sse":
@@ -344,6 +359,8 @@ class Upstream:
         with self._cond:
             if call in self.in_flight:
                 self.in_flight.remove(call)
+        if call.succeeded:
+            self._stderr_answered = self._stderr_count
 
 
 def _describe(exc: BaseException) -> str:

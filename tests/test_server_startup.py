@@ -124,9 +124,10 @@ print(" ".join(sorted(name for name in sys.modules if name.startswith("mcplite")
 SERVER_IMPORT = ["__future__", "mcplite", "mcplite._log", "mcplite._once", "mcplite.errors",
                  "mcplite.protocol", "mcplite.protocol.methods", "mcplite.protocol.versions", "mcplite.server", "mcplite.server.registry"]
 #: What building a `Server` adds: its parts (event bus and connections, listen streams, caching hints, the
-#: requestState key ring) and threading for their locks. The session layer waits for the first connection.
+#: requestState key ring), threading for their locks and `_sync` for the fan-out of one event to many
+#: streams. The session layer waits for the first connection.
 SERVER_PARTS = ["mcplite.protocol.request_state", "mcplite.server.caching", "mcplite.server.listen",
-                "mcplite.server.connections", "threading"]
+                "mcplite.server.connections", "mcplite._sync", "threading"]
 
 
 def test_importing_the_server_loads_the_class_and_building_one_its_parts_not_the_session_layer() -> None:

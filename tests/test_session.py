@@ -665,3 +665,44 @@ def test_callbacks_keep_their_order_and_none_is_lost_across_dispatcher_restarts(
         thread.join(WAIT)
         assert not thread.is_alive()
     session.close()
+
+
+def test_a_deferred_request_is_held_before_its_start_runs_so_a_close_then_answers_it():
+    # A listen's acknowledgement is its Deferred's `start`: run once the session holds the request. A close
+    # that follows it at once (a shutdown just after the client heard the acknowledgement) finds the request
+    # and answers it with `final`. Before, the acknowledgement went out from the handler, and a close in
+    # between ended the stream with no answer.
+    from mcplite.session.endpoint import Deferred
+
+    started = threading.Event()
+
+    def deferring(ctx):
+        def start():
+            started.set()
+            server.close()  # the server ends the session the moment the peer could know of the request
+        return Deferred({"ended": "gracefully"}, start=start)
+
+    client, server = make_pair(deferring)
+    pending = client.send_request("tools/call", {})
+    assert pending.result(WAIT) == {"ended": "gracefully"}
+    assert started.is_set()
+    client.close()
+
+
+def test_a_deferred_whose_start_fails_ends_without_answer_and_runs_on_end():
+    from mcplite.session.endpoint import Deferred
+
+    ended = threading.Event()
+
+    def deferring(ctx):
+        def start():
+            raise ConnectionError("gone")
+        return Deferred({"never": "sent"}, on_end=ended.set, start=start)
+
+    client, server = make_pair(deferring)
+    pending = client.send_request("tools/call", {})
+    assert ended.wait(WAIT)
+    with pytest.raises(RequestTimeout):
+        pending.result(0.3)
+    client.close()
+    server.close()

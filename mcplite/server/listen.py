@@ -216,10 +216,11 @@ def listen(server: Registry, connection: Connection, ctx: RequestContext) -> Def
     registry: ListenRegistry = info.listens
     entry = registry.open(ctx.session, ctx.id, honoured)  # type: ignore[arg-type]  # a ServerSession
     try:
-        entry.acknowledge(honoured)
+        # The graceful end's result, shaped now as any result of this request would be (resultType, serverInfo).
+        final = shape_result({"_meta": {SUBSCRIPTION_ID_KEY: ctx.id}}, ctx, server)
     except BaseException:
         registry.close(entry)
         raise
-    # The graceful end's result, shaped now as any result of this request would be (resultType, serverInfo).
-    final = shape_result({"_meta": {SUBSCRIPTION_ID_KEY: ctx.id}}, ctx, server)
-    return Deferred(final, on_end=lambda: registry.close(entry))
+    # Acknowledged once the session holds the request (`Deferred.start`): a shutdown the client sees coming
+    # after the acknowledgement then finds the request, and ends it with `final`.
+    return Deferred(final, on_end=lambda: registry.close(entry), start=lambda: entry.acknowledge(honoured))

@@ -134,13 +134,19 @@ class Deferred:
     Args:
         final: the result sent when the session ends the request itself (shaped as any result).
         on_end: called (on whichever thread ended it) once the request has ended; must not block.
+        start: called once the session holds the request, before anything else can end it: what the peer is
+            first told (a listen's acknowledgement) goes out there, so that a `Session.close` right after the
+            peer has heard it finds the request, and answers it with `final`. When it raises, the request ends
+            with no answer (`on_end` still runs).
     """
 
-    __slots__ = ("final", "on_end", "ended")
+    __slots__ = ("final", "on_end", "start", "ended")
 
-    def __init__(self, final: Optional[Dict[str, Any]] = None, on_end: Optional[Callable[[], None]] = None) -> None:
+    def __init__(self, final: Optional[Dict[str, Any]] = None, on_end: Optional[Callable[[], None]] = None,
+                 start: Optional[Callable[[], None]] = None) -> None:
         self.final = final
         self.on_end = on_end
+        self.start = start
         #: Set once the request has ended (after `on_end`).
         self.ended = LazyEvent()
 
@@ -622,6 +628,17 @@ class Session(MessageSink):
                 self._in_flight.pop(ctx.id, None)
         if not live:
             self._end_deferred([(ctx, deferred)], answer=not ctx.cancelled.is_set() and not self._closed)
+        elif deferred.start is not None:
+            try:
+                deferred.start()
+            except Exception as exc:  # (the connection went meanwhile: nobody to tell)
+                log.debug("%s: starting the deferred request %r failed: %s", self._name, ctx.id, exc)
+                with self._lock:
+                    taken = self._deferred.pop(ctx.id, None)
+                    if taken is not None:
+                        self._in_flight.pop(ctx.id, None)
+                if taken is not None:
+                    self._end_deferred([taken], answer=False)
 
     def _take_deferred(self) -> List[Tuple[RequestContext, Deferred]]:
         """Every deferred request, out of flight. Called with _lock held."""

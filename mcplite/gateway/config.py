@@ -250,12 +250,3 @@ def _strings(entry: Dict[str, Any], key: str, where: _Where) -> Dict[str, str]:
         raise where.error(key, "must be an object of strings")
     return dict(value)
 
-
-def check_names(pairs: List[Tuple[str, str]], kind: str) -> None:
-    """Refuse two upstreams that give the same front name: ``pairs`` are (front name, upstream name)."""
-    seen: Dict[str, str] = {}
-    for front, upstream in pairs:
-        if front in seen and seen[front] != upstream:
-            raise ConfigError(f"the {kind} {front!r} is served by both {seen[front]!r} and {upstream!r}: give one "
-                              "of them a prefix or a rename")
-        seen[front] = upstream

@@ -14,6 +14,7 @@ from typing import Any, Dict, List
 
 from ..gateway import ConfigError, Gateway
 from .exits import EXIT_OK, EXIT_PROTOCOL, UsageError
+from .serve import http_serving_options
 from .terminal import show
 
 
@@ -24,13 +25,7 @@ def run_gateway(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     if args.check:
         return _check(gateway)
-    options: Dict[str, Any] = {}
-    if args.shutdown_grace is not None:
-        options["shutdown_grace"] = args.shutdown_grace
-    if args.allow_hosts:
-        options["allowed_hosts"] = args.allow_hosts
-    if args.allow_origins:
-        options["allowed_origins"] = args.allow_origins
+    options = http_serving_options(args)
     if options and args.http is None:
         raise UsageError("--shutdown-grace, --allow-host and --allow-origin need --http HOST:PORT")
     try:

@@ -238,15 +238,7 @@ def build_parser(prog: str = "mcplite") -> argparse.ArgumentParser:
     serve.add_argument("--stateless", action="store_true", help="HTTP without sessions: each request stands alone")
     serve.add_argument("--json-response", action="store_true",
                        help="answer HTTP requests with JSON bodies rather than SSE streams")
-    serve.add_argument("--shutdown-grace", type=_seconds, metavar="S",
-                       help="on SIGTERM or Ctrl-C, seconds the HTTP requests in progress have to be answered "
-                            "before the server exits (default 5)")
-    serve.add_argument("--allow-host", action="append", default=[], dest="allow_hosts", metavar="HOST[:PORT]",
-                       help="a Host the HTTP server accepts (repeat for more; '*' for any): required to serve on an "
-                            "address other than loopback, where it stops DNS rebinding (default: the loopback names)")
-    serve.add_argument("--allow-origin", action="append", default=[], dest="allow_origins", metavar="ORIGIN",
-                       help="a browser Origin (scheme://host[:port]) the HTTP server accepts (repeat for more; '*' "
-                            "for any; default: loopback origins on a loopback address, none elsewhere)")
+    _add_http_serving_options(serve)
     gateway = command("gateway", "serve the MCP servers of a JSON configuration behind one (docs/gateway.md), "
                                  "over stdio or over HTTP with --http")
     gateway.add_argument("config_file", metavar="CONFIG",
@@ -256,16 +248,25 @@ def build_parser(prog: str = "mcplite") -> argparse.ArgumentParser:
                          help="start every server, print a table of them (revision, counts, or the error) and exit: "
                               "0 if all are up, else 3")
     gateway.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP at /mcp instead of stdio")
-    gateway.add_argument("--shutdown-grace", type=_seconds, metavar="S",
-                         help="on SIGTERM or Ctrl-C, seconds the HTTP requests in progress have to be answered")
-    gateway.add_argument("--allow-host", action="append", default=[], dest="allow_hosts", metavar="HOST[:PORT]",
-                         help="a Host the HTTP server accepts (as for serve)")
-    gateway.add_argument("--allow-origin", action="append", default=[], dest="allow_origins", metavar="ORIGIN",
-                         help="a browser Origin the HTTP server accepts (as for serve)")
+    _add_http_serving_options(gateway)
     gateway.add_argument("--record", metavar="FILE",
                          help="write every message, both ways, for each server and for the front, to FILE as JSON "
                               "lines, secrets redacted (docs/recording.md)")
     return parser
+
+
+def _add_http_serving_options(parser: argparse.ArgumentParser) -> None:
+    """The options of serving over HTTP that ``serve`` and ``gateway`` share (`serve.http_serving_options`)."""
+    parser.add_argument("--shutdown-grace", type=_seconds, metavar="S",
+                        help="on SIGTERM or Ctrl-C, seconds the HTTP requests in progress have to be answered "
+                             "before the server exits (default 5)")
+    parser.add_argument("--allow-host", action="append", default=[], dest="allow_hosts", metavar="HOST[:PORT]",
+                        help="a Host the HTTP server accepts (repeat for more; '*' for any): required to serve on "
+                             "an address other than loopback, where it stops DNS rebinding (default: the loopback "
+                             "names)")
+    parser.add_argument("--allow-origin", action="append", default=[], dest="allow_origins", metavar="ORIGIN",
+                        help="a browser Origin (scheme://host[:port]) the HTTP server accepts (repeat for more; "
+                             "'*' for any; default: loopback origins on a loopback address, none elsewhere)")
 
 
 def _add_output_options(parser: argparse.ArgumentParser, default: Any) -> None:

@@ -83,19 +83,26 @@ def _load_file(path: str) -> Any:
     return module
 
 
-def _serve(args: argparse.Namespace) -> int:
-    server = load_server(args.target)
+def http_serving_options(args: argparse.Namespace) -> Dict[str, Any]:
+    """The HTTP server's options from the command line's ``--shutdown-grace``, ``--allow-host`` and
+    ``--allow-origin`` (``serve`` and ``gateway`` both take them)."""
     options: Dict[str, Any] = {}
-    if args.stateless:
-        options["stateless"] = True
-    if args.json_response:
-        options["json_response"] = True
     if args.shutdown_grace is not None:
         options["shutdown_grace"] = args.shutdown_grace
     if args.allow_hosts:
         options["allowed_hosts"] = args.allow_hosts
     if args.allow_origins:
         options["allowed_origins"] = args.allow_origins
+    return options
+
+
+def _serve(args: argparse.Namespace) -> int:
+    server = load_server(args.target)
+    options = http_serving_options(args)
+    if args.stateless:
+        options["stateless"] = True
+    if args.json_response:
+        options["json_response"] = True
     if options and args.http is None:
         raise UsageError("--stateless, --json-response, --shutdown-grace, --allow-host and --allow-origin need "
                          "--http HOST:PORT")

@@ -139,18 +139,9 @@ class Context:
         cancels it; at once when it already is. Returns a function that takes the callback back (call it when
         the work it would stop is done). For a handler that waits on something else than ``ctx.cancelled``,
         such as a request of its own to another server, which the callback cancels."""
-        from .coroutines import _Watched
+        from .coroutines import watch_cancel
 
-        before = self._request.cancelled
-        watched = _Watched(before, callback)
-        self._request.cancelled = watched  # (as an async handler's coroutine is watched: see coroutines.run)
-        if before.is_set():
-            watched.on_set = None
-            callback()
-
-        def forget() -> None:
-            watched.on_set = None
-        return forget
+        return watch_cancel(self._request, callback)  # (as an async handler's coroutine is watched)
 
     # ---- notifications tied to this request -------------------------------------------------------------
     def progress(self, progress: float, total: Optional[float] = None, message: Optional[str] = None) -> None:

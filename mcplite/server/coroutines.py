@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     import asyncio
     from typing import Any, Callable, Coroutine, Optional
 
-__all__ = ["COROUTINE", "run"]
+__all__ = ["COROUTINE", "run", "watch_cancel"]
 
 #: What calling an ``async def`` function returns (`types.CoroutineType`): the class a handler's value is
 #: compared with (``value.__class__ is COROUTINE``: the cheapest test, made on every call of every handler).
@@ -87,6 +87,22 @@ class _Watched(LazyEvent):
             on_set()
 
 
+def watch_cancel(holder: Any, callback: Callable[[], Any]) -> Callable[[], None]:
+    """Call ``callback()`` when ``holder``'s ``cancelled`` flag is set (at once when it already is): the flag is
+    replaced, for good, by one that also calls it (`_Watched`). Returns the function that takes the callback
+    back. ``holder``: a request's `RequestContext`, or a task's record of what runs."""
+    before: LazyEvent = holder.cancelled
+    watched = _Watched(before, callback)
+    holder.cancelled = watched
+    if before.is_set():
+        watched.on_set = None
+        callback()
+
+    def forget() -> None:
+        watched.on_set = None  # a cancel from now on has nothing to stop
+    return forget
+
+
 def _loop() -> asyncio.AbstractEventLoop:
     """This thread's event loop, made by its first call."""
     global _asyncio
@@ -122,16 +138,14 @@ def run(coroutine: Coroutine[Any, Any, Any], holder: Any, cancelled: Callable[[]
     loop.stop()
     loop.run_forever()
     if not task.done():
-        watched = _Watched(before, lambda: loop.call_soon_threadsafe(task.cancel))
-        holder.cancelled = watched
-        if before.is_set():  # a cancel that came during the first pass
-            task.cancel()
+        # (a cancel that came during the first pass is seen at once: `watch_cancel` calls the callback then)
+        forget = watch_cancel(holder, lambda: loop.call_soon_threadsafe(task.cancel))
         try:
             loop.run_until_complete(task)
         except _asyncio.CancelledError:
             pass  # told apart below
         finally:
-            watched.on_set = None  # a cancel from now on has no coroutine to interrupt
+            forget()  # a cancel from now on has no coroutine to interrupt
     if task.cancelled():
         if holder.cancelled.is_set():
             raise cancelled() from None

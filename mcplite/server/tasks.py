@@ -341,19 +341,9 @@ class TaskContext(Context):
     def on_cancel(self, callback: Callable[[], Any]) -> Callable[[], None]:
         """Call ``callback()`` when the task is cancelled (``tasks/cancel``, or the server closing); at once when
         it already is. Returns a function that takes the callback back (`Context.on_cancel`, for a task)."""
-        from .coroutines import _Watched
+        from .coroutines import watch_cancel
 
-        live = self._live
-        before = live.cancelled
-        watched = _Watched(before, callback)
-        live.cancelled = watched  # TaskManager.cancel sets the flag it finds on the task then: this one
-        if before.is_set():
-            watched.on_set = None
-            callback()
-
-        def forget() -> None:
-            watched.on_set = None
-        return forget
+        return watch_cancel(self._live, callback)  # TaskManager.cancel sets the flag it finds there: this one
 
     @property
     def _core(self) -> bool:

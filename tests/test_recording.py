@@ -376,6 +376,10 @@ LINE = '{"t": 0.5, "peer": "p", "dir": "send", "message": {"jsonrpc": "2.0", "me
     (HEADER + LINE.replace('"peer": "p"', '"peer": 1'), "peer"),
     (HEADER + LINE.replace('"message": {"jsonrpc": "2.0", "method": "ping"}', '"message": 3'), "message"),
     (HEADER + '{"t": 1, "peer": "p", "dir": "recv"}\n', "either message or invalid"),
+    # Read within the JSON reader's bounds: its own error, never a RecursionError.
+    (HEADER + '{"t": 1, "peer": "p", "dir": "recv", "message": ' + "[" * 100000 + "]" * 100000 + "}\n",
+     "line 2: nesting deeper than"),
+    (HEADER + '{"t": 1e999, "peer": "p", "dir": "recv", "message": {}}\n', "line 2"),
 ])
 def test_the_reader_refuses_what_is_not_a_recording(text: str, problem: str) -> None:
     with pytest.raises(RecordingError, match=problem):

@@ -56,6 +56,7 @@ import time
 from .._files import create_private_file
 from .._log import log, session_label
 from ..errors import RecordingError
+from ..protocol import json_text
 from . import MessageSink, Transport
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see __init__)
@@ -485,7 +486,9 @@ def _read_lines(file: IO[str], name: str) -> Iterator[Dict[str, Any]]:
 def _parse(line: str, name: str, number: int) -> Optional[Dict[str, Any]]:
     """One line's JSON object; None for a last line cut short (no newline, and not whole JSON)."""
     try:
-        value = json.loads(line)
+        value = json_text.loads(line)  # bounded: deep nesting or a huge number is refused, not a RecursionError
+    except json_text.NotPortableJSON as exc:
+        raise RecordingError(f"{name}: line {number}: {exc}") from None
     except ValueError:
         if not line.endswith("\n"):
             return None

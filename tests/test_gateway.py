@@ -305,3 +305,14 @@ server.run()
         from mcplite import RemoteError
         assert isinstance(error, RemoteError) and error.code == -32000, error
         assert "upstream 'slow' is unavailable" in error.message
+
+
+@pytest.mark.parametrize("text, problem", [
+    ('{"mcpServers": ' + "[" * 100000 + "]" * 100000 + "}", "nesting deeper than"),
+    (b'{"mcpServers": {"\xff": {}}}', "not valid JSON"),
+])
+def test_a_config_file_beyond_the_json_bounds_is_a_config_error(tmp_path: Any, text: Any, problem: str) -> None:
+    path = tmp_path / "gw.json"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    with pytest.raises(ConfigError, match=problem):
+        load_config(path)

@@ -29,11 +29,11 @@ naming it). Every error is a `ConfigError` naming the file, the server and the k
 from __future__ import annotations
 
 import fnmatch
-import json
 import os
 import re
 
 from ..errors import MCPError
+from ..protocol import json_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ def load_config(path: Union[str, os.PathLike[str]], environ: Optional[Mapping[st
     source = os.fspath(path)
     try:
         with open(source, encoding="utf-8") as file:
-            document = json.load(file)
+            document = json_text.loads(file.read())  # bounded: deep nesting is refused, not a RecursionError
     except OSError as exc:
         raise ConfigError(f"{source}: cannot read it: {exc.strerror or exc}") from None
     except ValueError as exc:

@@ -564,11 +564,19 @@ def finish(tally: Tally, started: float) -> int:
 
 
 def install_python_sdk_only() -> int:
-    """``--install-python-sdk``: make .peers/py hold the pinned ``mcp`` (as `main` would), and nothing else."""
+    """``--install-python-sdk``: make .peers/py hold the pinned ``mcp`` and ``mcp-server-time`` (as `main` would),
+    and nothing else: pytest's deployment tests use the SDK's client, and the gateway tests the time server."""
+    import server_time  # beside this file; it imports this module back, so only once main's globals exist
+
     os.makedirs(PEERS, exist_ok=True)
     version = os.environ.get("INTEROP_PY_SDK_VERSION") or PY_SDK_VERSION
     error, done = install_py_sdk(version)
     print(f"interop: install python-sdk mcp=={version}: {error or done}", flush=True)
+    if error:
+        return 1
+    time_version = os.environ.get("INTEROP_TIME_VERSION") or server_time.TIME_VERSION
+    error, done = server_time.install(time_version, version)
+    print(f"interop: install mcp-server-time=={time_version}: {error or done}", flush=True)
     return 1 if error else 0
 
 

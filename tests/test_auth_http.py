@@ -365,3 +365,67 @@ def test_cli_auth_signs_in_once_and_keeps_the_tokens_in_the_users_config(
 def test_cli_auth_needs_an_http_server(capsys: Any) -> None:
     status, _, err = run_cli(["--auth", "ping", "--", sys.executable, "-c", "pass"], capsys)
     assert status == 2 and "--auth only applies to an http(s) server" in err
+
+
+# ---- StaticTokenAuth, and serve's --auth-token-env / --authenticate -------------------------------------
+def test_static_tokens_name_their_principal_and_refuse_everything_else() -> None:
+    from mcplite.http_server import HTTPRefusal
+    from mcplite.oauth import StaticTokenAuth
+
+    ada, bob = "a" * 20, "b" * 20
+    auth = StaticTokenAuth({ada: "ada", bob: "bob"})
+    assert auth({"authorization": f"Bearer {ada}"}) == {"sub": "ada"}
+    assert auth({"authorization": f"bearer  {bob} "}) == {"sub": "bob"}  # the scheme is case-insensitive
+    assert StaticTokenAuth([ada, bob])({"authorization": f"Bearer {bob}"}) == {"sub": "client-2"}
+    for headers in ({}, {"authorization": ""}, {"authorization": f"Basic {ada}"}, {"authorization": "Bearer " + ada[:-1]},
+                    {"authorization": f"Bearer {ada}x"}, {"authorization": "Bearer \udcff" + ada}):
+        with pytest.raises(HTTPRefusal) as refused:
+            auth(headers)
+        assert refused.value.status == 401
+        assert dict(refused.value.headers)["WWW-Authenticate"].startswith("Bearer")
+    for bad in ({}, ["short"], {"x" * 15: "p"}):
+        with pytest.raises(ValueError):
+            StaticTokenAuth(bad)
+
+
+def test_serve_takes_a_token_from_the_environment_or_a_hook_of_yours(tmp_path: Any) -> None:
+    from support.servers import Running, free_port
+
+    hook = tmp_path / "hooks.py"
+    hook.write_text("from mcplite.http_server import HTTPRefusal\n"
+                    "def check(headers):\n"
+                    "    if headers.get('x-team') != 'blue':\n"
+                    "        raise HTTPRefusal(403, 'blue team only')\n"
+                    "    return {'sub': 'blue'}\n"
+                    "not_a_hook = 42\n")
+    token = "t" * 32
+    for options, good, bad in (
+            (["--auth-token-env", "SERVE_TOKEN"], {"Authorization": f"Bearer {token}"}, (401, {})),
+            (["--authenticate", f"{hook}:check"], {"X-Team": "blue"}, (403, {"X-Team": "red"}))):
+        port = free_port()
+        served = Running("serve", [sys.executable, "-m", "mcplite", "serve", "examples/demo_server.py", "--http",
+                                   f"127.0.0.1:{port}", *options], tmp_path / "serve.log",
+                         env={**os.environ, "PYTHONPATH": str(ROOT), "SERVE_TOKEN": token})
+        try:
+            served.wait_for_port(port)
+            url = f"http://127.0.0.1:{port}/mcp"
+            with pytest.raises(HTTPError) as refused:
+                Client(url, headers=bad[1], timeout=WAIT).connect()
+            assert refused.value.status == bad[0]
+            with Client(url, headers=good, timeout=WAIT) as client:
+                assert client.call_tool("add", {"a": 1, "b": 2})["structuredContent"] == {"result": 3}
+        finally:
+            served.stop()
+    for spec, message in ((f"{hook}:not_a_hook", "not an authenticate hook"), (str(hook), "needs FILE_OR_MODULE:OBJECT"),
+                          (f"{hook}:absent", "has no 'absent'")):
+        done = subprocess.run([sys.executable, "-m", "mcplite", "serve", "examples/demo_server.py", "--http",
+                               "127.0.0.1:0", "--authenticate", spec], cwd=ROOT, capture_output=True, text=True,
+                              timeout=WAIT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert done.returncode == 2 and message in done.stderr, done.stderr
+    short = subprocess.run([sys.executable, "-m", "mcplite", "serve", "examples/demo_server.py", "--http",
+                            "127.0.0.1:0", "--auth-token-env", "SHORT"], cwd=ROOT, capture_output=True, text=True,
+                           timeout=WAIT, env={**os.environ, "PYTHONPATH": str(ROOT), "SHORT": "abc"})
+    assert short.returncode == 2 and "at least 16 characters" in short.stderr
+    both = subprocess.run([sys.executable, "-m", "mcplite", "serve", "examples/demo_server.py", "--auth-token-env",
+                           "SHORT"], cwd=ROOT, capture_output=True, text=True, timeout=WAIT)
+    assert both.returncode == 2 and "need --http" in both.stderr

@@ -269,7 +269,7 @@ DOCUMENTED_PATHS = {
         "OAuth", "ClientCredentials", "CrossAppAccess", "JWTBearer", "TokenRequestRefused",
         "TokenStorage", "MemoryTokenStorage", "FileTokenStorage", "user_token_file", "Tokens", "ClientRegistration",
         "AuthorizeCallback", "AuthorizationResponse", "BrowserAuthorizer",
-        "drive", "HTTPRequest", "HTTPResponse", "BearerAuth", "NonceIssuer",
+        "drive", "HTTPRequest", "HTTPResponse", "BearerAuth", "StaticTokenAuth", "NonceIssuer",
     },
     "mcplite.oauth.advanced": {
         "BaseOAuth", "AuthFlow", "send_with_http_client", "LoopbackRedirectCatcher", "protected_resource_metadata_path",

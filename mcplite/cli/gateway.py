@@ -1,6 +1,7 @@
 """``gateway``: serve the MCP servers of a JSON configuration behind one (`mcplite.gateway`), or check them.
 
     python -m mcplite gateway CONFIG [--http HOST:PORT] [--allow-host H ...] [--allow-origin O ...] [--check]
+                                     [--access-log] [--auth-token-env VAR | --authenticate MODULE:OBJECT]
                                      [--record FILE]
 
 Over stdio by default; ``--http HOST:PORT`` serves Streamable HTTP at ``/mcp`` with the options of ``serve``.
@@ -14,11 +15,13 @@ from typing import Any, Dict, List
 
 from ..gateway import ConfigError, Gateway
 from .exits import EXIT_OK, EXIT_PROTOCOL, UsageError
-from .serve import http_serving_options
+from .serve import HTTP_OPTION_NAMES, http_options_given, http_serving_options
 from .terminal import show
 
 
 def run_gateway(args: argparse.Namespace) -> int:
+    if args.http is None and http_options_given(args):
+        raise UsageError(f"{HTTP_OPTION_NAMES} need --http HOST:PORT")
     try:
         gateway = Gateway(args.config_file, record=args.record)
     except ConfigError as exc:
@@ -26,8 +29,6 @@ def run_gateway(args: argparse.Namespace) -> int:
     if args.check:
         return _check(gateway)
     options = http_serving_options(args)
-    if options and args.http is None:
-        raise UsageError("--shutdown-grace, --allow-host and --allow-origin need --http HOST:PORT")
     try:
         gateway.run(http=args.http, **options)
     except ConfigError as exc:  # two upstreams giving one name, found when they started

@@ -267,6 +267,16 @@ def _add_http_serving_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-origin", action="append", default=[], dest="allow_origins", metavar="ORIGIN",
                         help="a browser Origin (scheme://host[:port]) the HTTP server accepts (repeat for more; "
                              "'*' for any; default: loopback origins on a loopback address, none elsewhere)")
+    parser.add_argument("--access-log", action="store_true",
+                        help="write one line per HTTP request to stderr (client, method, path, status, bytes, "
+                             "milliseconds, MCP method and session)")
+    auth = parser.add_mutually_exclusive_group()
+    auth.add_argument("--auth-token-env", metavar="VAR",
+                      help="require 'Authorization: Bearer TOKEN' on every HTTP request, TOKEN being the value of "
+                           "the environment variable VAR (at least 16 characters; StaticTokenAuth)")
+    auth.add_argument("--authenticate", metavar="MODULE:OBJECT",
+                      help="the HTTP authenticate hook: a callable (or a BearerAuth) in a .py file or a module, as "
+                           "serve names a Server")
 
 
 def _add_output_options(parser: argparse.ArgumentParser, default: Any) -> None:

@@ -83,9 +83,25 @@ def _load_file(path: str) -> Any:
     return module
 
 
+#: The options of serving over HTTP, as the usage errors name them when given without ``--http``.
+HTTP_OPTION_NAMES = "--shutdown-grace, --allow-host, --allow-origin, --access-log, --auth-token-env and --authenticate"
+
+
+def http_options_given(args: argparse.Namespace) -> bool:
+    """Whether the command line gives any of `http_serving_options`' options (they need ``--http``)."""
+    return bool(args.shutdown_grace is not None or args.allow_hosts or args.allow_origins or args.access_log
+                or args.auth_token_env is not None or args.authenticate is not None)
+
+
 def http_serving_options(args: argparse.Namespace) -> Dict[str, Any]:
-    """The HTTP server's options from the command line's ``--shutdown-grace``, ``--allow-host`` and
-    ``--allow-origin`` (``serve`` and ``gateway`` both take them)."""
+    """The HTTP server's options from the command line's ``--shutdown-grace``, ``--allow-host``,
+    ``--allow-origin``, ``--access-log``, ``--auth-token-env`` and ``--authenticate`` (``serve`` and
+    ``gateway`` both take them).
+
+    Raises:
+        UsageError: ``--auth-token-env`` names a variable that is unset or too short, or ``--authenticate``
+            names nothing callable.
+    """
     options: Dict[str, Any] = {}
     if args.shutdown_grace is not None:
         options["shutdown_grace"] = args.shutdown_grace
@@ -93,19 +109,51 @@ def http_serving_options(args: argparse.Namespace) -> Dict[str, Any]:
         options["allowed_hosts"] = args.allow_hosts
     if args.allow_origins:
         options["allowed_origins"] = args.allow_origins
+    if args.access_log:
+        options["access_log"] = True
+    if args.auth_token_env is not None:
+        from ..oauth.bearer import StaticTokenAuth
+
+        token = os.environ.get(args.auth_token_env, "")
+        if not token:
+            raise UsageError(f"--auth-token-env: the environment variable {args.auth_token_env} is not set")
+        try:
+            options["authenticate"] = StaticTokenAuth([token])
+        except ValueError as exc:
+            raise UsageError(f"--auth-token-env {args.auth_token_env}: {exc}") from None
+    if args.authenticate is not None:
+        options["authenticate"] = load_authenticate(args.authenticate)
     return options
 
 
+def load_authenticate(spec: str) -> Any:
+    """The ``authenticate`` hook named by ``FILE_OR_MODULE:OBJECT`` (a callable, or a `BearerAuth`).
+
+    Raises:
+        UsageError: no ``:OBJECT``, the file or module cannot be loaded, or the object is missing or not callable.
+    """
+    location, object_path = _split_object(spec)
+    if not object_path:
+        raise UsageError(f"--authenticate needs FILE_OR_MODULE:OBJECT, naming the hook, not {spec!r}")
+    try:
+        found = functools.reduce(getattr, object_path.split("."), _load_module(location))
+    except AttributeError:
+        raise UsageError(f"{location} has no {object_path!r}") from None
+    if not callable(found):
+        raise UsageError(f"{location}:{object_path} is a {type(found).__name__}, not an authenticate hook (a "
+                         "callable taking the request headers)")
+    return found
+
+
 def _serve(args: argparse.Namespace) -> int:
+    if args.http is None and (args.stateless or args.json_response or http_options_given(args)):
+        raise UsageError(f"--stateless, --json-response, {HTTP_OPTION_NAMES} need --http HOST:PORT")
     server = load_server(args.target)
     options = http_serving_options(args)
     if args.stateless:
         options["stateless"] = True
     if args.json_response:
         options["json_response"] = True
-    if options and args.http is None:
-        raise UsageError("--stateless, --json-response, --shutdown-grace, --allow-host and --allow-origin need "
-                         "--http HOST:PORT")
     try:
         server.run(http=args.http, **options)
     except ValueError as exc:  # the address or an option refused before serving (a public address, no --allow-host)

@@ -29,13 +29,13 @@ named after the rule, so each can be checked against the spec text. The modules,
 - `flow`: `BaseOAuth.auth_flow`, the generator every grant shares; `grants`: `OAuth`,
   `ClientCredentials`, `CrossAppAccess`, `JWTBearer`; `dpop`: DPoP proofs, made and checked;
 - I/O: `loopback` (the browser and its redirect), `driver` (running a flow with `http.client`);
-- the server side: `bearer` (`BearerAuth`).
+- the server side: `bearer` (`BearerAuth`, and `StaticTokenAuth` for fixed tokens).
 """
 
 from .._deprecated import deprecated_names
 from ..transports.http_messages import HTTPRequest, HTTPResponse
 from . import advanced
-from .bearer import BearerAuth
+from .bearer import BearerAuth, StaticTokenAuth
 from .dpop import NonceIssuer
 from .driver import drive
 from .flow import TokenRequestRefused
@@ -54,7 +54,7 @@ __all__ = [
     # running a flow elsewhere than in a Client
     "drive", "HTTPRequest", "HTTPResponse",
     # the server side
-    "BearerAuth", "NonceIssuer",
+    "BearerAuth", "StaticTokenAuth", "NonceIssuer",
 ]
 
 

@@ -28,6 +28,7 @@ proof's life more tightly than ``iat``. ``jti`` values are remembered in this pr
 a replay to another instance is caught only by ``iat`` (and nonces).
 """
 
+import hmac
 import json
 import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -39,7 +40,7 @@ from . import jose
 from .challenge import BearerChallenge
 from .rules import canonical_resource_uri, origin_of, path_of
 
-__all__ = ["BearerAuth", "protected_resource_metadata_path"]
+__all__ = ["BearerAuth", "StaticTokenAuth", "protected_resource_metadata_path"]
 
 #: What ``verify`` returns for a good token: its claims (RFC 7662 / RFC 9068 names), or None.
 Claims = Mapping[str, Any]
@@ -57,6 +58,50 @@ def protected_resource_metadata_path(resource: str) -> str:
 
 #: The ``dpop`` modes of `BearerAuth`: bearer tokens only, both, DPoP-bound tokens only.
 DPOP_MODES = ("off", "allowed", "required")
+
+
+class StaticTokenAuth:
+    """An ``authenticate`` hook that accepts fixed bearer tokens: ``Authorization: Bearer <token>``, one of
+    ``tokens``. For a server only known clients reach (a gateway in a cluster, a tool on a team's network), where
+    an authorization server would be too much; `BearerAuth` is the OAuth way.
+
+        server.run(http="0.0.0.0:8000", authenticate=StaticTokenAuth({os.environ["MCP_TOKEN"]: "ci"}))
+
+    Args:
+        tokens: the tokens accepted, each with the principal it names (``{token: name}``; a list of tokens
+            names them ``client-1``, ``client-2``... in order). The principal owns the sessions, tasks and
+            ``requestState`` its requests open; handlers see ``{"sub": name}`` as `Context.auth`.
+
+    A request without one of them is answered 401 with ``WWW-Authenticate: Bearer``. Every token is compared
+    in constant time, and all of them each time, so the answer's timing tells nothing of a near miss.
+
+    Raises:
+        ValueError: no token, or one shorter than 16 characters (a token a person could guess).
+    """
+
+    def __init__(self, tokens: Union[Mapping[str, str], Sequence[str]]) -> None:
+        named = dict(tokens) if isinstance(tokens, Mapping) else {
+            token: f"client-{index}" for index, token in enumerate(tokens, 1)}
+        if not named:
+            raise ValueError("StaticTokenAuth needs at least one token")
+        for token in named:
+            if not isinstance(token, str) or len(token) < 16:
+                raise ValueError("every token must be a string of at least 16 characters (secrets.token_urlsafe() "
+                                 "gives one)")
+        self._tokens = [(token.encode("utf-8"), name) for token, name in named.items()]
+
+    def __call__(self, headers: Mapping[str, str]) -> Claims:
+        scheme, _, presented = headers.get("authorization", "").partition(" ")
+        if scheme.lower() == "bearer" and presented.strip():
+            candidate = presented.strip().encode("utf-8", "surrogatepass")
+            found: Optional[str] = None
+            for token, name in self._tokens:  # all of them, so that the time taken does not say which was near
+                if hmac.compare_digest(candidate, token):
+                    found = name
+            if found is not None:
+                return {"sub": found}
+        raise HTTPRefusal(401, "a valid bearer token is required", www_authenticate='Bearer error="invalid_token"'
+                          if presented.strip() else "Bearer")
 
 
 class BearerAuth(PublishesRoutes, ChecksRequests):

@@ -39,6 +39,17 @@ def measure_subprocesses() -> None:
     stdio.INHERITED_ENV_VARS += tuple(name for name in HARNESS_ENV if name not in stdio.INHERITED_ENV_VARS)
 
 
+@pytest.fixture(autouse=True)
+def fresh_era_verdicts() -> Iterator[None]:
+    """Each test starts with no era verdict kept (`client.era`): the verdicts are per process and keyed by URL,
+    and tests reuse ports, so a server of another era on a port an earlier test used would be taken for that
+    test's server until its first request is refused."""
+    from mcplite.client import era
+
+    era.forget_verdicts()
+    yield
+
+
 @pytest.fixture
 def raw_pair():
     """(session-side transport, RawPeer on the other end)."""

@@ -209,3 +209,27 @@ def test_every_request_of_a_envelope_session_carries_the_envelope() -> None:
 
 def test_envelope_versions_are_listed() -> None:
     assert ENVELOPE_VERSION in ENVELOPE_VERSIONS
+
+
+def test_a_server_replaced_by_one_of_the_other_era_is_probed_again() -> None:
+    """A URL remembered to speak 2026-07-28, now served by a handshake-only server (it was redeployed; a test's
+    port reused): the adopted session's first request is refused with -32022 naming only handshake revisions,
+    and that forgets the verdict, so the next connection probes and speaks the handshake (before, every later
+    connection adopted 2026-07-28 again and failed: a gateway's upstream never came back)."""
+    from mcplite.errors import RemoteError
+    from mcplite.http_server import HTTPServerThread
+    from mcplite.protocol.versions import HANDSHAKE_VERSIONS as handshake
+
+    with HTTPServerThread(make_server(), "127.0.0.1:0") as first:
+        url, port = first.url, first.port
+        with Client(url, timeout=WAIT) as client:
+            assert client.protocol_version == ENVELOPE_VERSION
+    with HTTPServerThread(make_server(supported_versions=handshake), f"127.0.0.1:{port}") as second:
+        assert second.url == url
+        with Client(url, timeout=WAIT) as client:  # adopted from memory: nothing asked yet
+            with pytest.raises(RemoteError) as refused:
+                client.list_tools()
+            assert refused.value.code == -32022
+        with Client(url, timeout=WAIT) as client:
+            assert client.protocol_version == "2025-11-25"
+            assert client.call_tool("add", {"a": 1, "b": 2})["structuredContent"] == {"result": 3}

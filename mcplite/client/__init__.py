@@ -459,6 +459,11 @@ class Client:
                     data = refusal.data if isinstance(refusal.data, dict) else {}
                     version = choose_envelope_version(data.get("supported") or [])
                     if version is None:
+                        # It speaks no 2026-07-28 revision after all: a server remembered to (another one now
+                        # answers at this URL or command) is probed again at the next connect.
+                        from . import era  # (an error path: loaded by the connect already)
+
+                        era.forget(self._key)
                         raise
                     session.adopt(version, session.discover_result, self.client_info, self.capabilities())
                 elif refusal.code == HEADER_MISMATCH and method == methods.TOOLS_CALL and rounds \

@@ -135,6 +135,11 @@ class ResultCache:
                 self._entries.popitem(last=False)
         return True
 
+    def drop(self, key: Key) -> None:
+        """Forget the result kept under ``key``, if any."""
+        with self._lock:
+            self._entries.pop(key, None)
+
     def drop_method(self, method: str) -> None:
         """Forget every kept result of ``method`` (all pages of a list)."""
         with self._lock:

@@ -65,7 +65,7 @@ if TYPE_CHECKING:
     #: A verdict: the envelope-era version to speak (with what the probe learnt), or LEGACY.
     Verdict = Union[str, Tuple[str, Optional[Dict[str, Any]]]]
 
-__all__ = ["AUTO", "LEGACY", "DEFAULT_PROBE_TIMEOUT", "Deadline", "connect", "forget_verdicts"]
+__all__ = ["AUTO", "LEGACY", "DEFAULT_PROBE_TIMEOUT", "Deadline", "connect", "forget", "forget_verdicts"]
 
 #: The default ``protocol_version``: probe, and speak the newest era both sides have.
 AUTO = "auto"
@@ -155,6 +155,15 @@ def connect(client: Client, deadline: Deadline) -> None:
 
 _PROBE = "the revision probe, server/discover"
 _HANDSHAKE = "the handshake, initialize"
+
+
+def forget(key: Optional[Hashable]) -> None:
+    """Forget the verdict on one server: it refused the revision it was remembered to speak (it was replaced by
+    one that speaks another, at the same URL or command), so its next connection probes again."""
+    if key is not None:
+        with _VERDICTS_LOCK:
+            _VERDICTS.pop(key, None)
+        _DISCOVERED.drop((DISCOVER, key))
 
 
 def _remember(key: Optional[Hashable], verdict: str) -> None:

@@ -58,6 +58,9 @@ on stdio only, with mcplite's stdio figures (mc_client.py straight to mc_server.
                     mc_server.py (``"prefix": ""``: the tool keeps its name), run by the same Python
     fastmcp-proxy   mc_client.py against FastMCP's proxy of the same upstream (fm_proxy.py: ``create_proxy`` of
                     a stdio transport), FastMCP `FASTMCP_VERSION` in a venv of its own, ``.peers/fastmcp``
+    floor-proxy     mc_client.py against floor_proxy.py, which copies bytes both ways between its stdio and the
+                    same upstream without reading them: what any process in the middle costs on the machine (a
+                    third process on the same cores, two more pipe hops a message), the floor under the gateway
 
 its targets (`GATEWAY_TARGETS`): through the gateway at least half the direct calls/s, at most 0.3 ms added to
 the p50, and at least 5x FastMCP's proxy's calls/s (tests/bench/profile_gateway.py profiles the gateway's
@@ -238,6 +241,7 @@ def implementations(python: str, peer_python: str, node: str) -> Dict[str, Imple
                               ASYNC_WORKLOADS),
         GATEWAY: behind(GATEWAY, [python, "-m", "mcplite", "gateway", here("gateway.json")]),
         FASTMCP_PROXY: behind(FASTMCP_PROXY, [FASTMCP_PYTHON, here("fm_proxy.py")]),
+        FLOOR_PROXY: behind(FLOOR_PROXY, [python, here("floor_proxy.py")]),
         "mcplite-probe-pinned": against_legacy("mcplite-probe-pinned", "2025-11-25"),
         "mcplite-probe-auto": against_legacy("mcplite-probe-auto", "auto"),
         "python-sdk": in_python("python-sdk", peer_python, "py_client.py", "py_server.py",
@@ -519,7 +523,7 @@ ASYNC_WORKLOADS = ("stdio",)
 #: Its calls/s over mcplite's own must reach this: a call costs at most 1.25x a plain tool's (1 / 1.25).
 ASYNC_TARGET = 0.80
 #: The gateway table (`gateway_table`): mcplite's gateway and FastMCP's proxy in front of mc_server.py, stdio only.
-GATEWAY, FASTMCP_PROXY = "mcplite-gateway", "fastmcp-proxy"
+GATEWAY, FASTMCP_PROXY, FLOOR_PROXY = "mcplite-gateway", "fastmcp-proxy", "floor-proxy"
 GATEWAY_WORKLOADS = ("stdio",)
 #: What the gateway must reach (issue 33): (metric, against, factor). calls/s: the gateway's >= factor x the
 #: other's ("mcplite" is the direct calls); "stdio_p50_added": the gateway's p50 minus the direct p50, in ms, <= factor.
@@ -640,7 +644,8 @@ SHORT = {"floor": "floor", "mcplite": "mcplite", "mcplite-eras": "mcplite's serv
          "python-sdk-handshake": "Python SDK -> mcplite 2025-11-25",
          "python-sdk-modern": "Python SDK -> mcplite 2026-07-28",
          "mcplite-gunicorn": "mcplite gunicorn -w 4", "python-sdk-uvicorn": "Python SDK uvicorn --workers 4",
-         GATEWAY: "mcplite -> mcplite's gateway -> mcplite", FASTMCP_PROXY: "mcplite -> FastMCP proxy -> mcplite"}
+         GATEWAY: "mcplite -> mcplite's gateway -> mcplite", FASTMCP_PROXY: "mcplite -> FastMCP proxy -> mcplite",
+         FLOOR_PROXY: "mcplite -> byte copier -> mcplite"}
 #: The implementations that are a peer's program with another server: the peer they need installed.
 PEER_OF = {"python-sdk-handshake": "python-sdk", "python-sdk-modern": "python-sdk", "python-sdk-uvicorn": "python-sdk",
            FASTMCP_PROXY: "fastmcp"}
@@ -848,12 +853,14 @@ def gateway_table(names: Sequence[str], record: Record) -> Tuple[List[str], List
     of `GATEWAY_TARGETS` missed. Nothing unless the gateway ran."""
     if GATEWAY not in names:
         return [], []
-    columns = [name for name in ("mcplite", GATEWAY, FASTMCP_PROXY) if name in names]
+    columns = [name for name in ("mcplite", FLOOR_PROXY, GATEWAY, FASTMCP_PROXY) if name in names]
     heading = {"mcplite": "direct (mc_client -> mc_server)", GATEWAY: "through mcplite's gateway",
-               FASTMCP_PROXY: f"through FastMCP {FASTMCP_VERSION}'s proxy"}
-    pairs = [(top, bottom) for top, bottom in ((GATEWAY, "mcplite"), (FASTMCP_PROXY, "mcplite"),
+               FASTMCP_PROXY: f"through FastMCP {FASTMCP_VERSION}'s proxy",
+               FLOOR_PROXY: "through a byte copier (floor_proxy.py)"}
+    pairs = [(top, bottom) for top, bottom in ((FLOOR_PROXY, "mcplite"), (GATEWAY, "mcplite"),
+                                                (GATEWAY, FLOOR_PROXY), (FASTMCP_PROXY, "mcplite"),
                                                 (GATEWAY, FASTMCP_PROXY)) if top in names and bottom in names]
-    short = {"mcplite": "direct", GATEWAY: "gateway", FASTMCP_PROXY: "FastMCP proxy"}
+    short = {"mcplite": "direct", GATEWAY: "gateway", FASTMCP_PROXY: "FastMCP proxy", FLOOR_PROXY: "copier"}
 
     def samples(name: str, metric: str) -> List[float]:
         return record.samples[name].get(metric, [])
@@ -1016,7 +1023,7 @@ def main(argv: Sequence[str]) -> int:
     medians = record.medians()
     main_names = [name for name in names
                   if name not in ERA_NAMES and name not in SCALE_NAMES
-                  and name not in (PROBE_PINNED, PROBE_AUTO, ASYNC, GATEWAY, FASTMCP_PROXY)]
+                  and name not in (PROBE_PINNED, PROBE_AUTO, ASYNC, GATEWAY, FASTMCP_PROXY, FLOOR_PROXY)]
     lines, missed = table(main_names, medians, record.versions)
     scale = scale_table(names, medians, record.versions)
     if scale:

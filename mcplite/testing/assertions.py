@@ -104,17 +104,17 @@ def assert_matches_output_schema(result: Mapping[str, Any], tool: Mapping[str, A
     from ..schema.validation import ValidationError, validate
 
     is_tool = "inputSchema" in tool or "name" in tool
-    name = f"tool {tool.get('name')!r}" if is_tool else "the schema"
+    name = f"tool {tool.get('name')!r}" if is_tool else "the schema given"
     schema = tool.get("outputSchema") if is_tool else tool
     if schema is None:
         raise AssertionError(_lines(f"{name} declares no outputSchema", ("the tool", show(tool))))
     if "structuredContent" not in result:
-        raise AssertionError(_lines(f"the result has no structuredContent to check against {name}'s outputSchema",
+        raise AssertionError(_lines(f"the result has no structuredContent to check against the outputSchema of {name}",
                                     ("the result", show(result))))
     try:
         validate(result["structuredContent"], schema)
     except ValidationError as exc:
-        raise AssertionError(_lines(f"the structuredContent does not match {name}'s outputSchema",
+        raise AssertionError(_lines(f"the structuredContent does not match the outputSchema of {name}",
                                     ("mismatches", "\n".join(exc.errors)),
                                     ("structuredContent", show(result["structuredContent"])),
                                     ("outputSchema", show(schema)))) from None

@@ -44,13 +44,13 @@ def revisions_of(args: Sequence[Any]) -> List[str]:
     from ..protocol.versions import SUPPORTED_VERSIONS
 
     if not args:
-        raise pytest.UsageError("@pytest.mark.mcp_revisions needs revisions, e.g. mcp_revisions(\"2025-11-25\") "
+        raise ValueError("@pytest.mark.mcp_revisions needs revisions, e.g. mcp_revisions(\"2025-11-25\") "
                                 "or mcp_revisions(\"all\")")
     wanted: List[str] = []
     for arg in args:
         for revision in (SUPPORTED_VERSIONS if arg == ALL else [arg]):
             if revision not in SUPPORTED_VERSIONS:
-                raise pytest.UsageError(f"@pytest.mark.mcp_revisions: {revision!r} is not a revision mcplite "
+                raise ValueError(f"@pytest.mark.mcp_revisions: {revision!r} is not a revision mcplite "
                                         f"speaks ({', '.join(SUPPORTED_VERSIONS)}, or \"all\")")
             if revision not in wanted:
                 wanted.append(revision)
@@ -63,9 +63,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if marker is None:
         return
     if "mcp_revision" not in metafunc.fixturenames:
-        raise pytest.UsageError(f"{metafunc.definition.nodeid}: @pytest.mark.mcp_revisions runs the test once per "
-                                "revision for the mcp_client fixture (or mcp_revision), and the test uses neither")
-    revisions = revisions_of(marker.args)
+        pytest.fail("@pytest.mark.mcp_revisions runs the test once per revision for the mcp_client fixture (or "
+                    "mcp_revision), and this test uses neither", pytrace=False)
+    try:
+        revisions = revisions_of(marker.args)
+    except ValueError as exc:
+        pytest.fail(str(exc), pytrace=False)
     metafunc.parametrize("mcp_revision", revisions, indirect=True, ids=revisions)
 
 

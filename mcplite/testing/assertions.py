@@ -105,8 +105,8 @@ def assert_matches_output_schema(result: Mapping[str, Any], tool: Mapping[str, A
 
     is_tool = "inputSchema" in tool or "name" in tool
     name = f"tool {tool.get('name')!r}" if is_tool else "the schema given"
-    schema = tool.get("outputSchema") if is_tool else tool
-    if schema is None:
+    schema = tool.get("outputSchema") if is_tool else dict(tool)
+    if not isinstance(schema, dict):
         raise AssertionError(_lines(f"{name} declares no outputSchema", ("the tool", show(tool))))
     if "structuredContent" not in result:
         raise AssertionError(_lines(f"the result has no structuredContent to check against the outputSchema of {name}",

@@ -9,7 +9,6 @@ first keeps the installed entry point (CI installs the package) from registering
 import os
 import subprocess
 import sys
-from pathlib import Path
 from typing import List
 
 import pytest
@@ -410,3 +409,15 @@ def test_roots_answers_are_recorded_in_every_form() -> None:
                                      ("cancel", {"action": "decline"}, {"name": "ada"})]
     assert [callbacks.options()["elicitation"]({"message": "?"}) for callbacks in elicit] == [
         {"action": "cancel"}, {"action": "decline"}, {"action": "accept", "content": {"name": "ada"}}]
+
+
+def test_the_output_schema_may_be_given_alone_and_a_tool_without_one_is_named() -> None:
+    result = {"content": [], "structuredContent": {"n": 2}}
+    assert_matches_output_schema(result, {"type": "object", "properties": {"n": {"type": "integer"}}})
+    with pytest.raises(AssertionError, match=r"(?s)does not match the outputSchema of the schema given\n"
+                                             r"  mismatches: \$\.n: expected string"):
+        assert_matches_output_schema(result, {"type": "object", "properties": {"n": {"type": "string"}}})
+    with pytest.raises(AssertionError, match="tool 'echo' declares no outputSchema"):
+        assert_matches_output_schema(result, {"name": "echo", "inputSchema": {"type": "object"}})
+    with pytest.raises(AssertionError, match="the result has no structuredContent"):
+        assert_matches_output_schema({"content": []}, {"type": "object"})

@@ -27,7 +27,7 @@ OUTPUT = os.path.join(ROOT, "docs", "api.md")
 
 #: The documented modules, whose ``__all__`` is the public surface.
 MODULES = ["mcplite", "mcplite.content", "mcplite.errors", "mcplite.http_server", "mcplite.wsgi", "mcplite.recording",
-           "mcplite.oauth", "mcplite.oauth.advanced", "mcplite.gateway"]
+           "mcplite.oauth", "mcplite.oauth.advanced", "mcplite.gateway", "mcplite.testing"]
 
 #: The sections, in order: a title, an introduction, and which (module, name) pairs belong there.
 GROUPS: List[Tuple[str, str, Callable[[str, str, Any], bool]]] = [
@@ -69,6 +69,11 @@ GROUPS: List[Tuple[str, str, Callable[[str, str, Any], bool]]] = [
     ("Gateway", "`from mcplite import Gateway`: many MCP servers behind one (docs/gateway.md); "
      "`mcplite.gateway` also holds its configuration's reader and its error.",
      lambda module, name, obj: module == "mcplite.gateway" or name == "Gateway"),
+    ("Testing", "`mcplite.testing`: assertions about tool results whose failures show what came back, and "
+     "scripted answers to a server's questions that record what it asked. Under pytest it is also a plugin: the "
+     "fixtures `mcp_client`, `mcp_server`, `mcp_http_server`, `mcp_revision` and the marker "
+     "`@pytest.mark.mcp_revisions(...)` ([testing.md](testing.md)).",
+     lambda module, name, obj: module == "mcplite.testing"),
     ("Errors", "Every exception mcplite raises on purpose derives from `MCPError`; they are importable from "
      "`mcplite` and from `mcplite.errors`.",
      lambda module, name, obj: isinstance(obj, type) and issubclass(obj, BaseException)),

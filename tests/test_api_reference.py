@@ -41,10 +41,11 @@ def documented_paths() -> Set[str]:
 def test_the_documented_modules_are_the_documented_import_paths() -> None:
     # The import paths docs/architecture.md lists, less `mcplite.jose` (a JOSE toolkit, documented in its
     # module), plus the two modules whose names the reference covers too: content helpers and the errors' codes;
-    # and the advanced part of `mcplite.oauth`, in a section of its own that says so; and the gateway's package.
+    # and the advanced part of `mcplite.oauth`, in a section of its own that says so; the gateway's package; and
+    # the test helpers (whose pytest fixtures docs/testing.md describes).
     assert gen_api.MODULES == ["mcplite", "mcplite.content", "mcplite.errors", "mcplite.http_server",
                                "mcplite.wsgi", "mcplite.recording", "mcplite.oauth", "mcplite.oauth.advanced",
-                               "mcplite.gateway"]
+                               "mcplite.gateway", "mcplite.testing"]
 
 
 def test_every_public_name_has_an_entry() -> None:

@@ -22,6 +22,10 @@ from support import ROOT, WAIT
 PACKAGE = ROOT / "mcplite"
 MODULES = sorted(PACKAGE.rglob("*.py"))
 
+#: The one module that imports something outside the standard library: the pytest plugin's fixtures, which
+#: only pytest loads (`mcplite.testing.pytest_configure` registers them), so pytest stays a test-time need.
+NOT_STDLIB_ALLOWED = {PACKAGE / "testing" / "fixtures.py": {"pytest"}}
+
 
 def stdlib_module_names() -> Set[str]:
     """Top-level names of the standard library: exact from 3.10, found in the stdlib folder on 3.9."""
@@ -74,7 +78,8 @@ def test_the_fallback_list_of_standard_modules_knows_the_usual_ones():
 
 def test_the_fallback_list_accepts_every_standard_module_mcplite_imports():
     """What the 3.9 run of the import check sees: the fallback must know each module mcplite imports."""
-    imported = {module.split(".")[0] for path in MODULES for _, module, level in imports(path) if level == 0}
+    imported = {module.split(".")[0] for path in MODULES for _, module, level in imports(path)
+                if level == 0 and module.split(".")[0] not in NOT_STDLIB_ALLOWED.get(path, set())}
     assert imported - stdlib_module_names_from_folders() == set()
     exact = getattr(sys, "stdlib_module_names", None)
     if exact is not None:  # 3.10+: and every one of them is standard for the exact list too
@@ -89,7 +94,7 @@ def test_modules_import_only_the_standard_library_and_themselves_relatively(path
         top = module.split(".")[0]
         if level == 0 and top == "mcplite":
             problems.append(f"line {line}: absolute import of {module} (use a relative import)")
-        elif level == 0 and top not in stdlib:
+        elif level == 0 and top not in stdlib and top not in NOT_STDLIB_ALLOWED.get(path, set()):
             problems.append(f"line {line}: {module} is not in the standard library")
         elif level > package_depth(path):
             problems.append(f"line {line}: relative import reaches outside the package")
@@ -208,6 +213,10 @@ def test_the_wheel_carries_every_module_of_the_package_and_the_license(tmp_path)
     expected = {path.relative_to(root).as_posix() for path in (root / "mcplite").rglob("*.py")}
     assert expected <= shipped
     assert "mcplite/py.typed" in shipped
+    with zipfile.ZipFile(wheel) as archive:  # pytest finds the plugin by its entry point once installed
+        info, = {name.split("/")[0] for name in archive.namelist() if name.split("/")[0].endswith(".dist-info")}
+        entry_points = archive.read(f"{info}/entry_points.txt").decode("utf-8")
+    assert "[pytest11]\nmcplite = mcplite.testing\n" in entry_points, entry_points
     assert_wheel_carries_the_license(wheel)
 
 
@@ -291,6 +300,8 @@ DOCUMENTED_PATHS = {
     "mcplite.wsgi": {"SQLiteEventStore"},
     "mcplite.gateway": {"Gateway", "ConfigError", "GatewayConfig", "UpstreamConfig", "load_config", "parse_config"},
     "mcplite.recording": {"Recorder", "RecordingTransport", "read_recording", "redact", "RecordingError"},
+    "mcplite.testing": {"assert_tool_succeeded", "assert_tool_failed", "assert_matches_output_schema",
+                        "ClientCallbacks", "assert_asked"},
 }
 
 

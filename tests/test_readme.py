@@ -12,6 +12,9 @@ block before it. An HTML comment on the line before a fence says how the block i
 * ``<!-- readme-test: client-of=NAME -->``: run as above, with server NAME's block beside it as ``NAME.py``
   (the client starts it itself, e.g. ``Client.stdio(["python3", "server.py"])``); the server block is looked
   up in the same file;
+* ``<!-- readme-test: pytest -->``: a pytest test file (``test_NAME.py``), run by pytest with mcplite's plugin
+  (``-p mcplite.testing``: docs/testing.md); every test in it must pass. ``<!-- readme-test: pytest,
+  client-of=NAME -->`` puts server NAME's block beside it as ``NAME.py``, which the tests import or start;
 * ``<!-- readme-test: skip (reason) -->``: not run, for what needs a browser or a network beyond 127.0.0.1;
   the reason is shown as the skip's reason. It is still type-checked.
 
@@ -148,6 +151,9 @@ def run_block(block: Block, servers: Dict[str, Block], workdir: Path) -> None:
         reason = mark[len("skip"):].strip().strip("()").strip()
         assert reason, f"{block.name}: a skip needs a reason: <!-- readme-test: skip (why) -->"
         pytest.skip(f"{block.name}: {reason}")
+    if mark == "pytest" or mark.startswith("pytest,"):
+        run_pytest_block(block, servers, workdir)
+        return
     if mark.startswith("server="):
         script = workdir / f"{mark[len('server='):]}.py"
         script.write_text(block.code, encoding="utf-8")
@@ -172,6 +178,36 @@ def run_block(block: Block, servers: Dict[str, Block], workdir: Path) -> None:
         raise AssertionError(f"{block.name}: still running after {RUN_TIMEOUT} s\n"
                              f"stderr:\n{exc.stderr!r}") from None
     assert completed.returncode == 0, (f"{block.name} exited with {completed.returncode}\n"
+                                       f"stdout:\n{completed.stdout}\nstderr:\n{completed.stderr}")
+
+
+def server_of_pytest_block(block: Block) -> Optional[str]:
+    """The server a ``pytest, client-of=NAME`` block imports or starts: NAME; None for a plain ``pytest``."""
+    rest = (block.mark or "").partition(",")[2].strip()
+    if not rest:
+        return None
+    assert rest.startswith("client-of="), f"{block.name}: unknown mark {block.mark!r}"
+    return rest[len("client-of="):]
+
+
+def run_pytest_block(block: Block, servers: Dict[str, Block], workdir: Path) -> None:
+    """A pytest test file, run by pytest with mcplite's plugin; every test must pass (none collected fails)."""
+    name = server_of_pytest_block(block)
+    if name is not None:
+        assert name in servers, f"{block.name}: no block is marked <!-- readme-test: server={name} -->"
+        (workdir / f"{name}.py").write_text(servers[name].code, encoding="utf-8")
+    script = workdir / f"test_{block.stem}.py"
+    script.write_text(block.code, encoding="utf-8")
+    # -p no:mcplite: where mcplite is installed its entry point loads the same plugin, which may not load twice.
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:mcplite", "-p", "mcplite.testing",
+               "-p", "no:cacheprovider", script.name]
+    try:
+        completed = subprocess.run(command, cwd=str(workdir), env=environment(), stdin=subprocess.DEVNULL,
+                                   capture_output=True, text=True, timeout=RUN_TIMEOUT * 2)
+    except subprocess.TimeoutExpired as exc:
+        raise AssertionError(f"{block.name}: pytest still running after {RUN_TIMEOUT * 2} s\n"
+                             f"stdout:\n{exc.stdout!r}") from None
+    assert completed.returncode == 0, (f"{block.name}: pytest exited with {completed.returncode}\n"
                                        f"stdout:\n{completed.stdout}\nstderr:\n{completed.stderr}")
 
 
@@ -201,6 +237,8 @@ def test_every_client_block_names_a_server_of_its_own_file() -> None:
     for block in _BLOCKS:
         if block.mark and block.mark.startswith("client-of="):
             assert block.mark[len("client-of="):] in _SERVERS[block.source], f"{block.name}: no such server here"
+        if block.mark and block.mark.startswith("pytest,"):
+            assert server_of_pytest_block(block) in _SERVERS[block.source], f"{block.name}: no such server here"
 
 
 # ---- links --------------------------------------------------------------------------------------------
@@ -283,6 +321,15 @@ def test_a_block_that_raises_fails_naming_its_line(tmp_path: Path) -> None:
         run_block(orphan, {}, tmp_path)
 
 
+def test_a_pytest_block_runs_its_tests_and_fails_naming_its_line(tmp_path: Path) -> None:
+    passing, failing = python_blocks("<!-- readme-test: pytest -->\n```python\ndef test_ok() -> None:\n"
+                                     "    assert True\n```\n\n<!-- readme-test: pytest -->\n```python\n"
+                                     "def test_no() -> None:\n    assert False\n```\n")
+    run_block(passing, {}, tmp_path)
+    with pytest.raises(AssertionError, match=r"README.md line 9 \('def test_no\(\) -> None:'\): pytest exited with 1"):
+        run_block(failing, {}, tmp_path)
+
+
 def test_a_skip_without_a_reason_fails(tmp_path: Path) -> None:
     (block,) = python_blocks("<!-- readme-test: skip -->\n```python\npass\n```\n")
     with pytest.raises(AssertionError, match="a skip needs a reason"):
@@ -338,12 +385,16 @@ def test_mcplite_commands_parse() -> None:
 
 
 def _write_blocks(folder: Path) -> List[str]:
-    """Each python block as a file of its own in ``folder``, named by its file and line; the names."""
+    """Each python block as a file of its own in ``folder``, named by its file and line; the names. The server a
+    pytest block imports is written beside them under its own name (``NAME.py``), so that the import resolves."""
     files = []
     for block in _BLOCKS:
         path = folder / f"{block.stem}.py"
         path.write_text(block.code, encoding="utf-8")
         files.append(path.name)
+        name = server_of_pytest_block(block) if block.mark and block.mark.startswith("pytest,") else None
+        if name is not None:
+            (folder / f"{name}.py").write_text(_SERVERS[block.source][name].code, encoding="utf-8")
     return files
 
 

@@ -163,7 +163,7 @@ def _id_key(request_id: Any) -> str:
 
 def _is_server_side(entries: List[Dict[str, Any]]) -> bool:
     """Whether the recording process served this peer: the first thing on a connection comes from the client."""
-    return entries[0]["dir"] == "recv"
+    return bool(entries[0]["dir"] == "recv")
 
 
 def _exchanges(peer: str, entries: List[Dict[str, Any]]) -> List[Exchange]:
@@ -184,10 +184,10 @@ def _exchanges(peer: str, entries: List[Dict[str, Any]]) -> List[Exchange]:
                     in_progress[_id_key(item["id"])] = exchange
                     found.append(exchange)
             elif "method" not in item:  # an answer
-                exchange = in_progress.pop(_id_key(item.get("id")), None)
-                if exchange is not None:
-                    exchange.answer = item
-                    answered_last = exchange
+                key = _id_key(item.get("id"))
+                if key in in_progress:
+                    answered_last = in_progress.pop(key)
+                    answered_last.answer = item
             elif isinstance(item.get("method"), str):  # the server's own request or notification
                 owner = _owner(item, in_progress)
                 if owner is not None:
@@ -299,6 +299,7 @@ class ReplayServer:
 
     def __init__(self, cassette: _CassetteSource, *, peer: Optional[str] = None, name: Optional[str] = None,
                  max_workers: int = 8) -> None:
+        entries: List[Dict[str, Any]]
         if isinstance(cassette, (str, os.PathLike)):
             source = os.fsdecode(os.fspath(cassette))
             entries = list(read_recording(source))
@@ -307,7 +308,8 @@ class ReplayServer:
             entries = list(read_recording(cassette))  # type: ignore[arg-type]
         else:
             source = "<lines>"
-            entries = list(cassette)  # type: ignore[arg-type]
+            given: Any = cassette  # (an iterable of lines: what is left of the union)
+            entries = [dict(entry) for entry in given]
         self.name = name or f"replay of {os.path.basename(source)}"
         self.max_workers = max_workers
         by_peer: Dict[str, List[Dict[str, Any]]] = {}
@@ -395,8 +397,9 @@ class ReplayServer:
         scored = [(differences(exchange.key, key), exchange) for exchange in candidates]
         found, closest = min(scored, key=lambda pair: len(pair[0]))
         shown = "; ".join(found[:_SHOWN_DIFFERENCES]) + ("; ..." if len(found) > _SHOWN_DIFFERENCES else "")
-        raise RPCError(INVALID_PARAMS, f"Not in the recording: {method} {_short(params, 200)}; the closest recorded "
-                                       f"is {method} {_short(closest.params, 200)} ({shown})",
+        # Both shown normalized: the envelope's _meta would hide what differs.
+        raise RPCError(INVALID_PARAMS, f"Not in the recording: {method} {_short(key, 200)}; the closest recorded "
+                                       f"is {method} {_short(closest.key, 200)} ({shown})",
                        {"closest": {"method": method, "params": closest.params}, "differences": found})
 
     def unasked(self) -> List[Exchange]:

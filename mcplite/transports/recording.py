@@ -339,7 +339,7 @@ class _RecordingSink(MessageSink):
 
 
 #: The attributes a `RecordingTransport` keeps for itself; every other one is the wrapped transport's.
-_OWN_ATTRIBUTES = frozenset({"inner", "peer", "wants_route", "_owns_recorder"})
+_OWN_ATTRIBUTES = frozenset({"inner", "peer", "wants_route", "_owns_recorder", "_sent_headers"})
 
 
 class RecordingTransport(Transport):
@@ -352,14 +352,19 @@ class RecordingTransport(Transport):
         inner: the transport to record.
         peer: what to record with (`Recorder.peer`).
         owns_recorder: close ``peer``'s recorder when this transport closes (it was opened for it).
+        sent_headers: record the protocol headers of what is sent (an HTTP client's requests; not an HTTP
+            server's answers, whose lines would repeat the version header).
     """
 
     inner: Transport
     peer: RecordingPeer
     _owns_recorder: bool
+    _sent_headers: bool
 
-    def __init__(self, inner: Transport, peer: RecordingPeer, *, owns_recorder: bool = False) -> None:
+    def __init__(self, inner: Transport, peer: RecordingPeer, *, owns_recorder: bool = False,
+                 sent_headers: bool = True) -> None:
         object.__setattr__(self, "inner", inner)
+        object.__setattr__(self, "_sent_headers", sent_headers)
         object.__setattr__(self, "peer", peer)
         object.__setattr__(self, "wants_route", inner.wants_route)
         object.__setattr__(self, "_owns_recorder", owns_recorder)
@@ -369,7 +374,7 @@ class RecordingTransport(Transport):
 
     def send(self, message: Any, route: Optional[Route] = None) -> None:
         # (route.headers: the protocol headers an HTTP client sends the message with; a stream has none)
-        self.peer.sent(message, route.headers if route is not None else None)  # before the write: the answer cannot be recorded before its request
+        self.peer.sent(message, route.headers if route is not None and self._sent_headers else None)  # before the write: the answer cannot be recorded before its request
         self.inner.send(message, route)
 
     def cancel(self, request_id: RequestId) -> bool:
@@ -477,7 +482,8 @@ class RecordingFactory:
             name = session_label(session_id[len(prefix):] if prefix and session_id.startswith(prefix)
                                  else session_id)
         peer = self.recorder.peer(name)
-        return _RecordingSession(self._factory.create_session(RecordingTransport(transport, peer)), peer)
+        return _RecordingSession(self._factory.create_session(RecordingTransport(transport, peer, sent_headers=False)),
+                                 peer)
 
     def __getattr__(self, name: str) -> Any:
         if name == "_factory":

@@ -43,7 +43,8 @@ def test_the_documented_modules_are_the_documented_import_paths() -> None:
     # module), plus the two modules whose names the reference covers too: content helpers and the errors' codes;
     # and the advanced part of `mcplite.oauth`, in a section of its own that says so; and the gateway's package.
     assert gen_api.MODULES == ["mcplite", "mcplite.content", "mcplite.errors", "mcplite.http_server",
-                               "mcplite.wsgi", "mcplite.recording", "mcplite.oauth", "mcplite.oauth.advanced",
+                               "mcplite.wsgi", "mcplite.recording", "mcplite.replay", "mcplite.oauth",
+                               "mcplite.oauth.advanced",
                                "mcplite.gateway"]
 
 

@@ -291,6 +291,7 @@ DOCUMENTED_PATHS = {
     "mcplite.wsgi": {"SQLiteEventStore"},
     "mcplite.gateway": {"Gateway", "ConfigError", "GatewayConfig", "UpstreamConfig", "load_config", "parse_config"},
     "mcplite.recording": {"Recorder", "RecordingTransport", "read_recording", "redact", "RecordingError"},
+    "mcplite.replay": {"ReplayServer", "Exchange", "normalized", "differences"},
 }
 
 

@@ -27,7 +27,7 @@ OUTPUT = os.path.join(ROOT, "docs", "api.md")
 
 #: The documented modules, whose ``__all__`` is the public surface.
 MODULES = ["mcplite", "mcplite.content", "mcplite.errors", "mcplite.http_server", "mcplite.wsgi", "mcplite.recording",
-           "mcplite.oauth", "mcplite.oauth.advanced", "mcplite.gateway", "mcplite.testing"]
+           "mcplite.replay", "mcplite.oauth", "mcplite.oauth.advanced", "mcplite.gateway", "mcplite.testing"]
 
 #: The sections, in order: a title, an introduction, and which (module, name) pairs belong there.
 GROUPS: List[Tuple[str, str, Callable[[str, str, Any], bool]]] = [
@@ -58,6 +58,10 @@ GROUPS: List[Tuple[str, str, Callable[[str, str, Any], bool]]] = [
      "redacted (`record=` on `Client`, `Client.stdio`, `Server.run`, `HTTPServerThread`, `Server.wsgi_app`), and "
      "`read_recording` to read one back. The format is in [recording.md](recording.md).",
      lambda module, name, obj: module == "mcplite.recording"),
+    ("Replay", "`mcplite.replay`: a recording served as a server (`ReplayServer`: `Client(ReplayServer(path))` in "
+     "memory, `.run()` over stdio, `.run(http=...)`), answering the requests it recorded; matching and "
+     "normalization are in [recording.md](recording.md#replaying).",
+     lambda module, name, obj: module == "mcplite.replay"),
     ("OAuth", "`mcplite.oauth`: what a user configures: the OAuth 2.1 grants, token storage, the browser step, "
      "running a flow with `drive`, and bearer tokens on the server.",
      lambda module, name, obj: module == "mcplite.oauth"),

@@ -44,8 +44,8 @@ def test_the_documented_modules_are_the_documented_import_paths() -> None:
     # and the advanced part of `mcplite.oauth`, in a section of its own that says so; the gateway's package; and
     # the test helpers (whose pytest fixtures docs/testing.md describes).
     assert gen_api.MODULES == ["mcplite", "mcplite.content", "mcplite.errors", "mcplite.http_server",
-                               "mcplite.wsgi", "mcplite.recording", "mcplite.oauth", "mcplite.oauth.advanced",
-                               "mcplite.gateway", "mcplite.testing"]
+                               "mcplite.wsgi", "mcplite.recording", "mcplite.replay", "mcplite.oauth",
+                               "mcplite.oauth.advanced", "mcplite.gateway", "mcplite.testing"]
 
 
 def test_every_public_name_has_an_entry() -> None:

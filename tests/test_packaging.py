@@ -302,6 +302,7 @@ DOCUMENTED_PATHS = {
     "mcplite.recording": {"Recorder", "RecordingTransport", "read_recording", "redact", "RecordingError"},
     "mcplite.testing": {"assert_tool_succeeded", "assert_tool_failed", "assert_matches_output_schema",
                         "ClientCallbacks", "assert_asked"},
+    "mcplite.replay": {"ReplayServer", "Exchange", "normalized", "differences"},
 }
 
 

@@ -378,7 +378,7 @@ def test_mcplite_commands_parse() -> None:
         own, target = split_target(words)
         args = parse_arguments(build_parser(), own)  # raises UsageError on a wrong command line
         assert args.command, f"{where}: no command in {words}"
-        assert (target is not None) == (args.command not in ("serve", "gateway", "completion")), f"{where}: {words}"
+        assert (target is not None) == (args.command not in ("serve", "gateway", "completion", "replay")), f"{where}: {words}"
 
 
 # ---- type checks --------------------------------------------------------------------------------------

@@ -10,6 +10,8 @@
     python -m mcplite serve FILE_OR_MODULE[:OBJECT] [--http HOST:PORT] [--stateless] [--json-response]
                             [--shutdown-grace S] [--allow-host HOST[:PORT] ...] [--allow-origin ORIGIN ...]
     python -m mcplite gateway CONFIG [--check] [--http HOST:PORT] [--allow-host HOST[:PORT] ...] [--allow-origin ORIGIN ...]
+    python -m mcplite record OUT -- COMMAND [ARGS...]
+    python -m mcplite replay CASSETTE [--peer NAME] [--http HOST:PORT] [the HTTP options of serve]
     python -m mcplite completion bash|zsh|fish
     python -m mcplite --version
 
@@ -120,6 +122,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             from .gateway import run_gateway  # (only a gateway loads the gateway)
 
             return run_gateway(args)
+        if args.command == "record":
+            from .record import run_record
+
+            return run_record(args, target_words)
+        if args.command == "replay":
+            if target_words is not None:
+                raise UsageError("replay takes no server after --: it serves CASSETTE")
+            from .record import run_replay
+
+            return run_replay(args)
         if target_words is None and args.config is None:
             stray = _stray_target(args)
             if stray:

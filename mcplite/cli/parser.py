@@ -84,6 +84,11 @@ _EXAMPLES = {
                "  {prog} gateway my-gateway.json --http 127.0.0.1:8000",
     "serve": "{prog} serve examples/everything_server.py --http 127.0.0.1:8000\n"
              "  {prog} serve mypackage.server:app",
+    "record": "{prog} record session.jsonl -- python3 server.py\n"
+              "  (in a desktop host's config: \"command\": \"python3\", \"args\": [\"-m\", \"mcplite\", \"record\", "
+              "\"/tmp/session.jsonl\", \"--\", \"npx\", \"-y\", \"some-server\"])",
+    "replay": "{prog} replay session.jsonl\n"
+              "  {prog} replay session.jsonl --http 127.0.0.1:8000",
 }
 
 
@@ -185,7 +190,7 @@ def build_parser(prog: str = "mcplite") -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".",
                                   prog=f"{prog} {name}", formatter_class=formatter,
                                   epilog="examples:\n  " + _EXAMPLES[name].format(prog=prog))
-        if name not in ("serve", "completion", "gateway"):
+        if name not in ("serve", "completion", "gateway", "record", "replay"):
             # Also after the command (`list tools --json`); SUPPRESS keeps a value given before it.
             _add_output_options(sub, argparse.SUPPRESS)
         return sub
@@ -252,6 +257,17 @@ def build_parser(prog: str = "mcplite") -> argparse.ArgumentParser:
     gateway.add_argument("--record", metavar="FILE",
                          help="write every message, both ways, for each server and for the front, to FILE as JSON "
                               "lines, secrets redacted (docs/recording.md)")
+    record = command("record", "pass stdio through to the server command after -- and record every message, both "
+                               "ways, to OUT (docs/recording.md): put it in front of a server an MCP client starts")
+    record.add_argument("output", metavar="OUT", help="the recording to write (JSON lines, mode 0600)")
+    replay = command("replay", "serve a recording as a server over stdio, or over HTTP with --http, answering the "
+                               "requests it recorded (docs/recording.md)")
+    replay.add_argument("cassette", metavar="CASSETTE", help="a recording (record, --record, record=)")
+    replay.add_argument("--peer", metavar="NAME",
+                        help="the connection of the recording to replay, by its peer name (default: the one the "
+                             "recording process served, else its only server)")
+    replay.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP at /mcp instead of stdio")
+    _add_http_serving_options(replay)
     return parser
 
 
@@ -308,7 +324,7 @@ def parse_arguments(parser: argparse.ArgumentParser, words: List[str], has_targe
     if extra and hasattr(args, "arguments") and all("=" in word and not word.startswith("-") for word in extra):
         args.arguments += extra
     elif extra:
-        if not has_target and getattr(args, "command", None) not in ("serve", "gateway") and list(words[-len(extra):]) == extra \
+        if not has_target and getattr(args, "command", None) not in ("serve", "gateway", "record", "replay") and list(words[-len(extra):]) == extra \
                 and not extra[0].startswith("-"):
             raise missing_separator(parser.prog, words, extra)
         parser.error(f"unrecognized arguments: {' '.join(extra)}")

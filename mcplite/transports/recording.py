@@ -26,6 +26,12 @@ The format. The first line is the header; every later line is one message, in th
                 secrets redacted (see below)
     invalid     instead of ``message``: something arrived that did not decode; the decoder's error,
                 which quotes the start of what arrived (at most 200 characters)
+    headers     (only over HTTP) the HTTP headers the message came with (an HTTP server: the request's
+                headers, lower case), or the protocol headers it was sent with (an HTTP client:
+                ``MCP-Protocol-Version``, ``Mcp-Method``...), redacted
+    revision    (only on the line that makes it known) the protocol revision: an ``initialize`` answer's
+                ``protocolVersion``, or a 2026-07-28 request's ``_meta`` version when it differs from the
+                peer's last one; it holds for the peer's later lines
 
 A message is recorded as it is handed to the transport, before it is written, so that an answer can never be
 recorded before its request; a send that then fails (the connection was gone) is still in the recording. Over
@@ -35,7 +41,8 @@ sees it (a body that is not JSON) is not recorded.
 Redaction (on a copy: the message the session and its caller hold is never changed; docs/architecture.md,
 ownership). A string or number under a key that names a secret, whatever its case and with ``-`` and ``_``
 ignored (`SECRET_KEYS`: ``access_token``, ``refreshToken``, ``client_secret``, ``password``, ``token``,
-``Authorization``, ``api_key``, ``Mcp-Session-Id``, ...), becomes ``"[redacted]"``; an object or array under
+``Authorization``, ``Cookie``, ``api_key``, ``Mcp-Session-Id``, the sealed ``requestState``, ...), becomes
+``"[redacted]"``; an object or array under
 such a key is gone through the same way (a tool's input schema may have a property named ``password``: its
 schema stays). In every other string, the credential of ``Bearer <credential>`` and anything shaped like a JWT
 become ``[redacted]``. A recording can still hold secrets this cannot recognise (a token in a tool's free
@@ -70,7 +77,7 @@ if TYPE_CHECKING:
     RecordTo = Union[str, "os.PathLike[str]", "Recorder"]
 
 __all__ = ["Recorder", "RecordingPeer", "RecordingTransport", "RecordingFactory", "read_recording", "redact",
-           "open_recorder", "FORMAT_VERSION", "REDACTED", "SECRET_KEYS"]
+           "open_recorder", "revision_of", "FORMAT_VERSION", "REDACTED", "SECRET_KEYS"]
 
 #: The version the header's ``mcplite_recording`` field holds.
 FORMAT_VERSION = 1
@@ -81,6 +88,7 @@ SECRET_KEYS = frozenset({
     "accesstoken", "refreshtoken", "idtoken", "token", "subjecttoken", "actortoken", "clientsecret", "secret",
     "password", "passwd", "passphrase", "authorization", "proxyauthorization", "apikey", "xapikey", "assertion",
     "clientassertion", "codeverifier", "cookie", "setcookie", "privatekey", "mcpsessionid", "sessionid",
+    "requeststate",
 })
 #: The longest ``invalid`` text recorded.
 INVALID_CHARS = 200
@@ -180,16 +188,23 @@ class Recorder:
         """What one connection records with, under the peer name ``name``."""
         return RecordingPeer(self, name)
 
-    def record(self, peer: str, direction: str, message: Any = None, *, invalid: Optional[str] = None) -> None:
+    def record(self, peer: str, direction: str, message: Any = None, *, invalid: Optional[str] = None,
+               headers: Optional[Mapping[str, str]] = None, revision: Optional[str] = None) -> None:
         """Write one line: ``message`` (redacted on a copy) sent to (``direction`` "send") or received from
-        ("recv") ``peer``; or, with ``invalid``, the error of something received that did not decode. Nothing
-        happens once the recorder is closed (a message that arrives while its connection closes)."""
+        ("recv") ``peer``; or, with ``invalid``, the error of something received that did not decode.
+        ``headers``: the HTTP headers it came or went with (redacted); ``revision``: the protocol revision this
+        message made known (see the module docstring). Nothing happens once the recorder is closed (a message
+        that arrives while its connection closes)."""
         if self._file is None:
             return
         if invalid is not None:
             entry: Dict[str, Any] = {"invalid": _redact_text(invalid[:INVALID_CHARS])}
         else:
             entry = {"message": redact(message)}
+        if headers:
+            entry["headers"] = redact({str(name): str(value) for name, value in headers.items()})
+        if revision is not None:
+            entry["revision"] = revision
         with self._lock:
             # Timed under the lock, so that the times of the lines in the file never go down.
             t = max(self._last, round(self._clock() - self._start, 6))
@@ -243,22 +258,51 @@ class Recorder:
 
 
 class RecordingPeer:
-    """One connection's side of a `Recorder`: records under its peer name."""
+    """One connection's side of a `Recorder`: records under its peer name, noting the protocol revision on the
+    line that makes it known (`revision_of`)."""
 
-    __slots__ = ("recorder", "name")
+    __slots__ = ("recorder", "name", "revision")
 
     def __init__(self, recorder: Recorder, name: str) -> None:
         self.recorder = recorder
         self.name = name
+        #: The last revision noted for this peer (None before any).
+        self.revision: Optional[str] = None
 
-    def sent(self, message: Any) -> None:
-        self.recorder.record(self.name, "send", message)
+    def _noted(self, message: Any) -> Optional[str]:
+        found = revision_of(message)
+        if found is None or found == self.revision:
+            return None
+        self.revision = found  # (a race between two threads at most notes it twice: harmless)
+        return found
 
-    def received(self, message: Any) -> None:
-        self.recorder.record(self.name, "recv", message)
+    def sent(self, message: Any, headers: Optional[Mapping[str, str]] = None) -> None:
+        self.recorder.record(self.name, "send", message, headers=headers, revision=self._noted(message))
+
+    def received(self, message: Any, headers: Optional[Mapping[str, str]] = None) -> None:
+        self.recorder.record(self.name, "recv", message, headers=headers, revision=self._noted(message))
 
     def received_invalid(self, error: BaseException) -> None:
         self.recorder.record(self.name, "recv", invalid=str(error))
+
+
+#: Where a 2026-07-28 request names its revision: its ``params._meta`` key (`methods.PROTOCOL_VERSION_KEY`).
+_ENVELOPE_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+
+
+def revision_of(message: Any) -> Optional[str]:
+    """The protocol revision a message makes known, or None: an ``initialize`` answer's ``protocolVersion`` (the
+    handshake era), or the version in a 2026-07-28 request's ``_meta`` envelope."""
+    if not isinstance(message, dict):
+        return None  # (a batch: only the handshake era has them, and its initialize is never batched)
+    result = message.get("result")
+    if isinstance(result, dict):
+        version = result.get("protocolVersion")
+        return version if isinstance(version, str) and "serverInfo" in result else None
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    version = meta.get(_ENVELOPE_VERSION_KEY) if isinstance(meta, dict) else None
+    return version if isinstance(version, str) and "method" in message else None
 
 
 def open_recorder(record: RecordTo) -> Tuple[Recorder, bool]:
@@ -295,7 +339,7 @@ class _RecordingSink(MessageSink):
 
 
 #: The attributes a `RecordingTransport` keeps for itself; every other one is the wrapped transport's.
-_OWN_ATTRIBUTES = frozenset({"inner", "peer", "wants_route", "_owns_recorder"})
+_OWN_ATTRIBUTES = frozenset({"inner", "peer", "wants_route", "_owns_recorder", "_sent_headers"})
 
 
 class RecordingTransport(Transport):
@@ -308,14 +352,19 @@ class RecordingTransport(Transport):
         inner: the transport to record.
         peer: what to record with (`Recorder.peer`).
         owns_recorder: close ``peer``'s recorder when this transport closes (it was opened for it).
+        sent_headers: record the protocol headers of what is sent (an HTTP client's requests; not an HTTP
+            server's answers, whose lines would repeat the version header).
     """
 
     inner: Transport
     peer: RecordingPeer
     _owns_recorder: bool
+    _sent_headers: bool
 
-    def __init__(self, inner: Transport, peer: RecordingPeer, *, owns_recorder: bool = False) -> None:
+    def __init__(self, inner: Transport, peer: RecordingPeer, *, owns_recorder: bool = False,
+                 sent_headers: bool = True) -> None:
         object.__setattr__(self, "inner", inner)
+        object.__setattr__(self, "_sent_headers", sent_headers)
         object.__setattr__(self, "peer", peer)
         object.__setattr__(self, "wants_route", inner.wants_route)
         object.__setattr__(self, "_owns_recorder", owns_recorder)
@@ -324,7 +373,8 @@ class RecordingTransport(Transport):
         self.inner.start(_RecordingSink(sink, self.peer))
 
     def send(self, message: Any, route: Optional[Route] = None) -> None:
-        self.peer.sent(message)  # before the write: the answer cannot be recorded before its request
+        # (route.headers: the protocol headers an HTTP client sends the message with; a stream has none)
+        self.peer.sent(message, route.headers if route is not None and self._sent_headers else None)  # before the write: the answer cannot be recorded before its request
         self.inner.send(message, route)
 
     def cancel(self, request_id: RequestId) -> bool:
@@ -394,7 +444,7 @@ class _RecordingSession:
 
     def receive(self, value: Any, *, inline: bool = False, request_info: Optional[RequestInfo] = None,
                 wait_deferred: bool = True) -> None:
-        self._peer.received(value)
+        self._peer.received(value, request_info.headers if request_info is not None else None)
         self._inner.receive(value, inline=inline, request_info=request_info, wait_deferred=wait_deferred)
 
     def assume_initialized(self, version: str) -> None:
@@ -432,7 +482,8 @@ class RecordingFactory:
             name = session_label(session_id[len(prefix):] if prefix and session_id.startswith(prefix)
                                  else session_id)
         peer = self.recorder.peer(name)
-        return _RecordingSession(self._factory.create_session(RecordingTransport(transport, peer)), peer)
+        return _RecordingSession(self._factory.create_session(RecordingTransport(transport, peer, sent_headers=False)),
+                                 peer)
 
     def __getattr__(self, name: str) -> Any:
         if name == "_factory":
@@ -516,5 +567,10 @@ def _problem(entry: Dict[str, Any], last: float) -> str:
         return "invalid must be a string"
     if has_message and not isinstance(entry["message"], (dict, list)):
         return "message must be a JSON-RPC message (an object) or batch (an array)"
+    headers = entry.get("headers")
+    if headers is not None and not (isinstance(headers, dict) and all(isinstance(v, str) for v in headers.values())):
+        return "headers must be an object of strings"
+    if "revision" in entry and not isinstance(entry["revision"], str):
+        return "revision must be a string"
     return ""
 

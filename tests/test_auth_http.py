@@ -21,7 +21,7 @@ from mcplite.cli import main as cli_main
 from mcplite.errors import AuthError
 from mcplite.transports.http_messages import AuthFlow, HTTPRequest, HTTPResponse
 from mcplite.http_server import HTTPServerThread
-from mcplite.oauth import BearerAuth, FileTokenStorage, OAuth
+from mcplite.oauth import BearerAuth, FileTokenStorage, MemoryTokenStorage, OAuth
 from mcplite.oauth.advanced import parse_bearer_challenge, protected_resource_metadata_path, send_with_http_client
 from oauth_server import (  # tests/ is on sys.path under pytest's default import mode
     Clock, CountingAuthorize, OAuthTestServer, follow_authorization_redirect,
@@ -65,10 +65,10 @@ class Deployment:
 
 
 @contextlib.contextmanager
-def deployment(clock: Optional[Clock] = None) -> Iterator[Deployment]:
+def deployment(clock: Optional[Clock] = None, record: Optional[str] = None) -> Iterator[Deployment]:
     clock = clock or Clock()
     with OAuthTestServer(clock=clock) as authorization_server:
-        http = HTTPServerThread(whoami_server())  # bound now, so its URL (the resource) is known
+        http = HTTPServerThread(whoami_server(), record=record)  # bound now, so its URL (the resource) is known
         authorization_server.resource = http.url
         bearer = BearerAuth(
             authorization_server.introspect, resource=http.url, authorization_servers=[authorization_server.issuer],
@@ -429,3 +429,35 @@ def test_serve_takes_a_token_from_the_environment_or_a_hook_of_yours(tmp_path: A
     both = subprocess.run([sys.executable, "-m", "mcplite", "serve", "examples/demo_server.py", "--auth-token-env",
                            "SHORT"], cwd=ROOT, capture_output=True, text=True, timeout=WAIT)
     assert both.returncode == 2 and "need --http" in both.stderr
+
+
+# ---- a recording of a signed-in session: no token in it ----------------------------------------------------
+def test_a_recording_of_an_oauth_session_holds_no_token_and_replays(tmp_path: Any) -> None:
+    """``record=`` on a client that signs in with OAuth (tokens from tests/oauth_server.py, refreshed once): the
+    recording names the headers the client sent, with no access or refresh token anywhere in it, and it
+    replays (`mcplite.replay.ReplayServer`) to the same results."""
+    from mcplite.recording import read_recording
+    from mcplite.replay import ReplayServer
+
+    clock = Clock()
+    path, server_path = tmp_path / "signed-in.jsonl", tmp_path / "server-side.jsonl"
+    with deployment(clock, record=str(server_path)) as site:
+        site.authorization_server.token_lifetime = 60
+        auth = site.oauth(storage=MemoryTokenStorage())
+        with Client(site.url, auth=auth, timeout=WAIT, record=str(path)) as client:
+            first = client.call_tool("whoami")
+            clock.advance(61)  # expired: the next request refreshes it
+            second = client.call_tool("whoami")
+        tokens = auth.storage.get_tokens(site.authorization_server.issuer, site.url)
+        issued = list(site.authorization_server.access_tokens)  # every access token it gave out (two: refreshed)
+    assert tokens is not None and tokens.access_token and tokens.refresh_token and len(issued) == 2
+    for recording in (path, server_path):
+        text = recording.read_text()
+        for secret in {tokens.access_token, tokens.refresh_token, *issued}:
+            assert secret not in text, recording.name
+    # The server saw the Authorization header of every request: recorded, redacted.
+    seen = [line["headers"] for line in read_recording(str(server_path)) if line.get("headers")]
+    assert seen and all(headers.get("authorization") == "[redacted]" for headers in seen), seen[:2]
+    assert first["structuredContent"] == second["structuredContent"]
+    with Client(ReplayServer(str(path)), timeout=WAIT) as replayed:
+        assert replayed.call_tool("whoami")["structuredContent"] == first["structuredContent"]

@@ -918,11 +918,11 @@ STREAM_CALLS, STREAM_CALLS_QUICK = 500, 200
 #: The seconds one server's run at one count may take (the SDK opens 10,000 streams in about a minute here).
 STREAM_TIMEOUT = 900.0
 #: mcplite's targets at the largest count: server threads and RSS (MiB) with the streams open, the p99 of an
-#: update's delivery (ms), a call's p50 and p99 with the streams open over idle, and the RSS after the clients
-#: left over the RSS before they came, beyond which memory is not "back": CPython keeps the arenas it grew
-#: (pymalloc frees an arena only when it is empty, glibc trims only the top of its heaps), so a process
-#: seldom gives back all it took; what it kept is reused by the next crowd (`STREAM_RSS_NOTE`).
-STREAM_TARGETS = {"threads": 64, "rss": 400.0, "notify_p99": 2000.0, "call_ratio": 3.0, "rss_back": 1.25}
+#: update's delivery (ms), a call's p50 and p99 with the streams open over idle, and how much a second crowd
+#: of as many streams may add to the RSS the first left, as a fraction of what the first took: CPython keeps
+#: the arenas it grew (pymalloc frees an arena only when it is empty, glibc trims only the top of its heaps),
+#: so a process seldom gives back all it took, and "back to baseline" is that what it kept is reused.
+STREAM_TARGETS = {"threads": 64, "rss": 400.0, "notify_p99": 2000.0, "call_ratio": 3.0, "rss_back": 0.25}
 STREAM_SERVERS = [("mcplite", "mcplite (built-in server)"), ("python-sdk", "Python SDK on uvicorn")]
 
 
@@ -980,8 +980,9 @@ def run_streams(python: str, quick: bool, record: Record) -> Dict[Tuple[str, int
     return reports
 
 
-STREAM_RSS_NOTE = ("RSS after: read once the clients have closed their streams and DELETEd their sessions and "
-                   "the server's threads are back to the number before (or after 30 s)")
+STREAM_RSS_NOTE = ("after: read once the clients have closed their streams and DELETEd their sessions and the "
+                   "server's threads are back to the number before (or after 30 s); then a 2nd crowd of as many "
+                   "streams opens and leaves the same way")
 
 
 def streams_table(reports: Dict[Tuple[str, int], Dict[str, Any]], quick: bool) -> Tuple[List[str], List[str]]:
@@ -994,7 +995,8 @@ def streams_table(reports: Dict[Tuple[str, int], Dict[str, Any]], quick: bool) -
     heading = dict(STREAM_SERVERS)
     header = ["open streams (half listen, half GET)", "server", "accepted", "threads open", "RSS open MiB",
               "update p50 ms", "update p99 ms", "update max ms", "call p50 idle -> open ms",
-              "call p99 idle -> open ms", "threads before -> after", "RSS before -> after MiB", "refused by"]
+              "call p99 idle -> open ms", "threads before -> after -> after a 2nd crowd",
+              "RSS before -> after -> after a 2nd crowd MiB", "refused by"]
     rows: List[List[str]] = []
 
     def pair(before: Optional[float], after: Optional[float], digits: int = 2) -> str:
@@ -1024,8 +1026,8 @@ def streams_table(reports: Dict[Tuple[str, int], Dict[str, Any]], quick: bool) -
                 *(number(quantile(report, "notify", which), "ms") for which in ("p50", "p99", "max")),
                 pair(quantile(report, "calls_idle", "p50"), quantile(report, "calls_open", "p50")),
                 pair(quantile(report, "calls_idle", "p99"), quantile(report, "calls_open", "p99")),
-                f"{report['threads_before']} -> {report['threads_after']}",
-                pair(report["rss_before"], report["rss_after"], 0),
+                f"{report['threads_before']} -> {report['threads_after']} -> {report['threads_after_again']}",
+                f"{report['rss_before']:.0f} -> {report['rss_after']:.0f} -> {report['rss_after_again']:.0f}",
                 "; ".join(refused) or "-"])
     lines = markdown(header, rows, text_after=1)
     largest = counts[-1]
@@ -1061,13 +1063,16 @@ def streams_table(reports: Dict[Tuple[str, int], Dict[str, Any]], quick: bool) -
         checks.append((f"call {which} with the streams open <= {targets['call_ratio']:g}x idle",
                        "-" if ratio is None else f"{ratio:.2f}x ({idle:.2f} -> {busy:.2f} ms)",
                        ratio is not None and ratio <= targets["call_ratio"]))
-    checks.append(("threads back to baseline after the clients leave (after <= before)",
-                   f"{report['threads_before']} -> {report['threads_after']} ({report['settle_s']:.1f} s)",
-                   report["threads_after"] <= report["threads_before"]))
-    back = report["rss_after"] / report["rss_before"]
-    checks.append((f"RSS back to baseline after the clients leave (after <= {targets['rss_back']:g}x before)",
-                   f"{report['rss_before']:.0f} -> {report['rss_after']:.0f} MiB ({back:.2f}x)",
-                   back <= targets["rss_back"]))
+    checks.append(("threads back to baseline after the clients leave (after <= before, both crowds)",
+                   f"{report['threads_before']} -> {report['threads_after']} ({report['settle_s']:.1f} s) -> "
+                   f"{report['threads_after_again']}",
+                   max(report["threads_after"], report["threads_after_again"]) <= report["threads_before"]))
+    grown = report["rss_after_again"] - report["rss_after"]
+    allowed = targets["rss_back"] * max(report["rss_open"] - report["rss_before"], 0.0)
+    checks.append((f"memory back to baseline: a 2nd crowd adds <= {targets['rss_back']:.0%} of what the first "
+                   f"took to the RSS left after it",
+                   f"{report['rss_after']:.0f} -> {report['rss_after_again']:.0f} MiB ({grown:+.0f}, "
+                   f"allowed {allowed:+.0f})", grown <= allowed))
     lines += ["", *markdown([f"target (mcplite, {largest:,} streams)", "measured", "met"],
                             [[text, shown, "yes" if met else "**NO**"] for text, shown, met in checks],
                             text_after=1)]

@@ -18,7 +18,9 @@ Against a server on 127.0.0.1:PORT serving streams_mc_server.py's resource and t
 6. times CALLS ``add`` calls again, with the streams open;
 7. leaves: closes every stream and ends each 2025-11-25 session with DELETE (a client that is done says so;
    the sessions would otherwise live until their idle timeout), then reads threads until they are back to the
-   baseline (or SETTLE_TIMEOUT), and RSS then.
+   baseline (or SETTLE_TIMEOUT), and RSS then;
+8. does 3 and 7 once more, a second crowd: CPython keeps most of the memory it grew, so RSS after the clients
+   leave is not RSS before; what must hold is that the second crowd reuses what the first left (no leak).
 
 It prints one JSON object. Standard library only, so that it measures any server alike.
 """
@@ -521,6 +523,19 @@ def main(argv: List[str]) -> int:
         threads, rss = status(pid)
     report["settle_s"] = time.monotonic() - started
     report["threads_after"], report["rss_after"] = threads, rss
+    # A second crowd, opened and gone: what the first left behind must be reused, not added to.
+    again = Loop(port)
+    again.open_streams(count)
+    report["accepted_again"] = sum(1 for conn in again.streams if conn.state == "open")
+    again.leave()
+    started = time.monotonic()
+    threads, rss = status(pid)
+    while threads > report["threads_before"] and time.monotonic() - started < SETTLE_TIMEOUT:
+        time.sleep(0.1)
+        threads, rss = status(pid)
+    report["threads_after_again"], report["rss_after_again"] = threads, rss
+    for reason, times in again.refused.items():
+        loop.refused[f"(second crowd) {reason}"] += times
     report["refused"] = dict(loop.refused)
     report["errors"] = errors
     print(json.dumps(report))

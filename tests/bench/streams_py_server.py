@@ -8,16 +8,21 @@ One resource, ``bench://watched``; tools ``add`` and ``touch``. The SDK splits a
 streams (2026-07-28) only; a 2025-11-25 client that sent ``resources/subscribe`` hears it on its session's GET
 stream, sent with ``ServerSession.send_resource_updated``. MCPServer serves no ``resources/subscribe``, so this
 server adds the handler on its lowlevel server, remembering each subscribing session, and ``touch`` does both.
-STREAMS is unused (the SDK's session manager allows 10,000 sessions by default; it has no cap on listens).
+As for mcplite's, only the policy cap on listens is raised to fit STREAMS: the SDK's ``ListenHandler`` refuses
+listens beyond ``max_subscriptions`` (1,024 by default; -32603 "Subscription limit reached"), so this server
+registers one with STREAMS + 100 in its place. Its session manager allows 10,000 sessions by default, more than
+the table's half of 10,000 streams needs.
 """
 
 import sys
 from typing import Any, List
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import EmptyResult, SubscribeRequestParams
+from mcp.server.subscriptions import ListenHandler
+from mcp_types import EmptyResult, SubscribeRequestParams, SubscriptionsListenRequestParams
 
 WATCHED = "bench://watched"
+streams = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
 server = MCPServer("bench-streams-python-sdk", log_level="WARNING")
 subscribers: List[Any] = []  # the ServerSession of each 2025-11-25 client subscribed to WATCHED
 updates = [0]
@@ -55,6 +60,8 @@ async def subscribe(ctx: Any, params: SubscribeRequestParams) -> EmptyResult:
 
 
 server._lowlevel_server.add_request_handler("resources/subscribe", SubscribeRequestParams, subscribe)
+server._lowlevel_server.add_request_handler("subscriptions/listen", SubscriptionsListenRequestParams,
+                                            ListenHandler(server._subscriptions, max_subscriptions=streams + 100))
 
 if __name__ == "__main__":
     server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[1]))

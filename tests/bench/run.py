@@ -69,6 +69,13 @@ and, for one line after it (issue 13: what protocol_version="auto" costs against
                     mc_client.py pinned to 2025-11-25, and with "auto", against mc_server.py serving the
                     handshake revisions only (MCPLITE_BENCH_LEGACY_ONLY=1): cold starts only
 
+and, for the streams table (issue 34: thousands of open streams on one process; ``--only streams`` runs it alone
+and then replaces only its section of RESULTS.md), once after the rounds, `STREAM_COUNTS` (``--quick``:
+`STREAM_COUNTS_QUICK`) streams, half ``subscriptions/listen``, half session GET streams, held by streams_client.py
+(one selectors loop, no thread per stream) against streams_mc_server.py on mcplite's built-in server and
+streams_py_server.py on the Python SDK with uvicorn, the counts' server order alternating; `streams_table` says
+what it reports and checks mcplite's `STREAM_TARGETS` at the largest count
+
 mcplite and the floor run in ``.peers/bench-py``, an empty venv of the Python the SDK's venv is made
 from, so that all three Python sides start alike, with nothing but their own code on the path.
 

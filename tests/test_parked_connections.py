@@ -362,3 +362,27 @@ def test_a_notification_to_many_streams_is_encoded_once(monkeypatch: pytest.Monk
         assert len(events) == 2, len(events)
         for raw in clients:
             raw.close()
+
+
+def test_connections_that_leave_are_let_go_at_once() -> None:
+    """A connection that has left keeps nothing alive: not its socket, buffers and handler until its old
+    deadline (keepalive_timeout, 30 s) would have come, as a heap of stale deadlines used to."""
+    import gc
+
+    from mcplite.transports.http_server.stdlib import _Connection
+
+    server = make_server()
+    with HTTPServerThread(server, "127.0.0.1:0", json_response=True, keepalive_interval=None) as http:
+
+        def held() -> int:
+            gc.collect()
+            return sum(1 for obj in gc.get_objects()
+                       if isinstance(obj, _Connection) and obj.handler.server is http._httpd)
+
+        clients = [open_idle(http.port) for _ in range(100)] + [open_listen(http.port, n) for n in range(50)]
+        assert held() >= 150
+        for raw in clients:
+            raw.close()
+        wait_until(lambda: not http._httpd._open and len(server.listens) == 0, WAIT, "the connections stayed open")
+        # (The reactor's loop may still name the last connection it looked at, until its next event.)
+        wait_until(lambda: held() <= 1, WAIT, "connections that left are still held")

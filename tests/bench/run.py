@@ -72,6 +72,13 @@ and, for one line after it (issue 13: what protocol_version="auto" costs against
                     mc_client.py pinned to 2025-11-25, and with "auto", against mc_server.py serving the
                     handshake revisions only (MCPLITE_BENCH_LEGACY_ONLY=1): cold starts only
 
+and, for the streams table (issue 34: thousands of open streams on one process; ``--only streams`` runs it alone
+and then replaces only its section of RESULTS.md), once after the rounds, `STREAM_COUNTS` (``--quick``:
+`STREAM_COUNTS_QUICK`) streams, half ``subscriptions/listen``, half session GET streams, held by streams_client.py
+(one selectors loop, no thread per stream) against streams_mc_server.py on mcplite's built-in server and
+streams_py_server.py on the Python SDK with uvicorn, the counts' server order alternating; `streams_table` says
+what it reports and checks mcplite's `STREAM_TARGETS` at the largest count
+
 mcplite and the floor run in ``.peers/bench-py``, an empty venv of the Python the SDK's venv is made
 from, so that all three Python sides start alike, with nothing but their own code on the path.
 
@@ -645,7 +652,8 @@ SHORT = {"floor": "floor", "mcplite": "mcplite", "mcplite-eras": "mcplite's serv
          "python-sdk-modern": "Python SDK -> mcplite 2026-07-28",
          "mcplite-gunicorn": "mcplite gunicorn -w 4", "python-sdk-uvicorn": "Python SDK uvicorn --workers 4",
          GATEWAY: "mcplite -> mcplite's gateway -> mcplite", FASTMCP_PROXY: "mcplite -> FastMCP proxy -> mcplite",
-         FLOOR_PROXY: "mcplite -> byte copier -> mcplite"}
+         FLOOR_PROXY: "mcplite -> byte copier -> mcplite",
+         "streams": "the streams table (mcplite and the Python SDK holding thousands of open streams)"}
 #: The implementations that are a peer's program with another server: the peer they need installed.
 PEER_OF = {"python-sdk-handshake": "python-sdk", "python-sdk-modern": "python-sdk", "python-sdk-uvicorn": "python-sdk",
            FASTMCP_PROXY: "fastmcp"}
@@ -914,6 +922,198 @@ def gateway_table(names: Sequence[str], record: Record) -> Tuple[List[str], List
     return lines, missed
 
 
+# ---- the streams table (issue 34) ----------------------------------------------------------------------------
+#: The streams table's name for --only; it is a table, not an implementation: it runs once, after the rounds.
+STREAMS = "streams"
+#: Open streams at once (half subscriptions/listen, half session GET streams), and sequential calls timed idle
+#: and with them open; --quick uses the smaller counts.
+STREAM_COUNTS, STREAM_COUNTS_QUICK = (1000, 5000, 10000), (200, 1000)
+STREAM_CALLS, STREAM_CALLS_QUICK = 500, 200
+#: The seconds one server's run at one count may take (the SDK opens 10,000 streams in about a minute here).
+STREAM_TIMEOUT = 900.0
+#: mcplite's targets at the largest count: server threads and RSS (MiB) with the streams open, the p99 of an
+#: update's delivery (ms), a call's p50 and p99 with the streams open over idle, and how much a second crowd
+#: of as many streams may add to the RSS the first left, as a fraction of what the first took: CPython keeps
+#: the arenas it grew (pymalloc frees an arena only when it is empty, glibc trims only the top of its heaps),
+#: so a process seldom gives back all it took, and "back to baseline" is that what it kept is reused.
+STREAM_TARGETS = {"threads": 64, "rss": 400.0, "notify_p99": 2000.0, "call_ratio": 3.0, "rss_back": 0.25}
+STREAM_SERVERS = [("mcplite", "mcplite (built-in server)"), ("python-sdk", "Python SDK on uvicorn")]
+
+
+def stream_server_argv(name: str, python: str, port: int, count: int) -> List[str]:
+    if name == "mcplite":
+        return [python, os.path.join(HERE, "streams_mc_server.py"), str(port), str(count)]
+    return [interop.PY_PEER_PYTHON, os.path.join(HERE, "streams_py_server.py"), str(port), str(count)]
+
+
+def stream_run(name: str, python: str, count: int, calls: int) -> Dict[str, Any]:
+    """One server holding ``count`` streams from streams_client.py: the client's report (see its docstring)."""
+    port = interop.free_port()
+    with tempfile.TemporaryFile() as log:
+        process = subprocess.Popen(stream_server_argv(name, python, port, count), cwd=ROOT, env=ENV,
+                                   stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+        try:
+            try:
+                interop.wait_until_listening(process, port, log)
+            except interop.ServerDidNotStart as exc:
+                raise WorkloadFailed(str(exc)[:500]) from None
+            try:
+                done = subprocess.run([python, os.path.join(HERE, "streams_client.py"), str(port), str(process.pid),
+                                       str(count), str(calls)], cwd=ROOT, env=ENV, capture_output=True, text=True,
+                                      timeout=STREAM_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                raise WorkloadFailed(f"the client took longer than {STREAM_TIMEOUT:.0f} s") from None
+            if done.returncode != 0 or not done.stdout.strip():
+                raise WorkloadFailed(f"the client exited with {done.returncode}: {tail(done.stdout + done.stderr)}")
+            report: Dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+            if process.poll() is not None:
+                report["errors"].append(f"the server exited with {process.returncode}: "
+                                        f"{tail(interop.read_all(log))}")
+            return report
+        finally:
+            interop.stop(process)
+
+
+def run_streams(python: str, quick: bool, record: Record) -> Dict[Tuple[str, int], Dict[str, Any]]:
+    """The streams table's runs: for each count, each server (the SDK's when it is installed), their order
+    alternating from one count to the next."""
+    counts = STREAM_COUNTS_QUICK if quick else STREAM_COUNTS
+    calls = STREAM_CALLS_QUICK if quick else STREAM_CALLS
+    servers = [name for name, _ in STREAM_SERVERS if name == "mcplite" or os.path.exists(interop.PY_PEER_PYTHON)]
+    reports: Dict[Tuple[str, int], Dict[str, Any]] = {}
+    for index, count in enumerate(counts):
+        for name in (servers if index % 2 == 0 else servers[::-1]):
+            started = time.monotonic()
+            try:
+                reports[(name, count)] = stream_run(name, python, count, calls)
+            except WorkloadFailed as exc:
+                record.fail(f"{STREAMS} {name}", f"{count} streams: {exc}")
+            record.seconds[f"{STREAMS} {name}"] = record.seconds.get(f"{STREAMS} {name}", 0.0) + \
+                time.monotonic() - started
+            print(f"bench: streams: {name}, {count:,}: {time.monotonic() - started:.0f} s", flush=True)
+    return reports
+
+
+STREAM_RSS_NOTE = ("after: read once the clients have closed their streams and DELETEd their sessions and the "
+                   "server's threads are back to the number before (or after 30 s); then a 2nd crowd of as many "
+                   "streams opens and leaves the same way")
+
+
+def streams_table(reports: Dict[Tuple[str, int], Dict[str, Any]], quick: bool) -> Tuple[List[str], List[str]]:
+    """The streams table (per count and server: accepted, threads, RSS, an update's delivery, calls idle and
+    with the streams open, threads and RSS after the clients left), mcplite's targets at the largest count
+    with whether each is met, and the targets missed."""
+    if not reports:
+        return [], []
+    counts = sorted({count for _, count in reports})
+    heading = dict(STREAM_SERVERS)
+    header = ["open streams (half listen, half GET)", "server", "accepted", "threads open", "RSS open MiB",
+              "update p50 ms", "update p99 ms", "update max ms", "call p50 idle -> open ms",
+              "call p99 idle -> open ms", "threads before -> after -> after a 2nd crowd",
+              "RSS before -> after -> after a 2nd crowd MiB", "refused by"]
+    rows: List[List[str]] = []
+
+    def pair(before: Optional[float], after: Optional[float], digits: int = 2) -> str:
+        if before is None or after is None:
+            return "-"
+        return f"{before:.{digits}f} -> {after:.{digits}f}"
+
+    def quantile(report: Dict[str, Any], what: str, which: str) -> Optional[float]:
+        value = report.get(what, {}).get(which)
+        return None if value is None else float(value)
+
+    for count in counts:
+        for name, _ in STREAM_SERVERS:
+            report = reports.get((name, count))
+            if report is None:
+                rows.append([f"{count:,}", heading[name], *["-"] * (len(header) - 3), "did not run (see below)"])
+                continue
+            refused = [f"{reason} x{times}" for reason, times in report["refused"].items()]
+            refused += [f"ended by the server after opening: {reason} x{times}"
+                        for reason, times in report["ended_by_server"].items()]
+            if report["notify_missed"]:
+                refused.append(f"{report['notify_missed']} deliveries missing after {60} s")
+            refused += report["errors"]
+            rows.append([
+                f"{count:,}", heading[name], f"{report['accepted']:,} / {report['wanted']:,}",
+                str(report["threads_open"]), f"{report['rss_open']:.0f}",
+                *(number(quantile(report, "notify", which), "ms") for which in ("p50", "p99", "max")),
+                pair(quantile(report, "calls_idle", "p50"), quantile(report, "calls_open", "p50")),
+                pair(quantile(report, "calls_idle", "p99"), quantile(report, "calls_open", "p99")),
+                f"{report['threads_before']} -> {report['threads_after']} -> {report['threads_after_again']}",
+                f"{report['rss_before']:.0f} -> {report['rss_after']:.0f} -> {report['rss_after_again']:.0f}",
+                "; ".join(refused) or "-"])
+    lines = markdown(header, rows, text_after=1)
+    largest = counts[-1]
+    lines += ["", f"{'--quick: smaller counts (' + ', '.join(f'{c:,}' for c in counts) + '). ' if quick else ''}"
+              f"Each server process holds one count's streams from one client process (streams_client.py: raw "
+              f"non-blocking sockets, one selectors loop, {64} streams being opened at once), half "
+              f"2026-07-28 subscriptions/listen naming bench://watched, half 2025-11-25 sessions (initialize, "
+              f"resources/subscribe, then GET /mcp kept open). mcplite's server raises only the policy caps "
+              f"max_listens and max_sessions to the count; max_connections (16384), max_workers (256) and "
+              f"every other limit keep their defaults. threads and RSS: /proc/PID/status (Threads, VmRSS) of the "
+              f"server once the streams are open. update: from just before a tools/call of `touch` (which "
+              f"announces an update of the resource) is sent to each stream's receipt of its "
+              f"notifications/resources/updated event, over 3 updates one after another. call: a 2026-07-28 "
+              f"tools/call of `add`, sequential on one keep-alive connection, {STREAM_CALLS_QUICK if quick else STREAM_CALLS} "
+              f"calls before the streams open (idle) and as many with them open. {STREAM_RSS_NOTE}."]
+    report = reports.get(("mcplite", largest))
+    if report is None:
+        return lines, [f"streams: mcplite did not run at {largest:,} streams"]
+    targets = STREAM_TARGETS
+    checks: List[Tuple[str, str, bool]] = []
+    checks.append(("every stream accepted", f"{report['accepted']:,} / {report['wanted']:,}",
+                   report["accepted"] == report["wanted"] and not report["notify_missed"]))
+    checks.append((f"server threads with the streams open <= {targets['threads']}", str(report["threads_open"]),
+                   report["threads_open"] <= targets["threads"]))
+    checks.append((f"server RSS with the streams open <= {targets['rss']:g} MiB", f"{report['rss_open']:.0f} MiB",
+                   report["rss_open"] <= targets["rss"]))
+    p99 = quantile(report, "notify", "p99")
+    checks.append((f"an update reaches every stream: p99 <= {targets['notify_p99'] / 1000:g} s",
+                   "-" if p99 is None else f"{p99:.0f} ms", p99 is not None and p99 <= targets["notify_p99"]))
+    for which in ("p50", "p99"):
+        idle, busy = quantile(report, "calls_idle", which), quantile(report, "calls_open", which)
+        ratio = None if not idle or busy is None else busy / idle
+        checks.append((f"call {which} with the streams open <= {targets['call_ratio']:g}x idle",
+                       "-" if ratio is None else f"{ratio:.2f}x ({idle:.2f} -> {busy:.2f} ms)",
+                       ratio is not None and ratio <= targets["call_ratio"]))
+    checks.append(("threads back to baseline after the clients leave (after <= before, both crowds)",
+                   f"{report['threads_before']} -> {report['threads_after']} ({report['settle_s']:.1f} s) -> "
+                   f"{report['threads_after_again']}",
+                   max(report["threads_after"], report["threads_after_again"]) <= report["threads_before"]))
+    grown = report["rss_after_again"] - report["rss_after"]
+    allowed = targets["rss_back"] * max(report["rss_open"] - report["rss_before"], 0.0)
+    checks.append((f"memory back to baseline: a 2nd crowd adds <= {targets['rss_back']:.0%} of what the first "
+                   f"took to the RSS left after it",
+                   f"{report['rss_after']:.0f} -> {report['rss_after_again']:.0f} MiB ({grown:+.0f}, "
+                   f"allowed {allowed:+.0f})", grown <= allowed))
+    lines += ["", *markdown([f"target (mcplite, {largest:,} streams)", "measured", "met"],
+                            [[text, shown, "yes" if met else "**NO**"] for text, shown, met in checks],
+                            text_after=1)]
+    missed = [f"streams, mcplite at {largest:,}: {text}; measured {shown}" for text, shown, met in checks if not met]
+    return lines, missed
+
+
+STREAMS_HEADING = "## Open streams (issue 34)"
+
+
+def merge_streams_results(section: List[str], about: List[str], command: str) -> None:
+    """A run of the streams table alone: put its section into RESULTS.md in place of the old one, leaving
+    the other tables as the last full run wrote them."""
+    try:
+        with open(RESULTS, encoding="utf-8") as existing:
+            text = existing.read()
+    except OSError:
+        text = "# mcplite benchmark results\n"
+    start = text.find(STREAMS_HEADING)
+    if start >= 0:
+        end = text.find("\n## ", start + len(STREAMS_HEADING))
+        text = text[:start].rstrip("\n") + ("\n\n" + text[end + 1:] if end >= 0 else "")
+    block = [STREAMS_HEADING, "", f"Written by `{command}`.", "", *(f"- {line}" for line in about), "", *section]
+    with open(RESULTS, "w", encoding="utf-8") as out:
+        out.write(text.rstrip("\n") + "\n\n" + "\n".join(block) + "\n")
+
+
 def probe_lines(names: Sequence[str], medians: Dict[str, Dict[str, float]]) -> List[str]:
     """One sentence: what ``protocol_version="auto"`` adds to a cold start against a legacy-only stdio server,
     beside the round trip of one call (the probe is one request the server refuses)."""
@@ -1008,6 +1208,9 @@ def main(argv: Sequence[str]) -> int:
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     ENV.update(interop.child_env())
     names, peer_notes = install_peers([name for name in every if name in args.only])
+    streams_wanted = STREAMS in args.only
+    if streams_wanted and "python-sdk" not in args.only:
+        peer_notes += install_peers(["python-sdk"])[1]  # the table's other server (not a round's implementation)
     record = Record(names)
 
     # An untimed cold start first: it writes bytecode caches and warms the OS's file cache for every program.
@@ -1024,7 +1227,7 @@ def main(argv: Sequence[str]) -> int:
     main_names = [name for name in names
                   if name not in ERA_NAMES and name not in SCALE_NAMES
                   and name not in (PROBE_PINNED, PROBE_AUTO, ASYNC, GATEWAY, FASTMCP_PROXY, FLOOR_PROXY)]
-    lines, missed = table(main_names, medians, record.versions)
+    lines, missed = table(main_names, medians, record.versions) if main_names else ([], [])
     scale = scale_table(names, medians, record.versions)
     if scale:
         lines += ["", *scale]
@@ -1043,6 +1246,13 @@ def main(argv: Sequence[str]) -> int:
     probe = probe_lines(names, medians)
     if probe:
         lines += ["", *probe]
+    streams_lines: List[str] = []
+    if streams_wanted:
+        streams_lines, streams_missed = streams_table(run_streams(python, args.quick, record), args.quick)
+        if streams_lines:
+            streams_lines = [STREAMS_HEADING, "", *streams_lines]
+            lines += ([""] if lines else []) + streams_lines
+        missed += streams_missed
     version_of = ["-c", "import platform; print(platform.python_version())"]
     about = [
         f"{datetime.datetime.now():%Y-%m-%d %H:%M}; {machine()}; Python {output_of([python, *version_of])} "
@@ -1061,10 +1271,14 @@ def main(argv: Sequence[str]) -> int:
     for name, failures in record.failures.items():
         for failure in failures:
             print(f"bench: {name} failed: {failure}")
-    if not args.quick:
+    if not args.quick and not names and streams_lines:  # the streams table alone: the other tables stay
+        merge_streams_results(streams_lines[2:], [about[0], about[2]], " ".join(["python3 tests/bench/run.py", *argv]))
+        print(f"bench: wrote the streams section of {os.path.relpath(RESULTS, ROOT)}")
+    elif not args.quick:
         write_results(lines, about, " ".join(["python3 tests/bench/run.py", *argv]))
         print(f"bench: wrote {os.path.relpath(RESULTS, ROOT)}")
-    if any(name in record.failures for name in ("mcplite", "floor", "mcplite-eras", SCALED_MCPLITE, ASYNC, GATEWAY)):
+    if any(name in record.failures for name in ("mcplite", "floor", "mcplite-eras", SCALED_MCPLITE, ASYNC, GATEWAY,
+                                                f"{STREAMS} mcplite")):
         print("bench: FAILED: a workload of mcplite or of the floor failed")
         return 1
     if args.strict and missed:

@@ -24,13 +24,14 @@ from . import (  # noqa: F401
     resume,
     sessions,
     soak,
+    streams,
 )
 from .harness import SCENARIOS, Result, Run, Scenario
 
 #: The order scenarios run in: the fuzzers first (the cheapest way to find a crash), then faults, load,
 #: abandoned state, churn, and the two that take longest.
 RUN_ORDER = ("stdio-fuzz", "http-fuzz", "client-fuzz-stdio", "client-fuzz-http", "oauth-fuzz", "parser-fuzz",
-             "sse-resume", "http-load",
+             "sse-resume", "many-streams", "http-load",
              "stdio-load", "idle-sessions", "abandoned-streams", "sigterm-drain", "peer-death", "server-restart",
              "cancel-stdio", "cancel-http", "soak", "spawn-close", "slow-client")
 

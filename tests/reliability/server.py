@@ -34,6 +34,26 @@ def sequence(count: int, ctx: Context) -> int:
     return count
 
 
+#: The resource the many-streams scenario's clients subscribe to; `announce` numbers its updates.
+NUMBERED = "test://numbered"
+
+
+@server.resource(NUMBERED)
+def numbered() -> str:
+    """What announce's updates are about."""
+    return "numbered"
+
+
+@server.tool
+def announce(first: int, count: int) -> int:
+    """Publish ``notifications/resources/updated`` of test://numbered ``count`` times (at most 1000), numbered
+    first, first + 1, ... in ``_meta.n``: to every subscribed session's GET stream and every listen naming it."""
+    count = max(0, min(count, 1000))
+    for n in range(first, first + count):
+        server.publish({"method": "notifications/resources/updated", "params": {"uri": NUMBERED, "_meta": {"n": n}}})
+    return count
+
+
 @server.tool
 def pause(ms: int, ctx: Context) -> str:
     """Wait ``ms`` milliseconds (at most MAX_WAIT_MS) or until cancelled; say which."""

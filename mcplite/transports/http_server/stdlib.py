@@ -567,6 +567,7 @@ class _Workers:
                 job(*args)
             except Exception:  # the jobs report their own failures; this guards the thread
                 log.exception("mcplite HTTP: a worker's job failed")
+            del job, args  # not kept while idle: they hold the connection and its response until the next job
 
 
 class _Reactor:
@@ -657,6 +658,8 @@ class _Reactor:
             self._run_calls()
             if self._deadlines:
                 self._expire(time.monotonic())
+                if len(self._deadlines) > 2 * len(self._held):
+                    self._drop_stale_deadlines()
         self.close_all()
 
     def _run_calls(self) -> None:
@@ -706,6 +709,17 @@ class _Reactor:
             when, _, conn = heapq.heappop(deadlines)
             if conn.deadline == when and conn.state is _HEAD and conn in self._held:
                 self._close(conn)  # a head too slow, or a connection idle too long: closed, as they always were
+
+    def _drop_stale_deadlines(self) -> None:
+        """Forget the deadlines no connection waits for any more: those of connections that were closed, handed
+        to a worker, parked as a stream or given a later deadline. `_expire` skips them, but only once their
+        time comes (up to ``keepalive_timeout`` later), and until then each holds its connection, its buffers and
+        its handler: ten thousand clients that leave would be kept for as long. Run when more than half of the
+        entries are stale (each connection held has at most one live), so each entry is looked at a bounded number
+        of times."""
+        self._deadlines = [entry for entry in self._deadlines
+                           if entry[2].deadline == entry[0] and entry[2].state is _HEAD and entry[2] in self._held]
+        heapq.heapify(self._deadlines)
 
     def adopt(self, conn: _Connection) -> None:
         """A new connection: it has ``header_timeout`` for its first request's head."""

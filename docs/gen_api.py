@@ -75,8 +75,9 @@ GROUPS: List[Tuple[str, str, Callable[[str, str, Any], bool]]] = [
      lambda module, name, obj: module == "mcplite.gateway" or name == "Gateway"),
     ("Testing", "`mcplite.testing`: assertions about tool results whose failures show what came back, and "
      "scripted answers to a server's questions that record what it asked. Under pytest it is also a plugin: the "
-     "fixtures `mcp_client`, `mcp_server`, `mcp_http_server`, `mcp_revision` and the marker "
-     "`@pytest.mark.mcp_revisions(...)` ([testing.md](testing.md)).",
+     "fixtures `mcp_client`, `mcp_server`, `mcp_http_server`, `mcp_revision`, `mcp_cassette` (record once, then "
+     "replay: `--mcp-record=none|new|all`) and the marker `@pytest.mark.mcp_revisions(...)` "
+     "([testing.md](testing.md)).",
      lambda module, name, obj: module == "mcplite.testing"),
     ("Errors", "Every exception mcplite raises on purpose derives from `MCPError`; they are importable from "
      "`mcplite` and from `mcplite.errors`.",

@@ -39,7 +39,7 @@ ALLOWED: Dict[str, Set[str]] = {
     "gateway": {"client", "server", "session", "oauth", "schema", "protocol", "_sync", "_log", "errors"},
     "cli": {"gateway", "client", "server", "oauth", "schema", "protocol", "replay", "recording", "errors"},
     # The test helpers and the pytest plugin sit above both API layers: clients of servers, served over HTTP.
-    "testing": {"client", "server", "http_server", "schema", "content", "protocol", "errors"},
+    "testing": {"client", "server", "http_server", "replay", "schema", "content", "protocol", "errors"},
     "__main__": {"cli"},
     "__init__": {"errors", "protocol", "schema", "client", "server", "session", "content", "gateway"},  # schema: Header
     # The documented import paths, one import each: see their docstrings.

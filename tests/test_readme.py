@@ -15,6 +15,7 @@ block before it. An HTML comment on the line before a fence says how the block i
 * ``<!-- readme-test: pytest -->``: a pytest test file (``test_NAME.py``), run by pytest with mcplite's plugin
   (``-p mcplite.testing``: docs/testing.md); every test in it must pass. ``<!-- readme-test: pytest,
   client-of=NAME -->`` puts server NAME's block beside it as ``NAME.py``, which the tests import or start;
+  words after ``pytest`` are options of the run (``<!-- readme-test: pytest --mcp-record=new -->``);
 * ``<!-- readme-test: skip (reason) -->``: not run, for what needs a browser or a network beyond 127.0.0.1;
   the reason is shown as the skip's reason. It is still type-checked.
 
@@ -151,7 +152,7 @@ def run_block(block: Block, servers: Dict[str, Block], workdir: Path) -> None:
         reason = mark[len("skip"):].strip().strip("()").strip()
         assert reason, f"{block.name}: a skip needs a reason: <!-- readme-test: skip (why) -->"
         pytest.skip(f"{block.name}: {reason}")
-    if mark == "pytest" or mark.startswith("pytest,"):
+    if is_pytest_block(block):
         run_pytest_block(block, servers, workdir)
         return
     if mark.startswith("server="):
@@ -181,6 +182,15 @@ def run_block(block: Block, servers: Dict[str, Block], workdir: Path) -> None:
                                        f"stdout:\n{completed.stdout}\nstderr:\n{completed.stderr}")
 
 
+def is_pytest_block(block: Block) -> bool:
+    return (block.mark or "").partition(",")[0].split()[:1] == ["pytest"]
+
+
+def pytest_options_of(block: Block) -> List[str]:
+    """The options a ``pytest`` block's run gets: the words after ``pytest`` in its mark, before any comma."""
+    return (block.mark or "").partition(",")[0].split()[1:]
+
+
 def server_of_pytest_block(block: Block) -> Optional[str]:
     """The server a ``pytest, client-of=NAME`` block imports or starts: NAME; None for a plain ``pytest``."""
     rest = (block.mark or "").partition(",")[2].strip()
@@ -200,7 +210,7 @@ def run_pytest_block(block: Block, servers: Dict[str, Block], workdir: Path) -> 
     script.write_text(block.code, encoding="utf-8")
     # -p no:mcplite: where mcplite is installed its entry point loads the same plugin, which may not load twice.
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:mcplite", "-p", "mcplite.testing",
-               "-p", "no:cacheprovider", script.name]
+               "-p", "no:cacheprovider", *pytest_options_of(block), script.name]
     try:
         completed = subprocess.run(command, cwd=str(workdir), env=environment(), stdin=subprocess.DEVNULL,
                                    capture_output=True, text=True, timeout=RUN_TIMEOUT * 2)
@@ -237,7 +247,7 @@ def test_every_client_block_names_a_server_of_its_own_file() -> None:
     for block in _BLOCKS:
         if block.mark and block.mark.startswith("client-of="):
             assert block.mark[len("client-of="):] in _SERVERS[block.source], f"{block.name}: no such server here"
-        if block.mark and block.mark.startswith("pytest,"):
+        if is_pytest_block(block) and server_of_pytest_block(block) is not None:
             assert server_of_pytest_block(block) in _SERVERS[block.source], f"{block.name}: no such server here"
 
 
@@ -392,7 +402,7 @@ def _write_blocks(folder: Path) -> List[str]:
         path = folder / f"{block.stem}.py"
         path.write_text(block.code, encoding="utf-8")
         files.append(path.name)
-        name = server_of_pytest_block(block) if block.mark and block.mark.startswith("pytest,") else None
+        name = server_of_pytest_block(block) if is_pytest_block(block) else None
         if name is not None:
             (folder / f"{name}.py").write_text(_SERVERS[block.source][name].code, encoding="utf-8")
     return files

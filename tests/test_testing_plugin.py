@@ -421,3 +421,112 @@ def test_the_output_schema_may_be_given_alone_and_a_tool_without_one_is_named() 
         assert_matches_output_schema(result, {"name": "echo", "inputSchema": {"type": "object"}})
     with pytest.raises(AssertionError, match="the result has no structuredContent"):
         assert_matches_output_schema({"content": []}, {"type": "object"})
+
+
+# ---- cassettes: record once, then replay ---------------------------------------------------------------------
+CASSETTE = '''
+from pathlib import Path
+
+import pytest
+from mcplite.testing import assert_tool_succeeded
+
+HERE = Path(__file__).parent
+
+
+def test_add(mcp_cassette):
+    client = mcp_cassette(HERE / "demo_server.py")
+    assert_tool_succeeded(client.call_tool("add", {"a": 2, "b": 3}), text="5")
+    assert_tool_succeeded(client.call_tool("count_to", {"n": 2}), text="counted to 2")
+
+
+@pytest.mark.mcp_revisions("2025-11-25", "2026-07-28")
+def test_in_each_revision(mcp_cassette, mcp_revision):
+    client = mcp_cassette(HERE / "demo_server.py")
+    assert client.protocol_version == mcp_revision
+    assert_tool_succeeded(client.call_tool("add", {"a": 1, "b": 1}), text="2")
+'''
+
+CASSETTES = ["test_add.jsonl", "test_in_each_revision.2025-11-25.jsonl", "test_in_each_revision.2026-07-28.jsonl"]
+
+
+def test_a_cassette_is_recorded_once_then_replayed_without_the_server(project: pytest.Pytester) -> None:
+    project.makepyfile(test_cassette=CASSETTE)
+    run(project, "-q", "--mcp-record=new").assert_outcomes(passed=3)
+    folder = project.path / "cassettes" / "test_cassette"
+    assert sorted(path.name for path in folder.iterdir()) == CASSETTES
+    recorded = {name: (folder / name).read_text(encoding="utf-8") for name in CASSETTES}
+    assert '"count_to"' in recorded["test_add.jsonl"]
+    for revision in ("2025-11-25", "2026-07-28"):
+        assert f'"revision": "{revision}"' in recorded[f"test_in_each_revision.{revision}.jsonl"]
+    assert str(project.path) not in recorded["test_add.jsonl"]  # recorded as "server", not by its command
+
+    (project.path / "demo_server.py").unlink()  # no server any more: only the cassettes answer
+    run(project, "-q").assert_outcomes(passed=3)  # (--mcp-record=none is the default)
+    run(project, "-q", "--mcp-record=none").assert_outcomes(passed=3)
+    run(project, "-q", "--mcp-record=new").assert_outcomes(passed=3)  # every cassette is there: replayed
+    assert {name: (folder / name).read_text(encoding="utf-8") for name in CASSETTES} == recorded
+
+
+def test_all_records_every_cassette_afresh(project: pytest.Pytester) -> None:
+    project.makepyfile(test_cassette=CASSETTE)
+    folder = project.path / "cassettes" / "test_cassette"
+    folder.mkdir(parents=True)
+    (folder / "test_add.jsonl").write_text("stale\n", encoding="utf-8")
+    run(project, "-q", "--mcp-record=all", "-k", "test_add").assert_outcomes(passed=1)
+    rewritten = (folder / "test_add.jsonl").read_text(encoding="utf-8")
+    assert rewritten.startswith('{"mcplite_recording": 1') and '"count_to"' in rewritten
+
+
+def test_without_its_cassette_a_test_fails_naming_the_file_and_the_option(project: pytest.Pytester) -> None:
+    project.makepyfile(test_cassette=CASSETTE)
+    result = run(project, "-q", "-k", "test_add")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*mcp_cassette: no cassette cassettes/test_cassette/test_add.jsonl: record it with "
+                                 "--mcp-record=new*"])
+    assert not (project.path / "cassettes").exists()
+
+
+CHANGED = '''
+from pathlib import Path
+
+from mcplite import RPCError
+from mcplite.testing import assert_tool_succeeded
+
+HERE = Path(__file__).parent
+
+
+def test_add(mcp_cassette):
+    client = mcp_cassette(HERE / "demo_server.py")
+    assert_tool_succeeded(client.call_tool("add", {"a": 2, "b": 4}), text="6")
+    assert_tool_succeeded(client.call_tool("count_to", {"n": 2}), text="counted to 2")
+
+
+def test_in_each_revision(mcp_cassette):
+    client = mcp_cassette(HERE / "demo_server.py", "cassettes/test_cassette/test_add.jsonl")
+    try:  # code that swallows the error: the cassette still fails the test, at teardown
+        client.call_tool("add", {"a": 2, "b": 7})
+    except RPCError:
+        pass
+'''
+
+
+def test_a_request_the_cassette_lacks_fails_the_test_naming_it(project: pytest.Pytester) -> None:
+    project.makepyfile(test_cassette=CASSETTE)
+    run(project, "-q", "--mcp-record=new", "-k", "test_add").assert_outcomes(passed=1)
+    project.makepyfile(test_cassette=CHANGED)
+    result = run(project, "-q")
+    result.assert_outcomes(failed=1, passed=1, errors=1)
+    result.stdout.fnmatch_lines(['*Not in the recording: tools/call {"arguments": {"a": 2, "b": 4}, "name": "add"};'
+                                 " the closest recorded is *(params.arguments.b: recorded 3, asked 4) [[]cassette "
+                                 "cassettes/test_cassette/test_add.jsonl: *record it again with --mcp-record=all[]]*"])
+    result.stdout.fnmatch_lines(["*ERROR at teardown of test_in_each_revision*"])
+    result.stdout.fnmatch_lines([
+        "*mcp_cassette: 1 request(s) not in the cassette cassettes/test_cassette/test_add.jsonl (record it again "
+        "with --mcp-record=all):",
+        '*1. Not in the recording: tools/call {"arguments": {"a": 2, "b": 7}, "name": "add"}*asked 7)',
+    ], consecutive=True)
+
+
+def test_the_record_option_is_registered(project: pytest.Pytester) -> None:
+    result = run(project, "--help")
+    result.stdout.fnmatch_lines(["*--mcp-record={none,new,all}*"])

@@ -12,9 +12,9 @@ keeps every request the server made, for `assert_asked`.
 
 Under pytest this module is also a plugin (the ``pytest11`` entry point of the installed package; in a
 checkout or a vendored copy: ``-p mcplite.testing``, or ``pytest_plugins = ["mcplite.testing"]`` in
-conftest.py). It brings the fixtures ``mcp_client``, ``mcp_server``, ``mcp_http_server`` and
-``mcp_revision``, and the marker ``@pytest.mark.mcp_revisions(...)``: see `mcplite.testing.fixtures` and
-docs/testing.md. Importing this module never imports pytest: the fixtures are registered by
+conftest.py). It brings the fixtures ``mcp_client``, ``mcp_server``, ``mcp_http_server``, ``mcp_revision``
+and ``mcp_cassette`` (record once, then replay: the option ``--mcp-record=none|new|all``), and the marker
+``@pytest.mark.mcp_revisions(...)``: see `mcplite.testing.fixtures` and docs/testing.md. Importing this module never imports pytest: the fixtures are registered by
 `pytest_configure`, which only pytest calls.
 """
 
@@ -29,6 +29,17 @@ if TYPE_CHECKING:
 
 __all__ = ["assert_tool_succeeded", "assert_tool_failed", "assert_matches_output_schema", "ClientCallbacks",
            "assert_asked"]
+
+
+def pytest_addoption(parser: Any) -> None:
+    """pytest's hook: the ``--mcp-record`` option of the ``mcp_cassette`` fixture (`fixtures.RECORD_MODES`).
+
+    Declared here, not in `fixtures`: options must be known before the command line is parsed, and
+    `pytest_configure` registers the fixtures only after."""
+    group = parser.getgroup("mcplite", "mcplite.testing")
+    group.addoption("--mcp-record", dest="mcp_record", default="none", choices=("none", "new", "all"),
+                    help="mcp_cassette: none (the default): replay the cassettes, a missing one is an error; new: "
+                         "record the cassettes that are missing, replay the others; all: record every one afresh")
 
 
 def pytest_configure(config: Any) -> None:

@@ -189,9 +189,48 @@ def test_record_ends_when_the_server_ends_and_refuses_a_url(tmp_path: Path) -> N
                           text=True, timeout=WAIT, stdin=subprocess.PIPE)  # our stdin stays open: the server ends it
     assert done.returncode == 3 and done.stdout == "not json\n" and "status 5" in done.stderr
     assert [entry["dir"] for entry in read_recording(out)] == ["recv"] and "invalid" in list(read_recording(out))[0]
-    refused = subprocess.run([sys.executable, "-m", "mcplite", "record", str(out), "--", "http://127.0.0.1:1/mcp"],
-                             cwd=ROOT, capture_output=True, text=True, timeout=WAIT)
-    assert refused.returncode == 2 and "not a URL" in refused.stderr
+
+
+# ---- record OUT -- URL: a stdio-to-HTTP bridge -----------------------------------------------------------------
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_record_bridges_stdio_to_an_http_server_and_the_recording_replays(tmp_path: Path, version: str) -> None:
+    """A stdio client through ``record OUT -- URL`` to the everything server over HTTP: the whole session works in
+    either era (the server's requests, sampling and elicitation, come back through the bridge and the answers go
+    out), and the recording replays to the same results."""
+    server = load_server(str(ROOT / "examples" / "everything_server.py"))
+    out = tmp_path / "bridged.jsonl"
+    with HTTPServerThread(server, "127.0.0.1:0") as http:
+        with Client.stdio([sys.executable, "-m", "mcplite", "record", str(out), "--", http.url], env=ENV,
+                          **options(version)) as client:
+            live = session(client)
+            bridge = client.transport.process  # type: ignore[attr-defined]
+    assert bridge.wait(WAIT) == 0
+    assert live["add"]["structuredContent"] == {"result": 5}
+    assert live["elicitation"]["content"] and "ann" in json.dumps(live["elicitation"])
+    assert len(live["progress seen"]) == 3
+    entries = list(read_recording(out))
+    assert {entry["dir"] for entry in entries if "message" in entry} == {"send", "recv"}
+    assert any(entry.get("revision") == version for entry in entries)
+    with Client(ReplayServer(str(out)), **options(version)) as replayed:
+        again = session(replayed)
+    assert again == live
+
+
+def test_record_to_a_url_answers_a_refused_request_with_an_error_and_ends_with_the_client(tmp_path: Path) -> None:
+    """Nothing listens at the URL: the client's request gets a JSON-RPC error naming the failure (not a hang),
+    and the bridge ends when the client's input does."""
+    from support.servers import free_port
+
+    out = tmp_path / "refused.jsonl"
+    line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
+    done = subprocess.run([sys.executable, "-m", "mcplite", "record", str(out), "--",
+                           f"http://127.0.0.1:{free_port()}/mcp"], cwd=ROOT, input=line + "\n", capture_output=True,
+                          text=True, timeout=WAIT)
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["id"] == 1 and answer["error"]["code"] == -32000 and "mcplite record" in answer["error"]["message"]
+    assert [entry["dir"] for entry in read_recording(out)] == ["send", "recv"]
 
 
 # ---- the official Python SDK's client ---------------------------------------------------------------------------

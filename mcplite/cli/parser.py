@@ -85,6 +85,7 @@ _EXAMPLES = {
     "serve": "{prog} serve examples/everything_server.py --http 127.0.0.1:8000\n"
              "  {prog} serve mypackage.server:app",
     "record": "{prog} record session.jsonl -- python3 server.py\n"
+              "  {prog} record session.jsonl -- https://mcp.example.com/mcp\n"
               "  (in a desktop host's config: \"command\": \"python3\", \"args\": [\"-m\", \"mcplite\", \"record\", "
               "\"/tmp/session.jsonl\", \"--\", \"npx\", \"-y\", \"some-server\"])",
     "replay": "{prog} replay session.jsonl\n"
@@ -257,8 +258,9 @@ def build_parser(prog: str = "mcplite") -> argparse.ArgumentParser:
     gateway.add_argument("--record", metavar="FILE",
                          help="write every message, both ways, for each server and for the front, to FILE as JSON "
                               "lines, secrets redacted (docs/recording.md)")
-    record = command("record", "pass stdio through to the server command after -- and record every message, both "
-                               "ways, to OUT (docs/recording.md): put it in front of a server an MCP client starts")
+    record = command("record", "pass stdio through to the server command after -- (or bridge it to the server URL "
+                               "after --) and record every message, both ways, to OUT (docs/recording.md): put it "
+                               "where an MCP client starts its server")
     record.add_argument("output", metavar="OUT", help="the recording to write (JSON lines, mode 0600)")
     replay = command("replay", "serve a recording as a server over stdio, or over HTTP with --http, answering the "
                                "requests it recorded (docs/recording.md)")

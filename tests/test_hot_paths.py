@@ -19,7 +19,7 @@ import pytest
 from support import WAIT
 
 import mcplite
-from mcplite import Client, Server
+from mcplite import Client, Context, Gateway, Server
 from mcplite.http_server import HTTPServerThread
 
 
@@ -42,6 +42,18 @@ def make_server() -> Server:
     def blocks(name: str):  # type: ignore[no-untyped-def]
         return [name, {"type": "text", "text": "t"}]
 
+    def schemad(**arguments: Any) -> str:
+        return str(arguments)
+
+    # A hand-written input schema: its arguments are validated against it on every call.
+    server.add_tool(schemad, name="schemad", input_schema={"type": "object", "properties": {"n": {"type": "integer"}}})
+
+    @server.tool
+    def cancellable(ctx: Context) -> str:
+        forget = ctx.on_cancel(lambda: None)  # as a gateway does, for the request it passes on
+        forget()
+        return "done"
+
     @server.resource("res://x")
     def res() -> str:
         return "x"
@@ -59,6 +71,8 @@ def calls(client: Client) -> None:
         client.call_tool("info", {"name": "x"})
         client.call_tool("untyped", {"name": "x"})
         client.call_tool("blocks", {"name": "x"})
+        client.call_tool("schemad", {"n": 1})
+        client.call_tool("cancellable")
         client.read_resource("res://x")
         client.get_prompt("greet", {"name": "y"})
         client.ping()
@@ -108,3 +122,20 @@ def test_a_warm_connection_runs_no_import_statement_per_call(where, version, htt
         calls(client)  # warm: first uses load what they load
         seen = imports_during(lambda: calls(client))
     assert not seen, f"import statements ran per call: {dict(seen)}"
+
+
+@pytest.mark.parametrize("version", ["2026-07-28", "2025-11-25"])
+def test_a_warm_gateway_runs_no_import_statement_per_call(version: str) -> None:
+    """A call through the gateway (in this process; its upstream the demo server over stdio, in either era)."""
+    from support import ROOT
+
+    config = {"mcpServers": {"demo": {"command": sys.executable, "args": ["-m", "examples.demo_server"],
+                                      "cwd": str(ROOT), "protocol_version": version}}}
+    with Gateway(config) as gateway, Client(gateway, protocol_version=version, timeout=WAIT) as client:
+        def forwarded() -> None:
+            for i in range(5):
+                client.call_tool("demo_add", {"a": i, "b": 1})
+
+        forwarded()
+        seen = imports_during(forwarded)
+    assert not seen, f"import statements ran per forwarded call: {dict(seen)}"

@@ -30,8 +30,10 @@ from ..errors import (CONNECTION_CLOSED, INTERNAL_ERROR, INVALID_PARAMS, MISSING
                       ConnectionClosed, RemoteError, RequestTimeout, RPCError, ResourceNotFound)
 from ..protocol import methods
 from ..protocol.tasks import EXTENSION_ID as TASKS_EXTENSION
+from ..client.input_rounds import InputRounds
 from ..server import Server
 from ..server.context import Context
+from ..server.results import ToolResult, error_result
 from .bridge import CALL_KEY, Call, CallTable, gone, unavailable
 from .catalog import Catalog
 from .config import ConfigError, GatewayConfig, UpstreamConfig, load_config, parse_config
@@ -200,7 +202,6 @@ class Gateway(Server):
             if ctx.method != methods.TOOLS_CALL:
                 raise error from None
             from ..server import _results
-            from ..server.results import error_result
 
             result = error_result(error.message)  # the model reads why
             if ctx.envelope is not None:
@@ -279,8 +280,6 @@ class Gateway(Server):
     def call_tool_of(self, upstream: Upstream, name: str, ctx: Context, task_support: str = "forbidden") -> Any:
         """A front ``tools/call``: passed on as a task when the front runs it as one (and the upstream takes
         tasks: ``task_support``, the front tool's, mirrors it), or when the upstream runs the tool only as one."""
-        from ..server.results import ToolResult, error_result
-
         arguments = _front_params(ctx).get("arguments") or {}
         as_task = task_support != "forbidden" and (ctx.task_id is not None or task_support == "required")
         try:
@@ -333,8 +332,6 @@ class _Plan:
 
     def __init__(self, upstream: Upstream, call: Call, params: Optional[Dict[str, Any]],
                  endings: Tuple[str, ...], progress: bool) -> None:
-        from ..client.input_rounds import InputRounds
-
         client = upstream.client
         if client is None:
             raise ConnectionClosed(upstream.describe_down())

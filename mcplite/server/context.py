@@ -24,6 +24,7 @@ from ..schema.validation import ValidationError, validate
 from ..session.pending import DEFAULT_TIMEOUT
 from ..session.server import stateless_refusal
 from .connections import check_log_level, log_params
+from .coroutines import watch_cancel
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
 if TYPE_CHECKING:
@@ -139,8 +140,6 @@ class Context:
         cancels it; at once when it already is. Returns a function that takes the callback back (call it when
         the work it would stop is done). For a handler that waits on something else than ``ctx.cancelled``,
         such as a request of its own to another server, which the callback cancels."""
-        from .coroutines import watch_cancel
-
         return watch_cancel(self._request, callback)  # (as an async handler's coroutine is watched)
 
     # ---- notifications tied to this request -------------------------------------------------------------

@@ -14,6 +14,7 @@ from __future__ import annotations  # annotations are not evaluated at import: a
 import os
 
 from .._log import log
+from .._once import once
 from ..protocol import methods
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time (see mcplite/__init__)
@@ -43,6 +44,15 @@ __all__ = ["Registry"]
 #: What a tool name is made of (the spec's naming rules, from 2025-11-25: 1 to 128 of these). Tested with a
 #: string method rather than a regular expression: compiling one would cost every server's start-up ~0.2 ms.
 _TOOL_NAME_CHARACTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
+
+
+@once
+def _validate() -> Callable[[Any, Any], None]:
+    """`schema.validation.validate`, for a tool registered with a hand-written input schema: loaded by its first
+    call (not when the registry is imported), then kept, so no import statement runs per call."""
+    from ..schema.validation import validate
+
+    return validate
 
 
 def _follows_naming_rules(name: str) -> bool:
@@ -105,9 +115,7 @@ class ToolEntry(Entry):
             arguments = {name: value for name, value in arguments.items()
                          if value is not None or (name,) not in self.param_headers}
         if self.input_schema is not None:
-            from ..schema.validation import validate
-
-            validate(arguments, self.input_schema)
+            _validate()(arguments, self.input_schema)
         return self.schema.bind(arguments)
 
 

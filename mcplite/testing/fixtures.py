@@ -59,17 +59,18 @@ _CALL_FAILED = "_mcplite_call_failed"
 
 def revisions_of(args: Sequence[Any]) -> List[str]:
     """The revisions a marker's arguments name, checked: "all", or revisions mcplite speaks, at least one."""
-    from ..protocol.versions import SUPPORTED_VERSIONS
+    from ..protocol.versions import ENVELOPE_VERSIONS, HANDSHAKE_VERSIONS
 
+    every = (*ENVELOPE_VERSIONS, *HANDSHAKE_VERSIONS)  # both eras, newest first
     if not args:
         raise ValueError("@pytest.mark.mcp_revisions needs revisions, e.g. mcp_revisions(\"2025-11-25\") "
                                 "or mcp_revisions(\"all\")")
     wanted: List[str] = []
     for arg in args:
-        for revision in (SUPPORTED_VERSIONS if arg == ALL else [arg]):
-            if revision not in SUPPORTED_VERSIONS:
+        for revision in (every if arg == ALL else [arg]):
+            if revision not in every:
                 raise ValueError(f"@pytest.mark.mcp_revisions: {revision!r} is not a revision mcplite "
-                                        f"speaks ({', '.join(SUPPORTED_VERSIONS)}, or \"all\")")
+                                        f"speaks ({', '.join(every)}, or \"all\")")
             if revision not in wanted:
                 wanted.append(revision)
     return wanted

@@ -26,6 +26,8 @@ function h(tag, attrs, ...children) {
   return node;
 }
 const $ = (selector) => document.querySelector(selector);
+// node.replaceChildren, skipping the null and false of optional parts (replaceChildren would show "null").
+const fill = (node, ...children) => node.replaceChildren(...children.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false));
 const pretty = (value) => JSON.stringify(value, null, 2);
 
 async function api(action, body) {
@@ -291,7 +293,7 @@ function renderItems() {
     [item.name, item.title, item.description, item.uri, item.uriTemplate].some((v) => v && v.toLowerCase().includes(search)));
   $("#items").replaceChildren(...items.map((item) => {
     const key = item.name || item.uri || item.uriTemplate;
-    const li = h("li", {"data-name": key, className: state.selected === item ? "selected" : "",
+    const li = h("li", {"data-name": key, "data-uri": item.uri || item.uriTemplate, className: state.selected === item ? "selected" : "",
       onclick: () => select(state.kind, item)},
     h("span", {text: label(item)}), h("span", {className: "sub", text: item.uri || item.uriTemplate || item.description || ""}));
     return li;
@@ -331,19 +333,19 @@ function showTool(tool) {
     const callId = "c" + (++state.calls);
     const bar = h("progress", {id: "progress"});
     const status = h("div", {className: "muted", id: "progress-text", text: "calling…"});
-    out.replaceChildren(h("div", {className: "progress-box", "data-call": callId}, bar, status));
+    const progressBox = h("div", {className: "progress-box", "data-call": callId}, bar, status);
+    out.replaceChildren(progressBox);
     const started = performance.now();
     try {
       const result = await api("call", {name: tool.name, arguments: args, callId, task: asTask.checked});
       out.replaceChildren(h("div", {className: "muted", text: `answered in ${Math.round(performance.now() - started)} ms`}),
         toolResult(result, tool));
-      const box = document.querySelector(`[data-call="${callId}"]`);
-      if (box) out.prepend(box);
+      if (status.textContent !== "calling…") out.prepend(progressBox);  // (it reported progress: keep the bar)
     } catch (error) {
       out.replaceChildren(errorBox(error));
     }
   };
-  $("#detail").replaceChildren(...heading(tool, h("div", {}, badges)), form,
+  fill($("#detail"), ...heading(tool, h("div", {}, badges)), form,
     h("div", {className: "actions"}, h("button", {type: "button", className: "primary", id: "run", onclick: run, text: "Call tool"}),
       h("label", {}, asTask, " run as a task")),
     tool.outputSchema ? h("details", {}, h("summary", {text: "output schema"}), h("pre", {text: pretty(tool.outputSchema)})) : null,
@@ -361,7 +363,7 @@ async function showResource(resource) {
       out.replaceChildren(h("div", {className: "result", id: "result"}, (result.contents || []).map(resourceContents)));
     } catch (error) { out.replaceChildren(errorBox(error)); }
   };
-  $("#detail").replaceChildren(...heading(resource, h("div", {className: "muted", text: resource.uri + (resource.mimeType ? " · " + resource.mimeType : "")})),
+  fill($("#detail"), ...heading(resource, h("div", {className: "muted", text: resource.uri + (resource.mimeType ? " · " + resource.mimeType : "")})),
     h("div", {className: "actions"}, h("button", {type: "button", className: "primary", id: "read", onclick: read, text: "Read"}),
       subscribable ? h("button", {type: "button", onclick: () => api("subscribe", {uri: resource.uri})
         .then(() => note("info", "subscribed to " + resource.uri), (e) => note("error", e.message)), text: "Subscribe"}) : null,
@@ -413,7 +415,7 @@ function showTemplate(template) {
       out.replaceChildren(h("div", {className: "result", id: "result"}, (result.contents || []).map(resourceContents)));
     } catch (error) { out.replaceChildren(errorBox(error)); }
   };
-  $("#detail").replaceChildren(...heading(template, h("div", {className: "muted", text: template.uriTemplate})), form,
+  fill($("#detail"), ...heading(template, h("div", {className: "muted", text: template.uriTemplate})), form,
     h("div", {className: "actions"}, h("button", {type: "button", className: "primary", id: "read", onclick: read, text: "Read"})),
     copy, out);
 }
@@ -446,7 +448,7 @@ function showPrompt(prompt) {
           contentBlock(message.content)))));
     } catch (error) { out.replaceChildren(errorBox(error)); }
   };
-  $("#detail").replaceChildren(...heading(prompt), form,
+  fill($("#detail"), ...heading(prompt), form,
     h("div", {className: "actions"}, h("button", {type: "button", className: "primary", id: "get-prompt", onclick: get, text: "Get prompt"})),
     copy, out);
 }
@@ -461,7 +463,7 @@ function showInfo(info) {
     $("#server-meta").textContent = info.error || "";
     for (const kind of KINDS) state.lists[kind] = [];
     renderItems();
-    $("#connection").replaceChildren(h("p", {className: "muted", text: info.error || "Not connected."}));
+    fill($("#connection"), h("p", {className: "muted", text: info.error || "Not connected."}));
     return;
   }
   const server = info.serverInfo || {};
@@ -469,7 +471,7 @@ function showInfo(info) {
   $("#server-meta").textContent = info.transport + " · " + info.protocolVersion;
   const rows = [["transport", info.transport], ["revision", info.protocolVersion + " (" + info.era + ")"],
     ["server", pretty(server)], ["session", info.sessionId || "—"], ["command", (info.target && info.target.words) || ""]];
-  $("#connection").replaceChildren(
+  fill($("#connection"), 
     h("dl", {className: "kv"}, rows.map(([k, v]) => [h("dt", {text: k}), h("dd", {}, h("pre", {text: v}))])),
     info.instructions ? [h("h4", {text: "instructions"}), h("pre", {id: "instructions", text: info.instructions})] : null,
     h("h4", {text: "server capabilities"}), h("pre", {text: pretty(info.capabilities)}),
@@ -560,7 +562,7 @@ function onNotify({method, params}) {
 
 function onProgress({callId, progress, total, message}) {
   const box = document.querySelector(`[data-call="${callId}"]`);
-  if (!box) return;
+  if (!box) return;  // (another call's, no longer shown)
   const bar = box.querySelector("progress");
   if (total) { bar.max = total; bar.value = progress; } else bar.removeAttribute("value");
   box.querySelector("#progress-text").textContent = "progress " + progress + (total ? " / " + total : "") + (message ? ": " + message : "");

@@ -31,7 +31,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple, cast
 from urllib.parse import parse_qs, urlsplit
 
 from .._log import log
@@ -66,8 +66,9 @@ _CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 's
         "media-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 
 
-class _WireFile(io.TextIOBase):
-    """What a `Recorder` writes to: each line (one message, redacted) goes to the page as a ``wire`` event."""
+class _WireFile(io.StringIO):
+    """What a `Recorder` writes to: each line (one message, redacted) goes to the page as a ``wire`` event (nothing
+    is kept: a StringIO only for its type, a text file)."""
 
     def __init__(self, emit: Callable[[str, str], None]) -> None:
         super().__init__()
@@ -380,7 +381,7 @@ def _object(value: Any) -> Dict[str, Any]:
 
 
 def _page_file(name: str) -> bytes:
-    return (resources.files(__package__) / "page" / name).read_bytes()
+    return (resources.files(__name__) / "page" / name).read_bytes()
 
 
 class _Server(ThreadingHTTPServer):
@@ -389,9 +390,12 @@ class _Server(ThreadingHTTPServer):
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: _Server
     protocol_version = "HTTP/1.1"
     server_version = "mcplite-inspector"
+
+    @property
+    def inspector(self) -> Inspector:
+        return cast(_Server, self.server).inspector
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("inspector: " + format, *args)
@@ -416,7 +420,7 @@ class _Handler(BaseHTTPRequestHandler):
         parts = urlsplit(self.path)
         query = parse_qs(parts.query)
         headers = {name.lower(): value for name, value in self.headers.items()}
-        refusal = self.server.inspector.check(headers, query)
+        refusal = self.inspector.check(headers, query)
         if refusal is not None:
             self._refuse(*refusal)
             return None
@@ -433,7 +437,7 @@ class _Handler(BaseHTTPRequestHandler):
             name, content_type = _PAGE_FILES[path]
             body = _page_file(name)
             if name == "index.html":  # the page's own files are asked for with the token too
-                body = body.replace(b"__TOKEN__", self.server.inspector.token.encode("ascii"))
+                body = body.replace(b"__TOKEN__", self.inspector.token.encode("ascii"))
             self._send(200, body, content_type, (("Content-Security-Policy", _CSP),))
         else:
             self._refuse(404, "Not Found")
@@ -457,13 +461,13 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(self.rfile.read(length) or b"{}")
             if not isinstance(body, dict):
                 raise ValueError("the body must be a JSON object")
-            answer: Dict[str, Any] = {"result": self.server.inspector.call(path[len("/api/"):], body)}
+            answer: Dict[str, Any] = {"result": self.inspector.call(path[len("/api/"):], body)}
         except Exception as exc:  # the page shows every failure as it is: a person is looking
             answer = {"error": {"type": type(exc).__name__, "message": str(exc) or type(exc).__name__}}
         self._send(200, json.dumps(answer, default=str).encode("utf-8"), "application/json")
 
     def _events(self) -> None:
-        inspector = self.server.inspector
+        inspector = self.inspector
         listener, history = inspector._listen()
         try:
             self.send_response(200)

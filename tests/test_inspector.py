@@ -189,3 +189,18 @@ def test_inspect_takes_a_server_file_and_usage_errors() -> None:
     done = subprocess.run([sys.executable, "-m", "mcplite", "inspect", "--no-browser", EVERYTHING, "--", "x"],
                           capture_output=True, text=True, timeout=WAIT, env=python_env())
     assert done.returncode == 2 and "not both" in done.stderr
+
+
+def test_sampling_is_answered_by_hand_and_roots_are_the_pages(page: Inspecting) -> None:
+    call = Background(api, page, "call", {"name": "test_sampling", "arguments": {"prompt": "2+2?"}})
+    question = next(data for event, data in read_events(page, lambda e, d: e == "input" and d["method"] ==
+                                                        "sampling/createMessage") if event == "input"
+                    and data["method"] == "sampling/createMessage")
+    api(page, "answer", {"id": question["id"], "result": {"role": "assistant", "model": "a person",
+                                                          "content": {"type": "text", "text": "four"},
+                                                          "stopReason": "endTurn"}})
+    assert "four" in call.join(WAIT)["content"][0]["text"]
+    api(page, "roots", {"roots": [{"uri": "file:///tmp/project", "name": "project"}]})
+    result = api(page, "call", {"name": "test_input_required_result_list_roots"})
+    assert "file:///tmp/project" in result["content"][0]["text"]
+    assert api(page, "info")["roots"] == [{"uri": "file:///tmp/project", "name": "project"}]

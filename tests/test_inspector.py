@@ -204,3 +204,22 @@ def test_sampling_is_answered_by_hand_and_roots_are_the_pages(page: Inspecting) 
     result = api(page, "call", {"name": "test_input_required_result_list_roots"})
     assert "file:///tmp/project" in result["content"][0]["text"]
     assert api(page, "info")["roots"] == [{"uri": "file:///tmp/project", "name": "project"}]
+
+
+def test_a_task_is_started_polled_cancelled_and_its_result_fetched(page: Inspecting) -> None:
+    result = api(page, "call", {"name": "slow_compute", "arguments": {"seconds": 0.2}, "callId": "t1", "task": True})
+    assert "Computed" in result["content"][0]["text"]
+    statuses = []
+    for event, data in read_events(page, lambda e, d: e == "task" and d["callId"] == "t1"
+                                   and d["status"] == "completed"):
+        if event == "task" and data["callId"] == "t1":
+            statuses.append(data["status"])
+    assert statuses[0] == "working" and statuses[-1] == "completed"
+    call = Background(api, page, "call", {"name": "slow_compute", "arguments": {"seconds": 30}, "callId": "t2",
+                                          "task": True})
+    started = next(data for event, data in read_events(page, lambda e, d: e == "task" and d["callId"] == "t2")
+                   if event == "task" and data["callId"] == "t2")
+    assert api(page, "task_get", {"taskId": started["taskId"]})["status"] == "working"
+    assert api(page, "task_cancel", {"taskId": started["taskId"]})["status"] == "cancelled"
+    with pytest.raises(AssertionError, match="cancelled"):
+        call.join(WAIT)

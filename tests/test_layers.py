@@ -37,8 +37,11 @@ ALLOWED: Dict[str, Set[str]] = {
     "oauth": {"transports.http_messages", "protocol.versions", "protocol.json_text", "_files", "errors"},
     # The gateway sits above both API layers: a Server in front, a Client per upstream.
     "gateway": {"client", "server", "session", "oauth", "schema", "protocol", "_sync", "_log", "errors"},
+    # The inspector's page server: a Client driven from a browser, behind the HTTP server's Host/Origin checks.
+    "inspector": {"client", "transports.recording", "transports.http_server.guards",
+                  "transports.http_server.adapter", "protocol", "_log", "errors"},
     # The command line; ``record -- URL`` drives the HTTP client transport itself (a pass-through has no session).
-    "cli": {"gateway", "client", "server", "oauth", "schema", "protocol", "replay", "recording",
+    "cli": {"inspector", "gateway", "client", "server", "oauth", "schema", "protocol", "replay", "recording",
             "transports", "transports.http_client", "errors"},
     # The test helpers and the pytest plugin sit above both API layers: clients of servers, served over HTTP.
     "testing": {"client", "server", "http_server", "replay", "schema", "content", "protocol", "errors"},

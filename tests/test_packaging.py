@@ -213,6 +213,8 @@ def test_the_wheel_carries_every_module_of_the_package_and_the_license(tmp_path)
     expected = {path.relative_to(root).as_posix() for path in (root / "mcplite").rglob("*.py")}
     assert expected <= shipped
     assert "mcplite/py.typed" in shipped
+    # The inspector's page is package data: `mcplite inspect` serves it from the installed package.
+    assert {f"mcplite/inspector/page/{name}" for name in ("index.html", "app.js", "style.css")} <= shipped
     with zipfile.ZipFile(wheel) as archive:  # pytest finds the plugin by its entry point once installed
         info, = {name.split("/")[0] for name in archive.namelist() if name.split("/")[0].endswith(".dist-info")}
         entry_points = archive.read(f"{info}/entry_points.txt").decode("utf-8")

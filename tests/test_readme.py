@@ -388,6 +388,9 @@ def test_mcplite_commands_parse() -> None:
         own, target = split_target(words)
         args = parse_arguments(build_parser(), own)  # raises UsageError on a wrong command line
         assert args.command, f"{where}: no command in {words}"
+        if args.command == "inspect":  # a server after --, or as SERVER_FILE, or from --config
+            assert (target is not None) + (args.server_file is not None) + (args.config is not None) == 1, where
+            continue
         assert (target is not None) == (args.command not in ("serve", "gateway", "completion", "replay")), f"{where}: {words}"
 
 

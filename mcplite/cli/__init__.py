@@ -12,6 +12,7 @@
     python -m mcplite gateway CONFIG [--check] [--http HOST:PORT] [--allow-host HOST[:PORT] ...] [--allow-origin ORIGIN ...]
     python -m mcplite record OUT -- COMMAND [ARGS...]
     python -m mcplite replay CASSETTE [--peer NAME] [--http HOST:PORT] [the HTTP options of serve]
+    python -m mcplite inspect [SERVER_FILE] [--port N] [--no-browser] [-- TARGET]
     python -m mcplite completion bash|zsh|fish
     python -m mcplite --version
 
@@ -132,6 +133,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             from .record import run_replay
 
             return run_replay(args)
+        if args.command == "inspect":
+            from .inspector import run_inspect  # (only the inspector loads its page's server)
+
+            return run_inspect(args, target_words, reporter)
         if target_words is None and args.config is None:
             stray = _stray_target(args)
             if stray:

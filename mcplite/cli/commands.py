@@ -5,7 +5,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from ..client import Client
 from ..client.skills import resolve_relative
@@ -263,8 +263,10 @@ COMMANDS: Dict[str, Command] = {
 }
 
 
-def connect(target: Target, args: argparse.Namespace, reporter: StderrReporter) -> Client:
-    """A connected `Client` for ``target`` (the handshake is done)."""
+def connect(target: Target, args: argparse.Namespace, reporter: StderrReporter,
+            extra: Optional[Dict[str, Any]] = None) -> Client:
+    """A connected `Client` for ``target`` (the handshake is done); ``extra``: more `Client` options, which win
+    (the inspector's callbacks)."""
     options: Dict[str, Any] = {"protocol_version": args.protocol_version, "on_log": reporter.log}
     if args.timeout is not None:
         options["timeout"] = args.timeout
@@ -276,6 +278,7 @@ def connect(target: Target, args: argparse.Namespace, reporter: StderrReporter) 
         options["elicitation_modes"] = ("form", "url")
     if args.command == "listen" and args.protocol_version in HANDSHAKE_VERSIONS:
         options.update(_handshake_listener(args))
+    options.update(extra or {})
     if args.auth and target.url is None:
         raise UsageError("--auth only applies to an http(s) server")
     if target.url is not None:
@@ -321,7 +324,7 @@ def connect(target: Target, args: argparse.Namespace, reporter: StderrReporter) 
     if args.command == "listen" and not client.session.enveloped and args.protocol_version not in HANDSHAKE_VERSIONS:
         client.close()  # "auto" chose the handshake: listening needs the callbacks from the start
         args.protocol_version = client.protocol_version
-        return connect(target, args, reporter)
+        return connect(target, args, reporter, extra)
     return client
 
 

@@ -88,6 +88,9 @@ _EXAMPLES = {
               "  {prog} record session.jsonl -- https://mcp.example.com/mcp\n"
               "  (in a desktop host's config: \"command\": \"python3\", \"args\": [\"-m\", \"mcplite\", \"record\", "
               "\"/tmp/session.jsonl\", \"--\", \"npx\", \"-y\", \"some-server\"])",
+    "inspect": "{prog} inspect examples/everything_server.py\n"
+               "  {prog} inspect -- http://127.0.0.1:8000/mcp\n"
+               "  {prog} inspect --no-browser --port 6274 -- npx -y @modelcontextprotocol/server-everything",
     "replay": "{prog} replay session.jsonl\n"
               "  {prog} replay session.jsonl --http 127.0.0.1:8000",
 }
@@ -191,7 +194,7 @@ def build_parser(prog: str = "mcplite") -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".",
                                   prog=f"{prog} {name}", formatter_class=formatter,
                                   epilog="examples:\n  " + _EXAMPLES[name].format(prog=prog))
-        if name not in ("serve", "completion", "gateway", "record", "replay"):
+        if name not in ("serve", "completion", "gateway", "record", "replay", "inspect"):
             # Also after the command (`list tools --json`); SUPPRESS keeps a value given before it.
             _add_output_options(sub, argparse.SUPPRESS)
         return sub
@@ -262,6 +265,13 @@ def build_parser(prog: str = "mcplite") -> argparse.ArgumentParser:
                                "after --) and record every message, both ways, to OUT (docs/recording.md): put it "
                                "where an MCP client starts its server")
     record.add_argument("output", metavar="OUT", help="the recording to write (JSON lines, mode 0600)")
+    inspect = command("inspect", "open a page in the browser that shows and drives the server, and every message "
+                                 "both ways (docs/inspector.md); Ctrl-C stops it")
+    inspect.add_argument("server_file", nargs="?", metavar="SERVER_FILE",
+                         help="a .py file with a Server, served over stdio (instead of -- TARGET)")
+    inspect.add_argument("--port", type=int, default=0, help="the port of the page on 127.0.0.1 (default: a free one)")
+    inspect.add_argument("--no-browser", dest="browser", action="store_false",
+                         help="print the page's URL but do not open a browser")
     replay = command("replay", "serve a recording as a server over stdio, or over HTTP with --http, answering the "
                                "requests it recorded (docs/recording.md)")
     replay.add_argument("cassette", metavar="CASSETTE", help="a recording (record, --record, record=)")

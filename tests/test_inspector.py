@@ -1,0 +1,225 @@
+"""``mcplite inspect`` without a browser: the URL, the token, the Host and Origin checks, the JSON API, the event
+stream, the server's questions answered through the API, and Ctrl-C leaving no process behind (issue 35).
+
+The page itself, in headless Chromium, is tests/test_inspector_browser.py.
+"""
+
+import json
+import sys
+from http.client import HTTPConnection
+from typing import Any, Dict, Iterator, Optional, Tuple
+
+import pytest
+
+from support import WAIT
+from support.inspector import EVERYTHING, Inspecting, everything_over_http, inspecting, processes_marked, still_running
+from support.threads import Background
+
+STDIO = ["inspect", "--no-browser", "--", sys.executable, "-m", "mcplite", "serve", EVERYTHING]
+
+
+@pytest.fixture(scope="module")
+def page() -> Iterator[Inspecting]:
+    with inspecting(*STDIO) as running:
+        yield running
+
+
+def request(page: Inspecting, method: str, path: str, body: Any = None, *, token: Optional[str] = "header",
+            headers: Optional[Dict[str, str]] = None) -> Tuple[int, Dict[str, str], bytes]:
+    connection = HTTPConnection("127.0.0.1", page.port, timeout=WAIT)
+    sent = {"Content-Type": "application/json"}
+    if token == "header":
+        sent["X-Inspector-Token"] = page.token
+    elif token is not None:
+        sent["X-Inspector-Token"] = token
+    sent.update(headers or {})
+    try:
+        connection.request(method, path, body=None if body is None else json.dumps(body), headers=sent)
+        response = connection.getresponse()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+    finally:
+        connection.close()
+
+
+def api(page: Inspecting, action: str, body: Any = None) -> Any:
+    status, _, data = request(page, "POST", f"/api/{action}", body or {})
+    assert status == 200, data
+    answer = json.loads(data)
+    assert "error" not in answer, answer
+    return answer["result"]
+
+
+def test_the_url_is_loopback_with_a_token_and_serves_the_page(page: Inspecting) -> None:
+    assert page.url.startswith("http://127.0.0.1:") and len(page.token) >= 32
+    status, headers, body = request(page, "GET", f"/?token={page.token}", token=None)
+    assert status == 200 and b"mcplite inspector" in body
+    assert page.token.encode() in body  # its own files are asked for with it
+    assert "default-src 'none'" in headers["content-security-policy"]  # nothing from the network
+    for name in ("app.js", "style.css"):
+        assert request(page, "GET", f"/{name}?token={page.token}", token=None)[0] == 200
+
+
+@pytest.mark.parametrize("method,path", [("GET", "/"), ("GET", "/app.js"), ("GET", "/events"),
+                                         ("POST", "/api/info"), ("POST", "/api/call")])
+@pytest.mark.parametrize("token", [None, "", "wrong-token-of-the-same-length-00000000"])
+def test_no_request_without_the_token_is_served(page: Inspecting, method: str, path: str, token: Optional[str]) -> None:
+    status, _, body = request(page, method, path + (f"?token={token}" if token is not None and method == "GET" else ""),
+                              {"name": "add", "arguments": {"a": 1, "b": 2}} if method == "POST" else None,
+                              token=token if method == "POST" else None)
+    assert status == 403, body
+    assert page.token.encode() not in body and b"inspector" not in body.lower().replace(b"inspect printed", b"")
+
+
+@pytest.mark.parametrize("headers", [{"Host": "evil.example"}, {"Host": "127.0.0.1:1"},
+                                     {"Origin": "http://evil.example"}, {"Origin": "http://127.0.0.1:1"},
+                                     {"Origin": "null"}])
+def test_a_wrong_host_or_origin_is_refused_even_with_the_token(page: Inspecting, headers: Dict[str, str]) -> None:
+    assert request(page, "POST", "/api/info", {}, headers=headers)[0] == 403
+    assert request(page, "GET", f"/?token={page.token}", token=None, headers=headers)[0] == 403
+
+
+def test_the_pages_own_origin_and_localhost_are_accepted(page: Inspecting) -> None:
+    for headers in ({"Origin": f"http://127.0.0.1:{page.port}"}, {"Host": f"localhost:{page.port}"}):
+        assert request(page, "POST", "/api/info", {}, headers=headers)[0] == 200
+
+
+def test_a_cross_site_form_post_is_refused(page: Inspecting) -> None:
+    """A form of another site cannot send JSON: a text/plain body is refused (and it has no token either)."""
+    status, _, _ = request(page, "POST", "/api/call", {}, headers={"Content-Type": "text/plain"})
+    assert status == 415
+
+
+def test_the_api_drives_the_client(page: Inspecting) -> None:
+    info = api(page, "info")
+    assert info["connected"] and info["serverInfo"]["name"] == "mcplite-everything"
+    assert info["transport"] == "stdio" and info["protocolVersion"]
+    assert "add" in [tool["name"] for tool in api(page, "list", {"kind": "tools"})]
+    result = api(page, "call", {"name": "add", "arguments": {"a": 2, "b": 3}})
+    assert result["structuredContent"] == {"result": 5}
+    read = api(page, "read", {"uri": "test://static-text"})
+    assert read["contents"][0]["text"]
+    status, _, data = request(page, "POST", "/api/call", {"name": "no_such_tool"})
+    assert status == 200 and "error" in json.loads(data)
+
+
+def read_events(page: Inspecting, until: Any) -> Iterator[Tuple[str, Any]]:
+    """The page's event stream, parsed, until ``until(event, data)`` is true."""
+    from mcplite.protocol.sse import SSEParser
+
+    connection = HTTPConnection("127.0.0.1", page.port, timeout=WAIT)
+    connection.request("GET", f"/events?token={page.token}")
+    response = connection.getresponse()
+    assert response.status == 200 and response.getheader("Content-Type") == "text/event-stream"
+    parser = SSEParser()
+    try:
+        while True:
+            chunk = response.read1(65536)  # type: ignore[attr-defined]
+            assert chunk, "the event stream ended"
+            for event in parser.feed(chunk):
+                data = json.loads(event.data) if event.data else None
+                yield event.event, data
+                if until(event.event, data):
+                    return
+    finally:
+        connection.close()
+
+
+def test_every_message_both_ways_reaches_the_event_stream(page: Inspecting) -> None:
+    api(page, "call", {"name": "test_simple_text"})
+    seen = []
+    for event, data in read_events(page, lambda e, d: e == "wire" and d["dir"] == "recv"
+                                   and "test_simple_text" not in json.dumps(d) and seen and seen[-1] == "call"):
+        if event == "wire" and data["dir"] == "send" and data["message"].get("params", {}).get("name") == "test_simple_text":
+            seen.append("call")
+    assert seen
+
+
+def test_a_servers_question_is_answered_through_the_api(page: Inspecting) -> None:
+    call = Background(api, page, "call", {"name": "test_elicitation", "arguments": {"message": "who?"}})
+    question = next(data for event, data in read_events(page, lambda e, d: e == "input" and d["params"].get(
+        "message") == "who?") if event == "input" and data["params"].get("message") == "who?")
+    assert question["method"] == "elicitation/create"
+    api(page, "answer", {"id": question["id"], "result": {"action": "accept",
+                                                          "content": {"username": "ann", "email": "a@b.c"}}})
+    result = call.join(WAIT)
+    assert "ann" in result["content"][0]["text"] and "accept" in result["content"][0]["text"]
+
+
+def test_progress_and_logs_reach_the_event_stream(page: Inspecting) -> None:
+    api(page, "call", {"name": "test_tool_with_progress", "callId": "p1"})
+    api(page, "call", {"name": "test_tool_with_logging"})
+    progress, logs = [], []
+    for event, data in read_events(page, lambda e, d: len(logs) >= 3):
+        if event == "progress" and data["callId"] == "p1":
+            progress.append(data["progress"])
+        if event == "notify" and data["method"] == "notifications/message":
+            logs.append(data["params"]["data"])
+    assert progress == [0, 50, 100] and "Tool execution completed" in logs
+
+
+def test_ctrl_c_stops_the_page_and_the_server_process() -> None:
+    running = Inspecting(*STDIO)
+    marked = processes_marked(running.mark)
+    assert len(marked) >= 2, "inspect and the server it started"
+    assert running.stop() == 130
+    assert still_running(marked) == []
+    with pytest.raises(OSError):
+        HTTPConnection("127.0.0.1", running.port, timeout=WAIT).request("GET", "/")
+
+
+def test_over_http_the_headers_of_each_request_are_in_the_log(tmp_path: Any) -> None:
+    with everything_over_http(tmp_path) as url, inspecting("inspect", "--no-browser", "--", url) as running:
+        info = api(running, "info")
+        assert info["transport"].startswith("http")
+        api(running, "call", {"name": "add", "arguments": {"a": 1, "b": 1}})
+        for event, data in read_events(running, lambda e, d: e == "wire" and "headers" in d
+                                       and d["message"].get("method") == "tools/call"):
+            pass
+        headers = {key.lower(): value for key, value in data["headers"].items()}
+        assert headers.get("mcp-method") == "tools/call" or "mcp-protocol-version" in headers
+
+
+def test_inspect_takes_a_server_file_and_usage_errors() -> None:
+    with inspecting("inspect", "--no-browser", EVERYTHING) as running:
+        assert api(running, "info")["serverInfo"]["name"] == "mcplite-everything"
+        assert "serve" in api(running, "info")["target"]["words"]
+    import subprocess
+
+    from support.servers import python_env
+    done = subprocess.run([sys.executable, "-m", "mcplite", "inspect", "--no-browser", EVERYTHING, "--", "x"],
+                          capture_output=True, text=True, timeout=WAIT, env=python_env())
+    assert done.returncode == 2 and "not both" in done.stderr
+
+
+def test_sampling_is_answered_by_hand_and_roots_are_the_pages(page: Inspecting) -> None:
+    call = Background(api, page, "call", {"name": "test_sampling", "arguments": {"prompt": "2+2?"}})
+    question = next(data for event, data in read_events(page, lambda e, d: e == "input" and d["method"] ==
+                                                        "sampling/createMessage") if event == "input"
+                    and data["method"] == "sampling/createMessage")
+    api(page, "answer", {"id": question["id"], "result": {"role": "assistant", "model": "a person",
+                                                          "content": {"type": "text", "text": "four"},
+                                                          "stopReason": "endTurn"}})
+    assert "four" in call.join(WAIT)["content"][0]["text"]
+    api(page, "roots", {"roots": [{"uri": "file:///tmp/project", "name": "project"}]})
+    result = api(page, "call", {"name": "test_input_required_result_list_roots"})
+    assert "file:///tmp/project" in result["content"][0]["text"]
+    assert api(page, "info")["roots"] == [{"uri": "file:///tmp/project", "name": "project"}]
+
+
+def test_a_task_is_started_polled_cancelled_and_its_result_fetched(page: Inspecting) -> None:
+    result = api(page, "call", {"name": "slow_compute", "arguments": {"seconds": 0.2}, "callId": "t1", "task": True})
+    assert "Computed" in result["content"][0]["text"]
+    statuses = []
+    for event, data in read_events(page, lambda e, d: e == "task" and d["callId"] == "t1"
+                                   and d["status"] == "completed"):
+        if event == "task" and data["callId"] == "t1":
+            statuses.append(data["status"])
+    assert statuses[0] == "working" and statuses[-1] == "completed"
+    call = Background(api, page, "call", {"name": "slow_compute", "arguments": {"seconds": 30}, "callId": "t2",
+                                          "task": True})
+    started = next(data for event, data in read_events(page, lambda e, d: e == "task" and d["callId"] == "t2")
+                   if event == "task" and data["callId"] == "t2")
+    assert api(page, "task_get", {"taskId": started["taskId"]})["status"] == "working"
+    assert api(page, "task_cancel", {"taskId": started["taskId"]})["status"] == "cancelled"
+    with pytest.raises(AssertionError, match="cancelled"):
+        call.join(WAIT)

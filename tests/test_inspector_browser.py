@@ -1,0 +1,175 @@
+"""The inspector's page in a real browser: headless Chromium (Debian's chromium and chromium-driver) driven by
+Selenium, against examples/everything_server.py over stdio and over HTTP, on the default revision and on
+2024-11-05 and 2026-07-28 (issue 35). The stdio run saves docs/inspector.png, the README's screenshot.
+
+Missing Chromium, chromedriver or Selenium skips these tests on a developer's machine and fails them in CI
+(.ci/run installs them).
+"""
+
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from support import ROOT, WAIT
+from support.inspector import EVERYTHING, everything_over_http, inspecting
+from support.servers import require_binary, require_module
+
+SCREENSHOT = ROOT / "docs" / "inspector.png"
+#: The page must show the tools within this many seconds of the URL being printed (the server is connected by
+#: then): the issue's "opens in under a second".
+OPENS_WITHIN = 1.0
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    chromium = require_binary("chromium")
+    driver_path = require_binary("chromedriver")
+    require_module("selenium")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                     "--window-size=1440,900", "--force-color-profile=srgb", "--no-first-run"):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(service=Service(driver_path), options=options)
+    driver.set_page_load_timeout(WAIT)
+    driver.get("data:text/html,<p>warm</p>")  # (the browser's own start is not the page's)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def wait_for(driver: Any, condition: Any, what: str) -> Any:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, WAIT).until(condition, f"the page never showed {what}")
+
+
+def css(driver: Any, selector: str) -> Any:
+    from selenium.webdriver.common.by import By
+
+    return wait_for(driver, lambda d: d.find_element(By.CSS_SELECTOR, selector), selector)
+
+
+def text_of(driver: Any, selector: str, contains: str) -> str:
+    from selenium.webdriver.common.by import By
+
+    def found(d: Any) -> Any:
+        for element in d.find_elements(By.CSS_SELECTOR, selector):
+            text = element.get_attribute("textContent") or ""
+            if contains in text:
+                return text
+        return False
+
+    return str(wait_for(driver, found, f"{contains!r} in {selector}"))
+
+
+def open_page(driver: Any, running: Any) -> float:
+    """Load the page; returns the seconds from the URL printed to the tool list rendered."""
+    driver.get(running.url)
+    css(driver, "body[data-ready=tools] #items li[data-name=add]")
+    return time.monotonic() - running.printed_at
+
+
+def choose(driver: Any, kind: str, name: str, key: str = "name") -> None:
+    css(driver, f"#lists .tabs [data-kind={kind}]").click()
+    css(driver, f'#items li[data-{key}="{name}"]').click()
+
+
+def call_tool(driver: Any, name: str, **fields: str) -> None:
+    choose(driver, "tools", name)
+    for field, value in fields.items():
+        box = css(driver, f"#arg-{field}")
+        box.clear()
+        box.send_keys(value)
+    css(driver, "#run").click()
+
+
+def drive(driver: Any, running: Any, *, elicitation: bool = True, structured: bool = True,
+          screenshot: bool = False) -> float:
+    opened = open_page(driver, running)
+    # A form from the input schema, filled and submitted; the result shown (text and structured content).
+    call_tool(driver, "add", a="2", b="3")
+    text_of(driver, "#result .content-text", "5")
+    if structured:  # (structured content came in 2025-06-18)
+        text_of(driver, "#result .schema-check", "outputSchema")
+    text_of(driver, ".copy-cli", "call add --args")
+    # Progress with a bar, and the server's log messages among the notifications.
+    call_tool(driver, "test_tool_with_progress")
+    text_of(driver, "#result .content-text", "progress executed")
+    text_of(driver, "#progress-text", "100 / 100")
+    call_tool(driver, "test_tool_with_logging")
+    text_of(driver, "#result .content-text", "logging executed")
+    text_of(driver, "#notifications li", "Tool execution completed")
+    if elicitation:  # the server asks (elicitation); the person answers in the page
+        call_tool(driver, "test_elicitation", message="Who are you?")
+        text_of(driver, ".question", "Who are you?")
+        css(driver, "#q-username").send_keys("ann")
+        css(driver, "#q-email").send_keys("ann@example.com")
+        css(driver, "#q-accept").click()
+        text_of(driver, "#result .content-text", "ann@example.com")
+    # Every message both ways in the log; one click shows it whole.
+    row = css(driver, "#log tbody tr.dir-send")
+    text_of(driver, "#log tbody tr", "tools/call")
+    if screenshot:  # the README's picture: a result, the log, one message opened
+        call_tool(driver, "add", a="2", b="3")
+        text_of(driver, "#result .content-text", "5")
+        rows = [r for r in driver.find_elements("css selector", "#log tbody tr")
+                if "tools/call add" in (r.get_attribute("textContent") or "")]
+        (rows[-1] if rows else row).click()
+        css(driver, "#log-detail:not([hidden])")
+        SCREENSHOT.parent.mkdir(exist_ok=True)
+        driver.save_screenshot(str(SCREENSHOT))
+    # Reading a resource.
+    choose(driver, "resources", "test://static-text", key="uri")
+    css(driver, "#read").click()
+    text_of(driver, "#result", "test://static-text")
+    return opened
+
+
+def test_the_page_over_stdio(browser: Any) -> None:
+    with inspecting("inspect", "--no-browser", "--", sys.executable, "-m", "mcplite", "serve", EVERYTHING) as running:
+        opened = drive(browser, running, screenshot=True)
+    print(f"stdio: tools shown {opened * 1000:.0f} ms after the URL was printed")
+    assert opened < OPENS_WITHIN
+    assert SCREENSHOT.stat().st_size > 10_000
+
+
+def test_the_page_over_http(browser: Any, tmp_path: Path) -> None:
+    with everything_over_http(tmp_path) as url, inspecting("inspect", "--no-browser", "--", url) as running:
+        opened = drive(browser, running)
+        calls = [row for row in browser.find_elements("css selector", "#log tbody tr.dir-send")
+                 if "tools/call add" in (row.get_attribute("textContent") or "")]
+        calls[-1].click()
+        text_of(browser, "#log-detail-headers", "Mcp-Method: tools/call")  # the request's headers, over HTTP
+        text_of(browser, "#log-detail-headers", "Mcp-Name: add")
+    print(f"http: tools shown {opened * 1000:.0f} ms after the URL was printed")
+    assert opened < OPENS_WITHIN
+
+
+@pytest.mark.parametrize("version,transport", [("2024-11-05", "stdio"), ("2026-07-28", "http")])
+def test_the_page_on_the_oldest_and_newest_revisions(browser: Any, tmp_path: Path, version: str,
+                                                     transport: str) -> None:
+    if transport == "stdio":
+        target = ["--", sys.executable, "-m", "mcplite", "serve", EVERYTHING]
+        with inspecting("--protocol-version", version, "inspect", "--no-browser", *target) as running:
+            drive(browser, running, elicitation=False, structured=False)  # (both came in 2025-06-18)
+            text_of(browser, "#server-meta", version)
+    else:
+        with everything_over_http(tmp_path) as url, \
+                inspecting("--protocol-version", version, "inspect", "--no-browser", "--", url) as running:
+            drive(browser, running)  # 2026-07-28: the question arrives as an input_required round
+            text_of(browser, "#server-meta", version)
+
+
+def test_the_page_refuses_a_wrong_token(browser: Any) -> None:
+    with inspecting("inspect", "--no-browser", "--", sys.executable, "-m", "mcplite", "serve", EVERYTHING) as running:
+        browser.get(running.url.replace(running.token, "x" * len(running.token)))
+        assert "mcplite inspector" not in browser.title
+        assert "token" in browser.find_element("css selector", "body").text

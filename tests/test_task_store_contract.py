@@ -268,7 +268,7 @@ def test_a_cancel_made_here_reaches_the_handler_running_there(runner: Tuple[Stor
     here.cancel(running.task_id, None)
     wait_until(seen(first), WAIT, "the handler never heard of its cancel")
     what, when = Path(first).read_text().split()
-    assert what == "cancelled" and float(when) - cancelled_at < 0.5, (what, float(when) - cancelled_at)
+    assert what == "cancelled" and float(when) - cancelled_at < 1.0, (what, float(when) - cancelled_at)
     time.sleep(0.5)  # the queued one had its turn by now, if it were to start
     assert not os.path.exists(second + ".started"), "a task cancelled while queued started anyway"
     assert running.status() == t.CANCELLED and queued.status() == t.CANCELLED

@@ -372,6 +372,7 @@ class TaskManager:
             pool, self._pool = self._pool, None
             lives = list(self._live.items())
             unwatch, self._unwatch = self._unwatch, None
+            self._watch_started = self._watching = False  # a task started after this watches again
         for task_id, live in lives:
             try:
                 self._change(task_id, lambda r: states.settle(r, states.FAILED, now=self.clock(), error={

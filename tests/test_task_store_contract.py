@@ -210,9 +210,9 @@ os._exit(0)  # gone without a word: no close, no shutdown
 
 
 def test_the_task_of_a_runner_that_is_gone_is_failed_by_the_next_reader(shared: Stores) -> None:
+    reader = shared()  # open before the runner dies: the next read finds it gone, not only the next opening
     subprocess.run([sys.executable, "-c", CREATE_AND_DIE, shared.kind, shared.where, str(ROOT)], check=True,
                    timeout=WAIT, env=python_env())
-    reader = shared()
     started = time.monotonic()
     # SQLite: at once (the process is gone); Redis: once the runner's lease (1 s there) has expired.
     wait_until(lambda: reader.get("orphan", 2.0).status == t.FAILED, WAIT, "the orphan stayed working")  # type: ignore[union-attr]

@@ -6,6 +6,8 @@ masters stand for two hosts (separate ports, no ``--preload``, one shared ``MCPL
 - A host killed mid-task (SIGKILL, master and workers): the other reports the task failed within the lease.
 - A host stopped gracefully (SIGTERM: gunicorn's workers exit): its tasks are failed at once (the tasks'
   shutdown wired for WSGI), not left ``working``.
+- Redis restarted mid-run: a task call made while it is down fails with a clear error, and the next one
+  works once it is back, without restarting the host.
 - A handshake-era stream cut on one host resumes on the other (``Last-Event-ID``): nothing lost or duplicated.
 - `RedisEventStore` itself: order, the bound per stream, expiry, forget.
 """
@@ -20,11 +22,12 @@ from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
 from support import ROOT, WAIT, wait_until
-from support.servers import Served, builtin_server, gunicorn, pid_running, python_env, redis_server, require_binary
+from support.servers import Running, Served, builtin_server, gunicorn, pid_running, python_env, redis_server, require_binary
 from test_deploy_events import events_of, get, post
 from test_deploy_proxy import Front, accept
 
 from mcplite import Client
+from mcplite.errors import RemoteError
 from mcplite.protocol import tasks as t
 
 sys.path.insert(0, str(ROOT / "examples" / "deploy"))
@@ -189,3 +192,22 @@ def test_the_redis_event_store_keeps_order_bounds_and_expires(redis_url: str) ->
     finally:
         store.close()
         other.close()
+
+
+def test_redis_restarted_mid_run_fails_clearly_then_recovers(tmp_path: Path, cleanup: List[Any]) -> None:
+    pytest.importorskip("redis")
+    redis, port = redis_server(tmp_path)
+    cleanup.append(redis)
+    url = f"redis://127.0.0.1:{port}/0"
+    a = host(tmp_path, "host-a", url)
+    cleanup.append(a)
+    with Client(a.url, protocol_version="2026-07-28", timeout=WAIT) as client:
+        assert client.start_tool_call("slow", {"seconds": 0.1}, task=True).result(WAIT).get("isError") is not True
+        redis.stop()
+        with pytest.raises(RemoteError, match="the task store is unavailable; try again later"):
+            client.start_tool_call("slow", {"seconds": 0.1}, task=True)  # a clear error, at once
+        again = Running("redis-server", [redis.process.args[0], *redis.process.args[1:]], tmp_path / "redis2.log")
+        cleanup.append(again)
+        again.wait_for_port(port)
+        handle = client.start_tool_call("slow", {"seconds": 0.1}, task=True)
+        assert handle.result(WAIT)["structuredContent"]["cancelled"] is False

@@ -168,6 +168,8 @@ class TaskManager:
             self.store.create(record, now)
         except TaskLimitError as exc:
             raise RPCError(INTERNAL_ERROR, f"Internal error: cannot create a task: {exc}") from None
+        except Exception as exc:
+            raise _unavailable(exc) from None
         self._watch()
         live = _Live(record.status, _status_notifier(connection) if form == states.CORE else None)
         with self._lock:
@@ -258,13 +260,21 @@ class TaskManager:
     def _change(self, task_id: str, change: Callable[[states.TaskRecord], states.TaskRecord]
                 ) -> Optional[states.TaskRecord]:
         """Apply ``change`` in the store and wake whoever in this process waits on the task."""
-        before: List[str] = []
+        raised: List[BaseException] = []
 
         def changing(record: states.TaskRecord) -> states.TaskRecord:
-            before.append(record.status)
-            return change(record)
+            try:
+                return change(record)
+            except BaseException as exc:
+                raised.append(exc)
+                raise
 
-        record = self.store.update(task_id, changing, self.clock())
+        try:
+            record = self.store.update(task_id, changing, self.clock())
+        except Exception as exc:
+            if raised and exc is raised[-1]:  # the change's own error (an illegal move): the caller's
+                raise
+            raise _unavailable(exc) from None
         with self._lock:
             live = self._live.get(task_id)
         if live is not None:
@@ -308,7 +318,10 @@ class TaskManager:
         owner's: a task id is not a capability to see someone else's work)."""
         if not isinstance(task_id, str):
             raise RPCError(INVALID_PARAMS, "Invalid params: taskId must be a string")
-        record = self.store.get(task_id, self.clock())
+        try:
+            record = self.store.get(task_id, self.clock())
+        except Exception as exc:
+            raise _unavailable(exc) from None
         if record is None or record.owner != owner:
             raise states.unknown_task(task_id)
         return record
@@ -533,6 +546,13 @@ class TaskContext(Context):
         return answers
 
 
+def _unavailable(exc: Exception) -> RPCError:
+    """The error a client gets when the store fails (a database or Redis that cannot be reached): what it
+    says, without the store's own message (addresses, paths), which goes to the log."""
+    log.warning("the task store failed: %s", exc, exc_info=True)
+    return RPCError(INTERNAL_ERROR, "Internal error: the task store is unavailable; try again later")
+
+
 def _status_notifier(connection: Connection) -> Callable[[states.TaskRecord], None]:
     """Tells a 2025-11-25 client of each change of its task's status (``notifications/tasks/status``, a MAY),
     while its connection lasts."""
@@ -643,7 +663,10 @@ def core_list(server: Registry, connection: Connection, ctx: RequestContext) -> 
     from .results import page
 
     manager = _manager(server)
-    records = manager.store.list(manager.clock(), request_owner(server, ctx))
+    try:
+        records = manager.store.list(manager.clock(), request_owner(server, ctx))
+    except Exception as exc:
+        raise _unavailable(exc) from None
     return page("tasks", [states.core_task(record) for record in records], ctx.params, server.page_size)
 
 

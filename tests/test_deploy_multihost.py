@@ -2,7 +2,9 @@
 masters stand for two hosts (separate ports, no ``--preload``, one shared ``MCPLITE_STATE_KEYS``), both with
 ``MCPLITE_REDIS_URL``, and nginx round-robin in front of them without affinity.
 
-- A task started on one host is polled, answered (``tasks/update``), cancelled and fetched on the other.
+- A task started on one host is polled, answered (``tasks/update``), cancelled and fetched on the other, and
+  tasks run through nginx round-robin; the official Python SDK's client (which has no tasks) calls and answers
+  input rounds through the same front, answered by both hosts.
 - A host killed mid-task (SIGKILL, master and workers): the other reports the task failed within the lease.
 - A host stopped gracefully (SIGTERM: gunicorn's workers exit): its tasks are failed at once (the tasks'
   shutdown wired for WSGI), not left ``working``.
@@ -25,6 +27,7 @@ from support import ROOT, WAIT, wait_until
 from support.servers import Running, Served, builtin_server, gunicorn, pid_running, python_env, redis_server, require_binary
 from test_deploy_events import events_of, get, post
 from test_deploy_proxy import Front, accept
+from test_deploy_sdk import require_sdk, run_sdk
 
 from mcplite import Client
 from mcplite.errors import RemoteError
@@ -101,6 +104,14 @@ def test_a_task_started_on_one_host_is_polled_answered_cancelled_and_fetched_on_
             assert handle.result(WAIT)["structuredContent"]["approved"] is True
         quick = anywhere.start_tool_call("slow", {"seconds": 0.2}, task=True)
         assert quick.result(WAIT)["structuredContent"]["cancelled"] is False
+        pids_b = {on_b.call_tool("whoami")["structuredContent"]["result"] for _ in range(6)}
+    # The official Python SDK's client through the same front (it has no tasks: its calls and input rounds).
+    require_sdk()
+    tally = run_sdk("calls", front.url, "2026-07-28", "2", "10")
+    assert tally["failed"] == 0 and tally["ok"] == 20, tally["errors"]
+    assert set(tally["pids"]) & pids_a and set(tally["pids"]) & pids_b  # both hosts answered it
+    report = run_sdk("rounds", front.url, "2026-07-28", "2")
+    assert report["failed"] == 0 and all(result["summary"] == "short" for result in report["results"]), report
 
 
 def test_a_host_killed_mid_task_reports_failure_within_the_lease(tmp_path: Path, redis_url: str,

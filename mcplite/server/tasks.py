@@ -290,7 +290,13 @@ class TaskManager:
             if self._watch_started:
                 return
             self._watch_started = True
-        unwatch = self.store.watch(self._changed)
+        try:
+            unwatch = self.store.watch(self._changed)
+        except Exception:  # unreachable now (Redis down): re-read the store meanwhile, and try again next time
+            log.warning("cannot watch the task store", exc_info=True)
+            with self._lock:
+                self._watch_started = False
+            return
         with self._lock:
             self._unwatch = unwatch
             self._watching = unwatch is not None

@@ -18,7 +18,10 @@ The variables: ``STATELESS=1``; ``ACCESS_LOG=1`` (one line per request on stderr
 clients of every process: `redis_bus`); ``EVENT_DB`` (a SQLite file where the processes of one host keep
 resumable stream events); ``MAX_STREAMS`` (how many streams may hold a thread: fewer than the server's
 threads); ``ALLOWED_HOSTS`` (the ``Host`` names clients use, comma-separated, ``*`` for any: DNS rebinding
-protection). The WSGI app accepts the loopback names without it (gunicorn and waitress bind 127.0.0.1 by
+protection); ``MCPLITE_REDIS_URL`` (several hosts: the event bus, the tasks and the resumable stream events
+all in that Redis, `redis_store`, so a balancer may send any request to any host; give every host the same
+``MCPLITE_STATE_KEYS`` too; ``TASK_LEASE``: the seconds after which the task of a lost host is failed, 30 by
+default). The WSGI app accepts the loopback names without it (gunicorn and waitress bind 127.0.0.1 by
 default): a server bound to another address needs it, ``ALLOWED_HOSTS=mcp.example.com`` (or ``*`` behind a
 proxy that checks ``Host``). ``GET /healthz`` answers 200, for a readiness check. Run it with the built-in
 server: ``python3 -m examples.deploy.app --port 8001`` (``--host 0.0.0.0`` refuses to start without
@@ -35,18 +38,33 @@ from mcplite.http_server import LOOPBACK_HOSTS
 CONFIRM = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
 
 
+#: Redis for everything shared between hosts (the bus, the tasks, the stream events), or None.
+SHARED_REDIS = os.environ.get("MCPLITE_REDIS_URL") or None
+
+
+def _redis_store() -> Any:
+    try:
+        from . import redis_store
+    except ImportError:  # run from this folder, as a top-level module
+        import redis_store  # type: ignore[no-redef]
+    return redis_store
+
+
 def _event_bus() -> Any:
-    url = os.environ.get("REDIS_URL")
+    url = SHARED_REDIS or os.environ.get("REDIS_URL")
     if not url:
         return None  # this process only
-    try:
-        from .redis_bus import RedisEventBus
-    except ImportError:  # run from this folder, as a top-level module
-        from redis_bus import RedisEventBus  # type: ignore[no-redef]
-    return RedisEventBus(url)
+    return _redis_store().RedisEventBus(url)
 
 
-server = Server("deploy-demo", version="1.0", event_bus=_event_bus())
+def _task_store() -> Any:
+    if SHARED_REDIS:
+        lease = os.environ.get("TASK_LEASE")
+        return _redis_store().RedisTaskStore(SHARED_REDIS, **({"lease": float(lease)} if lease else {}))
+    return None  # this process's memory
+
+
+server = Server("deploy-demo", version="1.0", event_bus=_event_bus(), task_store=_task_store())
 
 #: The notes; a real deployment keeps them in shared storage, here only their change notifications are shared.
 NOTES: Dict[str, str] = {}
@@ -84,6 +102,23 @@ def count(n: int, ctx: Context) -> int:
     return n
 
 
+@server.tool(task="optional")
+def slow(seconds: float, ctx: Context) -> Dict[str, Any]:
+    """Work for ``seconds`` as a task (or until cancelled); says which process ran it. With
+    ``MCPLITE_REDIS_URL``, any host answers its ``tasks/get``, ``tasks/cancel`` and ``tasks/result``."""
+    ctx.progress(0, 1, f"started by {os.getpid()}")
+    stopped = ctx.cancelled.wait(seconds)
+    return {"ran_by": os.getpid(), "cancelled": stopped}
+
+
+@server.tool(task="optional")
+def approve(item: str, ctx: Context) -> Dict[str, Any]:
+    """Ask for approval as a task (``input_required``: answered with ``tasks/update`` on any host)."""
+    answer = ctx.elicit(f"Approve {item}?", CONFIRM, key="approve")
+    approved = answer["action"] == "accept" and bool(answer["content"]["ok"])
+    return {"item": item, "approved": approved, "ran_by": os.getpid()}
+
+
 @server.resource("note://{name}")
 def note(name: str) -> str:
     """A note, as this process knows it."""
@@ -114,7 +149,9 @@ def options() -> Dict[str, Any]:
     if os.environ.get("MAX_STREAMS"):
         settings["max_streams"] = int(os.environ["MAX_STREAMS"])
     database: Optional[str] = os.environ.get("EVENT_DB")
-    if database:
+    if SHARED_REDIS:
+        settings["event_store"] = _redis_store().RedisEventStore(SHARED_REDIS)
+    elif database:
         from mcplite.wsgi import SQLiteEventStore
 
         settings["event_store"] = SQLiteEventStore(database)

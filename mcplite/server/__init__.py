@@ -335,10 +335,12 @@ class Server(Registry):
             self.close_tasks()
 
     def close_tasks(self) -> None:
-        """Cancel the tasks this process runs (their handlers see ``ctx.cancelled``) and stop the task pool.
+        """Stop the tasks this process runs: each is settled ``failed`` in the store (its clients learn the
+        server stopped), its handler sees ``ctx.cancelled``, and the task pool stops.
 
-        `run` and `serve_stdio` call it on the way out; a process that exits waits for the task handlers still
-        running, so a handler should honour ``ctx.cancelled``. The tasks themselves stay in the store."""
+        `run` and `serve_stdio` call it on the way out, and a WSGI app (`wsgi_app`) when its process exits (a
+        gunicorn worker stopped gracefully); a process that exits waits for the task handlers still running,
+        so a handler should honour ``ctx.cancelled``."""
         if self._tasks is not None:
             self._tasks.close()
 

@@ -20,8 +20,15 @@ caller is told the task does not exist. The store (`task_store`) bounds how many
 how many run at once (the others wait their turn, ``working``).
 
 A handler that parks holds a pool thread while it waits. The wait is woken by the ``tasks/update`` that
-answers it; with a store shared by several processes (SQLite), an answer that reached another process is seen
-within `RECHECK_SECONDS`.
+answers it. With a store shared by several processes (SQLite, Redis) the process that runs a task is the one
+that created it (`task_store.TaskStore`, "the runner"); a change made through another process (a cancel, an
+answer, the end a ``tasks/result`` waits for) reaches it through the store's `TaskStore.watch`, at once. A
+store that cannot notify is re-read every `RECHECK_SECONDS` instead; one that can is still re-read every
+`SAFETY_RECHECK_SECONDS`, for a notification lost while the store was unreachable and for a runner gone
+without a word (its task is found ``failed`` by that read).
+
+A process that stops (`TaskManager.close`: `Server.close_tasks`, called by `Server.run`, on exit under WSGI)
+settles the tasks it runs ``failed`` rather than leave them ``working`` for their clients.
 """
 
 from __future__ import annotations  # annotations are not evaluated at import: a lighter start-up
@@ -53,14 +60,18 @@ if TYPE_CHECKING:
     from .connections import Connection
     from .task_store import TaskStore
 
-__all__ = ["TaskManager", "TaskCancelled", "DEFAULT_TASK_TTL_MS", "DEFAULT_POLL_INTERVAL_MS", "RECHECK_SECONDS"]
+__all__ = ["TaskManager", "TaskCancelled", "DEFAULT_TASK_TTL_MS", "DEFAULT_POLL_INTERVAL_MS", "RECHECK_SECONDS",
+           "SAFETY_RECHECK_SECONDS"]
 
 #: How long a task is kept after its creation, by default (one hour).
 DEFAULT_TASK_TTL_MS = 3_600_000
 #: How often clients are asked to poll, by default.
 DEFAULT_POLL_INTERVAL_MS = 500
-#: How often a waiting handler (or ``tasks/result``) re-reads the store, for changes made by another process.
+#: How often a waiting handler (or ``tasks/result``) re-reads a store that cannot notify (`TaskStore.watch`),
+#: for changes made by another process.
 RECHECK_SECONDS = 1.0
+#: How often it re-reads a store that notifies: for a notification lost on the way, and a runner gone silently.
+SAFETY_RECHECK_SECONDS = 5.0
 
 
 class TaskCancelled(BaseException):
@@ -72,13 +83,26 @@ class _Live:
     """What this process knows of a task it runs: the cancel flag its `Context` shows, and the condition its
     parked handler (and ``tasks/result``) waits on, notified on every change this process makes to the task."""
 
-    __slots__ = ("cancelled", "changed", "on_change")
+    __slots__ = ("cancelled", "changed", "on_change", "status")
 
-    def __init__(self, on_change: Optional[Callable[[states.TaskRecord], None]] = None) -> None:
+    def __init__(self, status: str, on_change: Optional[Callable[[states.TaskRecord], None]] = None) -> None:
         self.cancelled = LazyEvent()
         self.changed = threading.Condition()
-        #: Called with the new record after each change (a 2025-11-25 task's status notification), or None.
+        #: Called with the new record after each change of status (a 2025-11-25 task's status notification).
         self.on_change = on_change
+        #: The status last announced to ``on_change`` (under ``changed``): a change heard twice, from this
+        #: process and from the store's notification, is announced once.
+        self.status = status
+
+    def announce(self, record: Optional[states.TaskRecord]) -> None:
+        """Call ``on_change`` if ``record``'s status is new."""
+        if self.on_change is None or record is None:
+            return
+        with self.changed:
+            if record.status == self.status:
+                return
+            self.status = record.status
+        self.on_change(record)
 
     def notify(self) -> None:
         with self.changed:
@@ -111,9 +135,18 @@ class TaskManager:
         self.ttl_ms = ttl_ms
         self.poll_interval_ms = poll_interval_ms
         self.clock = clock
-        # Guards _live and the making of _pool.
+        # Guards _live, the making of _pool and the start of watching.
         self._lock = threading.Lock()
         self._live: Dict[str, _Live] = {}
+        # Watching the store (`TaskStore.watch`) starts with the first task or wait of this process (not at
+        # construction: a WSGI server may fork after building the app); _watching says whether the store
+        # notifies, _unwatch how to stop.
+        self._watch_started = False
+        self._watching = False
+        self._unwatch: Optional[Callable[[], None]] = None
+        # Woken by the store's notifications about tasks this process does not run: what a ``tasks/result``
+        # waiting here for another process's task waits on.
+        self._elsewhere = threading.Condition()
         # Daemon threads (as the session's handlers): a handler that ignores its cancel cannot hold up exit.
         self._pool: Optional[DaemonPool] = None
 
@@ -135,7 +168,10 @@ class TaskManager:
             self.store.create(record, now)
         except TaskLimitError as exc:
             raise RPCError(INTERNAL_ERROR, f"Internal error: cannot create a task: {exc}") from None
-        live = _Live(_status_notifier(connection) if form == states.CORE else None)
+        except Exception as exc:
+            raise _unavailable(exc) from None
+        self._watch()
+        live = _Live(record.status, _status_notifier(connection) if form == states.CORE else None)
         with self._lock:
             self._live[record.task_id] = live
             if self._pool is None:
@@ -153,6 +189,9 @@ class TaskManager:
         task_id = record.task_id
         try:
             if live.cancelled.is_set():  # cancelled while it waited for a thread
+                return
+            current = self.store.get(task_id, self.clock())
+            if current is None or current.terminal:  # cancelled through another process, before its turn
                 return
             # The answers gathered before the task started, if any; made on this thread, the one that asks.
             round = Round(answers, None, validate) if record.form == states.EXTENSION else None
@@ -221,28 +260,74 @@ class TaskManager:
     def _change(self, task_id: str, change: Callable[[states.TaskRecord], states.TaskRecord]
                 ) -> Optional[states.TaskRecord]:
         """Apply ``change`` in the store and wake whoever in this process waits on the task."""
-        before: List[str] = []
+        raised: List[BaseException] = []
 
         def changing(record: states.TaskRecord) -> states.TaskRecord:
-            before.append(record.status)
-            return change(record)
+            try:
+                return change(record)
+            except BaseException as exc:
+                raised.append(exc)
+                raise
 
-        record = self.store.update(task_id, changing, self.clock())
+        try:
+            record = self.store.update(task_id, changing, self.clock())
+        except Exception as exc:
+            if raised and exc is raised[-1]:  # the change's own error (an illegal move): the caller's
+                raise
+            raise _unavailable(exc) from None
         with self._lock:
             live = self._live.get(task_id)
         if live is not None:
             # The notification first: a client then hears "completed" before the tasks/result it wakes.
-            if live.on_change is not None and record is not None and before and record.status != before[-1]:
-                live.on_change(record)
+            live.announce(record)
             live.notify()
         return record
+
+    # ---- what the store tells -----------------------------------------------------------------------------
+    def _watch(self) -> None:
+        """Start hearing the store's changes (`TaskStore.watch`), once."""
+        with self._lock:
+            if self._watch_started:
+                return
+            self._watch_started = True
+        try:
+            unwatch = self.store.watch(self._changed)
+        except Exception:  # unreachable now (Redis down): re-read the store meanwhile, and try again next time
+            log.warning("cannot watch the task store", exc_info=True)
+            with self._lock:
+                self._watch_started = False
+            return
+        with self._lock:
+            self._unwatch = unwatch
+            self._watching = unwatch is not None
+
+    def _changed(self, task_id: str) -> None:
+        """The store says ``task_id`` changed (here or in another process): tell whoever here cares."""
+        with self._lock:
+            live = self._live.get(task_id)
+        if live is None:  # not run here: maybe a tasks/result waits for it
+            with self._elsewhere:
+                self._elsewhere.notify_all()
+            return
+        record = self.store.get(task_id, self.clock())
+        if record is None or record.status == states.CANCELLED:
+            live.cancelled.set()  # the store says cancelled already: no handler can complete it first
+        live.announce(record)
+        live.notify()
+
+    def _recheck(self) -> float:
+        """How long a wait may go without re-reading the store."""
+        return SAFETY_RECHECK_SECONDS if self._watching else RECHECK_SECONDS
 
     def find(self, task_id: Any, owner: Optional[str]) -> states.TaskRecord:
         """The task ``task_id`` of ``owner``; the -32602 of an unknown task otherwise (also for another
         owner's: a task id is not a capability to see someone else's work)."""
         if not isinstance(task_id, str):
             raise RPCError(INVALID_PARAMS, "Invalid params: taskId must be a string")
-        record = self.store.get(task_id, self.clock())
+        try:
+            record = self.store.get(task_id, self.clock())
+        except Exception as exc:
+            raise _unavailable(exc) from None
         if record is None or record.owner != owner:
             raise states.unknown_task(task_id)
         return record
@@ -279,16 +364,17 @@ class TaskManager:
     def wait_ended(self, task_id: str, owner: Optional[str], timeout: float) -> states.TaskRecord:
         """The task once it has ended (2025-11-25 ``tasks/result``), or as it is when ``timeout`` passes."""
         deadline = time.monotonic() + timeout
-        record = self.find(task_id, owner)
+        self._watch()
         with self._lock:
             live = self._live.get(task_id)
-        condition = live.changed if live is not None else threading.Condition()
-        with condition:
+        condition = live.changed if live is not None else self._elsewhere
+        with condition:  # the read under the condition: a change told after it wakes the wait below
+            record = self.find(task_id, owner)
             while not record.terminal:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     break
-                condition.wait(min(remaining, RECHECK_SECONDS))
+                condition.wait(min(remaining, self._recheck()))
                 record = self.find(task_id, owner)
         return record
 
@@ -298,15 +384,27 @@ class TaskManager:
             return len(self._live)
 
     def close(self) -> None:
-        """Cancel what this process runs and stop its pool (waiting for nothing)."""
+        """Stop what this process runs and its pool (waiting for nothing): each of its unfinished tasks is
+        settled ``failed`` (its clients learn the server stopped, rather than poll ``working`` until its TTL),
+        then its handler sees ``ctx.cancelled``."""
         with self._lock:
             pool, self._pool = self._pool, None
             lives = list(self._live.items())
+            unwatch, self._unwatch = self._unwatch, None
+            self._watch_started = self._watching = False  # a task started after this watches again
         for task_id, live in lives:
+            try:
+                self._change(task_id, lambda r: states.settle(r, states.FAILED, now=self.clock(), error={
+                    "code": INTERNAL_ERROR, "message": "Internal error: the server process running this task "
+                                                       "stopped"}))
+            except Exception:  # the store is unreachable: its own rule (a lease, a dead process) ends the task
+                log.warning("task %s: could not record that it stopped", task_id, exc_info=True)
             live.cancelled.set()
             live.notify()
         if pool is not None:
             pool.shutdown()  # queued tasks see their cancel flag and end at once; running ones were told
+        if unwatch is not None:
+            unwatch()
 
 
 class TaskContext(Context):
@@ -332,6 +430,8 @@ class TaskContext(Context):
         """Whether the task was cancelled: here, or through another process sharing the store (read from it)."""
         if self._live.cancelled.is_set():
             return True
+        if self._manager._watching:  # the store tells of a cancel made elsewhere: the flag is the answer
+            return False
         record = self._manager.store.get(self._task.task_id, self._manager.clock())
         if record is None or record.status == states.CANCELLED:
             self._live.cancelled.set()
@@ -423,7 +523,8 @@ class TaskContext(Context):
                     raise TaskCancelled()
                 if all(key in record.input_responses for key in requests):
                     break
-                remaining = RECHECK_SECONDS if deadline is None else min(deadline - time.monotonic(), RECHECK_SECONDS)
+                recheck = manager._recheck()
+                remaining = recheck if deadline is None else min(deadline - time.monotonic(), recheck)
                 if remaining <= 0:
                     raise RPCError(INTERNAL_ERROR, f"Internal error: no answer to {sorted(requests)} within "
                                                    f"{timeout:g} s")
@@ -449,6 +550,13 @@ class TaskContext(Context):
                             if not r.terminal else r)
         manager._change(task_id, lambda r: r.replace(input_responses={}))
         return answers
+
+
+def _unavailable(exc: Exception) -> RPCError:
+    """The error a client gets when the store fails (a database or Redis that cannot be reached): what it
+    says, without the store's own message (addresses, paths), which goes to the log."""
+    log.warning("the task store failed: %s", exc, exc_info=True)
+    return RPCError(INTERNAL_ERROR, "Internal error: the task store is unavailable; try again later")
 
 
 def _status_notifier(connection: Connection) -> Callable[[states.TaskRecord], None]:
@@ -561,7 +669,10 @@ def core_list(server: Registry, connection: Connection, ctx: RequestContext) -> 
     from .results import page
 
     manager = _manager(server)
-    records = manager.store.list(manager.clock(), request_owner(server, ctx))
+    try:
+        records = manager.store.list(manager.clock(), request_owner(server, ctx))
+    except Exception as exc:
+        raise _unavailable(exc) from None
     return page("tasks", [states.core_task(record) for record in records], ctx.params, server.page_size)
 
 

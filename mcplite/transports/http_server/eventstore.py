@@ -23,7 +23,19 @@ StoredEvent = Tuple[int, str]
 class EventStore(abc.ABC):
     """Keeps each session's SSE events per stream, in order, so that a stream can be replayed.
 
-    Implementations must be thread-safe: every session's streams append from their own threads.
+    The rules a store keeps:
+
+    - **Thread safety.** Every session's streams append from their own threads, at once.
+    - **Atomicity.** An event is kept once `append` returns: a `replay` that starts after it, in any process
+      sharing the store (`shared`), includes it. The server appends before it writes the event to the socket,
+      so an event a client saw is always in the store.
+    - **Ordering.** One stream's events are appended by one thread, ``seq`` 1, 2, ...; `replay` gives them in
+      that order, each once.
+    - **Nothing skipped.** A store may drop events (a bound, an expiry), but only the oldest of a stream, and
+      then `replay` from before them answers None: the server refuses the resume rather than skip events.
+    - **Expiry.** A store bounds what it holds (in all, per stream, or by age); the events of a session that
+      ended are dropped by `forget`, and a shared store also lets unclaimed streams expire (a process may
+      end without forgetting its sessions).
     """
 
     #: Whether other server processes read the same events (`sqlitestore.SQLiteEventStore`): then a process

@@ -26,6 +26,8 @@ loopback origins.
 
 from __future__ import annotations  # annotations are not evaluated at import
 
+import atexit
+import weakref
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
 from ..._log import log, use_stderr_by_default
@@ -113,6 +115,12 @@ class WSGIApp:
         self.http = HTTPApp(server, **options)
         self.threaded = threaded
         self._deployment_checked = False  # the first request tells what kind of server runs this app
+        # WSGI has no shutdown hook: the tasks this process runs are settled when it exits (a gunicorn worker
+        # stopped gracefully exits through sys.exit), else they would read "working" until their TTL. A weak
+        # reference: an app dropped before the exit is not kept alive by the hook.
+        close_tasks = getattr(server, "close_tasks", None)
+        if close_tasks is not None:
+            atexit.register(_close_tasks_at_exit, weakref.WeakMethod(close_tasks))
 
     def __call__(self, environ: Dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         if not self._deployment_checked:
@@ -189,8 +197,17 @@ class WSGIApp:
         return None if guard.body_too_large(len(body)) else body
 
     def close(self) -> None:
-        """End every session and stream."""
+        """End every session and stream, and stop the server's tasks (`Server.close_tasks`)."""
         self.http.close()
+        close_tasks = getattr(self.http.server, "close_tasks", None)
+        if close_tasks is not None:
+            close_tasks()
+
+
+def _close_tasks_at_exit(close_tasks: Any) -> None:
+    method = close_tasks()
+    if method is not None:
+        method()
 
 
 def _headers(environ: Dict[str, Any]) -> Dict[str, str]:

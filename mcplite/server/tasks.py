@@ -669,8 +669,9 @@ def core_list(server: Registry, connection: Connection, ctx: RequestContext) -> 
     from .results import page
 
     manager = _manager(server)
+    owner = request_owner(server, ctx)  # (its -32600, for credentials that name nobody, is the caller's to see)
     try:
-        records = manager.store.list(manager.clock(), request_owner(server, ctx))
+        records = manager.store.list(manager.clock(), owner)
     except Exception as exc:
         raise _unavailable(exc) from None
     return page("tasks", [states.core_task(record) for record in records], ctx.params, server.page_size)

@@ -10,7 +10,9 @@ masters stand for two hosts (separate ports, no ``--preload``, one shared ``MCPL
   shutdown wired for WSGI), not left ``working``.
 - Redis restarted mid-run: a task call made while it is down fails with a clear error, and the next one
   works once it is back, without restarting the host.
-- A handshake-era stream cut on one host resumes on the other (``Last-Event-ID``): nothing lost or duplicated.
+- A handshake-era stream cut on one host resumes on the other (``Last-Event-ID``): nothing lost or duplicated;
+  and the same through nginx, the session's POSTs kept on their host (nginx-sessions.conf's affinity), its stream
+  cut mid-read, and the resume sent to the other host by the test's nginx.
 - `RedisEventStore` itself: order, the bound per stream, expiry, forget.
 """
 
@@ -20,13 +22,15 @@ import signal
 import sys
 import time
 from pathlib import Path
+from http.client import HTTPConnection
 from typing import Any, Dict, Iterator, List, Set, Tuple
 
 import pytest
 from support import ROOT, WAIT, wait_until
-from support.servers import Running, Served, builtin_server, gunicorn, pid_running, python_env, redis_server, require_binary
+from support.servers import (Running, Served, builtin_server, free_port, gunicorn, nginx, pid_running, python_env,
+                             redis_server, require_binary)
 from test_deploy_events import events_of, get, post
-from test_deploy_proxy import Front, accept
+from test_deploy_proxy import CONFIG, Front, accept
 from test_deploy_sdk import require_sdk, run_sdk
 
 from mcplite import Client
@@ -184,6 +188,87 @@ def test_a_stream_cut_on_one_host_resumes_on_the_other(tmp_path: Path, redis_url
         assert status == 200, replayed
         assert events_of(replayed) == streamed[cut + 1:]
     assert [json.loads(data).get("id") for _, data in streamed][-1] == 2
+
+
+class ResumeElsewhere:
+    """nginx with nginx-sessions.conf's affinity (a session's requests go to the host its id names), except for
+    a resume: a request with ``Last-Event-ID`` goes to the OTHER host. The shipped configuration sends it to the
+    owner, which by design can replay it from its own memory; here it must come from Redis. Its log says which
+    upstream answered each request."""
+
+    def __init__(self, tmp: Path, first: int, second: int) -> None:
+        self.port = free_port()
+        self.log = tmp / "routed.log"
+        config = CONFIG.read_text()
+        for shipped, port in (("127.0.0.1:8000", self.port), ("127.0.0.1:8001", first), ("127.0.0.1:8002", second)):
+            config = config.replace(shipped, f"127.0.0.1:{port}")
+        resume = ("    map \"$http_last_event_id|$http_mcp_session_id\" $mcp_route {\n"
+                  "        \"~^.+\\|a-\" mcp_b;\n        \"~^.+\\|b-\" mcp_a;\n        default $mcp_upstream;\n    }\n"
+                  "    log_format routed '$request_method $upstream_addr';\n")
+        shipped = "        location /mcp {\n            proxy_pass http://$mcp_upstream;\n"
+        assert shipped in config and "\nhttp {\n" in config
+        config = config.replace(shipped, "        location /mcp {\n            proxy_pass http://$mcp_route;\n"
+                                         f"            access_log {self.log} routed;\n")
+        config = config.replace("\nhttp {\n", "\nhttp {\n" + resume, 1)
+        self.nginx = nginx(tmp, config)
+        self.nginx.wait_for_port(self.port)
+
+    def routed(self) -> List[Tuple[str, int]]:
+        """(method, upstream port) of every request so far."""
+        lines = [line.split() for line in self.log.read_text().splitlines()]
+        return [(method, int(upstream.rpartition(":")[2])) for method, upstream in lines]
+
+    def stop(self) -> None:
+        self.nginx.stop()
+
+
+def test_a_stream_cut_behind_nginx_resumes_on_the_other_host(tmp_path: Path, redis_url: str,
+                                                             cleanup: List[Any]) -> None:
+    require_binary("nginx")
+    a = builtin_server(tmp_path, "host-a", {"MCPLITE_REDIS_URL": redis_url, "SESSION_ID_PREFIX": "a-"})
+    cleanup.append(a)
+    b = builtin_server(tmp_path, "host-b", {"MCPLITE_REDIS_URL": redis_url, "SESSION_ID_PREFIX": "b-"})
+    cleanup.append(b)
+    front = ResumeElsewhere(tmp_path, a.port, b.port)
+    cleanup.append(front)
+    status, headers, _ = post(front, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "r", "version": "1"}}}, {})
+    assert status == 200
+    session = {"Mcp-Session-Id": headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"}
+    owner, other = (a, b) if session["Mcp-Session-Id"].startswith("a-") else (b, a)
+    assert post(front, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)[0] == 202
+    # The call's SSE answer, read through nginx up to its third event, then the connection cut.
+    connection = HTTPConnection("127.0.0.1", front.port, timeout=WAIT)
+    try:
+        connection.request("POST", "/mcp", json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "count", "arguments": {"n": 5}, "_meta": {"progressToken": 7}}}),
+            {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", **session})
+        response = connection.getresponse()
+        assert response.status == 200
+        before = b""
+        while len(events_of(before)) < 3:  # (a priming event, without data, may come first)
+            line = response.readline()
+            assert line, before
+            before += line
+    finally:
+        connection.close()
+    seen = events_of(before)
+    assert len(seen) == 3
+    status, replayed = get(front, {**session, "Last-Event-ID": seen[-1][0]})
+    assert status == 200, replayed
+    after = events_of(replayed)
+    # Nothing lost, nothing twice: progress 1..5 in order, then the result, each event once.
+    everything = [json.loads(data) for _, data in seen + after]
+    assert [message.get("params", {}).get("progress") for message in everything[:-1]] == [1, 2, 3, 4, 5]
+    assert everything[-1]["id"] == 2 and everything[-1]["result"]["structuredContent"]["result"] == 5
+    ids = [event_id for event_id, _ in seen + after]
+    assert len(set(ids)) == len(ids) == 6
+    # Every POST went to the session's host, the resume (the GET) to the other one.
+    wait_until(lambda: len(front.routed()) == 4, WAIT, "nginx did not log the resume")  # (logged once closed)
+    routed = front.routed()
+    assert [method for method, _ in routed] == ["POST", "POST", "POST", "GET"], routed
+    assert {port for method, port in routed[1:] if method == "POST"} == {owner.port}
+    assert routed[-1] == ("GET", other.port)
 
 
 def test_the_redis_event_store_keeps_order_bounds_and_expires(redis_url: str) -> None:

@@ -44,6 +44,13 @@ workload only; its row of interest is the 8 concurrent clients'):
     python-sdk-uvicorn  py_client.py against py_server.py's app (py_asgi.py) on uvicorn with
                         `SCALE_WORKERS` worker processes, beside the SDK in one process when it ran;
                         uvicorn as deployed, whose --workers leaves Nagle's algorithm on (`SCALE_NOTE`)
+    mcplite-hosts-2, mcplite-hosts-4
+                        2 and 4 gunicorn masters standing for as many hosts (mc_hosts.py: each one gthread
+                        worker, no --preload), nginx round-robin in front without affinity, the Redis task
+                        store, event store and bus (MCPLITE_REDIS_URL, one MCPLITE_STATE_KEYS): mc_client.py's
+                        HTTP stateless workload through nginx, and handoff_client.py on the same hosts, the time
+                        from a task's completion on one host to its result on another (`HANDOFF_RUNS` runs,
+                        p50 and max); left out with a note without gunicorn, redis-py, redis-server or nginx
 
 and, for one line after it (issue 32: what an ``async def`` tool costs against a plain one):
 
@@ -110,7 +117,8 @@ Exit status: 1 when a workload of mcplite, mcplite-eras or the floor failed (a w
 timeout), or with ``--strict`` when mcplite misses a target of `TARGETS` or `ERA_TARGETS`; a peer that
 cannot be installed or run is reported and left out. A full run takes about 6 minutes on 2 busy cores;
 ``--quick`` (CI) about 90 s, and about 35 s more for the scale-out table (measured: mcplite-gunicorn 3 s,
-python-sdk-uvicorn 31 s, most of it the SDK's client and its 4 workers' start on a loaded machine).
+python-sdk-uvicorn 31 s, most of it the SDK's client and its 4 workers' start on a loaded machine), and about
+8 s for the hosts' rows (measured: mcplite-hosts-2 3 s, mcplite-hosts-4 4 s).
 
 Environment: FASTMCP_VERSION (the fastmcp to install, default `FASTMCP_VERSION`); as tests/interop/run.py (INTEROP_PY_SDK_VERSION, INTEROP_TS_SDK_VERSION, INTEROP_PYTHON,
 INTEROP_PEERS_DIR, INTEROP_TIMEOUT: the seconds one program may run).
@@ -170,12 +178,13 @@ class Sizes(NamedTuple):
     http_sequential: int
     http_per_client: int  # calls by each of the HTTP_CLIENTS concurrent clients
     repeats: int  # fresh processes per round for each import and cold-start figure
+    handoff_runs: int  # tasks handed from one host to another (the scale-out table's hosts)
 
 
 FULL = Sizes(rounds=3, stdio_sequential=2000, stdio_in_flight=1000, http_sequential=1000, http_per_client=100,
-             repeats=3)
+             repeats=3, handoff_runs=30)
 QUICK = Sizes(rounds=1, stdio_sequential=500, stdio_in_flight=400, http_sequential=200, http_per_client=25,
-              repeats=2)
+              repeats=2, handoff_runs=10)
 
 
 # ---- the implementations ----------------------------------------------------------------------------------
@@ -218,6 +227,12 @@ def implementations(python: str, peer_python: str, node: str) -> Dict[str, Imple
         return Implementation(name, client, ["env", f"BENCH_WORKERS={SCALE_WORKERS}", *server], [], [],
                               SCALE_WORKLOADS)
 
+    def hosts(name: str, count: int) -> Implementation:
+        """``count`` hosts behind nginx with Redis (mc_hosts.py, on this Python: it has gunicorn and redis-py)."""
+        return Implementation(name, [python, here("mc_client.py")],
+                              ["env", f"BENCH_HOSTS={count}", sys.executable, here("mc_hosts.py")], [], [],
+                              HOSTS_WORKLOADS)
+
     def behind(name: str, front: List[str]) -> Implementation:
         """mcplite's client against ``front``, a program serving mc_server.py (run by ``python``) over stdio."""
         where = [f"MCPLITE_BENCH_PYTHON={python}", f"MCPLITE_BENCH_DIR={HERE}", f"MCPLITE_BENCH_ROOT={ROOT}"]
@@ -256,6 +271,8 @@ def implementations(python: str, peer_python: str, node: str) -> Dict[str, Imple
                                  "from mcp.server.mcpserver import MCPServer")),
         "mcplite-gunicorn": scaled_out("mcplite-gunicorn", [python, here("mc_client.py")],
                                        [sys.executable, here("mc_server.py")]),
+        HOSTS_2: hosts(HOSTS_2, 2),
+        HOSTS_4: hosts(HOSTS_4, 4),
         "python-sdk-uvicorn": scaled_out("python-sdk-uvicorn", [peer_python, here("py_client.py")],
                                          [peer_python, here("py_server.py")]),
         "python-sdk-handshake": sdk_by_era("handshake", "legacy"),
@@ -322,6 +339,14 @@ def install_peers(wanted: Sequence[str]) -> Tuple[List[str], List[str]]:
             print(f"bench: gunicorn is not installed for {sys.executable}: {name} left out", flush=True)
             notes.append(f"gunicorn (NOT AVAILABLE for {name}: pip install gunicorn)")
             continue
+        if name in HOSTS_NAMES:
+            missing = [module for module in ("gunicorn", "redis") if importlib.util.find_spec(module) is None]
+            missing += [program for program in ("redis-server", "nginx")
+                        if not (shutil.which(program) or shutil.which(program, path="/usr/sbin:/usr/local/sbin"))]
+            if missing:
+                print(f"bench: {', '.join(missing)} not installed: {name} left out", flush=True)
+                notes.append(f"{', '.join(missing)} (NOT AVAILABLE for {name})")
+                continue
         peer = PEER_OF.get(name, name)
         if peer not in installs:
             ready.append(name)
@@ -486,6 +511,18 @@ def http_calls(mode: str, prefix: str) -> Callable[[Implementation, Sizes], Outc
     return workload
 
 
+def hosts_calls(impl: Implementation, sizes: Sizes) -> Outcome:
+    """The HTTP stateless workload through nginx, then handoff_client.py, against the same hosts (one start)."""
+    with http_server(impl, "stateless") as url:
+        calls = run_client([*impl.client, "http", url, str(sizes.http_sequential), str(HTTP_CLIENTS),
+                            str(sizes.http_per_client)])
+        handed = run_client([impl.client[0], os.path.join(HERE, "handoff_client.py"), url, str(sizes.handoff_runs),
+                             str(HANDOFF_AFTER)])
+    return Outcome({"http_json_1": calls["sequential"]["calls_per_s"], "http_json_8": calls["concurrent"]["calls_per_s"],
+                    "handoff_p50": handed["handoff"]["p50_ms"], "handoff_max": handed["handoff"]["max_ms"]},
+                   {"http stateless": calls["version"], "handoff": handed["version"]})
+
+
 def peak_rss(impl: Implementation, sizes: Sizes) -> Outcome:
     """Start a client in ``hold`` mode; once it says it is ready, read its VmHWM and its server's."""
     with tempfile.TemporaryFile() as err:
@@ -518,6 +555,7 @@ WORKLOADS: List[Tuple[str, Callable[[Implementation, Sizes], Outcome]]] = [
     ("http stateless", http_calls("stateless", "http_json")),
     ("http default", http_calls("default", "http_sse")),
     ("peak rss", peak_rss),
+    ("hosts", hosts_calls),
 ]
 #: What the revision table measures (import, cold start and memory are the main table's).
 ERA_WORKLOADS = ("stdio", "http stateless", "http default")
@@ -546,18 +584,29 @@ PROBE_PINNED, PROBE_AUTO = "mcplite-probe-pinned", "mcplite-probe-auto"
 SCALE_WORKERS = 4
 SCALE_WORKLOADS = ("http stateless",)
 SCALED_MCPLITE, SCALED_SDK = "mcplite-gunicorn", "python-sdk-uvicorn"
+#: Several hosts behind nginx with Redis (mc_hosts.py): the HTTP stateless workload and the handoff, one start.
+HOSTS_2, HOSTS_4 = "mcplite-hosts-2", "mcplite-hosts-4"
+HOSTS_NAMES = {HOSTS_2, HOSTS_4}
+HOSTS_WORKLOADS = ("hosts",)
+#: Seconds the handed-off task runs: long enough for the other host's tasks/result to be waiting when it ends.
+HANDOFF_AFTER = 0.1
 #: Its columns: (implementation, heading), in order; and its ratios: (numerator, denominator).
 SCALE_COLUMNS = [("mcplite", "mcplite, 1 process"),
                  (SCALED_MCPLITE, f"mcplite, gunicorn -w {SCALE_WORKERS} (sync)"),
+                 (HOSTS_2, "mcplite, 2 hosts + nginx + Redis"),
+                 (HOSTS_4, "mcplite, 4 hosts + nginx + Redis"),
                  ("python-sdk", "Python SDK, 1 process"),
                  (SCALED_SDK, f"Python SDK, uvicorn --workers {SCALE_WORKERS}")]
-SCALE_RATIOS = [(SCALED_MCPLITE, "mcplite"), (SCALED_MCPLITE, SCALED_SDK), ("mcplite", "python-sdk")]
-SCALE_NAMES = {SCALED_MCPLITE, SCALED_SDK}
+SCALE_RATIOS = [(SCALED_MCPLITE, "mcplite"), (HOSTS_2, "mcplite"), (HOSTS_4, "mcplite"), (SCALED_MCPLITE, SCALED_SDK),
+                ("mcplite", "python-sdk")]
+SCALE_NAMES = {SCALED_MCPLITE, SCALED_SDK, *HOSTS_NAMES}
 #: Printed under the scale-out table: what its figures hold besides the servers' own speed.
 SCALE_NOTE = ("gunicorn's sync workers close the connection after every response (each call pays a TCP connect); "
               "uvicorn --workers N (0.54) leaves Nagle's algorithm on for the connections its workers accept "
               "(Kludex/uvicorn#3149), so each keep-alive request after the first waits for a delayed ACK (~40 ms); "
-              "one uvicorn process does not.")
+              "one uvicorn process does not. The hosts are gunicorn masters of one gthread worker each, nginx "
+              "keeping connections to them alive, all on this one machine: they share its cores, so the figures "
+              "show what the hops and Redis cost, not what more machines would add.")
 
 
 class Record:
@@ -593,6 +642,8 @@ def run_rounds(impls: Sequence[Implementation], sizes: Sizes, record: Record) ->
             for impl in order:
                 if impl.workloads and workload_name not in impl.workloads:
                     continue
+                if not impl.workloads and workload_name in HOSTS_WORKLOADS:  # the hosts' own: not "all"
+                    continue
                 workload_started = time.monotonic()
                 for _ in range(impl.passes):
                     try:
@@ -627,6 +678,9 @@ ROWS = [
     Row("rss_client", "stdio client peak RSS", "MiB"),
 ]
 TRANSPORTS = ("stdio", "http stateless", "http default")
+#: The scale-out table's rows for the hosts' handoff (`hosts_calls`).
+HANDOFF_ROWS = [Row("handoff_p50", "task done on host A -> its result on host B (2025-11-25 tasks/result), p50", "ms"),
+                Row("handoff_max", "task done on host A -> its result on host B, max", "ms")]
 
 #: What mcplite must reach (issue 7): metric -> [(peer, factor)]. For calls/s mcplite >= factor x the peer's
 #: figure, for ms and MiB mcplite <= factor x the peer's.
@@ -651,6 +705,7 @@ SHORT = {"floor": "floor", "mcplite": "mcplite", "mcplite-eras": "mcplite's serv
          "python-sdk-handshake": "Python SDK -> mcplite 2025-11-25",
          "python-sdk-modern": "Python SDK -> mcplite 2026-07-28",
          "mcplite-gunicorn": "mcplite gunicorn -w 4", "python-sdk-uvicorn": "Python SDK uvicorn --workers 4",
+         HOSTS_2: "mcplite on 2 hosts behind nginx, Redis stores", HOSTS_4: "mcplite on 4 hosts behind nginx, Redis stores",
          GATEWAY: "mcplite -> mcplite's gateway -> mcplite", FASTMCP_PROXY: "mcplite -> FastMCP proxy -> mcplite",
          FLOOR_PROXY: "mcplite -> byte copier -> mcplite",
          "streams": "the streams table (mcplite and the Python SDK holding thousands of open streams)"}
@@ -804,8 +859,8 @@ def scale_table(names: Sequence[str], medians: Dict[str, Dict[str, float]],
     header = ["workload (stateless, JSON responses)", "unit", *(heading for _, heading in columns),
               *(f"{SHORT_SCALE[top]}/{SHORT_SCALE[bottom]}" for top, bottom in ratios)]
     rows: List[List[str]] = []
-    for row in ROWS:
-        if row.metric not in ("http_json_1", "http_json_8"):
+    for row in [*ROWS, *HANDOFF_ROWS]:
+        if row.metric not in ("http_json_1", "http_json_8") and not (row in HANDOFF_ROWS and HOSTS_NAMES & set(names)):
             continue
         cells = [row.label, row.unit, *(number(medians[name].get(row.metric), row.unit) for name, _ in columns)]
         for top, bottom in ratios:
@@ -819,7 +874,8 @@ def scale_table(names: Sequence[str], medians: Dict[str, Dict[str, float]],
 
 
 #: The scale-out table's short names, for its ratio headings.
-SHORT_SCALE = {"mcplite": "mcplite 1", SCALED_MCPLITE: "mcplite gunicorn", "python-sdk": "SDK 1",
+SHORT_SCALE = {"mcplite": "mcplite 1", SCALED_MCPLITE: "mcplite gunicorn", HOSTS_2: "2 hosts", HOSTS_4: "4 hosts",
+               "python-sdk": "SDK 1",
                SCALED_SDK: "SDK uvicorn"}
 
 
@@ -1277,7 +1333,7 @@ def main(argv: Sequence[str]) -> int:
     elif not args.quick:
         write_results(lines, about, " ".join(["python3 tests/bench/run.py", *argv]))
         print(f"bench: wrote {os.path.relpath(RESULTS, ROOT)}")
-    if any(name in record.failures for name in ("mcplite", "floor", "mcplite-eras", SCALED_MCPLITE, ASYNC, GATEWAY,
+    if any(name in record.failures for name in ("mcplite", "floor", "mcplite-eras", SCALED_MCPLITE, HOSTS_2, HOSTS_4, ASYNC, GATEWAY,
                                                 f"{STREAMS} mcplite")):
         print("bench: FAILED: a workload of mcplite or of the floor failed")
         return 1

@@ -179,6 +179,49 @@ def test_over_http_the_headers_of_each_request_are_in_the_log(tmp_path: Any) -> 
         assert headers.get("mcp-method") == "tools/call" or "mcp-protocol-version" in headers
 
 
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_over_http_the_response_headers_and_the_requests_as_sent_are_in_the_log(tmp_path: Any, version: str) -> None:
+    with everything_over_http(tmp_path) as url, \
+            inspecting("--protocol-version", version, "inspect", "--no-browser", "--", url) as running:
+        session_id = api(running, "info")["sessionId"]
+        api(running, "call", {"name": "add", "arguments": {"a": 1, "b": 1}})
+        seen: Dict[str, Any] = {}
+        sent_ids: Dict[str, Any] = {}
+        for event, data in read_events(running, lambda e, d: e == "http" and "tools/call" in sent_ids and d["key"] == sent_ids["tools/call"]):
+            if event == "wire" and data["dir"] == "send" and "id" in data["message"]:
+                sent_ids[data["message"]["method"]] = "request " + json.dumps(data["message"]["id"])
+            if event == "http":
+                seen[data["key"]] = data
+        called = seen[sent_ids["tools/call"]]
+        assert called["method"] == "POST" and called["status"] == 200 and "content-type" in called["response"]
+        sent = {name.lower(): value for name, value in called["request"].items()}
+        assert sent["mcp-protocol-version"] == version and "application/json" in sent["accept"]
+        if version == "2026-07-28":  # no session; the request's method and name in headers
+            assert session_id is None and sent["mcp-method"] == "tools/call" and sent["mcp-name"] == "add"
+        else:
+            opened = seen[sent_ids["initialize"]]  # the answer that gave the session its id
+            assert opened["status"] == 200
+            assert opened["response"]["mcp-session-id"] == session_id  # (in clear: the page shows it anyway)
+            assert sent["mcp-session-id"] == session_id
+            assert "notification notifications/initialized" in seen  # a 202, put with what it answered
+
+
+def test_on_response_sees_every_http_response_and_its_failures_are_only_logged(tmp_path: Any) -> None:
+    from mcplite import Client
+
+    seen = []
+
+    def watch(request: Any, status: int, headers: Dict[str, str]) -> None:
+        seen.append((request.method, status, headers))
+        raise RuntimeError("a watcher's bug")
+
+    with everything_over_http(tmp_path) as url, Client(url, on_response=watch) as client:
+        assert "5" in json.dumps(client.call_tool("add", {"a": 2, "b": 3}))
+        assert [method for method, _, _ in seen].count("POST") >= 2  # discovery (or initialize), the call
+        assert all(name == name.lower() for _, _, headers in seen for name in headers)
+        assert seen[0][1] == 200 and seen[0][2]["content-type"] == "application/json"
+
+
 def test_inspect_takes_a_server_file_and_usage_errors() -> None:
     with inspecting("inspect", "--no-browser", EVERYTHING) as running:
         assert api(running, "info")["serverInfo"]["name"] == "mcplite-everything"

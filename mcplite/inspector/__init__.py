@@ -149,6 +149,8 @@ class Inspector:
             "elicitation": lambda params: self._ask("elicitation/create", params),
             "elicitation_modes": ("form", "url"),
             "sampling": lambda params: self._ask("sampling/createMessage", params),
+            # A person may answer a request that offers tools (in text: the page shows the tools offered).
+            "sampling_features": ("tools",),
             "roots": lambda: list(self._roots),
             "on_log": lambda params: self._notify("notifications/message", params),
             "on_list_changed": lambda kind: self._notify(f"notifications/{kind}/list_changed", {}),

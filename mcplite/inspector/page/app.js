@@ -635,6 +635,7 @@ function onInput({id, method, params}) {
     body = [h("div", {}, (params.messages || []).map((m) => h("div", {className: "block"}, h("span", {className: "badge", text: m.role}),
       Array.isArray(m.content) ? m.content.map(contentBlock) : contentBlock(m.content)))),
       params.systemPrompt ? h("p", {className: "muted", text: "system prompt: " + params.systemPrompt}) : null,
+      params.tools ? h("p", {className: "muted sampling-tools", text: "tools offered: " + params.tools.map((t) => t.name).join(", ")}) : null,
       h("p", {className: "muted", text: "maxTokens " + params.maxTokens}), text, h("label", {}, "model ", model),
       h("div", {className: "actions"}, h("button", {type: "button", className: "primary", id: "q-accept", text: "Send answer",
         onclick: () => answer({role: "assistant", content: {type: "text", text: text.value}, model: model.value, stopReason: "endTurn"})}))];

@@ -43,7 +43,6 @@ from ..protocol.sse import encode_comment, encode_event
 from ..transports.http_server.adapter import Reject
 from ..transports.http_server.guards import RequestGuard
 from ..protocol.http_rules import SESSION_ID_HEADER
-from ..transports.http_messages import HTTPRequest
 from ..transports.recording import Recorder, redact
 
 __all__ = ["Inspector", "ConnectClient", "ANSWER_TIMEOUT", "TOKEN_HEADER"]
@@ -216,7 +215,8 @@ class Inspector:
         for listener in listeners:
             listener.put(block)
 
-    def _http_response(self, request: HTTPRequest, status: int, headers: Dict[str, str]) -> None:
+    def _http_response(self, request: Any, status: int, headers: Dict[str, str]) -> None:
+        # (request: an HTTPRequest, its method, headers and body read; the layers keep this module off its module)
         """An HTTP response's headers, and those of the request it answers as sent, for the log (``http``); the
         page puts them with the message that request carried (``key``: `_wire_key`)."""
         self.emit("http", json.dumps({"method": request.method, "status": status, "key": _wire_key(request.body),

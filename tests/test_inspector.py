@@ -5,13 +5,15 @@ The page itself, in headless Chromium, is tests/test_inspector_browser.py.
 """
 
 import json
+import os
 import sys
 from http.client import HTTPConnection
-from typing import Any, Dict, Iterator, Optional, Tuple
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
-from support import WAIT
+from support import ROOT, WAIT
 from support.inspector import EVERYTHING, Inspecting, everything_over_http, inspecting, processes_marked, still_running
 from support.threads import Background
 
@@ -179,6 +181,49 @@ def test_over_http_the_headers_of_each_request_are_in_the_log(tmp_path: Any) -> 
         assert headers.get("mcp-method") == "tools/call" or "mcp-protocol-version" in headers
 
 
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_over_http_the_response_headers_and_the_requests_as_sent_are_in_the_log(tmp_path: Any, version: str) -> None:
+    with everything_over_http(tmp_path) as url, \
+            inspecting("--protocol-version", version, "inspect", "--no-browser", "--", url) as running:
+        session_id = api(running, "info")["sessionId"]
+        api(running, "call", {"name": "add", "arguments": {"a": 1, "b": 1}})
+        seen: Dict[str, Any] = {}
+        sent_ids: Dict[str, Any] = {}
+        for event, data in read_events(running, lambda e, d: e == "http" and "tools/call" in sent_ids and d["key"] == sent_ids["tools/call"]):
+            if event == "wire" and data["dir"] == "send" and "id" in data["message"]:
+                sent_ids[data["message"]["method"]] = "request " + json.dumps(data["message"]["id"])
+            if event == "http":
+                seen[data["key"]] = data
+        called = seen[sent_ids["tools/call"]]
+        assert called["method"] == "POST" and called["status"] == 200 and "content-type" in called["response"]
+        sent = {name.lower(): value for name, value in called["request"].items()}
+        assert sent["mcp-protocol-version"] == version and "application/json" in sent["accept"]
+        if version == "2026-07-28":  # no session; the request's method and name in headers
+            assert session_id is None and sent["mcp-method"] == "tools/call" and sent["mcp-name"] == "add"
+        else:
+            opened = seen[sent_ids["initialize"]]  # the answer that gave the session its id
+            assert opened["status"] == 200
+            assert opened["response"]["mcp-session-id"] == session_id  # (in clear: the page shows it anyway)
+            assert sent["mcp-session-id"] == session_id
+            assert "notification notifications/initialized" in seen  # a 202, put with what it answered
+
+
+def test_on_response_sees_every_http_response_and_its_failures_are_only_logged(tmp_path: Any) -> None:
+    from mcplite import Client
+
+    seen = []
+
+    def watch(request: Any, status: int, headers: Dict[str, str]) -> None:
+        seen.append((request.method, status, headers))
+        raise RuntimeError("a watcher's bug")
+
+    with everything_over_http(tmp_path) as url, Client(url, on_response=watch) as client:
+        assert "5" in json.dumps(client.call_tool("add", {"a": 2, "b": 3}))
+        assert [method for method, _, _ in seen].count("POST") >= 2  # discovery (or initialize), the call
+        assert all(name == name.lower() for _, _, headers in seen for name in headers)
+        assert seen[0][1] == 200 and seen[0][2]["content-type"] == "application/json"
+
+
 def test_inspect_takes_a_server_file_and_usage_errors() -> None:
     with inspecting("inspect", "--no-browser", EVERYTHING) as running:
         assert api(running, "info")["serverInfo"]["name"] == "mcplite-everything"
@@ -223,3 +268,92 @@ def test_a_task_is_started_polled_cancelled_and_its_result_fetched(page: Inspect
     assert api(page, "task_cancel", {"taskId": started["taskId"]})["status"] == "cancelled"
     with pytest.raises(AssertionError, match="cancelled"):
         call.join(WAIT)
+
+
+# ---- every example server, and the reference server-everything (issue 35: "the page works against every example
+# server and against @modelcontextprotocol/server-everything"): the lists the page loads, and one call -----------
+EXAMPLES = ROOT / "examples"
+#: Not servers, or not runnable here, and why.
+NOT_INSPECTED = {
+    "demo_client.py": "a client", "envelope_client.py": "a client",
+    "deploy/two_processes.py": "starts two copies of deploy/app.py (inspected) for nginx",
+    "deploy/redis_bus.py": "a Redis event bus for deploy/app.py: needs redis-py and a Redis server",
+    "deploy/redis_store.py": "Redis task and event stores: need redis-py and a Redis server",
+    "migrating/test_server.py": "the migrated server's tests",
+}
+#: (example, the ``inspect`` target's words, a tool, its arguments, what its result's text holds)
+SERVERS = [
+    ("demo_server.py", ["examples/demo_server.py"], "add", {"a": 2, "b": 3}, "5"),
+    ("everything_server.py", ["examples/everything_server.py"], "add", {"a": 2, "b": 3}, "5"),
+    ("http_server.py", ["examples/http_server.py"], "add", {"a": 2, "b": 3}, "5"),
+    ("interop_server.py", ["examples/interop_server.py"], "echo", {"text": "hi"}, "hi"),
+    ("sampling_tools.py", ["examples/sampling_tools.py"], "plan_day", {"city": "Oslo"}, "museums, by hand"),
+    ("migrating/server.py", ["examples/migrating/server.py"], "add_note", {"text": "inspected"}, ""),
+    ("deploy/app.py", ["examples/deploy/app.py"], "count", {"n": 3}, "3"),
+    ("gateway/pinned_server.py", ["--", sys.executable, "-m", "examples.gateway.pinned_server", "handshake",
+                                  "examples.demo_server"], "add", {"a": 2, "b": 3}, "5"),
+    ("gateway/gateway.json", ["--", sys.executable, "-m", "mcplite", "gateway", "examples/gateway/gateway.json"],
+     "demo_add", {"a": 2, "b": 3}, "5"),
+]
+
+
+def test_every_example_is_inspected_or_said_why_not() -> None:
+    found = {str(path.relative_to(EXAMPLES)) for path in EXAMPLES.rglob("*.py") if "__pycache__" not in path.parts
+             and path.name != "__init__.py"} | {"gateway/gateway.json"}
+    assert found == {name for name, *_ in SERVERS} | set(NOT_INSPECTED)
+
+
+def lists_load_and_one_call_works(running: Inspecting, tool: str, arguments: Dict[str, Any], expect: str) -> None:
+    info = api(running, "info")
+    assert info["connected"] and info["serverInfo"]["name"], info
+    listed = {}
+    for kind, needs in (("tools", "tools"), ("resources", "resources"), ("templates", "resources"),
+                        ("prompts", "prompts")):
+        if needs in info["capabilities"]:  # (as the page does: a list the server does not offer is not asked)
+            listed[kind] = api(running, "list", {"kind": kind})
+    assert tool in {item["name"] for item in listed["tools"]}
+    call = Background(api, running, "call", {"name": tool, "arguments": arguments})
+
+    def answered(event: str, data: Any) -> bool:  # a server that asks (sampling): answered by hand, as in the page
+        if event == "wire" and data["dir"] == "recv" and "content" in (data["message"].get("result") or {}):
+            return True  # (the call's answer: it asked nothing, or no more)
+        if event != "input":
+            return False
+        assert [tool["name"] for tool in data["params"].get("tools", [])] == ["weather"]  # offered, shown
+        api(running, "answer", {"id": data["id"], "result": {
+            "role": "assistant", "model": "a person", "stopReason": "endTurn",
+            "content": {"type": "text", "text": "museums, by hand"}}})
+        return True  # (a text answer: the tool asks no more)
+
+    if tool == "plan_day":
+        for _ in read_events(running, answered):
+            pass
+    result = call.join(WAIT)
+    assert not result.get("isError"), result
+    assert expect in json.dumps(result)
+
+
+@pytest.mark.parametrize("example,target,tool,arguments,expect", SERVERS, ids=[name for name, *_ in SERVERS])
+def test_the_page_works_against_every_example_server(example: str, target: Any, tool: str,
+                                                     arguments: Dict[str, Any], expect: str) -> None:
+    with inspecting("inspect", "--no-browser", *target) as running:
+        lists_load_and_one_call_works(running, tool, arguments, expect)
+
+
+def server_everything() -> List[str]:
+    """The command of the reference server tests/interop installs under .peers (CI installs it in its interop
+    step, after pytest: missing here is a skip)."""
+    import shutil
+
+    peers = os.environ.get("INTEROP_PEERS_DIR") or str(ROOT / ".peers")
+    index = Path(peers, "everything", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+    node = shutil.which("node")
+    if node is None or not index.is_file():
+        pytest.skip(f"@modelcontextprotocol/server-everything is not installed at {index} (tests/interop/run.py "
+                    "installs it)" if node else "no node")
+    return [node, str(index), "stdio"]
+
+
+def test_the_page_works_against_the_reference_server_everything() -> None:
+    with inspecting("inspect", "--no-browser", "--", *server_everything()) as running:
+        lists_load_and_one_call_works(running, "echo", {"message": "inspected"}, "inspected")

@@ -158,6 +158,8 @@ def test_the_page_over_http(browser: Any, tmp_path: Path) -> None:
         calls[-1].click()
         text_of(browser, "#log-detail-headers", "Mcp-Method: tools/call")  # the request's headers, over HTTP
         text_of(browser, "#log-detail-headers", "Mcp-Name: add")
+        text_of(browser, "#log-detail-headers", "response: 200")  # and the response's
+        text_of(browser, "#log-detail-headers", "content-type: ")
     print(f"http: tools shown {opened * 1000:.0f} ms after the URL was printed")
     assert opened < OPENS_WITHIN
 
@@ -182,3 +184,93 @@ def test_the_page_refuses_a_wrong_token(browser: Any) -> None:
         browser.get(running.url.replace(running.token, "x" * len(running.token)))
         assert "mcplite inspector" not in browser.title
         assert "token" in browser.find_element("css selector", "body").text
+
+
+# ---- the rest of what the page does, each in the browser: one inspect over stdio per revision era (2026-07-28:
+# the server's questions as input_required rounds, extension tasks; 2025-11-25: requests, core tasks) -------------
+@pytest.fixture(scope="module", params=["2026-07-28", "2025-11-25"])
+def everything_page(browser: Any, request: Any) -> Iterator[Any]:
+    with inspecting("--protocol-version", request.param, "inspect", "--no-browser", "--", sys.executable, "-m",
+                    "mcplite", "serve", EVERYTHING) as running:
+        running.version = request.param
+        browser.get(running.url)
+        css(browser, "body[data-ready=tools] #items li[data-name=add]")
+        text_of(browser, "#server-meta", request.param)
+        yield running
+
+
+def side_pane(driver: Any, pane: str) -> None:
+    css(driver, f'#side .tabs [data-pane="{pane}"]').click()
+    css(driver, f"#pane-{pane}.active")
+
+
+def test_a_sampling_request_is_answered_by_hand(browser: Any, everything_page: Any) -> None:
+    call_tool(browser, "test_sampling", prompt="What is the capital of France?")
+    text_of(browser, '.question[data-method="sampling/createMessage"]', "What is the capital of France?")
+    css(browser, "#q-sample").send_keys("Paris, said a person")
+    css(browser, "#q-accept").click()
+    text_of(browser, "#result .content-text", "LLM response: Paris, said a person")
+    wait_for(browser, lambda d: not d.find_elements("css selector", ".question"), "the question gone once answered")
+
+
+def test_the_roots_edited_in_the_page_are_what_the_server_sees(browser: Any, everything_page: Any) -> None:
+    side_pane(browser, "roots")
+    box = css(browser, "#roots-text")
+    box.clear()
+    box.send_keys("file:///tmp/inspected-project project\nfile:///tmp/second")
+    css(browser, "#roots-save").click()
+    text_of(browser, "#roots-said", "2 root(s) offered")
+    if everything_page.version != "2026-07-28":  # (which asks for roots with each request instead)
+        text_of(browser, "#log tbody tr.dir-send", "notifications/roots/list_changed")  # the server is told
+    call_tool(browser, "test_input_required_result_list_roots")
+    text_of(browser, "#result .content-text", "Client roots: file:///tmp/inspected-project, file:///tmp/second")
+    side_pane(browser, "log")
+
+
+def test_a_prompt_with_arguments_offers_completions_and_is_got(browser: Any, everything_page: Any) -> None:
+    choose(browser, "prompts", "test_prompt_with_arguments")
+    css(browser, "#parg-arg1").send_keys("pa")
+    css(browser, '#parg-arg1-choices option[value="paris"]')  # completion/complete's values, offered
+    assert not browser.find_elements("css selector", '#parg-arg1-choices option[value="prague"]')
+    css(browser, "#parg-arg1").send_keys("ris")
+    css(browser, "#parg-arg2").send_keys("second value")
+    css(browser, "#get-prompt").click()
+    text_of(browser, "#result", "paris")
+    text_of(browser, "#result", "second value")
+    text_of(browser, ".copy-cli", "prompt test_prompt_with_arguments")
+
+
+def test_a_resource_template_offers_completions_and_is_read(browser: Any, everything_page: Any) -> None:
+    choose(browser, "templates", "test://template/{id}/data", key="uri")
+    css(browser, "#var-id").send_keys("4")
+    css(browser, '#var-id-choices option[value="42"]')
+    assert not browser.find_elements("css selector", '#var-id-choices option[value="123"]')
+    css(browser, "#var-id").send_keys("2")
+    css(browser, "#read").click()
+    text_of(browser, "#result", "test://template/42/data")
+    text_of(browser, "#result", "Data for ID: 42")
+
+
+def test_a_task_is_started_polled_and_its_result_shown(browser: Any, everything_page: Any) -> None:
+    choose(browser, "tools", "slow_compute")
+    box = css(browser, "#arg-seconds")
+    box.clear()
+    box.send_keys("0.3")
+    as_task = css(browser, "#as-task")
+    if not as_task.is_selected():
+        as_task.click()
+    css(browser, "#run").click()
+    text_of(browser, "#tasks li.task", "slow_compute")  # started: in the tasks pane while it runs
+    text_of(browser, "#result .content-text", "Computed result in 0.3 s")  # its result, once polled to the end
+    text_of(browser, "#tasks li.task .badge", "completed")
+
+
+def test_a_list_change_refreshes_the_list(browser: Any, everything_page: Any) -> None:
+    call_tool(browser, "test_trigger_tool_change")
+    text_of(browser, "#result .content-text", "test_throwaway_tool added")
+    css(browser, "#items li[data-name=test_throwaway_tool]")  # the list was fetched again on list_changed
+    text_of(browser, "#notifications li", "tools list changed")
+    call_tool(browser, "test_trigger_tool_change")
+    text_of(browser, "#result .content-text", "test_throwaway_tool removed")
+    wait_for(browser, lambda d: not d.find_elements("css selector", "#items li[data-name=test_throwaway_tool]"),
+             "the throwaway tool gone from the list")

@@ -148,7 +148,8 @@ class Client:
         record_as: the peer name the messages are recorded under (default: the server's command, its URL's
             host and port, or an in-process server's name).
         http_options: keyword arguments for the HTTP transport: ``headers``, ``auth``, ``ssl_context``,
-            ``cafile``, ``transport`` ("auto", "streamable" or "sse"); see `http_client.HTTPClientTransport`.
+            ``cafile``, ``transport`` ("auto", "streamable" or "sse"), ``on_response``; see
+            `http_client.HTTPClientTransport`.
 
     A keyword that is none of these is a `TypeError` naming it and the closest real one.
     """

@@ -8,7 +8,9 @@ talks to a small JSON-over-HTTP API served here on loopback, over one connected 
   server, so a blocking call (a tool that asks the user something) never holds up the others;
 - ``GET /events``: a server-sent event stream (`protocol.sse.encode_event`) of everything the page shows as it
   comes: every JSON-RPC message both ways (``wire``: a `Recorder` line, secrets redacted, with the protocol
-  headers over HTTP), the server's notifications, progress, task status, and the server's requests for input
+  headers over HTTP), ``http``: each HTTP response's status and headers with the request's headers as sent
+  (the session id in clear), which the page puts with the message that request carried, the server's
+  notifications, progress, task status, and the server's requests for input
   (``input``: elicitation, sampling, roots), which the page answers with ``POST /api/answer``. The callback that
   asked blocks on that answer (or on `Inspector.answer_timeout`, then cancels).
 
@@ -31,7 +33,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
-from typing import Any, Callable, Dict, List, Optional, Tuple, cast
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, cast
 from urllib.parse import parse_qs, urlsplit
 
 from .._log import log
@@ -40,7 +42,8 @@ from ..errors import MCPError
 from ..protocol.sse import encode_comment, encode_event
 from ..transports.http_server.adapter import Reject
 from ..transports.http_server.guards import RequestGuard
-from ..transports.recording import Recorder
+from ..protocol.http_rules import SESSION_ID_HEADER
+from ..transports.recording import Recorder, redact
 
 __all__ = ["Inspector", "ConnectClient", "ANSWER_TIMEOUT", "TOKEN_HEADER"]
 
@@ -145,12 +148,16 @@ class Inspector:
             "elicitation": lambda params: self._ask("elicitation/create", params),
             "elicitation_modes": ("form", "url"),
             "sampling": lambda params: self._ask("sampling/createMessage", params),
+            # A person may answer a request that offers tools (in text: the page shows the tools offered).
+            "sampling_features": ("tools",),
             "roots": lambda: list(self._roots),
             "on_log": lambda params: self._notify("notifications/message", params),
             "on_list_changed": lambda kind: self._notify(f"notifications/{kind}/list_changed", {}),
             "on_resource_updated": lambda uri: self._notify("notifications/resources/updated", {"uri": uri}),
             "on_notification": self._notify,
         }
+        if self.target.get("transport") == "http":
+            options["on_response"] = self._http_response
         try:
             client = self._connect(options)
         except BaseException as exc:
@@ -207,6 +214,13 @@ class Inspector:
             listeners = list(self._listeners)
         for listener in listeners:
             listener.put(block)
+
+    def _http_response(self, request: Any, status: int, headers: Dict[str, str]) -> None:
+        # (request: an HTTPRequest, its method, headers and body read; the layers keep this module off its module)
+        """An HTTP response's headers, and those of the request it answers as sent, for the log (``http``); the
+        page puts them with the message that request carried (``key``: `_wire_key`)."""
+        self.emit("http", json.dumps({"method": request.method, "status": status, "key": _wire_key(request.body),
+                                      "request": _shown_headers(request.headers), "response": _shown_headers(headers)}))
 
     def _notify(self, method: str, params: Dict[str, Any]) -> None:
         self.emit("notify", json.dumps({"method": method, "params": params}))
@@ -370,6 +384,32 @@ class Inspector:
         if not hmac.compare_digest(given.encode("utf-8", "replace"), self.token.encode("ascii")):
             return 403, "Forbidden: this page's token is missing or wrong (open the URL mcplite inspect printed)"
         return None
+
+
+def _wire_key(body: Optional[bytes]) -> Optional[str]:
+    """What the page finds the sent message of an HTTP request by (app.js ``wireKey`` computes the same from the
+    message): ``request <id>``, ``answer <id>`` or ``notification <method>``, ids as JSON; a batch by its first
+    message; None for a request without a message (GET, DELETE)."""
+    try:
+        message = json.loads(body) if body else None
+    except ValueError:
+        return None
+    if isinstance(message, list):
+        message = message[0] if message else None
+    if not isinstance(message, dict):
+        return None
+    if "method" not in message:
+        return "answer " + json.dumps(message.get("id"))
+    if "id" in message:
+        return "request " + json.dumps(message["id"])
+    return "notification " + str(message["method"])
+
+
+def _shown_headers(headers: Mapping[str, str]) -> Dict[str, str]:
+    """HTTP headers for the page: redacted as a recording's are, except the session id, which the page shows
+    anyway (its connection panel) and which a person watching the wire needs to see change."""
+    return {name: value if name.lower() == SESSION_ID_HEADER.lower() else str(redact({name: value})[name])
+            for name, value in headers.items()}
 
 
 def _object(value: Any) -> Dict[str, Any]:

@@ -6,7 +6,7 @@ const TOKEN = new URLSearchParams(location.search).get("token") || "";
 const KINDS = ["tools", "resources", "templates", "prompts"];
 const state = {
   info: null, lists: {tools: [], resources: [], templates: [], prompts: []}, kind: "tools", selected: null,
-  sentMethods: new Map(), wire: [], calls: 0, tasks: new Map(), questions: new Map(),
+  sentMethods: new Map(), httpPending: new Map(), seq: 0, lastT: 0, wire: [], calls: 0, tasks: new Map(), questions: new Map(),
 };
 
 // ---- helpers ----------------------------------------------------------------------------------------------
@@ -498,14 +498,37 @@ function messageLabel(entry) {
   return (message.error ? "error" : "result") + (method ? " of " + method : "") + " #" + message.id;
 }
 
+// What an HTTP response is put with: the message its request carried (the inspector's _wire_key, in Python).
+function wireKey(message) {
+  if (Array.isArray(message)) message = message[0];
+  if (!message || typeof message !== "object") return null;
+  if (message.method === undefined) return "answer " + JSON.stringify(message.id === undefined ? null : message.id);
+  return message.id !== undefined ? "request " + JSON.stringify(message.id) : "notification " + message.method;
+}
+
+function onHttp(data) {
+  const entry = data.key !== null && state.httpPending.get(data.key);
+  if (entry) {
+    entry.http.push(data);  // (an auth flow's 401 and then its retry: both)
+    if ($("#log-detail").dataset.shown === String(entry.seq)) showWire(entry);
+    return;
+  }
+  // A request that carried no message (the listening GET, the closing DELETE): a row of its own.
+  onWire(JSON.stringify({t: state.lastT, dir: "http", http: [data], label: "HTTP " + data.method + " " + data.status}));
+}
+
 function onWire(line) {
   const entry = JSON.parse(line);
   const message = entry.message;
+  entry.seq = ++state.seq;
+  entry.http = entry.http || [];
+  state.lastT = entry.t;
   if (message && message.method && message.id !== undefined) {
     state.sentMethods.set((entry.dir === "send" ? "recv" : "send") + ":" + message.id, message.method);
   }
-  entry.size = new TextEncoder().encode(JSON.stringify(message === undefined ? entry.invalid : message)).length;
-  entry.label = messageLabel(entry);
+  if (entry.dir === "send" && message !== undefined) state.httpPending.set(wireKey(message), entry);
+  entry.size = entry.dir === "http" ? 0 : new TextEncoder().encode(JSON.stringify(message === undefined ? entry.invalid : message)).length;
+  entry.label = entry.label || messageLabel(entry);
   entry.methodName = message && message.method ? message.method : (entry.label.split(" of ")[1] || "").split(" ")[0];
   state.wire.push(entry);
   $("#log-count").textContent = state.wire.length;
@@ -519,16 +542,21 @@ function wireShown(entry) {
 }
 
 function wireRow(entry) {
-  const arrow = entry.dir === "send" ? "→" : "←";
+  const arrow = entry.dir === "send" ? "→" : entry.dir === "recv" ? "←" : "⇄";
   return h("tr", {className: "wire-row dir-" + entry.dir, "data-dir": entry.dir, onclick: () => showWire(entry)},
     h("td", {text: entry.t.toFixed(3)}), h("td", {text: arrow, title: entry.dir === "send" ? "sent to the server" : "received from the server"}),
-    h("td", {text: entry.label + (entry.headers ? " ⓗ" : "")}), h("td", {text: entry.size + " B"}));
+    h("td", {text: entry.label + (entry.headers || entry.http.length ? " ⓗ" : "")}), h("td", {text: entry.size + " B"}));
 }
 
 function showWire(entry) {
   $("#log-detail").hidden = false;
-  $("#log-detail-title").textContent = (entry.dir === "send" ? "sent → " : "received ← ") + entry.label + " · " + entry.size + " bytes · t=" + entry.t;
-  $("#log-detail-headers").textContent = entry.headers ? Object.entries(entry.headers).map(([k, v]) => k + ": " + v).join("\n") : "(no HTTP headers recorded)";
+  $("#log-detail-title").textContent = (entry.dir === "send" ? "sent → " : entry.dir === "recv" ? "received ← " : "") + entry.label + " · " + entry.size + " bytes · t=" + entry.t;
+  $("#log-detail").dataset.shown = String(entry.seq);
+  const lines = (headers) => Object.entries(headers).map(([k, v]) => k + ": " + v);
+  const http = entry.http.flatMap((seen) => ["request: " + seen.method, ...lines(seen.request), "",
+                                              "response: " + seen.status, ...lines(seen.response), ""]);
+  $("#log-detail-headers").textContent = http.length ? http.join("\n").trim()
+    : entry.headers ? lines(entry.headers).join("\n") : "(no HTTP headers recorded)";
   $("#log-detail-body").textContent = pretty(entry.message === undefined ? entry.invalid : entry.message);
 }
 
@@ -607,6 +635,7 @@ function onInput({id, method, params}) {
     body = [h("div", {}, (params.messages || []).map((m) => h("div", {className: "block"}, h("span", {className: "badge", text: m.role}),
       Array.isArray(m.content) ? m.content.map(contentBlock) : contentBlock(m.content)))),
       params.systemPrompt ? h("p", {className: "muted", text: "system prompt: " + params.systemPrompt}) : null,
+      params.tools ? h("p", {className: "muted sampling-tools", text: "tools offered: " + params.tools.map((t) => t.name).join(", ")}) : null,
       h("p", {className: "muted", text: "maxTokens " + params.maxTokens}), text, h("label", {}, "model ", model),
       h("div", {className: "actions"}, h("button", {type: "button", className: "primary", id: "q-accept", text: "Send answer",
         onclick: () => answer({role: "assistant", content: {type: "text", text: text.value}, model: model.value, stopReason: "endTurn"})}))];
@@ -630,7 +659,7 @@ function onInputDone({id}) {
 function listen() {
   const events = new EventSource("/events?token=" + encodeURIComponent(TOKEN));
   const handlers = {
-    wire: onWire, notify: (data) => onNotify(JSON.parse(data)), progress: (data) => onProgress(JSON.parse(data)),
+    wire: onWire, http: (data) => onHttp(JSON.parse(data)), notify: (data) => onNotify(JSON.parse(data)), progress: (data) => onProgress(JSON.parse(data)),
     task: (data) => onTask(JSON.parse(data)), input: (data) => onInput(JSON.parse(data)),
     input_done: (data) => onInputDone(JSON.parse(data)),
     state: (data) => { const info = JSON.parse(data); if (!state.info || info.connected !== state.info.connected) refreshAll(); },

@@ -35,7 +35,7 @@ from ...protocol.jsonrpc import InvalidMessage, encode_bytes
 from .. import MessageSink, Transport, deliver_invalid
 from ..http_messages import AuthFlow, HTTPRequest, HTTPResponse  # re-exported: what an ``auth`` object sees
 from .legacy_sse import LegacySSE
-from .pool import DEFAULT_MAX_BODY_SIZE, ConnectionPool, plan_destination
+from .pool import DEFAULT_MAX_BODY_SIZE, ConnectionPool, OnResponse, plan_destination
 from .streamable import DEFAULT_RETRY_MS, NotStreamable, StreamableHTTP
 
 if TYPE_CHECKING:
@@ -94,6 +94,9 @@ class HTTPClientTransport(Transport):
             session goes on; the GET stream stops; the 2024-11-05 stream is the connection, so it ends.
             Response headers are bounded by `http.client` (100 fields, 64 KiB a line): a larger header
             section fails its request.
+        on_response: ``on_response(request, status, headers)``, told of every HTTP response as its headers
+            arrive (`pool.OnResponse`): the request as sent and the response's headers, lower case. For a
+            watcher (``mcplite inspect`` shows them in its log); what it raises is logged and ignored.
 
     Proxies come from the environment (``http_proxy``, ``https_proxy``, ``no_proxy``), as `urllib` reads
     them; HTTPS goes through the proxy with CONNECT.
@@ -109,7 +112,8 @@ class HTTPClientTransport(Transport):
                  headers: Optional[Dict[str, str]] = None, auth: Any = None,
                  ssl_context: Optional[ssl.SSLContext] = None, cafile: Optional[str] = None,
                  sse_read_timeout: float = DEFAULT_SSE_READ_TIMEOUT, pool_size: int = DEFAULT_POOL_SIZE,
-                 max_readers: int = DEFAULT_MAX_READERS, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
+                 max_readers: int = DEFAULT_MAX_READERS, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+                 on_response: Optional[OnResponse] = None) -> None:
         if transport not in _TRANSPORTS:
             raise ValueError(f"transport must be one of {', '.join(_TRANSPORTS)}, not {transport!r}")
         if max_message_size < 1:
@@ -122,7 +126,7 @@ class HTTPClientTransport(Transport):
         self.max_message_size = max_message_size
         self.headers: Dict[str, str] = dict(headers or {})
         self.connections = ConnectionPool(ssl_context=ssl_context, cafile=cafile, pool_size=pool_size, auth=auth,
-                                          max_body_size=max_message_size)
+                                          max_body_size=max_message_size, on_response=on_response)
         self._kind = transport
         self._sink: Optional[MessageSink] = None
         self._dialect: Union[StreamableHTTP, LegacySSE, None] = None  # chosen by the first handshake-era send

@@ -19,14 +19,21 @@ import urllib.parse
 import urllib.request
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
+from ..._log import log
 from ...errors import HTTPError, RemoteProtocolError
 from ...protocol.http_rules import EVENT_STREAM, MESSAGE_EVENT
 from ...protocol.jsonrpc import InvalidMessage, decode
 from ...protocol.sse import Event, SSEError, SSEParser
 from ..http_messages import AuthFlow, HTTPRequest, HTTPResponse, lower_case_headers, read_at_most
 
-__all__ = ["Destination", "plan_destination", "Exchange", "Call", "ConnectionPool", "deliver_event", "read_sse",
+__all__ = ["OnResponse", "Destination", "plan_destination", "Exchange", "Call", "ConnectionPool", "deliver_event", "read_sse",
            "describe", "DEFAULT_MAX_BODY_SIZE"]
+
+#: Told of each HTTP response as its headers arrive, before its body is read, on the thread that reads it:
+#: ``on_response(request, status, headers)``, with the request as sent (after ``auth``: its credentials
+#: included) and the response's headers in lower case. A watcher (``mcplite inspect``'s log); what it raises is
+#: logged and ignored.
+OnResponse = Callable[[HTTPRequest, int, Dict[str, str]], None]
 
 _CHUNK = 64 * 1024
 #: The largest response body a pool reads whole, and the largest event in a stream (the transport's
@@ -326,8 +333,17 @@ class Call:
                                     "busy (503)", status=0)
                 self._write(fresh=True)
                 continue
+            if self._pool.on_response is not None:
+                self._tell(response)
             return Exchange(self._pool, destination, conn, self._sock, response, self._request.method,
                             self._request.url)
+
+    def _tell(self, response: http.client.HTTPResponse) -> None:
+        assert self._pool.on_response is not None
+        try:
+            self._pool.on_response(self._request, response.status, lower_case_headers(response.getheaders()))
+        except Exception:  # an observer's bug must not fail the request it watches
+            log.exception("mcplite: on_response raised")
 
     def _close_flow(self) -> None:
         if self._flow is not None:
@@ -366,9 +382,12 @@ class ConnectionPool:
     """Keep-alive connections per origin, TLS, proxies from the environment, and the ``auth`` seam."""
 
     def __init__(self, *, ssl_context: Optional[ssl.SSLContext], cafile: Optional[str], pool_size: int,
-                 auth: Any, max_body_size: int = DEFAULT_MAX_BODY_SIZE) -> None:
+                 auth: Any, max_body_size: int = DEFAULT_MAX_BODY_SIZE,
+                 on_response: Optional[OnResponse] = None) -> None:
         #: The largest response body `Exchange.read` takes, in bytes (the ``auth`` flow's documents included).
         self.max_body_size = max_body_size
+        #: Told of each response as its headers arrive (`OnResponse`; None: nobody).
+        self.on_response = on_response
         self._ssl_context = ssl_context
         self._cafile = cafile
         self._pool_size = pool_size

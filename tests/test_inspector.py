@@ -341,8 +341,8 @@ def test_the_page_works_against_every_example_server(example: str, target: Any, 
 
 
 def server_everything() -> List[str]:
-    """The command of the reference server tests/interop installs under .peers (CI installs it in its interop
-    step, after pytest: missing here is a skip)."""
+    """The command of the reference server tests/interop installs under .peers (.ci/run installs it before pytest,
+    with ``tests/interop/run.py --install-python-sdk``; missing elsewhere is a skip that says how)."""
     import shutil
 
     peers = os.environ.get("INTEROP_PEERS_DIR") or str(ROOT / ".peers")

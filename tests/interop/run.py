@@ -564,8 +564,9 @@ def finish(tally: Tally, started: float) -> int:
 
 
 def install_python_sdk_only() -> int:
-    """``--install-python-sdk``: make .peers/py hold the pinned ``mcp`` and ``mcp-server-time`` (as `main` would),
-    and nothing else: pytest's deployment tests use the SDK's client, and the gateway tests the time server."""
+    """``--install-python-sdk``: make .peers hold the pinned ``mcp`` and ``mcp-server-time`` (.peers/py) and
+    ``@modelcontextprotocol/server-everything`` (as `main` would), and nothing else: pytest's deployment tests use
+    the SDK's client, the gateway tests the time server, and the inspector's test server-everything."""
     import server_time  # beside this file; it imports this module back, so only once main's globals exist
 
     os.makedirs(PEERS, exist_ok=True)
@@ -577,6 +578,13 @@ def install_python_sdk_only() -> int:
     time_version = os.environ.get("INTEROP_TIME_VERSION") or server_time.TIME_VERSION
     error, done = server_time.install(time_version, version)
     print(f"interop: install mcp-server-time=={time_version}: {error or done}", flush=True)
+    if error:
+        return 1
+    import everything  # beside this file, as server_time: the inspector's test drives it too
+
+    everything_version = os.environ.get("INTEROP_EVERYTHING_VERSION") or everything.EVERYTHING_VERSION
+    error, done = everything.install(everything_version)
+    print(f"interop: install {everything.PACKAGE}@{everything_version}: {error or done}", flush=True)
     return 1 if error else 0
 
 

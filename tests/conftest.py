@@ -14,6 +14,18 @@ from mcplite.transports.memory import memory_pair
 
 def pytest_configure(config: pytest.Config) -> None:
     measure_subprocesses()
+    hear_ctrl_c()
+
+
+def hear_ctrl_c() -> None:
+    """Take Ctrl-C back when this run was started with SIGINT ignored (a shell's background job without job
+    control: ``nohup cmd &``). Every process the tests start would inherit the ignore, and the tests that stop a
+    server or a command with Ctrl-C would wait for an exit that never comes. A handler, unlike an ignore, is not
+    inherited: the children get the default again."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def measure_subprocesses() -> None:

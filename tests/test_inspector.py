@@ -91,6 +91,33 @@ def test_a_cross_site_form_post_is_refused(page: Inspecting) -> None:
     assert status == 415
 
 
+def test_a_hostile_body_is_refused_or_answered_and_the_page_stays_usable(page: Inspecting) -> None:
+    """A Content-Length that is not a number of bytes is 400 (a negative one would read to the end of the
+    connection); JSON nested past the bounded reader's depth is an error answer, not a RecursionError."""
+    for declared in ("-1", "abc", "1e3"):
+        connection = HTTPConnection("127.0.0.1", page.port, timeout=WAIT)
+        try:
+            connection.putrequest("POST", "/api/ping")
+            for name, value in (("Content-Type", "application/json"), ("X-Inspector-Token", page.token),
+                                ("Content-Length", declared)):
+                connection.putheader(name, value)
+            connection.endheaders()
+            assert connection.getresponse().status == 400, declared
+        finally:
+            connection.close()
+    deep = "[" * 100_000 + "]" * 100_000
+    connection = HTTPConnection("127.0.0.1", page.port, timeout=WAIT)
+    try:
+        connection.request("POST", "/api/ping", body=deep, headers={"Content-Type": "application/json",
+                                                                    "X-Inspector-Token": page.token})
+        response = connection.getresponse()
+        answer = json.loads(response.read())
+    finally:
+        connection.close()
+    assert response.status == 200 and answer["error"]["type"] != "RecursionError", answer
+    api(page, "ping")  # still usable
+
+
 def test_the_api_drives_the_client(page: Inspecting) -> None:
     info = api(page, "info")
     assert info["connected"] and info["serverInfo"]["name"] == "mcplite-everything"

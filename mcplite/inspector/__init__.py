@@ -42,6 +42,7 @@ from ..errors import MCPError
 from ..protocol.sse import encode_comment, encode_event
 from ..transports.http_server.adapter import Reject
 from ..transports.http_server.guards import RequestGuard
+from ..protocol import json_text
 from ..protocol.http_rules import SESSION_ID_HEADER
 from ..transports.recording import Recorder, redact
 
@@ -493,12 +494,17 @@ class _Handler(BaseHTTPRequestHandler):
         if "application/json" not in self.headers.get("Content-Type", ""):
             self._refuse(415, "Unsupported Media Type: send application/json")  # (no cross-site simple form)
             return
-        length = int(self.headers.get("Content-Length") or 0)
+        declared = self.headers.get("Content-Length") or "0"
+        length = int(declared) if declared.isascii() and declared.isdigit() else -1
+        if length < 0:  # (a negative length would read to the end of the connection)
+            self._refuse(400, "Bad Request: Content-Length must be a number of bytes")
+            return
         if length > MAX_BODY:
             self._refuse(413, "Payload Too Large")
             return
         try:
-            body = json.loads(self.rfile.read(length) or b"{}")
+            # The bounded reader: deep nesting is a ValueError answered like any other, not a RecursionError.
+            body = json_text.loads(self.rfile.read(length).decode("utf-8") or "{}")
             if not isinstance(body, dict):
                 raise ValueError("the body must be a JSON object")
             answer: Dict[str, Any] = {"result": self.inspector.call(path[len("/api/"):], body)}

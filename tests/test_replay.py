@@ -353,3 +353,26 @@ def test_a_recording_written_by_python_3_9_replays_on_3_13(tmp_path: Path) -> No
                               capture_output=True, text=True, env=env, cwd=ROOT, timeout=WAIT * 3)
     assert replayed.returncode == 0, replayed.stderr[-2000:]
     assert json.loads(replayed.stdout) == json.loads(recorded.stdout)
+
+
+def test_record_cuts_lines_of_any_size_in_pieces_and_bounds_the_one_it_keeps(tmp_path: Path) -> None:
+    """The recorder's line cutter: lines split across reads are whole in the recording; a line past the bound is
+    recorded as invalid and its rest dropped (what passes through is untouched: it is not the cutter's)."""
+    from mcplite.cli.record import _Lines
+    from mcplite.recording import Recorder
+
+    out = tmp_path / "cut.jsonl"
+    recorder = Recorder(str(out))
+    lines = _Lines(recorder, "server", sent=False)
+    lines.max_line_size = 100
+    message = json.dumps({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progress": 1}})
+    for piece in (message[:10].encode(), message[10:].encode() + b"\n" + b"x" * 80, b"y" * 80,
+                  b"z\n" + message.encode() + b"\n"):
+        lines.feed(piece)
+    lines.finish()
+    recorder.close()
+    entries = [entry for entry in read_recording(out)]
+    assert [entry.get("message", {}).get("method") for entry in entries if "message" in entry] == \
+        ["notifications/progress", "notifications/progress"]
+    invalid = [entry["invalid"] for entry in entries if "invalid" in entry]
+    assert invalid == ["a line of more than 100 bytes (not recorded)"]

@@ -51,26 +51,51 @@ _CHUNK = 65536
 
 
 class _Lines:
-    """Cuts what passes into lines and records each whole one; the bytes themselves pass untouched."""
+    """Cuts what passes into lines and records each whole one; the bytes themselves pass untouched.
+
+    A line is kept in the pieces it came in (each piece searched once for its end: a long line costs no
+    rescans), up to `max_line_size` bytes; past that it is recorded as ``invalid`` and the rest of it passes
+    unrecorded, so a peer that never ends a line cannot grow our memory."""
+
+    #: The longest line recorded, in bytes: the stdio transport's default ``max_line_size`` (64 MiB).
+    max_line_size = 64 * 1024 * 1024
 
     def __init__(self, recorder: Recorder, peer: str, sent: bool) -> None:
         self._peer = recorder.peer(peer)  # (each direction its own: a revision is noted where it is first seen)
         self._sent = sent
-        self._pending = b""
+        self._parts: List[bytes] = []  # the line so far
+        self._size = 0  # the bytes in _parts
+        self._skipping = False  # the line outgrew max_line_size: its rest is not recorded
 
     def feed(self, data: bytes) -> None:
-        self._pending += data
+        start = 0
         while True:
-            end = self._pending.find(b"\n")
+            end = data.find(b"\n", start)
             if end < 0:
+                self._add(data[start:])
                 return
-            line, self._pending = self._pending[:end], self._pending[end + 1:]
-            self._record(line)
+            self._add(data[start:end])
+            if not self._skipping:
+                self._record(b"".join(self._parts))
+            self._parts, self._size, self._skipping = [], 0, False
+            start = end + 1
+
+    def _add(self, piece: bytes) -> None:
+        if self._skipping or not piece:
+            return
+        if self._size + len(piece) > self.max_line_size:
+            self._parts, self._size, self._skipping = [], 0, True
+            self._peer.recorder.record(self._peer.name, "send" if self._sent else "recv",
+                                       invalid=f"a line of more than {self.max_line_size} bytes (not recorded)")
+            return
+        self._parts.append(piece)
+        self._size += len(piece)
 
     def finish(self) -> None:
-        if self._pending.strip():
-            self._record(self._pending)
-        self._pending = b""
+        line = b"".join(self._parts)
+        if not self._skipping and line.strip():
+            self._record(line)
+        self._parts, self._size, self._skipping = [], 0, False
 
     def _record(self, line: bytes) -> None:
         if not line.strip():

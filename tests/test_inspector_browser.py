@@ -46,10 +46,14 @@ def browser() -> Iterator[Any]:
 
 
 def wait_for(driver: Any, condition: Any, what: str) -> Any:
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    # Polled every 20 ms (selenium's default is 500 ms, which would round every figure up to half a second).
-    return WebDriverWait(driver, WAIT, poll_frequency=0.02).until(condition, f"the page never showed {what}")
+    # Polled every 20 ms (selenium's default is 500 ms, which would round every figure up to half a second). An
+    # element the page re-rendered between being found and being read is looked for again on the next poll.
+    return WebDriverWait(driver, WAIT, poll_frequency=0.02,
+                         ignored_exceptions=(StaleElementReferenceException,)).until(
+        condition, f"the page never showed {what}")
 
 
 def css(driver: Any, selector: str) -> Any:
@@ -59,14 +63,11 @@ def css(driver: Any, selector: str) -> Any:
 
 
 def text_of(driver: Any, selector: str, contains: str) -> str:
-    from selenium.webdriver.common.by import By
-
     def found(d: Any) -> Any:
-        for element in d.find_elements(By.CSS_SELECTOR, selector):
-            text = element.get_attribute("textContent") or ""
-            if contains in text:
-                return text
-        return False
+        # The texts are read in one script, so a list the page re-renders meanwhile is never half read.
+        texts = d.execute_script(
+            "return Array.from(document.querySelectorAll(arguments[0]), (e) => e.textContent || '')", selector)
+        return next((text for text in texts if contains in text), False)
 
     return str(wait_for(driver, found, f"{contains!r} in {selector}"))
 

@@ -192,6 +192,25 @@ def test_a_change_made_through_another_instance_is_told(stores: Stores) -> None:
     assert len(heard) == count
 
 
+def test_a_change_made_before_the_watching_thread_runs_is_told(stores: Stores, monkeypatch: Any) -> None:
+    """``watch`` decides where the watching starts before it returns, not when its thread first runs: on a busy
+    machine (CI, five Pythons) the thread ran after the change, took it as the start, and told nothing."""
+    original_run = threading.Thread.run
+
+    def late_run(thread: threading.Thread) -> None:
+        time.sleep(0.3)  # every thread started from here on runs late
+        original_run(thread)
+
+    watched, other = stores(), stores()
+    told = threading.Event()
+    monkeypatch.setattr(threading.Thread, "run", late_run)
+    stop = watched.watch(lambda task_id: told.set() if task_id == "a" else None)
+    assert stop is not None
+    other.create(task("a"), NOW)  # before the watching thread has run
+    assert told.wait(WAIT)
+    stop()
+
+
 def test_a_store_that_cannot_tell_says_so() -> None:
     assert TaskStore().watch(lambda task_id: None) is None
 

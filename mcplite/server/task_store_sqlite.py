@@ -158,8 +158,13 @@ class SQLiteTaskStore(TaskStore):
         with self._lock:
             self._watchers = [*self._watchers, callback]
             if self._watch_thread is None:
-                self._watch_thread = threading.Thread(target=self._watch_changes, name="mcplite-sqlite-tasks",
-                                                      daemon=True)
+                # Where the watching starts is read here, not by the thread once it runs: a change made as soon
+                # as this returns (before a busy machine has run the thread) is told too.
+                db = sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None, check_same_thread=False)
+                (seen,) = db.execute("SELECT COALESCE(MAX(revision), 0) FROM mcplite_tasks").fetchone()
+                (version,) = db.execute("PRAGMA data_version").fetchone()
+                self._watch_thread = threading.Thread(target=self._watch_changes, args=(db, seen, version),
+                                                      name="mcplite-sqlite-tasks", daemon=True)
                 self._watch_thread.start()
 
         def stop() -> None:
@@ -193,12 +198,10 @@ class SQLiteTaskStore(TaskStore):
                 raise
             self._db.execute("COMMIT")
 
-    def _watch_changes(self) -> None:
-        """The watching thread: on its own connection, whose ``data_version`` moves when another commits."""
-        db = sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None, check_same_thread=False)
+    def _watch_changes(self, db: sqlite3.Connection, seen: int, version: int) -> None:
+        """The watching thread: on its own connection ``db``, whose ``data_version`` moves when another commits,
+        from revision ``seen`` and data version ``version``."""
         try:
-            (seen,) = db.execute("SELECT COALESCE(MAX(revision), 0) FROM mcplite_tasks").fetchone()
-            (version,) = db.execute("PRAGMA data_version").fetchone()
             while not self._closed.wait(WATCH_INTERVAL):
                 try:
                     (now_version,) = db.execute("PRAGMA data_version").fetchone()

@@ -10,7 +10,7 @@ import pytest
 from mcplite.protocol import jsonrpc, lifecycle
 from mcplite.errors import (
     INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, CapabilityError, ConnectionClosed,
-    LocalProtocolError, RemoteError, RequestCancelled, RequestTimeout, VersionMismatch,
+    LocalProtocolError, RemoteError, RequestCancelled, RequestTimeout, RPCError, VersionMismatch,
 )
 from mcplite.transports.memory import memory_pair
 from mcplite.session import ClientSession, PendingRequest, ServerSession, Session
@@ -706,3 +706,90 @@ def test_a_deferred_whose_start_fails_ends_without_answer_and_runs_on_end():
         pending.result(0.3)
     client.close()
     server.close()
+
+
+# ---- take_request: a request taken on the reader thread and answered later (the gateway's quick way) --------
+def later_pair():
+    held = []
+    arrived = threading.Condition()
+
+    def take(ctx):
+        with arrived:
+            held.append(ctx)
+            arrived.notify_all()
+        return ctx.params.get("take", True)
+
+    client, server = make_pair(echo, take_request=take)
+
+    def next_held(count):
+        with arrived:
+            assert arrived.wait_for(lambda: len(held) >= count, WAIT)
+        return held[count - 1]
+    return client, server, next_held
+
+
+def test_a_request_not_taken_goes_to_its_handler():
+    client, server, next_held = later_pair()
+    assert client.request("tools/call", {"take": False}) == {"echo": {"take": False}}
+    client.close()
+
+
+def test_a_request_answered_later_is_answered_from_another_thread_and_leaves_flight():
+    client, server, next_held = later_pair()
+    first, second = client.send_request("tools/call", {"n": 1}), client.send_request("tools/call", {"n": 2})
+    one, two = next_held(1), next_held(2)
+    assert set(server._in_flight) == {one.id, two.id}  # in flight, though no thread handles them
+    answering = Background(server.answer_later, two, lambda ctx: jsonrpc.result(ctx.id, {"n": ctx.params["n"]}))
+    answering.join()
+    assert second.result(WAIT) == {"n": 2}
+    def refuse(ctx):
+        raise RPCError(-32001, "refused later")
+
+    server.answer_later(one, refuse)  # raises as a handler would: the error is the answer
+    with pytest.raises(RemoteError, match="refused later") as raised:
+        first.result(WAIT)
+    assert raised.value.code == -32001
+    assert server._in_flight == {}
+    client.close()
+
+
+def test_a_request_answered_later_that_the_peer_cancelled_is_not_answered():
+    client, server, next_held = later_pair()
+    pending = client.send_request("tools/call", {})
+    ctx = next_held(1)
+    pending.cancel()
+    assert ctx.cancelled.wait(WAIT)
+    sent = []
+    original = server._send
+    server._send = lambda message, *args, **kwargs: (sent.append(message), original(message, *args, **kwargs))
+    server.answer_later(ctx, lambda ctx: jsonrpc.result(ctx.id, {"too": "late"}))
+    assert sent == [] and server._in_flight == {}
+    client.close()
+
+
+def test_input_ended_waits_for_a_request_answered_later():
+    client, server, next_held = later_pair()
+    pending = client.send_request("tools/call", {})
+    ctx = next_held(1)
+    draining = Background(server.input_ended, None)
+    wait_until(lambda: server._owed is not None)
+    assert not server.closed.is_set() and server._owed == {ctx.id}  # owed, though no thread handles it
+    server.answer_later(ctx, lambda ctx: jsonrpc.result(ctx.id, {"done": True}))
+    assert pending.result(WAIT) == {"done": True}
+    draining.join()
+    assert server.closed.is_set()
+    client.close()
+
+
+def test_a_taker_that_fails_answers_the_request_with_an_internal_error_and_the_session_goes_on():
+    def take(ctx):
+        if ctx.params.get("fail"):
+            raise KeyError("a fault of the taker's")
+        return False
+
+    client, server = make_pair(echo, take_request=take)
+    with pytest.raises(RemoteError, match="Internal error") as raised:
+        client.request("tools/call", {"fail": True})
+    assert raised.value.code == INTERNAL_ERROR
+    assert client.request("tools/call", {"x": 1}) == {"echo": {"x": 1}}
+    client.close()

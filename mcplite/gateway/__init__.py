@@ -31,10 +31,11 @@ from ..errors import (CONNECTION_CLOSED, INTERNAL_ERROR, INVALID_PARAMS, MISSING
 from ..protocol import methods
 from ..protocol.tasks import EXTENSION_ID as TASKS_EXTENSION
 from ..client.input_rounds import InputRounds
-from ..server import Server
+from ..server import Server, _results
 from ..server.context import Context
+from ..schema.validation import ValidationError
 from ..server.results import ToolResult, error_result
-from .bridge import CALL_KEY, Call, CallTable, gone, unavailable
+from .bridge import CALL_KEY, Call, CallTable, Deadlines, gone, unavailable
 from .catalog import Catalog
 from .config import ConfigError, GatewayConfig, UpstreamConfig, load_config, parse_config
 from .upstream import KINDS, Upstream
@@ -67,6 +68,8 @@ class Gateway(Server):
     give the same front name.
     """
 
+    _takes_requests = True  # a tool call is passed on from the front's reader thread (`_call_later`)
+
     def __init__(self, config: Union[str, os.PathLike[str], Mapping[str, Any], GatewayConfig], *,
                  name: str = "mcplite-gateway", version: str = "0.1.0", restart_delay: float = 0.5,
                  max_restart_delay: float = 30.0, start_timeout: float = 30.0,
@@ -98,6 +101,10 @@ class Gateway(Server):
                                     connect_timeout=start_timeout, recorder=self.recorder)
             for upstream in parsed.upstreams}
         self.calls = CallTable()
+        self._deadlines = Deadlines()
+        #: Front requests begun the quick way whose upstream asked a question: the usual way, on the thread
+        #: started for it, takes their call from here (`forward`).
+        self._adopting: Dict[Any, Call] = {}
         self._id_prefix = secrets.token_urlsafe(9) + "."
         self._call_numbers = itertools.count(1)
         self.catalog = Catalog(self)
@@ -127,6 +134,7 @@ class Gateway(Server):
     def close(self) -> None:
         """Cancel the calls in flight and end every upstream (a stdio upstream's process is stopped)."""
         self.calls.cancel_all()
+        self._deadlines.close()
         for upstream in self.upstreams.values():
             upstream.close()
         if self._closes_recorder:
@@ -180,6 +188,9 @@ class Gateway(Server):
         self.catalog.withdraw(upstream)
 
     # ---- resource subscriptions ------------------------------------------------------------------------------
+    def _take_request(self, connection: Any, ctx: Any) -> bool:
+        return ctx.method == methods.TOOLS_CALL and ctx.batch is None and self._call_later(connection, ctx)
+
     def _serve(self, connection: Any, ctx: Any) -> Any:
         # A subscription (``resources/subscribe``, or a 2026-07-28 listen naming resources) is relayed to the
         # upstream serving each URI before the front server records it; the upstream's updates come back
@@ -201,8 +212,6 @@ class Gateway(Server):
             error = unavailable(down.name, down.describe_down())
             if ctx.method != methods.TOOLS_CALL:
                 raise error from None
-            from ..server import _results
-
             result = error_result(error.message)  # the model reads why
             if ctx.envelope is not None:
                 return _results().answer(result, ctx, self, self._complete_members())
@@ -233,9 +242,16 @@ class Gateway(Server):
         On a 2026-07-28 front the call's id rides in the front's ``requestState`` (`Context.remember`), so the
         front's retry finds the same upstream call here and continues it. ``as_task``: a tool call run as a
         task upstream (where the upstream makes one), waited for here."""
-        call_id: str = ctx.remember(CALL_KEY, self._new_call_id)
-        call = self.calls.get(call_id) if ctx.round > 0 else None  # (a first round's id is new)
-        if call is None:
+        # A call begun the quick way (`_call_later`) whose upstream asks a question is adopted here, under its id.
+        adopted = self._adopting.pop(ctx._request, None) if ctx.round == 0 else None
+        call_id: str = ctx.remember(CALL_KEY, self._new_call_id if adopted is None else lambda: adopted.id)
+        found = adopted if ctx.round == 0 else self.calls.get(call_id)  # (a first round's id is new)
+        if found is not None:
+            call = found
+            if adopted is not None:
+                call.front = ctx
+                self.calls.add(call)
+        else:
             if ctx.round > 0:
                 raise gone(upstream.name)
             if upstream.client is None:
@@ -252,24 +268,98 @@ class Gateway(Server):
         forget = ctx.on_cancel(call.cancel)
         try:
             result = call.serve(ctx)
-        except RemoteError as refusal:  # the upstream's own JSON-RPC error, passed on as it was
-            self.calls.discard(call)
-            raise RPCError(refusal.code, refusal.message, refusal.data) from None
-        except ConnectionClosed as exc:
-            self.calls.discard(call)
-            raise unavailable(upstream.name, f"{exc or 'its connection ended'}; {upstream.describe_down()}") \
-                from None
         except BaseException as exc:
-            if call.done:
-                self.calls.discard(call)
-                if not isinstance(exc, RPCError):
-                    raise RPCError(INTERNAL_ERROR, f"upstream {upstream.name!r}: {type(exc).__name__}: {exc}") \
-                        from None
-            raise
+            if not call.done:  # (Suspend: the call waits here for the front's next round)
+                raise
+            self.calls.discard(call)
+            error = _front_error(upstream, exc)
+            if error is exc:
+                raise
+            raise error from None
         finally:
             forget()
         self.calls.discard(call)
         return _without_envelope_fields(result)
+
+    # ---- the quick way for a tool call: no thread waits for it ----------------------------------------------
+    def _call_later(self, connection: Any, ctx: Any) -> bool:
+        """A front ``tools/call`` passed on with nothing in the way, on the thread that read it (`_take_request`:
+        stdio, memory and the legacy SSE transport; over Streamable HTTP each request has a thread of its own). True: the front is answered from the thread that reads the upstream's answer
+        (`Session.answer_later`). False leaves it to the usual way (`forward`, on a thread of the front's pool):
+        a tool that may run as a task, a 2026-07-28 retry, a tool that is not (or no longer) an upstream's, an
+        upstream that is down, and arguments the tool's schema refuses (the usual way says why).
+
+        The usual way has a thread of the pool wait for the upstream's answer and wake to answer: two thread
+        switches per call that this way saves. It is the same call: a question the upstream asks on the way
+        hands it to a thread of its own that takes the usual way from there (``escalate``; `forward` adopts
+        the call), and its outcome is answered as `forward` and `call_tool_of` answer it (`_answer_of`)."""
+        params = ctx.params
+        name = params.get("name")
+        route = self.catalog.tool_routes.get(name) if isinstance(name, str) else None
+        if route is None:
+            return False
+        upstream, upstream_name, support = route
+        tool = self._tools.get(name)
+        arguments = params.get("arguments")
+        if arguments is None:
+            arguments = {}
+        if tool is None or upstream.client is None or support != "forbidden" or not isinstance(arguments, dict) \
+                or "task" in params or "requestState" in params or "inputResponses" in params:
+            return False
+        try:
+            tool.bind(arguments)  # (the front's check of the arguments, as the usual way makes it)
+        except ValidationError:
+            return False  # the usual way answers what is wrong with them
+        call = Call(self._new_call_id(), upstream.name, methods.TOOLS_CALL, {"name": upstream_name,
+                                                                           "arguments": arguments})
+        call.front = front = Context(self, connection, ctx)
+        timeout = upstream.config.timeout
+        deadlines = self._deadlines
+
+        def finished(call: Call) -> None:
+            deadlines.discard(call, timeout)
+            upstream.untrack(call)
+
+        def complete(call: Call) -> None:
+            forget()
+            connection.session.answer_later(ctx, lambda ctx: self._answer_of(ctx, upstream, call))
+
+        def escalate(call: Call) -> None:
+            self._adopting[ctx] = call
+            threading.Thread(target=self._serve_asked, args=(connection, ctx, call),
+                             name=f"mcplite-gateway-call-{upstream.name}", daemon=True).start()
+
+        call.on_finish = finished
+        call.answer_later(complete, escalate)
+        upstream.track(call)
+        deadlines.add(call, timeout)
+        forget = front.on_cancel(call.cancel)
+        _send_from_front(upstream, call, ctx.progress_token is not None)
+        return True
+
+    def _serve_asked(self, connection: Any, ctx: Any, call: Call) -> None:
+        """Serve a call begun the quick way whose upstream asked a question: the usual way, which adopts it."""
+        try:
+            connection.session.answer_later(ctx, lambda ctx: self._serve(connection, ctx))
+        finally:
+            if self._adopting.pop(ctx, None) is not None:  # the usual way never reached it (the tool is gone)
+                call.cancel()
+
+    def _answer_of(self, ctx: Any, upstream: Upstream, call: Call) -> Dict[str, Any]:
+        """The front's answer to a tool call passed on the quick way (`_call_later`), from its outcome."""
+        ok, value = call.outcome
+        if ok:
+            result = _without_envelope_fields(value)
+        else:
+            error = _front_error(upstream, value)
+            if error.code not in (INTERNAL_ERROR, CONNECTION_CLOSED):
+                raise error
+            result = error_result(error.message)  # the upstream is down, or failed: the model reads why
+        if not ctx.revision.structured_output:
+            result.pop("structuredContent", None)
+        if ctx.envelope is not None:
+            return _results().answer(result, ctx, self, self._complete_members())  # type: ignore[no-any-return]
+        return {"jsonrpc": "2.0", "id": ctx.id, "result": result}
 
     def _new_call_id(self) -> str:
         """A call's id: unique to this gateway process (its random part), and then counted. It rides in a
@@ -444,6 +534,18 @@ def _send_task(upstream: Upstream, call: Call) -> Dict[str, Any]:
     task = Task(str(call.params.get("name")), form, info, send=send, answer=call.ask, capabilities=client.capabilities)
     call.watch_task(task)
     return dict(task.result(TASK_WAIT))
+
+
+def _front_error(upstream: Upstream, exc: BaseException) -> RPCError:
+    """What the front is answered for a call that ended with ``exc``: the upstream's own JSON-RPC error as it
+    was, "unavailable" for a connection that ended, and an internal error naming the upstream for the rest."""
+    if isinstance(exc, RemoteError):
+        return RPCError(exc.code, exc.message, exc.data)
+    if isinstance(exc, ConnectionClosed):
+        return unavailable(upstream.name, f"{exc or 'its connection ended'}; {upstream.describe_down()}")
+    if isinstance(exc, RPCError):
+        return exc
+    return RPCError(INTERNAL_ERROR, f"upstream {upstream.name!r}: {type(exc).__name__}: {exc}")
 
 
 def _front_params(ctx: Context) -> Dict[str, Any]:

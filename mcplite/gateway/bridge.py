@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
 
 from .._log import log
 from ..errors import CONNECTION_CLOSED, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, RequestCancelled, RequestTimeout, RPCError
@@ -33,13 +34,13 @@ from ..protocol.input_rounds import InputRequest, Suspend
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Optional, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Tuple
 
     from ..client.tasks import Task
     from ..server.context import Context
     from ..session.pending import PendingRequest
 
-__all__ = ["Call", "CallTable", "CALL_KEY", "ANSWER_TIMEOUT"]
+__all__ = ["Call", "CallTable", "Deadlines", "CALL_KEY", "ANSWER_TIMEOUT"]
 
 #: What the front's ``requestState`` remembers the call under (`Context.remember`).
 CALL_KEY = "io.mcplite.gateway/call"
@@ -91,6 +92,9 @@ class Call:
         self._timeout = 0.0
         #: Called once with this call when it ends (the upstream stops counting it in flight).
         self.on_finish: Optional[Callable[[Call], None]] = None
+        #: While no thread waits for this call (`answer_later`): (what its outcome goes to, what its first
+        #: question goes to). Guarded by _lock.
+        self._later: Optional[Tuple[Callable[[Call], None], Callable[[Call], None]]] = None
 
     # ---- the common path: no thread of its own --------------------------------------------------------------
     def send_from_front(self, pending: PendingRequest, timeout: float,
@@ -112,6 +116,21 @@ class Call:
         if pending.done():  # settled before the hook was in place
             on_settled()
 
+    def answer_later(self, complete: Callable[[Call], None], escalate: Callable[[Call], None]) -> None:
+        """No thread waits for this call: the front's session took the request, to answer it later. Its outcome
+        goes to ``complete(call)``, on the thread that finishes it; its first question to ``escalate(call)``,
+        which starts a thread that serves the call (`serve`) from then on, as the usual way does. Set before
+        the request is sent."""
+        self._later = (complete, escalate)
+
+    def expire(self) -> None:
+        """Its deadline has passed (`Deadlines`): time the call out, unless it has ended or a driver thread,
+        which keeps its own time, has taken it over."""
+        with self._lock:
+            due = self._outcome is None and self._expires is not None
+        if due:
+            self._time_out()
+
     def hand_off(self, drive: Callable[[Call], Dict[str, Any]]) -> None:
         """Go on with ``drive`` on a driver thread of its own: the upstream wants more than one request (its
         input rounds, a task), whose waits must outlast a 2026-07-28 front's rounds."""
@@ -129,11 +148,21 @@ class Call:
             self.finished_at = time.monotonic()
             wake = not self._signalled
             self._signalled = True
+            later, self._later = self._later, None
         on_finish = self.on_finish
         if on_finish is not None:
             on_finish(self)  # (before the front wakes: it does not wait for this thread to let go of the GIL)
-        if wake:
+        if later is not None:
+            later[0](self)  # nobody waits: the front is answered from here
+        elif wake:
             self._signal.release()
+
+    @property
+    def outcome(self) -> Tuple[bool, Any]:
+        """(True, the result) or (False, the error), once the call is `done`."""
+        outcome = self._outcome
+        assert outcome is not None
+        return outcome
 
     # ---- the driver's side ---------------------------------------------------------------------------------
     def run(self, send: Callable[[Call], Dict[str, Any]]) -> None:
@@ -158,6 +187,10 @@ class Call:
             if not self._signalled:
                 self._signalled = True
                 self._signal.release()
+            later, self._later = self._later, None
+        if later is not None:
+            later[1](self)  # nobody serves the front yet: a thread will (`serve`), and take the question
+        with self._lock:
             while self._answer is None and not self._cancelled:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -328,6 +361,75 @@ class CallTable:
             self._calls.clear()
         for call in calls:
             call.cancel()
+
+
+class Deadlines:
+    """Times out the calls that no thread waits for (`Call.answer_later`): one thread per gateway, started by
+    the first such call and asleep until the earliest deadline.
+
+    The calls are kept by timeout, each group in the order they were added, so its first is its earliest, and
+    a call leaves when it ends (`discard`): an ended call is not kept until its deadline. The thread never
+    sleeps past the longest timeout it knows, so a call added while it sleeps wakes it only if its timeout is
+    shorter than any before: a gateway whose upstreams share a timeout wakes it for none."""
+
+    def __init__(self) -> None:
+        # Guards everything below; the thread waits on _wake, a condition of it.
+        self._lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
+        self._groups: Dict[float, OrderedDict[Call, float]] = {}
+        self._wakes_at = 0.0  # when the thread looks next (0: it does not run yet)
+        self._closed = False
+
+    def add(self, call: Call, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            group = self._groups.get(timeout)
+            if group is None:
+                group = self._groups[timeout] = OrderedDict()
+            group[call] = deadline
+            if self._closed:
+                return
+            if not self._wakes_at:
+                self._wakes_at = deadline
+                threading.Thread(target=self._run, name="mcplite-gateway-deadlines", daemon=True).start()
+            elif deadline < self._wakes_at:
+                self._wake.notify()
+
+    def discard(self, call: Call, timeout: float) -> None:
+        with self._lock:
+            group = self._groups.get(timeout)
+            if group is not None:
+                group.pop(call, None)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            self._wake.notify()
+
+    def _run(self) -> None:
+        with self._lock:
+            while not self._closed:
+                now = time.monotonic()
+                due: List[Call] = []
+                wakes_at = now + max(self._groups)  # (no call yet: a call added now is due no sooner)
+                for group in self._groups.values():
+                    while group:
+                        call, deadline = next(iter(group.items()))
+                        if deadline > now:
+                            wakes_at = min(wakes_at, deadline)
+                            break
+                        del group[call]
+                        due.append(call)
+                if due:
+                    self._lock.release()
+                    try:
+                        for call in due:
+                            call.expire()
+                    finally:
+                        self._lock.acquire()
+                    continue
+                self._wakes_at = wakes_at
+                self._wake.wait(wakes_at - now)
 
 
 def _cancel_task(task: Task) -> None:

@@ -48,6 +48,9 @@ class Catalog:
         #: (kind, front name or URI) -> the upstream that served it when it went down: a request to one is
         #: answered "upstream X is unavailable" (not "unknown") until the upstream is back.
         self._down: Dict[Tuple[str, str], str] = {}
+        #: Front tool name -> (its upstream, the upstream's name for it, its task support): read without the
+        #: lock by the gateway's quick way for a call (`Gateway._call_later`).
+        self.tool_routes: Dict[str, Tuple[Upstream, str, str]] = {}
 
     def start_conflict(self) -> Optional[ConfigError]:
         with self._lock:
@@ -151,6 +154,7 @@ class Catalog:
         gateway = self._gateway
         try:
             if kind == "tools":
+                self.tool_routes.pop(key, None)
                 gateway.remove_tool(key)
             elif kind == "prompts":
                 gateway.remove_prompt(key)
@@ -172,6 +176,7 @@ class Catalog:
                              annotations=definition.get("annotations"),
                              input_schema=definition.get("inputSchema") or {"type": "object"},
                              output_schema=_output_schema(upstream, definition), **common)
+            self.tool_routes[key] = (upstream, name, support)
         elif kind == "prompts":
             def get_prompt(gateway_context: Context, **arguments: Any) -> Any:
                 return gateway.get_prompt_of(upstream, name, gateway_context)

@@ -273,6 +273,7 @@ class Server(Registry):
         session = _session_class()(
             transport, initialize_result=self._initialize_result, supported_versions=self.supported_versions,
             answer_request=lambda ctx: self._serve(holder[0], ctx),
+            take_request=(lambda ctx: self._take_request(holder[0], ctx)) if self._takes_requests else None,
             handle_notification=lambda method, params: self._notification(session, method, params),
             max_workers=max_workers or self.max_workers, name=f"mcplite-server-{self.name}")
         holder.append(self._connections.add(session))
@@ -364,6 +365,15 @@ class Server(Registry):
         if "resultType" in result or "ttlMs" in result:  # a handler's 2026-07-28 fields, on an older revision
             result = _results().strip_envelope_era_fields(result)
         return {"jsonrpc": "2.0", "id": ctx.id, "result": result}
+
+    #: Whether `_take_request` is asked first about each request that would go to a session's handler pool.
+    _takes_requests = False
+
+    def _take_request(self, connection: Connection, ctx: RequestContext) -> bool:
+        """On the session's reader thread, before ``ctx`` goes to the handler pool: True when this has taken it,
+        to answer it later (`Session.answer_later`) without a thread of the pool (a `Gateway`'s calls). Asked
+        only when `_takes_requests` is set; must not block."""
+        return False
 
     def _complete_members(self) -> Optional[CompleteMembers]:
         """What every complete 2026-07-28 result of this server ends with, for its `info` as it is now (made

@@ -17,7 +17,10 @@ Threads, and what each may do:
   only while callbacks are queued: it ends when the queue is empty and starts again for the next one, so an
   idle session holds no thread.
 - the **handler pool** runs request handlers, so a handler may itself make blocking requests to the peer
-  (sampling, elicitation, roots) while the reader keeps reading.
+  (sampling, elicitation, roots) while the reader keeps reading. A request whose answer comes from elsewhere
+  (a gateway's upstream) may be taken on the reader thread instead (``take_request``), and answered with
+  `Session.answer_later` from the thread that has the answer; it stays in flight meanwhile, with no thread
+  waiting for it.
 
 Modules: `endpoint` (`Session`, `RequestContext`, batches), `pending` (`PendingRequest`), `client`
 (`ClientSession`) and `server` (`ServerSession`); this ``__init__`` names what the layers above use.

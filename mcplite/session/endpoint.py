@@ -162,6 +162,9 @@ class Session(MessageSink):
             `Deferred`): a server shapes each result for its request's revision on its way back up.
         handle_notification: runs on the dispatcher thread, in arrival order, for every notification
             that the session does not consume itself.
+        take_request: runs on the reader thread for a request about to go to the handler pool; returns True
+            when it has taken the request, to answer it with `answer_later` (it must not block), False to
+            leave it to the pool. A gateway passes a call on from here.
         max_workers: size of the handler pool (concurrent requests from the peer).
         default_timeout: seconds a request waits for its answer when the caller gives no timeout.
     """
@@ -175,8 +178,10 @@ class Session(MessageSink):
     def __init__(self, transport: Transport, *, handle_request: Optional[RequestHandler] = None,
                  handle_notification: Optional[NotificationHandler] = None, max_workers: int = 16,
                  default_timeout: float = DEFAULT_TIMEOUT, name: str = "mcplite",
-                 answer_request: Optional[Callable[[RequestContext], Union[Message, Deferred]]] = None) -> None:
+                 answer_request: Optional[Callable[[RequestContext], Union[Message, Deferred]]] = None,
+                 take_request: Optional[Callable[[RequestContext], bool]] = None) -> None:
         self._transport = transport
+        self._take_request = take_request
         self._handle_request = handle_request or _method_not_found
         self._answer = answer_request or self._answer_with_result
         self._handle_notification = handle_notification or _ignore_notification
@@ -557,7 +562,7 @@ class Session(MessageSink):
         if refusal is not None:
             self._respond(ctx, jsonrpc.error(ctx.id, refusal.code, refusal.message, refusal.data))
         elif inline:
-            self._run_handler(ctx)
+            self._answer_request(ctx, self._answer)
             if self._deferred and not getattr(_receiving, "no_wait", False):  # (deferred on this thread, so seen
                 # here without the lock; else nothing to wait for)
                 with self._lock:
@@ -567,25 +572,32 @@ class Session(MessageSink):
                     # request ends (the peer leaves or cancels, or we close), as a stream the request owns.
                     held[1].ended.wait()
         else:
+            if self._take_request is not None:
+                try:
+                    if self._take_request(ctx):
+                        return  # answered later (`answer_later`), by whoever took it
+                except Exception as exc:  # a fault of the taker's: the request is answered with it
+                    failure = exc
+
+                    def fail(ctx: RequestContext) -> Message:
+                        raise failure
+                    self._answer_request(ctx, fail)
+                    return
             assert self._pool is not None
-            self._pool.submit(self._run_handler, ctx)
+            self._pool.submit(self._answer_request, ctx, self._answer)
 
-    def _run_handler(self, ctx: RequestContext) -> None:
-        try:
-            self._answer_request(ctx)
-        finally:
-            if self._owed is not None:  # draining (input_ended): one answer fewer still owed
-                with self._lock:
-                    self._owed.discard(ctx.id)
-                    if not self._owed:
-                        self._drained.set()
+    def answer_later(self, ctx: RequestContext, answer: Callable[[RequestContext], Message]) -> None:
+        """Answer a request that ``take_request`` took, on any thread, once: ``answer(ctx)`` is the answer
+        message, or raises as a handler would (an `RPCError` is the error answered). Until then the request is
+        in flight as if a handler were running: cancellable, owed when the input ends, its id taken."""
+        self._answer_request(ctx, answer)
 
-    def _answer_request(self, ctx: RequestContext) -> None:
-        """Run the handler of ``ctx`` and send its answer (none yet if the handler returned a `Deferred`)."""
+    def _answer_request(self, ctx: RequestContext, answer: Callable[[RequestContext], Union[Message, Deferred]]) -> None:
+        """Run ``answer`` (the handler of ``ctx``) and send its answer (none yet if it returned a `Deferred`)."""
         held: Optional[Deferred] = None
         try:
             try:
-                response = self._answer(ctx)
+                response = answer(ctx)
                 if isinstance(response, Deferred):
                     held = response
                     self._defer(ctx, held)  # it stays in flight: `_defer` decides
@@ -607,12 +619,15 @@ class Session(MessageSink):
             else:
                 self._respond(ctx, response)
         finally:
-            if held is None:
-                # Out of flight only once written: input_ended, reading _in_flight meanwhile, must count it
-                # as owed, or it could close the output before this answer is on it.
-                with self._lock:
-                    if self._in_flight.get(ctx.id) is ctx:  # (not a newer request that reused the id)
-                        del self._in_flight[ctx.id]
+            # Out of flight only once written: input_ended, reading _in_flight meanwhile, must count it as owed,
+            # or it could close the output before this answer is on it.
+            with self._lock:
+                if held is None and self._in_flight.get(ctx.id) is ctx:  # (not a newer request that reused
+                    del self._in_flight[ctx.id]  # the id; a deferred one stays: `_defer` decides)
+                if self._owed is not None:  # draining (input_ended): one answer fewer still owed
+                    self._owed.discard(ctx.id)
+                    if not self._owed:
+                        self._drained.set()
 
     # ---- deferred answers (Deferred) --------------------------------------------------------------------
     def _defer(self, ctx: RequestContext, deferred: Deferred) -> None:

@@ -11,7 +11,8 @@ Against a server on 127.0.0.1:PORT serving streams_mc_server.py's resource and t
    ``resources/subscribe``, then GET: open once its 200 head came), OPENING at a time, on raw non-blocking
    sockets; a stream that is refused is counted by what refused it (a status, a JSON-RPC error, a closed
    connection, no answer within HANDSHAKE_TIMEOUT);
-4. reads threads and RSS with the streams open;
+4. reads threads and RSS with the streams open, at once and again after `HELD_AFTER` seconds of holding them
+   (the request workers the opening burst started have ended idle by then);
 5. calls ``touch`` UPDATES times, one after another: for each, the time from just before the call's request is
    sent to each open stream's receipt of its ``notifications/resources/updated`` event (the event arriving on
    the stream, read by this loop, which reads the streams as they become readable);
@@ -45,6 +46,9 @@ HANDSHAKE_TIMEOUT = 60.0
 UPDATES = 3
 NOTIFY_TIMEOUT = 60.0
 SETTLE_TIMEOUT = 30.0
+#: Seconds the streams are held open after the opening burst before the server's threads are counted again:
+#: longer than the idle time after which mcplite's request workers end (`_Workers.idle_timeout`, 5 s).
+HELD_AFTER = 6.0
 DELETERS = 8  # keep-alive connections that end the 2025-11-25 sessions
 HOST = "127.0.0.1"  # the Host header: with the port, as any client sends it (the SDK refuses it without, 421)
 
@@ -502,6 +506,12 @@ def main(argv: List[str]) -> int:
     report["accepted_listen"] = sum(1 for conn in loop.streams if conn.state == "open" and conn.kind == "listen")
     report["accepted_get"] = sum(1 for conn in loop.streams if conn.state == "open" and conn.kind == "get")
     report["threads_open"], report["rss_open"] = status(pid)
+    # The opening was a burst of requests (64 at once), which the server's handler pool may have met with as
+    # many threads; they end once idle (mcplite: 5 s). What holding the streams costs is counted after that.
+    held_until = time.monotonic() + HELD_AFTER
+    while time.monotonic() < held_until:
+        loop.pump(0.05)
+    report["threads_held"], report["rss_held"] = status(pid)
     missed = 0
     for number in range(1, UPDATES + 1):
         lost, error = loop.notify(number)

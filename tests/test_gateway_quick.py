@@ -1,5 +1,6 @@
-"""The gateway's quick way for a tool call (`Gateway._call_later`): over stdio and in memory, a front ``tools/call``
-is answered from the thread that reads the upstream's answer, and no front thread waits for it. What it must
+"""The gateway's quick way for a tool call (`Gateway._call_later`): over stdio, in memory and the legacy HTTP+SSE
+transport, a front ``tools/call`` is answered from the thread that reads the upstream's answer, and no front
+thread waits for it. What it must
 keep from the usual way: the upstream's timeout, a cancel from the front, the end of the front's input (every
 request read is answered), and a question on the way (handed to the usual way: test_gateway's pairings).
 
@@ -128,3 +129,19 @@ def test_every_request_read_is_answered_when_the_front_input_ends(upstream: Dict
     for n in range(1, 9):
         assert answers[n]["result"]["content"][0]["text"] == f"waited {0.2 + n / 100:g} s"
     assert answers[9]["result"]["structuredContent"] == {"result": 9}
+
+
+def test_a_legacy_sse_front_takes_the_quick_way_too(upstream: Dict[str, Any]) -> None:
+    """The legacy HTTP+SSE transport hands its POSTs to the session's pool (the answer goes on the SSE stream), so
+    the session asks the gateway first there too: twelve calls waiting upstream hold no front thread."""
+    from support.http import serving
+
+    with Gateway({"mcpServers": {"w": upstream}}, max_workers=4) as gateway, serving(gateway) as http, \
+            Client(http.url.replace("/mcp", "/sse")) as client:
+        assert client.transport.transport == "sse"  # type: ignore[attr-defined]
+        pending = [client.start_tool_call("w_wait", {"seconds": WAIT}) for _ in range(12)]
+        wait_until(lambda: len(gateway.upstreams["w"].in_flight) == 12, message="the calls did not reach upstream")
+        assert client.call_tool("w_add", {"a": 2, "b": 3}, timeout=WAIT / 4)["structuredContent"] == {"result": 5}
+        for call in pending:
+            call.cancel()
+        wait_until(lambda: not gateway.upstreams["w"].in_flight, message="the cancels did not reach upstream")

@@ -1,8 +1,8 @@
 """The gateway's quick way for a tool call (`Gateway._call_later`): over stdio, in memory and the legacy HTTP+SSE
 transport, a front ``tools/call`` is answered from the thread that reads the upstream's answer, and no front
-thread waits for it. What it must
-keep from the usual way: the upstream's timeout, a cancel from the front, the end of the front's input (every
-request read is answered), and a question on the way (handed to the usual way: test_gateway's pairings).
+thread waits for it. What it must keep from the usual way: the upstream's timeout, a cancel from the front,
+the end of the front's input (every request read is answered), and a question on the way (handed to the usual
+way: test_gateway's pairings).
 
 The upstream is a real stdio process (its script written below); the front an in-memory `Client(gateway)` or
 the gateway command over stdio. Every wait is bounded by WAIT.

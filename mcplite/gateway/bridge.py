@@ -1,11 +1,13 @@
 """One request the gateway passes on to an upstream, and the questions the upstream asks on its way.
 
 A `Call` is the upstream request in flight (its rounds, on 2026-07-28), and a mailbox between whoever drives
-it and the front handler that answers the upstream's questions. Most calls take one request: the front
-handler's thread sends it and waits, and the answer finishes the call on the thread that reads it
-(`Call.send_from_front`), so a call starts no thread. A call that takes more (the upstream's input rounds, a
-task) is handed to a driver thread of its own (`Call.hand_off`). The same mailbox serves the four pairings of
-eras:
+it and the front handler that answers the upstream's questions. Most calls take one request, sent from the
+thread that has the front's request, and the answer finishes the call on the thread that reads it
+(`Call.send_from_front`), so a call starts no thread. A tool call over a stream front waits on no thread at
+all: its outcome answers the front from that reading thread (`Call.answer_later`, its timeout kept by
+`Deadlines`), until a question hands it to a thread that serves it as the rest are served, waiting in
+`Call.serve`. A call that takes more than one request (the upstream's input rounds, a task) is handed to a
+driver thread of its own (`Call.hand_off`). The same mailbox serves the four pairings of eras:
 
     front \\ upstream   handshake (asks with requests)              2026-07-28 (answers input_required)
     handshake          the upstream's elicitation/create reaches   its inputRequests are answered one by one

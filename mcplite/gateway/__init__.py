@@ -103,7 +103,8 @@ class Gateway(Server):
         self.calls = CallTable()
         self._deadlines = Deadlines()
         #: Front requests begun the quick way whose upstream asked a question: the usual way, on the thread
-        #: started for it, takes their call from here (`forward`).
+        #: started for it, takes their call from here (`forward`). No lock: each request's entry is put by one
+        #: thread before it starts the one that pops it, and a dict's put and pop are each atomic.
         self._adopting: Dict[Any, Call] = {}
         self._id_prefix = secrets.token_urlsafe(9) + "."
         self._call_numbers = itertools.count(1)
@@ -188,9 +189,6 @@ class Gateway(Server):
         self.catalog.withdraw(upstream)
 
     # ---- resource subscriptions ------------------------------------------------------------------------------
-    def _take_request(self, connection: Any, ctx: Any) -> bool:
-        return ctx.method == methods.TOOLS_CALL and ctx.batch is None and self._call_later(connection, ctx)
-
     def _serve(self, connection: Any, ctx: Any) -> Any:
         # A subscription (``resources/subscribe``, or a 2026-07-28 listen naming resources) is relayed to the
         # upstream serving each URI before the front server records it; the upstream's updates come back
@@ -282,9 +280,13 @@ class Gateway(Server):
         return _without_envelope_fields(result)
 
     # ---- the quick way for a tool call: no thread waits for it ----------------------------------------------
+    def _take_request(self, connection: Any, ctx: Any) -> bool:
+        return ctx.method == methods.TOOLS_CALL and ctx.batch is None and self._call_later(connection, ctx)
+
     def _call_later(self, connection: Any, ctx: Any) -> bool:
         """A front ``tools/call`` passed on with nothing in the way, on the thread that read it (`_take_request`:
-        stdio, memory and the legacy SSE transport; over Streamable HTTP each request has a thread of its own). True: the front is answered from the thread that reads the upstream's answer
+        stdio, memory and the legacy SSE transport; over Streamable HTTP each request has a thread of its own).
+        True: the front is answered from the thread that reads the upstream's answer
         (`Session.answer_later`). False leaves it to the usual way (`forward`, on a thread of the front's pool):
         a tool that may run as a task, a 2026-07-28 retry, a tool that is not (or no longer) an upstream's, an
         upstream that is down, and arguments the tool's schema refuses (the usual way says why).
@@ -332,9 +334,10 @@ class Gateway(Server):
         call.on_finish = finished
         call.answer_later(complete, escalate)
         upstream.track(call)
-        deadlines.add(call, timeout)
         forget = front.on_cancel(call.cancel)
         _send_from_front(upstream, call, ctx.progress_token is not None)
+        if not call.done:  # (timed from when it was sent: `Call.expire` needs it sent; one that failed to send
+            deadlines.add(call, timeout)  # has ended, and an end racing this leaves an entry `expire` skips)
         return True
 
     def _serve_asked(self, connection: Any, ctx: Any, call: Call) -> None:

@@ -30,7 +30,8 @@ import time
 from collections import OrderedDict
 
 from .._log import log
-from ..errors import CONNECTION_CLOSED, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, RequestCancelled, RequestTimeout, RPCError
+from ..errors import (CONNECTION_CLOSED, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, RequestCancelled,
+                      RequestTimeout, RPCError)
 from ..protocol import methods
 from ..protocol.input_rounds import InputRequest, Suspend
 
@@ -122,7 +123,7 @@ class Call:
         """No thread waits for this call: the front's session took the request, to answer it later. Its outcome
         goes to ``complete(call)``, on the thread that finishes it; its first question to ``escalate(call)``,
         which starts a thread that serves the call (`serve`) from then on, as the usual way does. Set before
-        the request is sent."""
+        the request is sent (so without the lock: nothing else can touch the call yet)."""
         self._later = (complete, escalate)
 
     def expire(self) -> None:
@@ -385,12 +386,12 @@ class Deadlines:
     def add(self, call: Call, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         with self._lock:
+            if self._closed:  # (the gateway is closing: its upstreams end every call)
+                return
             group = self._groups.get(timeout)
             if group is None:
                 group = self._groups[timeout] = OrderedDict()
             group[call] = deadline
-            if self._closed:
-                return
             if not self._wakes_at:
                 self._wakes_at = deadline
                 threading.Thread(target=self._run, name="mcplite-gateway-deadlines", daemon=True).start()

@@ -576,12 +576,8 @@ class Session(MessageSink):
                 try:
                     if self._take_request(ctx):
                         return  # answered later (`answer_later`), by whoever took it
-                except Exception as exc:  # a fault of the taker's: the request is answered with it
-                    failure = exc
-
-                    def fail(ctx: RequestContext) -> Message:
-                        raise failure
-                    self._answer_request(ctx, fail)
+                except Exception as exc:  # a fault of the taker's: the request is answered with it, as a handler's
+                    self._answer_request(ctx, _raising(exc))
                     return
             assert self._pool is not None
             self._pool.submit(self._answer_request, ctx, self._answer)
@@ -592,7 +588,8 @@ class Session(MessageSink):
         in flight as if a handler were running: cancellable, owed when the input ends, its id taken."""
         self._answer_request(ctx, answer)
 
-    def _answer_request(self, ctx: RequestContext, answer: Callable[[RequestContext], Union[Message, Deferred]]) -> None:
+    def _answer_request(self, ctx: RequestContext,
+                        answer: Callable[[RequestContext], Union[Message, Deferred]]) -> None:
         """Run ``answer`` (the handler of ``ctx``) and send its answer (none yet if it returned a `Deferred`)."""
         held: Optional[Deferred] = None
         try:
@@ -801,6 +798,13 @@ class Session(MessageSink):
 
 def _call_progress(callback: ProgressCallback, params: Dict[str, Any]) -> None:
     callback(params.get("progress", 0), params.get("total"), params.get("message"))
+
+
+def _raising(exc: Exception) -> Callable[[RequestContext], Message]:
+    """An answer that raises ``exc`` (`Session._answer_request` answers it as a handler's failure)."""
+    def answer(ctx: RequestContext) -> Message:
+        raise exc
+    return answer
 
 
 def _method_not_found(ctx: RequestContext) -> Dict[str, Any]:

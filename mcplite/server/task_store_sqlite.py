@@ -161,8 +161,12 @@ class SQLiteTaskStore(TaskStore):
                 # Where the watching starts is read here, not by the thread once it runs: a change made as soon
                 # as this returns (before a busy machine has run the thread) is told too.
                 db = sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None, check_same_thread=False)
-                (seen,) = db.execute("SELECT COALESCE(MAX(revision), 0) FROM mcplite_tasks").fetchone()
-                (version,) = db.execute("PRAGMA data_version").fetchone()
+                try:
+                    (seen,) = db.execute("SELECT COALESCE(MAX(revision), 0) FROM mcplite_tasks").fetchone()
+                    (version,) = db.execute("PRAGMA data_version").fetchone()
+                except BaseException:
+                    db.close()
+                    raise
                 self._watch_thread = threading.Thread(target=self._watch_changes, args=(db, seen, version),
                                                       name="mcplite-sqlite-tasks", daemon=True)
                 self._watch_thread.start()

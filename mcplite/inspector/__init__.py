@@ -217,9 +217,9 @@ class Inspector:
             listener.put(block)
 
     def _http_response(self, request: Any, status: int, headers: Dict[str, str]) -> None:
-        # (request: an HTTPRequest, its method, headers and body read; the layers keep this module off its module)
         """An HTTP response's headers, and those of the request it answers as sent, for the log (``http``); the
         page puts them with the message that request carried (``key``: `_wire_key`)."""
+        # (request: an HTTPRequest, its method, headers and body read; the layers keep this module off its module)
         self.emit("http", json.dumps({"method": request.method, "status": status, "key": _wire_key(request.body),
                                       "request": _shown_headers(request.headers), "response": _shown_headers(headers)}))
 

@@ -26,8 +26,8 @@ from ...protocol.jsonrpc import InvalidMessage, decode
 from ...protocol.sse import Event, SSEError, SSEParser
 from ..http_messages import AuthFlow, HTTPRequest, HTTPResponse, lower_case_headers, read_at_most
 
-__all__ = ["OnResponse", "Destination", "plan_destination", "Exchange", "Call", "ConnectionPool", "deliver_event", "read_sse",
-           "describe", "DEFAULT_MAX_BODY_SIZE"]
+__all__ = ["OnResponse", "Destination", "plan_destination", "Exchange", "Call", "ConnectionPool", "deliver_event",
+           "read_sse", "describe", "DEFAULT_MAX_BODY_SIZE"]
 
 #: Told of each HTTP response as its headers arrive, before its body is read, on the thread that reads it:
 #: ``on_response(request, status, headers)``, with the request as sent (after ``auth``: its credentials

@@ -52,7 +52,8 @@ server.run()
 def upstream(tmp_path: Path) -> Dict[str, Any]:
     script = tmp_path / "waiting_server.py"
     script.write_text(UPSTREAM)
-    return {"command": sys.executable, "args": [str(script)], "cwd": str(ROOT)}
+    # (PYTHONPATH: the script is outside the checkout, and mcplite need not be installed to run the tests)
+    return {"command": sys.executable, "args": [str(script)], "cwd": str(ROOT), "env": {"PYTHONPATH": str(ROOT)}}
 
 
 @pytest.mark.parametrize("front", sorted(FRONTS))
